@@ -1,0 +1,2 @@
+"""plait: a declarative language for LLM agents."""
+__version__ = "0.1.0"

@@ -1,0 +1,285 @@
+"""Provider seam: the request, response, stream-event and error types every provider speaks.
+
+A provider turns a `ModelRequest` into a `ModelResponse` (buffered) or an async
+iterator of `StreamEvent`s ending in `ResponseDone` (streamed). Everything a
+provider can fail with is translated at its boundary into `ProviderError`, whose
+`kind` is one of `ERROR_KINDS`. The runtime never sees httpx or wire JSON.
+
+These are slotted dataclasses rather than pydantic models: they are built on
+every model call, and the runtime's per-round overhead budget is microseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "ERROR_KINDS",
+    "FALLBACK_KINDS",
+    "Message",
+    "ModelConfig",
+    "ModelRequest",
+    "ModelResponse",
+    "Provider",
+    "ProviderError",
+    "ResponseDone",
+    "StreamEvent",
+    "TextDelta",
+    "TextPart",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "ToolSpec",
+    "Usage",
+    "final_answer_text",
+]
+
+#: Every failure a provider can report. Open in spirit, closed in practice:
+#: a provider that cannot classify a failure uses "server_error" or "invalid_request".
+ERROR_KINDS = (
+    "auth",
+    "content_filter",
+    "context_length",
+    "invalid_request",
+    "model_not_found",
+    "network",
+    "quota_exceeded",
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "unsupported",
+)
+
+#: Failures another model could survive; the default `fallback_on` set.
+FALLBACK_KINDS = frozenset(
+    {"rate_limit", "server_error", "model_not_found", "timeout", "network", "quota_exceeded", "unsupported"}
+)
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+    #: "commentary", "final_answer" or None; an open set (see final_answer_text).
+    phase: str | None = None
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    #: Parsed arguments; None when `raw_arguments` did not parse (then `malformed` is True).
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+    malformed: bool = False
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    content: list[TextPart] = field(default_factory=list)
+    #: On assistant messages: the calls the model asked for.
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    #: On tool messages: which call this answers, the tool's name, and whether it failed.
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    #: Which model actually produced an assistant message (fallbacks make this matter).
+    model: str | None = None
+    #: Provider server-state handle (OpenAI Responses `previous_response_id`).
+    response_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.content)
+
+    @classmethod
+    def user(cls, text: str) -> "Message":
+        return cls("user", [TextPart(text)])
+
+    @classmethod
+    def system(cls, text: str) -> "Message":
+        return cls("system", [TextPart(text)])
+
+
+@dataclass(slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    #: JSON Schema of the arguments object.
+    parameters: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    #: The provider's own model id ("gpt-4o-mini"), not the plait model name.
+    model: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    #: "auto" | "none" | "required" | a tool name.
+    tool_choice: str | None = None
+    system: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    #: Seconds for this one call; None means the provider's default.
+    timeout: float | None = None
+    #: Who is asking, for scripted replies keyed by agent and for error messages.
+    agent: str | None = None
+    #: Server-state continuation (OpenAI Responses): continue from this response id.
+    previous_response_id: str | None = None
+    #: 1-based step number within the agent's run, for tool_call_delta correlation.
+    step: int = 0
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    message: Message
+    #: Normalised finish reason: "stop", "length", "tool_calls", "content_filter",
+    #: "malformed_tool_call", or any other provider value lower-cased (an open set).
+    finish_reason: str
+    #: The provider's own value, unmapped.
+    raw_finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    response_id: str | None = None
+    raw: Any = None
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.message.tool_calls
+
+
+# --- stream events -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TextDelta:
+    text: str
+    phase: str | None = None
+    type: str = "text"
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    #: The accumulator's id: stable across fragments even when the wire omits ids after the first.
+    call_id: str
+    #: A raw JSON fragment, usually not parseable on its own.
+    arguments: str
+    step: int = 0
+    type: str = "tool_call_delta"
+
+
+@dataclass(slots=True)
+class ToolCallStart:
+    call_id: str
+    name: str
+    #: The complete parsed arguments (None if malformed).
+    arguments: dict[str, Any] | None
+    step: int = 0
+    type: str = "tool_call_start"
+
+
+@dataclass(slots=True)
+class ResponseDone:
+    response: ModelResponse
+    type: str = "done"
+
+
+StreamEvent = TextDelta | ToolCallDelta | ToolCallStart | ResponseDone
+
+
+class ProviderError(Exception):
+    """Every provider failure, translated at the boundary.
+
+    `message` keeps the provider's own words; `kind` is one of ERROR_KINDS.
+    Never carries request headers, so a key cannot leak through it.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+        raw: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.retry_after = retry_after
+        self.raw = raw
+
+    def __repr__(self) -> str:
+        return f"ProviderError(kind={self.kind!r}, message={self.message!r}, status={self.status!r})"
+
+    def __str__(self) -> str:
+        where = f"{self.provider}/{self.model}: " if self.provider and self.model else ""
+        return f"{where}{self.kind}: {self.message}"
+
+
+@dataclass(slots=True, frozen=True)
+class ModelConfig:
+    """A `model` declaration as the runtime needs it (built from the compiled graph)."""
+
+    #: The plait declaration name (`fast`), for messages and fallback warnings.
+    name: str
+    #: "openai", "anthropic", "google", "openai-compatible" or "scripted".
+    provider: str
+    #: The provider's model id (`gpt-4o-mini`).
+    model_id: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    #: Seconds per model call (per step), None for the provider default.
+    timeout: float | None = None
+    base_url: str | None = None
+    #: Name of the environment variable holding the key; None = the provider's usual one.
+    api_key_env: str | None = None
+    retries: int = 2
+    headers: tuple[tuple[str, str], ...] = ()
+    #: "responses" selects OpenAI's Responses API.
+    api: str | None = None
+    #: Scripted provider: absolute path of the replies file.
+    script: str | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One configured model endpoint. Built once per model declaration."""
+
+    name: str
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def final_answer_text(message: Message) -> str:
+    """The answer without narration: drops parts explicitly tagged `commentary`.
+
+    An exclusion list, not an allow-list, so a third phase a provider invents
+    later is kept rather than silently dropped.
+    """
+    return "".join(p.text for p in message.content if p.phase != "commentary")
