@@ -1,0 +1,88 @@
+"""The `plait` command line: argv → one subcommand → exit code.
+
+Exit codes (every subcommand):
+
+    0  success (check: no errors; run: done or until)
+    1  errors found in the spec, or the run failed
+    2  usage error or internal failure
+    3  run stopped for a human: interrupt or pause
+    4  run stopped at max_steps
+
+Each subcommand lives in `plait/commands/<name>.py` with `register(subparsers)`
+and `run(args) -> int`; only the chosen one is imported, so `plait check` never
+loads the runtime or the HTTP stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+EXIT_HUMAN = 3
+EXIT_MAX_STEPS = 4
+
+#: name -> one-line help; the module is plait.commands.<name with - as _>.
+COMMANDS: dict[str, str] = {
+    "check": "compile specs and report every problem found",
+    "fmt": "rewrite specs in the canonical layout",
+    "explain": "print the documentation of a diagnostic code",
+    "render": "draw the compiled graph (svg, png, pdf, dot, mermaid, json, html)",
+    "graph": "print the compiled graph as JSON",
+    "diff": "semantic diff of two specs",
+    "run": "execute a spec",
+    "chat": "talk to one agent of a spec, keeping history",
+    "fake-server": "serve scripted replies in the providers' wire formats on loopback",
+}
+
+
+def _parser(chosen: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="plait",
+        description="plait: a declarative language for LLM agents. "
+        "Check, render and run .plait specs.",
+        epilog="Run `plait COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"plait {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary in COMMANDS.items():
+        if name == chosen:
+            module = import_module(f"plait.commands.{name.replace('-', '_')}")
+            module.register(sub.add_parser(name, help=summary, description=summary))
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
+    return parser
+
+
+def _version() -> str:
+    from plait import __version__
+
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = _parser(chosen if chosen in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    module = import_module(f"plait.commands.{args.command.replace('-', '_')}")
+    try:
+        return module.run(args)
+    except KeyboardInterrupt:
+        print("plait: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        print(f"plait: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
