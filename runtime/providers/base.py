@@ -74,6 +74,8 @@ class ToolCall:
     arguments: dict[str, Any] | None
     raw_arguments: str = ""
     malformed: bool = False
+    #: Opaque provider token that must be sent back with the call (Gemini `thoughtSignature`).
+    signature: str | None = None
 
 
 @dataclass(slots=True)
@@ -90,6 +92,8 @@ class Message:
     model: str | None = None
     #: Provider server-state handle (OpenAI Responses `previous_response_id`).
     response_id: str | None = None
+    #: When the provider produced it (unix seconds); server state expires, so continuation needs it.
+    created_at: float | None = None
 
     @property
     def text(self) -> str:

@@ -1,0 +1,152 @@
+"""Lark exceptions → syntax diagnostics that say what was expected and which
+block is still open ("expected `}` to close `agent writer` opened at 3:9")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+from .diagnostics import Diagnostic, Fix, Label, Severity
+from .source import SourceFile
+
+__all__ = ["NestingTooDeep", "OpenBracket", "syntax_diagnostic"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenBracket:
+    kind: str  # LBRACE, LSQB or LPAR
+    token: Token
+    #: The declaration being parsed when it opened: "agent writer".
+    owner: str
+
+
+class NestingTooDeep(Exception):
+    def __init__(self, token: Token) -> None:
+        super().__init__("brackets nested too deeply")
+        self.token = token
+
+
+_CLOSE = {"LBRACE": "}", "LSQB": "]", "LPAR": ")"}
+_OPEN = {"LBRACE": "{", "LSQB": "[", "LPAR": "("}
+
+_DESCRIBE = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "NUMBER": "a number",
+    "DURATION": "a duration",
+    "_SEP": "a newline or `,`",
+    "NL": "a newline",
+    "COMMA": "`,`",
+    "$END": "the end of the file",
+}
+_KEYWORDS = {
+    "PLAIT": "plait", "MODEL": "model", "TOOL": "tool", "AGENT": "agent", "STEP": "step",
+    "CHAIN": "chain", "PARALLEL": "parallel", "CONSOLIDATE": "consolidate", "IMPORT": "import",
+    "PARAMS": "params", "SUCCEEDED": "succeeded", "TRUE": "true", "FALSE": "false",
+}
+_PUNCT = {
+    "LBRACE": "{", "RBRACE": "}", "LSQB": "[", "RSQB": "]", "LPAR": "(", "RPAR": ")",
+    "QMARK": "?", "EQUAL": "=", "COLON": ":", "VBAR": "|", "__ANON_0": "->",
+}
+_DECLS = {"MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT"}
+_VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
+
+
+def _describe(name: str) -> str:
+    if name in _DESCRIBE:
+        return _DESCRIBE[name]
+    if name in _KEYWORDS:
+        return f"`{_KEYWORDS[name]}`"
+    if name in _PUNCT:
+        return f"`{_PUNCT[name]}`"
+    return name.lower()
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of file"
+    if token.type in ("NAME",):
+        return f"name `{token}`"
+    if token.type in ("STRING", "LONG_STRING"):
+        return "string"
+    if token.type == "_SEP":
+        return "newline" if "\n" in str(token) else "`,`"
+    if token.type in ("NUMBER", "DURATION"):
+        return f"{token.type.lower()} `{token}`"
+    return f"`{token}`"
+
+
+def _expected(names: set[str]) -> str:
+    names = {n for n in names if n != "NL"}
+    if len(names) > 5:
+        if names & _DECLS:
+            return "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`)"
+        if len(names & _VALUES) >= 5:
+            return "a value"
+    described = sorted({_describe(n) for n in names})
+    if not described:
+        return "nothing more"
+    if len(described) == 1:
+        return described[0]
+    return ", ".join(described[:-1]) + " or " + described[-1]
+
+
+def syntax_diagnostic(
+    source: SourceFile,
+    offset: int,
+    end: int,
+    exc: Exception,
+    stack: list[OpenBracket],
+    base: int = 0,
+) -> Diagnostic:
+    span = source.span(offset, max(end, offset))
+    labels: list[Label] = []
+    notes: list[str] = []
+    fix = None
+
+    if isinstance(exc, NestingTooDeep):
+        return Diagnostic("P004", "nesting-too-deep", Severity.ERROR, "brackets are nested too deeply", span)
+    if exc.__class__.__name__ == "StringError":
+        return Diagnostic(
+            "P003", "invalid-escape", Severity.ERROR, "invalid escape in string", span,
+            notes=("strings use JSON escapes: \\n \\t \\\" \\\\ \\uXXXX; `\\{{` writes literal braces",),
+        )
+    if isinstance(exc, UnexpectedCharacters):
+        char = source.text[offset : offset + 1]
+        if char == '"':
+            message = "unterminated string"
+            notes.append('a string ends with `"` on the same line; use `"""` for text over several lines')
+        elif char.isprintable() and char not in " \t":
+            message = f"unexpected character `{char}`"
+        else:
+            message = f"unexpected character U+{ord(char):04X}" if char else "unexpected character"
+        return Diagnostic("P002", "invalid-token", Severity.ERROR, message, span, notes=tuple(notes))
+
+    expected = set(getattr(exc, "accepts", None) or getattr(exc, "expected", None) or ())
+    token = getattr(exc, "token", None)
+    found = _describe_token(token) if isinstance(token, Token) else "input"
+    message = f"unexpected {found}, expected {_expected(expected)}"
+    innermost = stack[-1] if stack else None
+    if innermost is not None:
+        opened = source.position(innermost.token.start_pos + base)
+        close = _CLOSE[innermost.kind]
+        closer_name = {"}": "RBRACE", "]": "RSQB", ")": "RPAR"}[close]
+        owner = f" `{innermost.owner}`" if innermost.owner else ""
+        if token is None or token.type == "$END" or expected == {closer_name}:
+            message = (
+                f"unexpected {found}: expected `{close}` to close{owner or ' the ' + repr(_OPEN[innermost.kind])}"
+                f" opened at {opened.line}:{opened.column}"
+            )
+        if token is None or innermost.token.start_pos != token.start_pos:
+            where = source.span(opened.offset, opened.offset + 1)
+            labels.append(Label(where, f"`{_OPEN[innermost.kind]}` opened here{owner and ' by' + owner}"))
+        if token is not None and token.type == "$END":
+            fix = Fix(f"add `{close}`")
+    if isinstance(exc, UnexpectedToken) and token is not None and token.type == "NAME" and "_SEP" in expected:
+        notes.append("attributes in a block are separated by newlines or commas")
+    return Diagnostic(
+        "P001", "syntax-error", Severity.ERROR, message, span, labels=tuple(labels), notes=tuple(notes), fix=fix
+    )

@@ -1,0 +1,253 @@
+"""Lark rule callbacks → AST nodes, one method per grammar rule.
+
+Runs inline in the LALR parser (no intermediate tree), so each method receives
+its children already transformed: tokens for terminals, AST nodes for rules.
+Spans are taken from the first and last child, which is why the grammar names
+the tokens a construct starts and ends on.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from lark import Token, Transformer
+
+from . import ast
+from .source import Span
+
+__all__ = ["AstBuilder", "StringError", "decode_block_string", "decode_string"]
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class StringError(ValueError):
+    """A string literal whose escapes are not valid JSON escapes."""
+
+    def __init__(self, message: str, span: Span) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+def decode_string(raw: str) -> str:
+    """`"..."` → its value. JSON escapes, plus `\\{` kept as is for the template engine."""
+    body = raw[1:-1]
+    if "\\" not in body:
+        return body
+    return json.loads('"' + body.replace("\\{", "\\\\{") + '"')
+
+
+def decode_block_string(raw: str) -> str:
+    """`\"\"\"...\"\"\"` → its value: drop the first newline, the common indentation
+    and the trailing blank line. No escapes are processed."""
+    body = raw[3:-3]
+    if body.startswith("\r\n"):
+        body = body[2:]
+    elif body.startswith("\n"):
+        body = body[1:]
+    head, sep, last = body.rpartition("\n")
+    if sep and not last.strip():
+        body = head
+    return textwrap.dedent(body).replace("\r\n", "\n")
+
+
+class AstBuilder(Transformer):
+    """Builds nodes for one file. `file` is written into every span."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__(visit_tokens=False)
+        self.file = file
+
+    # --- spans ------------------------------------------------------------------
+
+    def _span(self, first: object, last: object | None = None) -> Span:
+        last = first if last is None else last
+        a = first.span if isinstance(first, ast.Node) else first
+        b = last.span if isinstance(last, ast.Node) else last
+        if isinstance(a, Token):
+            line, col, off = a.line, a.column, a.start_pos
+        else:
+            line, col, off = a.line, a.column, a.offset
+        if isinstance(b, Token):
+            eline, ecol, eoff = b.end_line, b.end_column, b.end_pos
+        else:
+            eline, ecol, eoff = b.end_line, b.end_column, b.end_offset
+        return Span(self.file, line, col, eline, ecol, off, eoff)
+
+    def _ident(self, tok: Token) -> ast.Ident:
+        return ast.Ident.model_construct(span=self._span(tok), name=str(tok))
+
+    # --- file -------------------------------------------------------------------
+
+    def start(self, children: list) -> tuple:
+        return children[0], tuple(children[1:])
+
+    def version(self, children: list) -> ast.Number:
+        return self.number([children[1]])
+
+    # --- declarations -------------------------------------------------------------
+
+    def _described(self, cls: type, children: list) -> ast.Node:
+        kw, name, description, body = children
+        return cls.model_construct(
+            span=self._span(kw, body), name=self._ident(name), description=description, body=body
+        )
+
+    def tool_decl(self, c: list) -> ast.ToolDecl:
+        return self._described(ast.ToolDecl, c)
+
+    def agent_decl(self, c: list) -> ast.AgentDecl:
+        return self._described(ast.AgentDecl, c)
+
+    def step_decl(self, c: list) -> ast.StepDecl:
+        return self._described(ast.StepDecl, c)
+
+    def consolidate_decl(self, c: list) -> ast.ConsolidateDecl:
+        return self._described(ast.ConsolidateDecl, c)
+
+    def model_decl(self, c: list) -> ast.ModelDecl:
+        kw, name, target, body = c
+        return ast.ModelDecl.model_construct(
+            span=self._span(kw, body or target), name=self._ident(name), target=target, body=body
+        )
+
+    def parallel_decl(self, c: list) -> ast.ParallelDecl:
+        kw, name, branches, body = c
+        return ast.ParallelDecl.model_construct(
+            span=self._span(kw, body or branches), name=self._ident(name), branches=branches, body=body
+        )
+
+    def import_decl(self, c: list) -> ast.ImportDecl:
+        return ast.ImportDecl.model_construct(span=self._span(c[0], c[1]), path=c[1])
+
+    def chain_decl(self, c: list) -> ast.ChainDecl:
+        kw, name, *elements = c
+        return ast.ChainDecl.model_construct(
+            span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements)
+        )
+
+    def chain_ref(self, c: list) -> ast.ChainRef:
+        return ast.ChainRef.model_construct(span=self._span(c[0]), name=str(c[0]))
+
+    def inline_parallel(self, c: list) -> ast.InlineParallel:
+        names = [t for t in c if isinstance(t, Token) and t.type == "NAME"]
+        return ast.InlineParallel.model_construct(
+            span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in names)
+        )
+
+    # --- blocks -------------------------------------------------------------------
+
+    def block(self, c: list) -> ast.Block:
+        members = [m for m in c[1:-1] if m is not None]
+        return ast.Block.model_construct(
+            span=self._span(c[0], c[-1]),
+            attributes=tuple(m for m in members if isinstance(m, ast.Attribute)),
+            params=tuple(m for m in members if isinstance(m, ast.Params)),
+        )
+
+    def attribute(self, c: list) -> ast.Attribute:
+        key, value = c
+        if isinstance(key, ast.String):
+            ident, quoted = ast.Ident.model_construct(span=key.span, name=key.value), True
+        else:
+            ident, quoted = key, False
+        return ast.Attribute.model_construct(span=self._span(ident, value), key=ident, quoted=quoted, value=value)
+
+    def name(self, c: list) -> ast.Ident:
+        return self._ident(c[0])
+
+    def params(self, c: list) -> ast.Params:
+        return ast.Params.model_construct(
+            span=self._span(c[0], c[-1]), params=tuple(p for p in c[2:-1] if p is not None)
+        )
+
+    def param(self, c: list) -> ast.Param:
+        name, type_, description, default = c
+        return ast.Param.model_construct(
+            span=self._span(name, default or description or type_),
+            name=name,
+            type=type_,
+            description=description,
+            default=default,
+        )
+
+    # --- types --------------------------------------------------------------------
+
+    def type(self, c: list) -> ast.TypeExpr:
+        atom = c[0]
+        if len(c) == 1:
+            return atom
+        return atom.model_copy(update={"optional": True, "span": self._span(atom, c[1])})
+
+    def type_name(self, c: list) -> ast.TypeExpr:
+        return ast.TypeExpr.model_construct(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
+
+    def type_generic(self, c: list) -> ast.TypeExpr:
+        return ast.TypeExpr.model_construct(
+            span=self._span(c[0], c[-1]), form="generic", name=str(c[0]), args=(c[2],), optional=False
+        )
+
+    def type_object(self, c: list) -> ast.TypeExpr:
+        return ast.TypeExpr.model_construct(
+            span=self._span(c[0], c[-1]),
+            form="object",
+            name=str(c[0]),
+            fields=tuple(p for p in c[2:-1] if p is not None),
+            optional=False,
+        )
+
+    def type_union(self, c: list) -> ast.TypeExpr:
+        return ast.TypeExpr.model_construct(
+            span=self._span(c[0], c[-1]), form="union", literals=tuple(c), optional=False
+        )
+
+    # --- values -------------------------------------------------------------------
+
+    def string(self, c: list) -> ast.String:
+        tok = c[0]
+        span = self._span(tok)
+        if tok.type == "LONG_STRING":
+            return ast.String.model_construct(span=span, value=decode_block_string(str(tok)), block=True)
+        try:
+            value = decode_string(str(tok))
+        except ValueError:
+            raise StringError("invalid escape in string", span) from None
+        return ast.String.model_construct(span=span, value=value, block=False)
+
+    def number(self, c: list) -> ast.Number:
+        raw = str(c[0])
+        value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+        return ast.Number.model_construct(span=self._span(c[0]), value=value, raw=raw)
+
+    def duration(self, c: list) -> ast.Duration:
+        raw = str(c[0])
+        unit = "ms" if raw.endswith("ms") else raw[-1]
+        seconds = float(raw[: -len(unit)]) * _DURATION_UNITS[unit]
+        return ast.Duration.model_construct(span=self._span(c[0]), seconds=seconds, raw=raw)
+
+    def true(self, c: list) -> ast.Bool:
+        return ast.Bool.model_construct(span=self._span(c[0]), value=True)
+
+    def false(self, c: list) -> ast.Bool:
+        return ast.Bool.model_construct(span=self._span(c[0]), value=False)
+
+    def ref(self, c: list) -> ast.Ref:
+        return ast.Ref.model_construct(span=self._span(c[0]), name=str(c[0]))
+
+    def succeeded(self, c: list) -> ast.Succeeded:
+        target = self.ref([c[0]])
+        return ast.Succeeded.model_construct(span=self._span(c[0], c[1]), target=target)
+
+    def call(self, c: list) -> ast.Call:
+        func, *args, rpar, block = c
+        return ast.Call.model_construct(
+            span=self._span(func, block or rpar),
+            func=self._ident(func),
+            args=tuple(a for a in args[1:] if a is not None),
+            block=block,
+        )
+
+    def list(self, c: list) -> ast.ListValue:
+        return ast.ListValue.model_construct(
+            span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None)
+        )

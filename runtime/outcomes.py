@@ -1,0 +1,110 @@
+"""What a pipeline step decides → Continue, or a terminal result the runner passes through.
+
+`Done` covers every normal end (`done`, `until`, `max_steps`); `Interrupt`
+waits for a human decision per pending call; `Pause` stops with an optional
+reason; `Fail` carries the exception the run ends with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "Fail", "Interrupt", "Outcome", "Pause", "PendingCall"]
+
+
+class Continue:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "CONTINUE"
+
+
+#: The step is fine; run the next one.
+CONTINUE = Continue()
+
+
+class _NextTurn(Continue):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEXT_TURN"
+
+
+#: Skip the rest of this turn and loop (a reflect-and-retry step re-asks the model).
+NEXT_TURN = _NextTurn()
+
+
+@dataclass(slots=True)
+class Done:
+    output: Any
+    #: "done", "until" or "max_steps".
+    reason: str = "done"
+    #: For `until`: the until tool's result content.
+    until_result: Any = None
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class PendingCall:
+    """One tool call waiting for a human; `id` is unique across the whole run."""
+
+    id: str
+    path: tuple[str, ...]
+    agent: str
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] | None
+    branch: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "branch": self.branch,
+            "path": list(self.path),
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "arguments": self.arguments,
+        }
+
+
+@dataclass(slots=True)
+class Interrupt:
+    pending: list[PendingCall] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Pause:
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class Fail:
+    error: BaseException
+
+
+@dataclass(slots=True)
+class Decision:
+    """A human's answer to one pending call: approve, edit (new arguments) or reject (message)."""
+
+    action: str
+    arguments: dict[str, Any] | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in ("approve", "edit", "reject"):
+            raise ValueError(f"decision must be approve, edit or reject, not {self.action!r}")
+        if self.action == "edit" and not isinstance(self.arguments, dict):
+            raise ValueError("an edit decision needs the new arguments as an object")
+
+    @classmethod
+    def of(cls, value: "Decision | str | dict[str, Any]") -> "Decision":
+        if isinstance(value, Decision):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        return cls(value.get("action", ""), value.get("arguments"), value.get("message"))
+
+
+Outcome = Continue | Done | Interrupt | Pause | Fail

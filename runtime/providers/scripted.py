@@ -1,0 +1,205 @@
+"""A JSON script of replies → deterministic model responses, offline.
+
+`model demo = "scripted/demo" { script = "demo.replies.json" }`: the script is a
+list of replies consumed in order by every call to that model, or an object
+mapping an agent or step name (`request.agent`) to its own list. A reply is
+`{"text": ..., "tool_calls": [{"name", "arguments" | "raw_arguments"}],
+"finish_reason", "phase", "delay", "usage", "error": {"kind", "message",
+"after"}}`. It speaks the same seam as the HTTP providers, streaming included,
+so every runtime path (fallbacks, deltas, malformed calls) is testable offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, AsyncIterator
+
+from .base import (
+    Message,
+    ModelConfig,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
+
+__all__ = ["ScriptedProvider", "parse_duration"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(value: Any) -> float:
+    """`"50ms"`, `"2s"`, `0.5` → seconds."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if match is None:
+        raise ValueError(f"not a duration: {value!r}")
+    return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+class ScriptedProvider:
+    """Replies from a script; one cursor per list, shared by every caller of the model."""
+
+    def __init__(self, config: ModelConfig, client: Any = None, *, replies: Any = None) -> None:
+        self.name = config.name
+        self.config = config
+        self._script = replies
+        self._cursors: dict[str, int] = {}
+        self._calls = 0
+
+    # -- the seam ----------------------------------------------------------------
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply = self._next(request)
+        if reply.get("delay"):
+            await asyncio.sleep(parse_duration(reply["delay"]))
+        error = reply.get("error")
+        if error:
+            raise self._error(error)
+        return self._response(reply, request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        reply = self._next(request)
+        if reply.get("delay"):
+            await asyncio.sleep(parse_duration(reply["delay"]))
+        error = reply.get("error")
+        fail_after = int(error.get("after", 0)) if error else None
+        if error and fail_after == 0:
+            raise self._error(error)
+        response = self._response(reply, request)
+        emitted = 0
+        for event in self._events(response, request.step):
+            if fail_after is not None and emitted >= fail_after:
+                raise self._error(error)
+            yield event
+            emitted += 1
+        if fail_after is not None:
+            raise self._error(error)
+        yield ResponseDone(response)
+
+    async def aclose(self) -> None:
+        return None
+
+    # -- persistence: a restored run must read the same replies next -------------
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"cursors": dict(self._cursors), "calls": self._calls}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        self._cursors = dict(snapshot.get("cursors", {}))
+        self._calls = int(snapshot.get("calls", 0))
+
+    # -- internals -----------------------------------------------------------------
+
+    def _load(self) -> Any:
+        if self._script is None:
+            path = self.config.script
+            if not path:
+                raise ProviderError("invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    self._script = json.load(fh)
+            except (OSError, ValueError) as exc:
+                raise ProviderError(
+                    "invalid_request", f"cannot read script `{path}`: {exc}", provider="scripted", model=self.name
+                ) from None
+        return self._script
+
+    def _next(self, request: ModelRequest) -> dict[str, Any]:
+        script = self._load()
+        who = request.agent or "?"
+        if isinstance(script, dict):
+            key = who
+            replies = script.get(key)
+            if replies is None:
+                raise ProviderError(
+                    "invalid_request",
+                    f"script of model `{self.name}` has no replies for agent `{who}`",
+                    provider="scripted",
+                    model=self.name,
+                )
+        else:
+            key, replies = "", script
+        index = self._cursors.get(key, 0)
+        if index >= len(replies):
+            raise ProviderError(
+                "invalid_request",
+                f"script of model `{self.name}` is used up: agent `{who}` asked for reply {index + 1} "
+                f"but the script has {len(replies)}",
+                provider="scripted",
+                model=self.name,
+            )
+        self._cursors[key] = index + 1
+        self._calls += 1
+        reply = replies[index]
+        return reply if isinstance(reply, dict) else {"text": str(reply)}
+
+    def _error(self, error: dict[str, Any]) -> ProviderError:
+        kind = error.get("kind", "server_error")
+        return ProviderError(
+            kind,
+            error.get("message", f"scripted {kind}"),
+            provider="scripted",
+            model=self.name,
+            status=error.get("status"),
+        )
+
+    def _response(self, reply: dict[str, Any], request: ModelRequest) -> ModelResponse:
+        calls = [self._call(raw, i) for i, raw in enumerate(reply.get("tool_calls") or ())]
+        text = reply.get("text")
+        content = [TextPart(text, reply.get("phase"))] if text else []
+        for extra in reply.get("parts") or ():
+            content.append(TextPart(extra["text"], extra.get("phase")))
+        finish = reply.get("finish_reason")
+        if finish is None:
+            finish = "malformed_tool_call" if any(c.malformed for c in calls) else ("tool_calls" if calls else "stop")
+        usage = reply.get("usage")
+        if usage is not None:
+            usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+        else:
+            # A deterministic stand-in so reports show token counts offline.
+            seen = sum(len(p.text) for m in request.messages for p in m.content)
+            usage = Usage(1 + seen // 4, 1 + sum(len(p.text) for p in content) // 4 + 8 * len(calls))
+        message = Message("assistant", content, calls, model=self.name)
+        return ModelResponse(message, finish.lower(), raw_finish_reason=finish, usage=usage, model=self.name)
+
+    def _call(self, raw: dict[str, Any], index: int) -> ToolCall:
+        call_id = raw.get("id") or f"{self.name}-{self._calls}-{index + 1}"
+        if "raw_arguments" in raw:
+            text = raw["raw_arguments"]
+            try:
+                parsed = json.loads(text)
+                if not isinstance(parsed, dict):
+                    raise ValueError("arguments must be an object")
+            except ValueError:
+                return ToolCall(call_id, raw["name"], None, text, malformed=True)
+            return ToolCall(call_id, raw["name"], parsed, text)
+        arguments = raw.get("arguments") or {}
+        return ToolCall(call_id, raw["name"], arguments, json.dumps(arguments))
+
+    @staticmethod
+    def _events(response: ModelResponse, step: int) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for part in response.message.content:
+            # Word-sized chunks, so consumers see a real sequence of deltas.
+            for chunk in re.findall(r"\S+\s*|\s+", part.text):
+                events.append(TextDelta(chunk, part.phase))
+        for call in response.message.tool_calls:
+            raw = call.raw_arguments
+            cut = max(1, len(raw) // 2)
+            for fragment in (raw[:cut], raw[cut:]):
+                if fragment:
+                    events.append(ToolCallDelta(call.id, fragment, step))
+            events.append(ToolCallStart(call.id, call.name, call.arguments, step))
+        return events

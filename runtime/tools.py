@@ -1,0 +1,217 @@
+"""A tool call's name and arguments → a ToolOutcome, never an exception.
+
+Runs `python("mod:fn")` tools (sync in a worker thread so a blocking tool never
+stalls other branches, async on the loop; imported on first use with the
+spec's directory first on the import path), `http(METHOD, url)` tools through
+httpx with templated URL, headers and body, and functions registered in code.
+Checks arguments against the tool's JSON Schema with a full validator. A tool
+that raises, times out or cannot be imported becomes an error result the model
+reads; only cancellation escapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import quote
+
+from .config import ToolConfig
+from .providers.base import Message, TextPart
+from .templates import as_text, render
+
+__all__ = ["ToolOutcome", "ToolResult", "ToolRunner", "refusal_text"]
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool function may return to say more than its content:
+    an error, state updates for the run, or messages for the model's next call."""
+
+    content: Any = None
+    is_error: bool = False
+    state: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] | str | None = None
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    content: str
+    is_error: bool = False
+    state: dict[str, Any] | None = None
+    #: Messages that arrive on the next model call (`result = messages`).
+    expand: list[Message] | None = None
+    value: Any = None
+
+
+_JSON_TYPE = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
+
+
+def refusal_text(tool: str, problems: list[str]) -> str:
+    return f'Invalid arguments for "{tool}": {"; ".join(problems)}.\nCall the tool again with arguments matching its schema.'
+
+
+def _where(path: Any) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _problem(error: Any) -> str:
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"{_where(error.absolute_path)}: expected {expected}, got {_JSON_TYPE.get(type(error.instance), 'value')}"
+    return f"{_where(error.absolute_path)}: {error.message}"
+
+
+class ToolRunner:
+    """Per-run tool machinery: validator and import caches, one shared HTTP client."""
+
+    __slots__ = ("_validators", "_functions", "_http", "http_client")
+
+    def __init__(self, http_client: Any = None) -> None:
+        self._validators: dict[str, Any] = {}
+        self._functions: dict[tuple[str, str | None], Callable[..., Any]] = {}
+        self._http: Any = None
+        self.http_client = http_client
+
+    # -- validation -----------------------------------------------------------------
+
+    def check(self, tool: ToolConfig, arguments: dict[str, Any]) -> str | None:
+        """The refusal the model should read, or None when the arguments fit the schema."""
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            from jsonschema import validators
+
+            schema = tool.parameters or {"type": "object"}
+            validator = validators.validator_for(schema)(schema)
+            self._validators[tool.name] = validator
+        if validator.is_valid(arguments):
+            return None
+        problems = [_problem(e) for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))]
+        return refusal_text(tool.name, problems)
+
+    # -- execution --------------------------------------------------------------------
+
+    async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None) -> ToolOutcome:
+        try:
+            if timeout:
+                async with asyncio.timeout(timeout):
+                    value = await self._invoke(tool, arguments)
+            else:
+                value = await self._invoke(tool, arguments)
+        except TimeoutError:
+            return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
+        except ToolImportError as exc:
+            return ToolOutcome(str(exc), True)
+        except Exception as exc:  # a failing tool is a result the model can react to
+            return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
+        return self._outcome(tool, value)
+
+    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any]) -> Any:
+        kind = tool.run.get("type") if tool.fn is None else "function"
+        if kind == "http":
+            return await self._http_call(tool, arguments)
+        fn = tool.fn if tool.fn is not None else self._import(tool)
+        if inspect.iscoroutinefunction(fn):
+            return await fn(**arguments)
+        value = await asyncio.to_thread(fn, **arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    def _outcome(self, tool: ToolConfig, value: Any) -> ToolOutcome:
+        state = messages = None
+        is_error = False
+        if isinstance(value, ToolResult):
+            state, messages, is_error, value = value.state, value.messages, value.is_error, value.content
+        if tool.result == "messages" and messages is None:
+            messages, value = value, None
+        expand = _as_messages(messages) if messages is not None else None
+        if expand is not None and value is None:
+            value = f"(delivered as {len(expand)} message{'s' if len(expand) != 1 else ''} on the next call)"
+        return ToolOutcome(as_text(value), is_error, state, expand, value)
+
+    # -- python -----------------------------------------------------------------------
+
+    def _import(self, tool: ToolConfig) -> Callable[..., Any]:
+        target = tool.run.get("target", "")
+        base_dir = tool.run.get("base_dir")
+        key = (target, base_dir)
+        fn = self._functions.get(key)
+        if fn is not None:
+            return fn
+        module_name, _, attr = target.partition(":")
+        if base_dir and (not sys.path or sys.path[0] != base_dir):
+            # The spec's own modules win over installed ones of the same name.
+            if base_dir in sys.path:
+                sys.path.remove(base_dir)
+            sys.path.insert(0, base_dir)
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise ToolImportError(f"tool `{tool.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}") from None
+        fn = getattr(module, attr, None)
+        if not callable(fn):
+            raise ToolImportError(f"tool `{tool.name}`: module `{module_name}` has no function `{attr}`")
+        self._functions[key] = fn
+        return fn
+
+    # -- http ---------------------------------------------------------------------------
+
+    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any]) -> Any:
+        spec = tool.run
+        client = self.http_client
+        if client is None:
+            if self._http is None:
+                import httpx
+
+                self._http = httpx.AsyncClient()
+            client = self._http
+        url = render(spec["url"], params=arguments, quote=lambda s: quote(s, safe=""))
+        headers = {k: render(str(v), params=arguments) for k, v in (spec.get("headers") or {}).items()}
+        method = spec.get("method", "GET").upper()
+        body = spec.get("body")
+        content: str | None = None
+        if body is not None:
+            json_like = body.lstrip()[:1] in ("{", "[")
+            content = render(body, params=arguments, quote=(lambda s: json.dumps(s)[1:-1]) if json_like else None)
+        elif method not in ("GET", "HEAD", "DELETE"):
+            content = json.dumps(arguments)
+            headers.setdefault("content-type", "application/json")
+        response = await client.request(method, url, headers=headers, content=content, timeout=None)
+        if response.status_code >= 400:
+            return ToolResult(f"HTTP {response.status_code}: {response.text[:2000]}", is_error=True)
+        return response.text
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+
+class ToolImportError(Exception):
+    pass
+
+
+def _as_messages(value: Any) -> list[Message]:
+    if isinstance(value, str):
+        return [Message.user(value)]
+    out = []
+    for item in value:
+        if isinstance(item, Message):
+            out.append(item)
+        elif isinstance(item, dict):
+            role = item.get("role", "user")
+            if role not in ("user", "assistant", "system"):
+                role = "user"
+            out.append(Message(role, [TextPart(as_text(item.get("content", "")))]))
+        else:
+            out.append(Message.user(as_text(item)))
+    return out
