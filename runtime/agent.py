@@ -1,0 +1,180 @@
+"""An agent and its input → the agent loop's outcome; and the stateful `Agent` object.
+
+`run_agent` starts (or resumes) one agent's run at a graph path and drives
+`run_turn` until a terminal outcome. Before the first request of every run the
+history is repaired (unanswered tool calls get a synthetic result). `Agent`
+keeps its conversation across `complete(prompt)` / `stream(prompt)` turns, can
+be snapshot to JSON and restored, and takes tools and system-prompt layers
+added in code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Callable
+
+from .config import AgentConfig, ToolConfig
+from .context import AgentRun, RunContext
+from .events import Event
+from .history import repair
+from .outcomes import CONTINUE, Decision, Done, Fail, Interrupt, Outcome, Pause
+from .pipeline import run_turn
+from .providers.base import Message
+from .report import Report, RunResult
+from .stepping import iterate
+from .templates import as_text
+
+__all__ = ["Agent", "drive", "run_agent"]
+
+_STATUS = {Done: "done", Interrupt: "interrupted", Pause: "paused", Fail: "error"}
+
+
+def new_run(ctx: RunContext, agent: AgentConfig, path: tuple[str, ...], branch: str | None) -> AgentRun:
+    key = "/".join(path)
+    run = AgentRun(agent, path, key, ctx.toolset(agent), ctx.context_for(agent), branch=branch)
+    ctx.runs[key] = run
+    return run
+
+
+def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
+    """A new run of this agent: repair what an earlier run left open, then the user's message."""
+    if run.messages:
+        repaired = repair(run.messages)
+        if repaired:
+            names = ", ".join(f"`{n}`" for n in repaired)
+            ctx.warn("unanswered_tool_calls_repaired", f"agent `{run.agent.name}`: answered {len(repaired)} unanswered tool call(s) ({names}) with a synthetic result",
+                     run.path, run.agent, tools=repaired)
+    run.messages.append(Message.user(prompt))
+    run.steps = 0
+    run.status = "running"
+    run.resume_at = 0
+    run.response = None
+    run.results = {}
+    run.outcomes = []
+    if ctx.bus.active:
+        ctx.emit("agent_start", run.path, run.agent, input=prompt)
+
+
+async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
+    start = run.resume_at if run.status in ("interrupted", "paused") else 0
+    run.status = "running"
+    try:
+        outcome = await run_turn(run, ctx, start)
+        while outcome is CONTINUE:
+            outcome = await run_turn(run, ctx)
+    except Exception as exc:  # provider failures and internal errors end the run as data
+        outcome = Fail(exc)
+    run.status = _STATUS[type(outcome)]
+    if isinstance(outcome, Pause) and ctx.bus.active:
+        ctx.emit("pause", run.path, run.agent, reason=outcome.reason)
+    if ctx.bus.active:
+        ctx.emit("agent_end", run.path, run.agent, status=run.status)
+    return outcome
+
+
+async def run_agent(ctx: RunContext, agent: AgentConfig, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
+    run = ctx.runs.get("/".join(path))
+    if run is None or run.status in ("done", "error"):
+        run = new_run(ctx, agent, path, branch)
+        begin(run, ctx, as_text(input))
+    return await drive(run, ctx)
+
+
+class Agent:
+    """A stateful agent: history persists across turns; `last_report` describes the latest turn."""
+
+    def __init__(self, ctx: RunContext, name: str) -> None:
+        self.ctx = ctx
+        self.config = ctx.program.agents[name]
+        self._run = new_run(ctx, self.config, (name,), None)
+        self.last_report: Report | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def model(self) -> str:
+        """The configured primary; each step's history entry names the model that actually served."""
+        return self.config.model
+
+    @property
+    def history(self) -> list[Message]:
+        return self._run.messages
+
+    @property
+    def context(self):
+        """The layered system prompt: `agent.context.set("facts", "...")` adds a layer."""
+        return self._run.system
+
+    def add_tool(self, fn: Callable[..., Any] | ToolConfig, *, name: str | None = None, description: str = "",
+                 parameters: dict[str, Any] | None = None, policy: str = "warn") -> None:
+        """Register a tool in code; a taken name warns (`tool_name_collision`, last wins) or, with policy="error", raises."""
+        tool = fn if isinstance(fn, ToolConfig) else ToolConfig(
+            name or fn.__name__, description or (fn.__doc__ or "").strip(),
+            parameters or {"type": "object", "properties": {}}, {"type": "function"}, fn=fn)
+        self.ctx.report = Report()
+        self.ctx.register_tool(tool, policy)
+        self._run.toolset = self.ctx.toolset(self.config)
+
+    def observe(self, event: str, reactor: Callable[[Event], Any] | str) -> None:
+        self.ctx.bus.observe(event, reactor)
+
+    async def complete(self, prompt: str) -> RunResult:
+        """One conversation turn, tool loop included. Provider failures raise, with `.report` attached."""
+        self._start_turn()
+        begin(self._run, self.ctx, prompt)
+        return await self._finish(await drive(self._run, self.ctx))
+
+    async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]]) -> RunResult:
+        """Continue a turn that stopped for a human (or a pause) with a decision per pending call."""
+        self._start_turn(keep_report=True)
+        self.ctx.decisions.update({k: Decision.of(v) for k, v in decisions.items()})
+        return await self._finish(await drive(self._run, self.ctx))
+
+    async def stream(self, prompt: str) -> AsyncIterator[Event]:
+        """Events of one turn as they happen (text deltas, tool_call_delta, ...), ending with `run_end`."""
+        self.ctx.stream = True
+        holder: list[RunResult] = []
+
+        async def turn() -> None:
+            holder.append(await self.complete(prompt))
+
+        try:
+            async for event in iterate(self.ctx.bus, turn):
+                yield event
+        finally:
+            self.ctx.stream = False
+        if holder:
+            yield Event("run_end", self._run.path, holder[0].to_dict(), self.name)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The conversation as JSON; `Agent.restore(snapshot, ...)` continues it identically."""
+        return {"version": 1, "agent": self.name, "run": self._run.to_json(), "state": self.ctx.state,
+                "context": self.ctx.to_json()["providers"]}
+
+    @classmethod
+    def restore(cls, snapshot: dict[str, Any], ctx: RunContext) -> "Agent":
+        agent = cls(ctx, snapshot["agent"])
+        run = ctx.agent_run_from_json(agent._run.key, snapshot["run"])
+        ctx.runs[run.key] = agent._run = run
+        ctx.state.update(snapshot.get("state", {}))
+        for name, snap in snapshot.get("context", {}).items():
+            restore = getattr(ctx.provider(name), "restore", None)
+            if restore is not None:
+                restore(snap)
+        return agent
+
+    def _start_turn(self, keep_report: bool = False) -> None:
+        if not keep_report:
+            self.ctx.report = Report()
+            self.ctx.decisions = {}
+
+    async def _finish(self, outcome: Outcome) -> RunResult:
+        await self.ctx.bus.drain()
+        result = RunResult(outcome, self.ctx.report)
+        self.last_report = self.ctx.report
+        if result.error is not None:
+            result.error.report = result.to_dict()  # type: ignore[attr-defined]
+            raise result.error
+        return result
+

@@ -1,0 +1,199 @@
+"""A runnable's name, its input and a graph path → its outcome: agents, steps, chains, parallels, consolidates.
+
+Every finished runnable is memoised by path in the run context, so a resume
+re-walks the composition and replays nothing that already finished. Outcomes
+that stop for a human propagate upward; a parallel gathers every branch's
+pending calls so they can all be answered at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from .agent import run_agent
+from .config import AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
+from .context import RunContext
+from .errors import AgentError, error_info
+from .outcomes import Done, Fail, Interrupt, Outcome
+from .providers.base import Message, ModelRequest, final_answer_text
+from .steps.call_model import complete_with_fallbacks
+from .templates import as_text, render
+
+__all__ = ["run_runnable"]
+
+
+async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
+    key = "/".join(path)
+    done = ctx.results.get(key)
+    if done is not None:
+        return done
+    program = ctx.program
+    try:
+        if name in program.agents:
+            outcome = await run_agent(ctx, program.agents[name], input, path, branch)
+        elif name in program.steps:
+            outcome = await _step(ctx, program.steps[name], input, path)
+        elif name in program.chains:
+            outcome = await _chain(ctx, program.chains[name].elements, input, path, branch)
+        elif name in program.parallels:
+            outcome = await _parallel(ctx, program.parallels[name], input, path)
+        elif name in program.consolidates:
+            outcome = await _consolidate(ctx, program.consolidates[name], input, path, branch)
+        else:
+            raise AgentError("unknown_runnable", f"`{name}` is not an agent, step, chain, parallel or consolidate", path=path)
+    except Exception as exc:
+        outcome = Fail(exc)
+    if isinstance(outcome, Done):
+        ctx.results[key] = outcome
+    return outcome
+
+
+def _step_agent(step: StepConfig) -> AgentConfig:
+    # A step is one model call; seen through an agent config so it shares the call machinery.
+    return AgentConfig(step.name, step.model, temperature=step.temperature, max_tokens=step.max_tokens, fallback_on=frozenset())
+
+
+async def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Outcome:
+    prompt = render(step.prompt, input=input, state=ctx.state)
+    return await _one_shot(ctx, _step_agent(step), prompt, step.system, path)
+
+
+async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
+    request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1)
+    response = await complete_with_fallbacks(ctx, agent, request, path)
+    return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
+
+
+async def _chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+    outcome: Outcome = Done(input)
+    for element in elements:
+        outcome = await run_runnable(ctx, element, input, path + (element,), branch)
+        # A bounded stop is not an answer to feed forward.
+        if not isinstance(outcome, Done) or outcome.reason == "max_steps":
+            return outcome
+        input = outcome.output
+    return outcome
+
+
+async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...]) -> Outcome:
+    branches = parallel.branches
+    tasks = {b: asyncio.ensure_future(run_runnable(ctx, b, input, path + (b,), b)) for b in branches}
+    if parallel.on_error == "fail":
+        failed = await _first_failure(tasks)
+        if failed is not None:
+            return failed
+    outcomes = {b: await t for b, t in tasks.items()}
+    record: dict[str, Any] = {}
+    stops: list[Outcome] = []
+    bounded = False
+    for b, outcome in outcomes.items():
+        if isinstance(outcome, Done):
+            record[b] = outcome.output
+            bounded = bounded or outcome.reason == "max_steps"
+        elif isinstance(outcome, Fail):
+            info = error_info(outcome.error)
+            info["branch"] = b
+            ctx.warn("branch_failed", f"branch `{b}` of `{parallel.name}` failed: {info['message']}", path + (b,), branch=b, kind=info["kind"])
+            # Memoised as the branch's record entry so a resume does not re-run the failure.
+            ctx.results["/".join(path + (b,))] = Done({"error": info})
+            record[b] = {"error": info}
+        else:
+            stops.append(outcome)
+    pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
+    if pending:
+        return Interrupt(pending)
+    if stops:
+        return stops[0]
+    return Done(record, "max_steps" if bounded else "done")
+
+
+async def _first_failure(tasks: dict[str, "asyncio.Future[Outcome]"]) -> Fail | None:
+    """Wait for all branches; on the first failure cancel the rest and name the branch."""
+    by_task = {t: b for b, t in tasks.items()}
+    waiting = set(tasks.values())
+    while waiting:
+        finished, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        for task in finished:
+            outcome = task.result()
+            if isinstance(outcome, Fail):
+                for other in waiting:
+                    other.cancel()
+                if waiting:
+                    await asyncio.gather(*waiting, return_exceptions=True)
+                error = outcome.error
+                try:
+                    error.branch = by_task[task]  # type: ignore[attr-defined]
+                except AttributeError:
+                    pass
+                return outcome
+    return None
+
+
+VERDICT_PROMPT = """You judge whether these agents agree on the task.
+
+Task:
+{task}
+
+Answers (round {round}):
+{answers}
+
+Reply with one JSON object and nothing else: {{"agreed": true or false, "summary": "the agreed answer, or a summary of the disagreement"}}"""
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def _verdict(text: str) -> tuple[bool, str, bool]:
+    """(agreed, summary, parsed) from the judge's reply; an unreadable verdict counts as disagreement."""
+    match = _JSON_OBJECT.search(text)
+    if match:
+        try:
+            data = json.loads(match.group(0))
+            if isinstance(data, dict) and isinstance(data.get("agreed"), bool):
+                return data["agreed"], as_text(data.get("summary", "")), True
+        except ValueError:
+            pass
+    return False, text, False
+
+
+async def _consolidate(ctx: RunContext, cfg: ConsolidateConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+    task = render(cfg.task, input=input, state=ctx.state)
+    answers: dict[str, str] = {}
+    summary = ""
+    for round_no in range(1, max(1, cfg.rounds) + 1):
+        prompts = {a: task if not answers else _with_peers(task, a, answers) for a in cfg.agents}
+        round_path = path + (f"round{round_no}",)
+        outcomes = await asyncio.gather(*(run_runnable(ctx, a, prompts[a], round_path + (a,), branch) for a in cfg.agents))
+        for a, outcome in zip(cfg.agents, outcomes):
+            if not isinstance(outcome, Done):
+                return outcome
+            answers[a] = as_text(outcome.output)
+        listing = "\n\n".join(f"[{a}]\n{text}" for a, text in answers.items())
+        judged = await _judge(ctx, cfg.judge, VERDICT_PROMPT.format(task=task, round=round_no, answers=listing), round_path + (cfg.judge,), branch)
+        if not isinstance(judged, Done):
+            return judged
+        agreed, summary, parsed = _verdict(as_text(judged.output))
+        if not parsed:
+            ctx.warn("judge_verdict_unparsed", f"judge `{cfg.judge}` of `{cfg.name}` did not reply with a JSON verdict; counted as disagreement", path)
+        if ctx.bus.active:
+            ctx.emit("consolidate_round", path, None, round=round_no, agreed=agreed, summary=summary)
+        if agreed:
+            break
+    return Done(summary)
+
+
+def _with_peers(task: str, me: str, answers: dict[str, str]) -> str:
+    others = "\n\n".join(f"[{a}]\n{text}" for a, text in answers.items() if a != me)
+    return f"{task}\n\nYour previous answer:\n{answers.get(me, '')}\n\nThe other agents answered:\n{others}\n\nConsider their answers and give your answer again."
+
+
+async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...], branch: str | None) -> Outcome:
+    if judge in ctx.program.agents:
+        return await run_runnable(ctx, judge, prompt, path, branch)
+    agent = AgentConfig(judge, judge, fallback_on=frozenset())
+    try:
+        return await _one_shot(ctx, agent, prompt, None, path)
+    except Exception as exc:
+        return Fail(exc)

@@ -1,0 +1,234 @@
+"""One run's shared state → what every step reads: configs, providers, tools, events, records.
+
+`RunContext` is per run (shared by nested agents and branches); `AgentRun` is
+one agent's conversation at one graph path. Both snapshot to JSON so a run can
+be stored, restored and resumed; completed runnables are memoised by path so a
+resume replays nothing that already finished.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from .config import AgentConfig, Program, ToolConfig
+from .errors import AgentError, ToolNameCollision
+from .events import Event, EventBus
+from .history import ContextRegistry, from_json, to_json
+from .outcomes import Decision, Done
+from .providers.base import Message, ModelResponse, Provider, ToolCall, ToolSpec
+from .report import Report
+from .tools import ToolOutcome, ToolRunner
+
+__all__ = ["AgentRun", "RunContext", "Toolset"]
+
+
+@dataclass(slots=True)
+class Toolset:
+    """What one agent can call, resolved once per agent and shared by its runs."""
+
+    tools: dict[str, ToolConfig]
+    specs: list[ToolSpec]
+    #: Tool names this agent must get approval for (the tool's own flag or the agent's list).
+    approval: frozenset[str]
+
+
+@dataclass(slots=True)
+class AgentRun:
+    agent: AgentConfig
+    path: tuple[str, ...]
+    key: str
+    toolset: Toolset
+    system: ContextRegistry
+    messages: list[Message] = field(default_factory=list)
+    branch: str | None = None
+    #: Model calls made in this run (what max_steps bounds).
+    steps: int = 0
+    #: Consecutive malformed turns (reflect and retry).
+    streak: int = 0
+    #: Messages a tool asked to deliver on the next model call.
+    expand: list[Message] = field(default_factory=list)
+    #: This turn: the model's response, and tool outcomes by call id (kept across a resume).
+    response: ModelResponse | None = None
+    results: dict[str, ToolOutcome] = field(default_factory=dict)
+    outcomes: list[tuple[ToolCall, ToolOutcome]] = field(default_factory=list)
+    #: "running", "interrupted", "paused", "done", "error".
+    status: str = "running"
+    #: The step index a stopped run picks up at.
+    resume_at: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        response = self.response
+        return {
+            "agent": self.agent.name,
+            "path": list(self.path),
+            "branch": self.branch,
+            "messages": to_json(self.messages),
+            "steps": self.steps,
+            "streak": self.streak,
+            "expand": to_json(self.expand),
+            "finish_reason": response.finish_reason if response else None,
+            "results": {
+                cid: {"content": o.content, "is_error": o.is_error, "state": o.state, "expand": to_json(o.expand) if o.expand else None}
+                for cid, o in self.results.items()
+            },
+            "status": self.status,
+            "resume_at": self.resume_at,
+        }
+
+
+class RunContext:
+    """Everything shared by one run."""
+
+    def __init__(
+        self,
+        program: Program,
+        *,
+        providers: dict[str, Provider] | None = None,
+        bus: EventBus | None = None,
+        should_pause: Callable[[], Any] | None = None,
+        tools: ToolRunner | None = None,
+        extra_tools: dict[str, ToolConfig] | None = None,
+        contexts: dict[str, ContextRegistry] | None = None,
+        make_provider: Callable[[str], Provider] | None = None,
+    ) -> None:
+        self.program = program
+        self.providers: dict[str, Provider] = providers if providers is not None else {}
+        self.bus = bus or EventBus()
+        self.should_pause = should_pause
+        self.tools = tools or ToolRunner()
+        self.extra_tools = extra_tools or {}
+        self.contexts = contexts if contexts is not None else {}
+        self.report = Report()
+        self.state: dict[str, Any] = {}
+        self.runs: dict[str, AgentRun] = {}
+        self.results: dict[str, Done] = {}
+        self.decisions: dict[str, Decision] = {}
+        self.stream = False
+        self._toolsets: dict[str, Toolset] = {}
+        self._make_provider = make_provider
+        #: Set by compose: runs a runnable by name at a path (delegation needs it from inside a step).
+        self.run_runnable: Callable[..., Awaitable[Any]] | None = None
+
+    # -- lookups ---------------------------------------------------------------------
+
+    def provider(self, model: str) -> Provider:
+        provider = self.providers.get(model)
+        if provider is None:
+            config = self.program.models.get(model)
+            if config is None:
+                raise AgentError("unknown_model", f"model `{model}` is not declared")
+            if self._make_provider is not None:
+                provider = self._make_provider(model)
+            else:
+                from .providers import make_provider
+
+                provider = make_provider(config)
+            self.providers[model] = provider
+        return provider
+
+    def context_for(self, agent: AgentConfig) -> ContextRegistry:
+        registry = self.contexts.get(agent.name)
+        if registry is None:
+            registry = self.contexts[agent.name] = ContextRegistry(agent.system)
+        return registry
+
+    def toolset(self, agent: AgentConfig) -> Toolset:
+        toolset = self._toolsets.get(agent.name)
+        if toolset is None:
+            toolset = self._toolsets[agent.name] = self._resolve_tools(agent)
+        return toolset
+
+    def _resolve_tools(self, agent: AgentConfig) -> Toolset:
+        program = self.program
+        tools: dict[str, ToolConfig] = {}
+        for name in agent.tools:
+            if name in program.tools:
+                tools[name] = program.tools[name]
+            elif name in program.agents:
+                child = program.agents[name]
+                tools[name] = ToolConfig(
+                    name,
+                    child.description or f"Delegate a task to agent `{name}`.",
+                    {"type": "object", "properties": {"task": {"type": "string", "description": "The task for the agent."}}, "required": ["task"]},
+                    {"type": "agent", "agent": name},
+                    timeout=None,
+                )
+            else:
+                raise AgentError("unknown_tool", f"agent `{agent.name}` uses `{name}`, which is neither a tool nor an agent")
+        for name, tool in self.extra_tools.items():
+            tools[name] = tool
+        approval = frozenset(n for n, t in tools.items() if t.approval) | frozenset(agent.approval)
+        specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
+        return Toolset(tools, specs, approval)
+
+    def register_tool(self, tool: ToolConfig, policy: str = "warn") -> None:
+        """A tool added in code; a name that is already taken follows `policy` (warn: last wins)."""
+        taken = tool.name in self.extra_tools or tool.name in self.program.tools or tool.name in self.program.agents
+        if taken:
+            message = f"tool `{tool.name}` is registered twice; the earlier one is replaced and the model never sees it"
+            if policy == "error":
+                raise ToolNameCollision(message)
+            self.warn("tool_name_collision", message, (), tool=tool.name)
+        self.extra_tools[tool.name] = tool
+        self._toolsets.clear()
+
+    # -- records and events ----------------------------------------------------------
+
+    def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, **details: Any) -> None:
+        warning = self.report.warn(code, message, path, **details)
+        if self.bus.active:
+            self.emit("warning", path, agent, **warning)
+
+    def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, **data: Any) -> None:
+        if agent is None:
+            self.bus.emit(Event(type, path, data))
+        else:
+            self.bus.emit(Event(type, path, data, agent.name, agent.label, agent.source, agent.attributes or None))
+
+    # -- snapshot --------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        providers = {}
+        for name, provider in self.providers.items():
+            snap = getattr(provider, "snapshot", None)
+            if snap is not None:
+                providers[name] = snap()
+        return {
+            "state": self.state,
+            "runs": {key: run.to_json() for key, run in self.runs.items()},
+            "results": {key: done_to_json(d) for key, d in self.results.items()},
+            "providers": providers,
+            "report": self.report.to_dict(),
+        }
+
+    def load_json(self, data: dict[str, Any]) -> None:
+        self.state = dict(data.get("state", {}))
+        self.results = {key: done_from_json(d) for key, d in data.get("results", {}).items()}
+        self.report = Report.from_dict(data.get("report", {}))
+        for name, snap in data.get("providers", {}).items():
+            provider = self.provider(name)
+            restore = getattr(provider, "restore", None)
+            if restore is not None:
+                restore(snap)
+        for key, d in data.get("runs", {}).items():
+            self.runs[key] = self.agent_run_from_json(key, d)
+
+    def agent_run_from_json(self, key: str, d: dict[str, Any]) -> AgentRun:
+        agent = self.program.agents[d["agent"]]
+        run = AgentRun(agent, tuple(d["path"]), key, self.toolset(agent), self.context_for(agent), from_json(d["messages"]), d.get("branch"))
+        run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at", 0)
+        run.expand = from_json(d.get("expand", []))
+        if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":
+            run.response = ModelResponse(run.messages[-1], d["finish_reason"], model=run.messages[-1].model)
+        for cid, o in d.get("results", {}).items():
+            run.results[cid] = ToolOutcome(o["content"], o["is_error"], o.get("state"), from_json(o["expand"]) if o.get("expand") else None, o["content"])
+        return run
+
+
+def done_to_json(done: Done) -> dict[str, Any]:
+    return {"output": done.output, "reason": done.reason, "until_result": done.until_result, "finish_reason": done.finish_reason}
+
+
+def done_from_json(d: dict[str, Any]) -> Done:
+    return Done(d["output"], d["reason"], d.get("until_result"), d.get("finish_reason"))

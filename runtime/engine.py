@@ -1,0 +1,233 @@
+"""A compiled spec (its graph) and an input → a `Run`: awaitable, steppable, resumable, stored.
+
+`Engine.from_graph(graph)` adapts the compiled `AgentGraph` once; each `start`
+makes a fresh run context (providers are shared, so a scripted model's replies
+are consumed in order across the engine's runs). A run is saved to the store at
+every stop, so an interrupted or failed run can be inspected and resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+import uuid
+from typing import Any, AsyncIterator, Callable
+
+from .agent import Agent
+from .compose import run_runnable
+from .config import Program
+from .context import RunContext
+from .errors import AgentError
+from .events import Event, EventBus
+from .history import ContextRegistry
+from .outcomes import Decision, Fail
+from .providers.base import Provider
+from .report import RunResult
+from .stepping import iterate
+from .store import RunStore
+
+__all__ = ["Engine", "Run", "SpecError"]
+
+
+class SpecError(Exception):
+    """The spec did not compile; `diagnostics` holds every problem found."""
+
+    def __init__(self, diagnostics: list[Any]) -> None:
+        self.diagnostics = diagnostics
+        first = next((d for d in diagnostics if str(getattr(d, "severity", "error")).lower().endswith("error")), None)
+        super().__init__(f"the spec has errors: {first}" if first is not None else "the spec has errors")
+
+
+class Engine:
+    def __init__(
+        self,
+        program: Program,
+        *,
+        providers: dict[str, Provider] | None = None,
+        should_pause: Callable[[], Any] | None = None,
+        store: RunStore | None = None,
+    ) -> None:
+        self.program = program
+        self.providers: dict[str, Provider] = dict(providers or {})
+        self.should_pause = should_pause
+        self.store = store
+        self.observers: list[tuple[str, Callable[[Event], Any] | str]] = []
+        #: Layered system prompts per agent, shared by every run of this engine.
+        self.contexts: dict[str, ContextRegistry] = {}
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_graph(cls, graph: Any, **options: Any) -> "Engine":
+        from .graph_adapter import program_from_graph
+
+        program = program_from_graph(graph)
+        if "store" not in options and program.base_dir:
+            options["store"] = RunStore(program.base_dir)
+        return cls(program, **options)
+
+    @classmethod
+    def from_spec(cls, source: str | os.PathLike[str], **options: Any) -> "Engine":
+        from plait import compile as compile_spec
+
+        result = compile_spec(source)
+        errors = [d for d in result.diagnostics if str(getattr(d, "severity", "")).lower().endswith("error")]
+        if errors or result.graph is None:
+            raise SpecError(list(result.diagnostics))
+        return cls.from_graph(result.graph, **options)
+
+    # -- running -------------------------------------------------------------------------
+
+    def observe(self, event: str, reactor: Callable[[Event], Any] | str) -> None:
+        """Call `reactor` (a function, or an agent's name run on the event's JSON) on every `event` ("*" = all)."""
+        self.observers.append((event, reactor))
+
+    def context(self, agent: str) -> ContextRegistry:
+        registry = self.contexts.get(agent)
+        if registry is None:
+            registry = self.contexts[agent] = ContextRegistry(self.program.agents[agent].system)
+        return registry
+
+    def new_context(self) -> RunContext:
+        bus = EventBus()
+        for event, reactor in self.observers:
+            bus.observe(event, reactor)
+        ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause,
+                         contexts=self.contexts, make_provider=self._make_provider)
+        ctx.run_runnable = lambda name, input, path, branch=None: run_runnable(ctx, name, input, path, branch)
+        counter = itertools.count(1)
+        bus.agent_reactor = lambda name, event: run_runnable(
+            ctx, name, json.dumps(event.to_dict(), default=str), ("@observer", f"{name}#{next(counter)}"))
+        return ctx
+
+    def _make_provider(self, model: str) -> Provider:
+        from .providers import make_provider
+
+        provider = self.providers.get(model)
+        if provider is None:
+            provider = self.providers[model] = make_provider(self.program.models[model])
+        return provider
+
+    def start(self, input: Any = None, *, entry: str | None = None) -> "Run":
+        name = entry or self.program.entry
+        if name is None:
+            raise AgentError("no_entry", "the spec has no `main` and more than one runnable: pass an entry name")
+        if self.program.kind_of(name) not in ("agent", "step", "chain", "parallel", "consolidate"):
+            raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec")
+        return Run(self, self.new_context(), name, "" if input is None else input)
+
+    async def run(self, input: Any = None, *, entry: str | None = None) -> RunResult:
+        return await self.start(input, entry=entry)
+
+    def agent(self, name: str) -> Agent:
+        """A stateful agent (history kept across `complete` calls)."""
+        if name not in self.program.agents:
+            raise AgentError("unknown_runnable", f"`{name}` is not an agent")
+        return Agent(self.new_context(), name)
+
+    def restore(self, snapshot: dict[str, Any] | str) -> "Run":
+        """A run from its snapshot (or its stored id), ready to `resume`."""
+        if isinstance(snapshot, str):
+            if self.store is None:
+                raise AgentError("resume_invalid", "this engine has no run store")
+            snapshot = self.store.load(snapshot)
+        ctx = self.new_context()
+        ctx.load_json(snapshot["context"])
+        run = Run(self, ctx, snapshot["entry"], snapshot["input"], snapshot["run_id"])
+        ctx.decisions = {k: Decision.of(v) for k, v in snapshot.get("decisions", {}).items()}
+        run.last = snapshot.get("result")
+        return run
+
+    async def aclose(self) -> None:
+        for provider in self.providers.values():
+            await provider.aclose()
+
+
+class Run:
+    """One execution: `await run` for the result, `async for event in run` to step through it."""
+
+    def __init__(self, engine: Engine, ctx: RunContext, entry: str, input: Any, run_id: str | None = None) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.entry = entry
+        self.input = input
+        self.id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.result: RunResult | None = None
+        #: The stored result dict of a restored run (what it stopped with).
+        self.last: dict[str, Any] | None = None
+        self._task: asyncio.Future[RunResult] | None = None
+
+    def __await__(self):
+        return self._ensure().__await__()
+
+    def _ensure(self) -> "asyncio.Future[RunResult]":
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._execute())
+        return self._task
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        self.ctx.stream = True
+        return iterate(self.ctx.bus, self._ensure)
+
+    def events(self) -> AsyncIterator[Event]:
+        return self.__aiter__()
+
+    async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]] | None = None) -> RunResult:
+        """Continue after an interrupt (a decision per pending id: approve, edit or reject) or a pause."""
+        pending = {p.id for p in self.result.pending} if self.result else {p["id"] for p in (self.last or {}).get("pending", [])}
+        decisions = {k: Decision.of(v) for k, v in (decisions or {}).items()}
+        unknown = sorted(set(decisions) - pending - set(self.ctx.decisions))
+        if unknown:
+            raise AgentError("resume_invalid", f"no pending call with id {', '.join(unknown)}")
+        self.ctx.decisions.update(decisions)
+        self._task = None
+        self.result = None
+        return await self
+
+    async def _execute(self) -> RunResult:
+        ctx = self.ctx
+        bus = ctx.bus
+        if bus.active:
+            ctx.emit("run_start", (self.entry,), None, run_id=self.id, entry=self.entry)
+        outcome = None
+        try:
+            outcome = await run_runnable(ctx, self.entry, self.input, (self.entry,))
+            await bus.drain()
+        except BaseException as exc:  # cancellation: store what we have, then let it go
+            outcome = Fail(exc)
+            raise
+        finally:
+            result = RunResult(outcome if outcome is not None else Fail(AgentError("cancelled", "the run was cancelled")), ctx.report, self.id)
+            self.result = result
+            self._save(result)
+        if result.error is not None:
+            try:
+                result.error.report = result.to_dict()  # type: ignore[attr-defined]
+            except AttributeError:
+                pass
+        if bus.active:
+            ctx.emit("run_end", (self.entry,), None, **result.to_dict())
+        return result
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "run_id": self.id,
+            "entry": self.entry,
+            "input": self.input,
+            "result": self.result.to_dict() if self.result else self.last,
+            "decisions": {k: {"action": d.action, "arguments": d.arguments, "message": d.message} for k, d in self.ctx.decisions.items()},
+            "context": self.ctx.to_json(),
+        }
+
+    def _save(self, result: RunResult) -> None:
+        store = self.engine.store
+        if store is None:
+            return
+        try:
+            store.save(self.id, self.snapshot())
+        except OSError as exc:
+            result.report.warn("run_not_stored", f"could not store the run: {exc}")

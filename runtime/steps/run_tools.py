@@ -1,0 +1,103 @@
+"""The model's tool calls → tool results appended in call order (the only step with tool side effects).
+
+A call is never executed when its arguments did not parse, when they fail the
+tool's schema (the refusal goes back as its result, with a warning), or when a
+human rejected it. Delegated agents run here too; if one stops for a human,
+the calls that finished are kept and this step returns the interrupt, so a
+resume re-runs only what is still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..context import AgentRun, RunContext
+from ..outcomes import CONTINUE, Done, Fail, Interrupt, Outcome, Pause
+from ..providers.base import Message, TextPart, ToolCall
+from ..tools import ToolOutcome
+
+
+async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
+    response = run.response
+    if response is None or not response.message.tool_calls:
+        return CONTINUE
+    calls = response.message.tool_calls
+    todo = [c for c in calls if c.id not in run.results]
+    if len(todo) == 1:
+        stops = [await _run_one(run, ctx, todo[0])]
+    else:
+        stops = await asyncio.gather(*(_run_one(run, ctx, c) for c in todo))
+    stopped = [s for s in stops if s is not None]
+    if stopped:
+        return _merge(stopped)
+    results = run.results
+    outcomes = run.outcomes
+    for call in calls:
+        outcome = results[call.id]
+        outcomes.append((call, outcome))
+        run.messages.append(Message("tool", [TextPart(outcome.content)], tool_call_id=call.id, name=call.name, is_error=outcome.is_error))
+        if outcome.expand:
+            run.expand.extend(outcome.expand)
+    return CONTINUE
+
+
+async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt | Pause | None:
+    tool = run.toolset.tools.get(call.name)
+    arguments = call.arguments
+    outcome: ToolOutcome | None = None
+    decision = ctx.decisions.get(f"{run.key}:{call.id}") if call.name in run.toolset.approval else None
+    if tool is None:
+        known = ", ".join(f"`{n}`" for n in run.toolset.tools) or "none"
+        outcome = ToolOutcome(f"unknown tool `{call.name}`; the tools you can call are: {known}", True)
+    elif call.malformed or arguments is None:
+        outcome = ToolOutcome(
+            f"the arguments of this call to `{call.name}` are not valid JSON, so the tool was not run: {call.raw_arguments!r}. "
+            "Call it again with a complete JSON object.",
+            True,
+        )
+    elif decision is not None and decision.action == "reject":
+        outcome = ToolOutcome(decision.message or f"a human rejected this call to `{call.name}`; it was not run.", True)
+    else:
+        if decision is not None and decision.action == "edit":
+            arguments = decision.arguments or {}
+        if run.agent.validate_arguments and tool.parameters:
+            refusal = ctx.tools.check(tool, arguments)
+            if refusal is not None:
+                ctx.warn("tool_arguments_invalid", f"agent `{run.agent.name}`: arguments of `{call.name}` do not match its schema",
+                         run.path, run.agent, tool=call.name)
+                outcome = ToolOutcome(refusal, True)
+    if outcome is None:
+        if tool.run.get("type") == "agent":
+            delegated = await _delegate(run, ctx, call, tool.run["agent"], arguments)
+            if not isinstance(delegated, ToolOutcome):
+                return delegated
+            outcome = delegated
+        else:
+            timeout = tool.timeout
+            if run.agent.tool_timeout and (timeout is None or run.agent.tool_timeout < timeout):
+                timeout = run.agent.tool_timeout
+            outcome = await ctx.tools.execute(tool, arguments, timeout)
+    run.results[call.id] = outcome
+    ctx.report.tool_calls.append({"name": call.name, "arguments": arguments, "is_error": outcome.is_error, "agent": run.agent.name, "path": run.path})
+    if ctx.bus.active:
+        ctx.emit("tool_call_end", run.path, run.agent, call_id=call.id, name=call.name, is_error=outcome.is_error, content=outcome.content[:500])
+    return None
+
+
+async def _delegate(run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, arguments: dict) -> ToolOutcome | Interrupt | Pause:
+    task = arguments.get("task", "")
+    child = await ctx.run_runnable(agent, task, run.path + (f"{agent}[{call.id}]",), run.branch)
+    if isinstance(child, Done):
+        return ToolOutcome(child.output if isinstance(child.output, str) else str(child.output), False, value=child.output)
+    if isinstance(child, Fail):
+        error = child.error
+        ctx.warn("delegate_failed", f"delegated agent `{agent}` failed: {error}", run.path, run.agent, agent=agent, kind=getattr(error, "kind", None))
+        return ToolOutcome(f"agent `{agent}` failed: {error}", True)
+    return child
+
+
+def _merge(stops: list[Interrupt | Pause]) -> Interrupt | Pause:
+    pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
+    if pending:
+        return Interrupt(pending)
+    return stops[0]
