@@ -1,0 +1,50 @@
+"""Loaded modules → the shared state the compiler passes read and extend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from plait.dsl import ast
+from plait.dsl.diagnostics import Diagnostic
+from plait.dsl.loader import LoadResult
+from plait.dsl.source import Span
+
+__all__ = ["CompileContext", "Reference"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A name used by a declaration: the source of every graph edge."""
+
+    owner: str
+    attr: str  # "model", "tools", "elements", "branches", ...
+    target: str
+    span: Span
+    index: int = 0
+
+
+@dataclass
+class CompileContext:
+    load: LoadResult
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: name -> declaration, in declaration order (first wins on duplicates).
+    decls: dict[str, Any] = field(default_factory=dict)
+    #: name -> normalised attribute values (defaults filled in), for the graph.
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: name -> attribute -> the span of the value as written.
+    spans: dict[str, dict[str, Span]] = field(default_factory=dict)
+    references: list[Reference] = field(default_factory=list)
+    #: chain name -> ids of its inline parallels with their branch idents, in order.
+    inline_parallels: dict[str, list[tuple[str, ast.InlineParallel]]] = field(default_factory=dict)
+    graph: Any = None
+    #: Set by a pass whose output later passes cannot use.
+    stop: bool = False
+
+    def kind(self, name: str) -> str | None:
+        decl = self.decls.get(name)
+        return None if decl is None else decl.kind
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.is_error for d in self.diagnostics)

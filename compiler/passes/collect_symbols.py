@@ -1,0 +1,30 @@
+"""Modules → the symbol table: one namespace for every file of the spec."""
+
+from __future__ import annotations
+
+from plait.dsl import ast
+from plait.dsl.diagnostics import Fix, Label
+
+from ..codes import make
+from ..context import CompileContext
+
+
+def collect_symbols(ctx: CompileContext) -> None:
+    for module in ctx.load.modules:
+        for decl in module.declarations:
+            if isinstance(decl, ast.ImportDecl):
+                continue
+            name = decl.name.name
+            first = ctx.decls.get(name)
+            if first is None:
+                ctx.decls[name] = decl
+                continue
+            ctx.diagnostics.append(
+                make(
+                    "P102",
+                    f"`{name}` is declared twice",
+                    decl.name.span,
+                    labels=[Label(first.name.span, f"first declared here as a {first.kind}")],
+                    fix=Fix("rename one of them; all declarations share one namespace"),
+                )
+            )

@@ -1,0 +1,68 @@
+"""Spec path or text → CompileResult: the PASSES run in order over one context.
+
+A pass that finds errors its successors would only repeat sets `ctx.stop`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from plait.dsl.diagnostics import Diagnostic
+from plait.dsl.loader import LoadResult, load, load_text
+
+from .context import CompileContext
+from .graph import AgentGraph
+from .passes.build_graph import build_graph
+from .passes.check_attributes import check_attributes
+from .passes.collect_symbols import collect_symbols
+from .passes.validate_graph import validate_graph
+
+__all__ = ["PASSES", "CompileResult", "compile_spec"]
+
+Pass = Callable[[CompileContext], None]
+
+PASSES: tuple[Pass, ...] = (collect_symbols, check_attributes, build_graph, validate_graph)
+
+
+@dataclass
+class CompileResult:
+    #: None when the spec has errors.
+    graph: AgentGraph | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+
+def run_passes(loaded: LoadResult, passes: tuple[Pass, ...] = PASSES) -> CompileResult:
+    ctx = CompileContext(load=loaded, diagnostics=list(loaded.diagnostics))
+    if not ctx.has_errors:
+        for run in passes:
+            run(ctx)
+            if ctx.stop:
+                break
+    diagnostics = sorted(ctx.diagnostics, key=Diagnostic.sort_key)
+    graph = ctx.graph if not any(d.is_error for d in diagnostics) else None
+    return CompileResult(graph, diagnostics, loaded.sources)
+
+
+def compile_spec(path_or_text: str | os.PathLike, *, path: str | None = None) -> CompileResult:
+    """Compile a spec file, or spec text when the argument is not an existing path.
+
+    Text containing a newline or a `{` is always treated as text.
+    """
+    if isinstance(path_or_text, os.PathLike) or (
+        "\n" not in path_or_text and "{" not in path_or_text and path_or_text.endswith(".plait")
+    ):
+        return run_passes(load(path_or_text))
+    root = Path(path).resolve().parent if path else None
+    return run_passes(load_text(path_or_text, path or "<string>", root))

@@ -1,0 +1,94 @@
+"""Declaration kinds → the attributes each accepts, their value types and defaults.
+
+One table drives attribute checking, normalisation into graph attributes, and
+"did you mean" suggestions for unknown attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS"]
+
+ERROR_KINDS = (
+    "auth", "content_filter", "context_length", "invalid_request", "model_not_found", "network",
+    "quota_exceeded", "rate_limit", "server_error", "timeout", "unsupported",
+)
+PROVIDERS = ("openai", "anthropic", "google", "openai-compatible", "scripted")
+RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate"})
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """How one attribute is written.
+
+    `type` is one of: string, template, number, int, duration, bool, map,
+    ref (one name of `kinds`), refs (a list of such names), symbol (one bare
+    word of `choices`), symbols (a list of them), run (python(...) or
+    http(...)), env (env("NAME")), keep_last (keep_last(N)), until.
+    """
+
+    type: str
+    required: bool = False
+    default: Any = None
+    kinds: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+SCHEMAS: dict[str, dict[str, Attr]] = {
+    "model": {
+        "temperature": Attr("number", minimum=0, maximum=2),
+        "max_tokens": Attr("int", minimum=1),
+        "timeout": Attr("duration", minimum=0.001),
+        "base_url": Attr("string"),
+        "api_key": Attr("env"),
+        "retries": Attr("int", default=2, minimum=0, maximum=10),
+        "headers": Attr("map", default={}),
+        "api": Attr("string", choices=("chat", "responses")),
+        "script": Attr("string"),
+    },
+    "tool": {
+        "run": Attr("run", required=True),
+        "approval": Attr("symbol", choices=("required", "never"), default="never"),
+        "timeout": Attr("duration", default=60.0, minimum=0.001),
+        "result": Attr("symbol", choices=("content", "messages"), default="content"),
+    },
+    "agent": {
+        "model": Attr("ref", required=True, kinds=("model",)),
+        "fallback": Attr("refs", kinds=("model",), default=()),
+        "fallback_on": Attr("symbols", choices=ERROR_KINDS),
+        "system": Attr("template"),
+        "tools": Attr("refs", kinds=("tool", "agent"), default=()),
+        "max_steps": Attr("int", default=16, minimum=1),
+        "until": Attr("until", default=()),
+        "retry_malformed": Attr("int", default=0, minimum=0),
+        "validate_arguments": Attr("bool", default=True),
+        "history": Attr("keep_last"),
+        "approval": Attr("refs", kinds=("tool",), default=()),
+        "tool_timeout": Attr("duration", minimum=0.001),
+        "temperature": Attr("number", minimum=0, maximum=2),
+        "max_tokens": Attr("int", minimum=1),
+        "label": Attr("string"),
+        "source": Attr("string"),
+        "attributes": Attr("map", default={}),
+    },
+    "step": {
+        "model": Attr("ref", required=True, kinds=("model",)),
+        "prompt": Attr("template", required=True),
+        "system": Attr("template"),
+        "max_tokens": Attr("int", minimum=1),
+        "temperature": Attr("number", minimum=0, maximum=2),
+    },
+    "consolidate": {
+        "agents": Attr("refs", required=True, kinds=("agent",)),
+        "judge": Attr("ref", required=True, kinds=("model", "agent")),
+        "rounds": Attr("int", default=3, minimum=1),
+        "task": Attr("template", default="{{input}}"),
+    },
+    "parallel": {
+        "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
+    },
+}

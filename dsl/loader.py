@@ -1,0 +1,126 @@
+"""Root spec path → every module it imports, read, decoded and parsed.
+
+Imports are followed depth-first in source order; each file is loaded once,
+so an import cycle is harmless. A path may not leave the root directory
+(the directory `plait` was pointed at) — a spec cannot read arbitrary files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ast
+from .diagnostics import Diagnostic, Severity
+from .parser import parse_module
+from .source import SourceFile, Span
+
+__all__ = ["LoadResult", "load", "load_text"]
+
+#: Larger files are refused before reading: nothing real comes close, and it bounds memory.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class LoadResult:
+    modules: list[ast.Module] = field(default_factory=list)
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: The directory imports may not leave, and relative paths are shown against.
+    root_dir: Path | None = None
+
+
+def _file_error(code: str, name: str, message: str, path: str, span: Span | None = None) -> Diagnostic:
+    return Diagnostic(code, name, Severity.ERROR, message, span or Span(path, 1, 1, 1, 1, 0, 0))
+
+
+def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None, Diagnostic | None]:
+    try:
+        if path.is_dir():
+            return None, _file_error("P005", "unreadable-file", f"`{display}` is a directory, not a .plait file", display, via)
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, _file_error("P005", "unreadable-file", f"`{display}` is too large ({size} bytes)", display, via)
+        data = path.read_bytes()
+    except FileNotFoundError:
+        code, name = ("P007", "import-not-found") if via else ("P005", "unreadable-file")
+        return None, _file_error(code, name, f"no such file `{display}`", via.file if via else display, via)
+    except OSError as exc:
+        return None, _file_error("P005", "unreadable-file", f"cannot read `{display}`: {exc.strerror}", display, via)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8", "replace")
+        source = SourceFile(display, prefix)
+        pos = source.position(len(prefix))
+        span = Span(display, pos.line, pos.column, pos.line, pos.column + 1, pos.offset, pos.offset + 1)
+        return None, _file_error("P005", "unreadable-file", f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", display, span)
+    if "\x00" in text:
+        offset = text.index("\x00")
+        source = SourceFile(display, text)
+        return None, _file_error("P005", "unreadable-file", "file contains a NUL byte; is it binary?", display, source.span(offset, offset + 1))
+    return SourceFile(display, text), None
+
+
+def load(path: str | os.PathLike) -> LoadResult:
+    root = Path(path)
+    result = LoadResult(root_dir=root.resolve().parent)
+    _load_file(root, str(path), None, result, set())
+    return result
+
+
+def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -> LoadResult:
+    """Compile text that is not (yet) a file. Imports resolve against `root_dir` if given."""
+    result = LoadResult(root_dir=root_dir)
+    source = SourceFile(path, text)
+    _add(source, None if root_dir is None else root_dir / "<string>", result, set())
+    return result
+
+
+def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, seen: set[Path]) -> None:
+    resolved = path.resolve()
+    if resolved in seen:
+        return
+    seen.add(resolved)
+    source, error = _read(path, display, via)
+    if error is not None:
+        result.diagnostics.append(error)
+        return
+    _add(source, resolved, result, seen)
+
+
+def _add(source: SourceFile, resolved: Path | None, result: LoadResult, seen: set[Path]) -> None:
+    result.sources[source.path] = source
+    module, diagnostics = parse_module(source)
+    result.diagnostics.extend(diagnostics)
+    if module is None:
+        return
+    result.modules.append(module)
+    for decl in module.declarations:
+        if isinstance(decl, ast.ImportDecl):
+            _follow(decl, resolved, source, result, seen)
+
+
+def _follow(decl: ast.ImportDecl, importer: Path | None, source: SourceFile, result: LoadResult, seen: set[Path]) -> None:
+    if importer is None or result.root_dir is None:
+        result.diagnostics.append(
+            _file_error("P007", "import-not-found", "imports need a spec file on disk", source.path, decl.path.span)
+        )
+        return
+    target = (importer.parent / decl.path.value).resolve()
+    root = result.root_dir
+    if not target.is_relative_to(root):
+        result.diagnostics.append(
+            Diagnostic(
+                "P006",
+                "import-outside-root",
+                Severity.ERROR,
+                f"import `{decl.path.value}` leaves the spec's directory",
+                decl.path.span,
+                notes=(f"imports must stay inside `{root}`",),
+            )
+        )
+        return
+    display = os.path.relpath(target, Path.cwd()) if target.is_relative_to(Path.cwd()) else str(target)
+    _load_file(target, display, decl.path.span, result, seen)

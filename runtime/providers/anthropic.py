@@ -1,0 +1,214 @@
+"""ModelRequest ⇄ Anthropic Messages JSON, buffered and streamed.
+
+Tool results go back inside the next *user* turn as `tool_result` blocks, so
+consecutive tool and user messages are merged into one user turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import errors, finish
+from .base import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
+from .calls import CallBuffer, tool_call
+from .http import HTTPProvider, StreamState
+
+__all__ = ["AnthropicProvider", "AnthropicStream", "anthropic_body", "parse_anthropic"]
+
+API_VERSION = "2023-06-01"
+#: Messages requires max_tokens; this fits every current model's output limit.
+DEFAULT_MAX_TOKENS = 4096
+_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+
+
+class AnthropicProvider(HTTPProvider):
+    provider = "anthropic"
+    default_base_url = "https://api.anthropic.com"
+
+    def url(self, request: ModelRequest, stream: bool) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key, "anthropic-version": API_VERSION}
+
+    def body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        return anthropic_body(
+            request, stream=stream, temperature=self._temperature(request), max_tokens=self._max_tokens(request)
+        )
+
+    def parse(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return parse_anthropic(data, request)
+
+    def stream_state(self, request: ModelRequest) -> StreamState:
+        return AnthropicStream(request)
+
+
+def anthropic_body(
+    request: ModelRequest, *, stream: bool, temperature: float | None, max_tokens: int | None
+) -> dict[str, Any]:
+    system = [request.system] if request.system else []
+    system += [m.text for m in request.messages if m.role == "system"]
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": anthropic_messages(request.messages),
+    }
+    if system:
+        body["system"] = "\n\n".join(system)
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+        ]
+        if request.tool_choice:
+            body["tool_choice"] = _CHOICE.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
+    if temperature is not None:
+        body["temperature"] = temperature
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if out and out[-1]["role"] == role:
+            previous = out[-1]
+            if isinstance(previous["content"], str):
+                previous["content"] = [{"type": "text", "text": previous["content"]}]
+            previous["content"].extend(blocks)
+        elif m.role == "user":
+            out.append({"role": "user", "content": m.text})
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text}
+        if m.is_error:
+            block["is_error"] = True
+        return [block]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in m.content if p.text]
+    # A malformed call is replayed with empty input: `input` must be an object.
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}} for c in m.tool_calls
+    ]
+    return blocks
+
+
+def parse_anthropic(data: dict[str, Any], request: ModelRequest) -> ModelResponse:
+    if data.get("type") == "error":
+        raise errors.from_payload(data)
+    parts: list[TextPart] = []
+    calls = []
+    for block in data.get("content") or ():
+        if block.get("type") == "text" and block.get("text"):
+            parts.append(TextPart(block["text"]))
+        elif block.get("type") == "tool_use":
+            calls.append(tool_call(block.get("id") or "", block.get("name") or "", block.get("input")))
+    raw_reason = data.get("stop_reason")
+    return ModelResponse(
+        message=Message("assistant", parts, calls, model=request.model),
+        finish_reason=finish.normalise(finish.ANTHROPIC, raw_reason, calls),
+        raw_finish_reason=raw_reason,
+        usage=_usage(data.get("usage") or {}),
+        model=data.get("model"),
+        response_id=data.get("id"),
+        raw=data,
+    )
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    # `input_tokens` excludes cached tokens; the prompt's real size is the sum.
+    prompt = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return Usage(prompt, usage.get("output_tokens") or 0)
+
+
+class AnthropicStream:
+    """Messages SSE → events. `partial_json` is concatenated per block index and parsed at block stop."""
+
+    def __init__(self, request: ModelRequest) -> None:
+        self.request = request
+        self.blocks: dict[int, CallBuffer | list[str]] = {}
+        self.message: dict[str, Any] = {}
+        self.usage: dict[str, Any] = {}
+        self.raw_reason: str | None = None
+        self.done = False
+
+    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
+        payload = json.loads(data)
+        kind = payload.get("type") or event
+        if kind == "content_block_delta":
+            delta = payload.get("delta") or {}
+            block = self.blocks.get(payload.get("index"))
+            if delta.get("type") == "text_delta" and isinstance(block, list):
+                block.append(delta.get("text") or "")
+                return [TextDelta(delta.get("text") or "")]
+            if delta.get("type") == "input_json_delta" and isinstance(block, CallBuffer):
+                fragment = delta.get("partial_json") or ""
+                if fragment:
+                    block.parts.append(fragment)
+                    return [ToolCallDelta(block.id, fragment, self.request.step)]
+            return []
+        if kind == "content_block_start":
+            block = payload.get("content_block") or {}
+            if block.get("type") == "tool_use":
+                self.blocks[payload.get("index")] = CallBuffer(block.get("id"), block.get("name"))
+            elif block.get("type") == "text":
+                self.blocks[payload.get("index")] = [block.get("text") or ""]
+            return []
+        if kind == "content_block_stop":
+            block = self.blocks.get(payload.get("index"))
+            if isinstance(block, CallBuffer):
+                call = block.call()
+                return [ToolCallStart(call.id, call.name, call.arguments, self.request.step)]
+            return []
+        if kind == "message_start":
+            self.message = payload.get("message") or {}
+            self.usage.update(self.message.get("usage") or {})
+        elif kind == "message_delta":
+            self.raw_reason = (payload.get("delta") or {}).get("stop_reason") or self.raw_reason
+            self.usage.update(payload.get("usage") or {})  # cumulative, so the latest wins
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            raise errors.from_payload(payload)
+        return []
+
+    def finish(self) -> list[StreamEvent]:
+        if not self.done:
+            raise ProviderError("network", "stream ended before message_stop")
+        parts, calls = [], []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if isinstance(block, CallBuffer):
+                calls.append(block.call())
+            elif "".join(block):
+                parts.append(TextPart("".join(block)))
+        response = ModelResponse(
+            message=Message("assistant", parts, calls, model=self.request.model),
+            finish_reason=finish.normalise(finish.ANTHROPIC, self.raw_reason, calls),
+            raw_finish_reason=self.raw_reason,
+            usage=_usage(self.usage),
+            model=self.message.get("model"),
+            response_id=self.message.get("id"),
+        )
+        return [ResponseDone(response)]

@@ -1,0 +1,41 @@
+"""OpenAI-compatible model config (Ollama, vLLM, LM Studio, llama.cpp, OpenRouter) → Chat Completions.
+
+The wire is OpenAI Chat; the differences are configuration: `base_url` is
+required (it includes the `/v1`), no key unless `api_key = env(...)` names one,
+and `max_tokens` rather than OpenAI's newer `max_completion_tokens`. The quirks
+of these servers' replies are absorbed by the Chat parsers themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .base import ModelConfig, ModelRequest, ProviderError
+from .openai import OpenAIProvider
+from .openai_chat import chat_body
+
+__all__ = ["CompatibleProvider"]
+
+
+class CompatibleProvider(OpenAIProvider):
+    provider = "openai-compatible"
+    default_base_url = ""
+
+    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+        if not config.base_url:
+            raise ProviderError(
+                "invalid_request",
+                f"model `{config.name}`: openai-compatible needs base_url (e.g. http://localhost:11434/v1)",
+                provider=self.provider,
+                model=config.name,
+            )
+        super().__init__(config, client)
+        # Few compatible servers implement the Responses API; Chat is the common ground.
+        self.responses_api = False
+
+    def body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        return chat_body(
+            request, stream=stream, temperature=self._temperature(request), max_tokens=self._max_tokens(request)
+        )

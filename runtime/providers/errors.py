@@ -1,0 +1,234 @@
+"""Provider failures (HTTP status, error body, in-band stream error, httpx exception) → ProviderError.
+
+One mapping for every provider: the wire vocabularies overlap enough (OpenAI
+`code`, Anthropic `error.type`, Google `error.status` and `details[].reason`,
+OpenAI-compatible servers copying any of these) that a single table of tokens
+keeps the decision in one place. The provider's own message is kept verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any, Mapping
+
+import httpx
+
+from .base import ProviderError
+
+__all__ = ["STATUS_KINDS", "TOKEN_KINDS", "from_exception", "from_payload", "from_response", "retry_after"]
+
+#: Fallback by HTTP status when the body names nothing more specific.
+STATUS_KINDS: dict[int, str] = {
+    400: "invalid_request",
+    401: "auth",
+    402: "quota_exceeded",
+    403: "auth",
+    404: "model_not_found",
+    408: "timeout",
+    409: "server_error",
+    413: "invalid_request",
+    422: "invalid_request",
+    429: "rate_limit",
+    504: "timeout",
+}
+
+#: Error `type` / `code` / `status` / `details[].reason` tokens, lower-cased.
+#: Checked before the status, since 400 and 429 each cover several kinds.
+TOKEN_KINDS: dict[str, str] = {
+    # quota and billing: never retried, another account's model may still work
+    "insufficient_quota": "quota_exceeded",
+    "billing_error": "quota_exceeded",
+    "billing_hard_limit_reached": "quota_exceeded",
+    # auth
+    "invalid_api_key": "auth",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "permission_denied": "auth",
+    "unauthenticated": "auth",
+    "api_key_invalid": "auth",
+    # model
+    "model_not_found": "model_not_found",
+    "not_found_error": "model_not_found",
+    "not_found": "model_not_found",
+    # context
+    "context_length_exceeded": "context_length",
+    "exceed_context_size_error": "context_length",  # llama.cpp server
+    "string_above_max_length": "context_length",
+    # content policy
+    "content_filter": "content_filter",
+    "content_policy_violation": "content_filter",
+    "invalid_prompt": "content_filter",
+    # parameters a different model may accept
+    "unsupported_value": "unsupported",
+    "unsupported_parameter": "unsupported",
+    # transient
+    "rate_limit_exceeded": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "resource_exhausted": "rate_limit",
+    "overloaded_error": "server_error",
+    "api_error": "server_error",
+    "server_error": "server_error",
+    "internal": "server_error",
+    "unavailable": "server_error",
+    "timeout_error": "timeout",
+    "deadline_exceeded": "timeout",
+    # plain invalid requests (lowest priority among tokens)
+    "invalid_request_error": "invalid_request",
+    "invalid_argument": "invalid_request",
+    "invalid_value": "invalid_request",
+}
+
+#: Tokens that say "the request itself is fine, the provider is not": a message
+#: pattern must not override them into context_length.
+_CONTEXT_MESSAGES = re.compile(
+    r"prompt is too long|maximum context length|context[ _]length|context window"
+    r"|exceeds the maximum number of tokens|too many tokens|reduce the length",
+    re.IGNORECASE,
+)
+_TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s)\b", re.IGNORECASE)
+_GOOGLE_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+def from_response(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+) -> ProviderError:
+    """A non-2xx HTTP response. Google sends these as `text/event-stream` with a JSON body; that parses too."""
+    try:
+        payload: Any = json.loads(body) if body else None
+    except ValueError:
+        payload = None
+    if payload is None:
+        text = body.decode("utf-8", "replace").strip()[:300]
+        payload = {"error": {"message": text or f"HTTP {status}"}}
+    err = from_payload(payload, status=status, headers=headers, provider=provider, model=model)
+    should = headers.get("x-should-retry")
+    if should in ("true", "false"):
+        err.should_retry = should == "true"  # type: ignore[attr-defined]
+    return err
+
+
+def from_payload(
+    payload: Any,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> ProviderError:
+    """An error body or an in-band stream error event, in any provider's shape."""
+    error = _error_object(payload)
+    message = _message(error, payload, status)
+    kind = _kind(error, message, status)
+    delay = retry_after(headers or {}, error, message)
+    if kind == "rate_limit" and _daily_quota(error):
+        kind = "quota_exceeded"
+    return ProviderError(
+        kind, message, provider=provider, model=model, status=status, retry_after=delay, raw=payload
+    )
+
+
+def from_exception(exc: BaseException, *, provider: str | None = None, model: str | None = None) -> ProviderError:
+    """An httpx transport failure. Never carries the request, so headers (and keys) stay out."""
+    kind = "timeout" if isinstance(exc, (httpx.TimeoutException, TimeoutError)) else "network"
+    text = str(exc) or type(exc).__name__
+    return ProviderError(kind, text, provider=provider, model=model)
+
+
+def retry_after(headers: Mapping[str, str], error: Mapping[str, Any] | None = None, message: str = "") -> float | None:
+    """Seconds the provider asked us to wait: headers first, then Google's RetryInfo, then OpenAI's message text."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value:
+        try:
+            return float(value)
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+            except (TypeError, ValueError):
+                pass
+    for detail in (error or {}).get("details") or ():
+        if isinstance(detail, dict) and isinstance(detail.get("retryDelay"), str):
+            found = _GOOGLE_DELAY.match(detail["retryDelay"])
+            if found:
+                return float(found.group(1))
+    found = _TRY_AGAIN.search(message)
+    if found:
+        amount = float(found.group(1))
+        return amount / 1000.0 if found.group(2).lower() == "ms" else amount
+    return None
+
+
+def _error_object(payload: Any) -> dict[str, Any]:
+    # OpenAI/Anthropic/Google nest under "error"; vLLM puts fields at the top; LM Studio sends a string.
+    if isinstance(payload, dict):
+        inner = payload.get("error")
+        if isinstance(inner, dict):
+            return inner
+        if isinstance(inner, str):
+            return {"message": inner}
+        return payload
+    if isinstance(payload, list) and payload:
+        return _error_object(payload[0])
+    return {}
+
+
+def _message(error: Mapping[str, Any], payload: Any, status: int | None) -> str:
+    message = error.get("message")
+    if isinstance(message, str) and message:
+        return message
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        return payload["message"]
+    return f"HTTP {status}" if status else "provider error"
+
+
+def _tokens(error: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key in ("code", "type", "status"):
+        value = error.get(key)
+        if isinstance(value, str):
+            out.append(value.lower())
+    for detail in error.get("details") or ():
+        if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
+            out.insert(0, detail["reason"].lower())
+    return out
+
+
+def _kind(error: Mapping[str, Any], message: str, status: int | None) -> str:
+    kinds = [TOKEN_KINDS[t] for t in _tokens(error) if t in TOKEN_KINDS]
+    specific = [k for k in kinds if k != "invalid_request"]
+    if specific:
+        return specific[0]
+    if _CONTEXT_MESSAGES.search(message) and (status is None or status in (400, 413, 422)):
+        return "context_length"
+    if kinds:
+        return kinds[0]
+    if status is not None:
+        if status in STATUS_KINDS:
+            return STATUS_KINDS[status]
+        if status >= 500:
+            return "server_error"
+        if status >= 400:
+            return "invalid_request"
+    return "server_error"
+
+
+def _daily_quota(error: Mapping[str, Any]) -> bool:
+    # Google's per-day quota is a 429 like any other; waiting seconds will not clear it.
+    for detail in error.get("details") or ():
+        for violation in (detail or {}).get("violations") or ():
+            if "PerDay" in str(violation.get("quotaId", "")):
+                return True
+    return False

@@ -1,0 +1,256 @@
+"""ModelRequest → HTTP POST → ModelResponse or stream events: what every HTTP provider shares.
+
+A provider subclass supplies the wire format (`url`, `headers`, `body`,
+`parse`, `stream_state`); this class owns the client, the per-call deadline,
+retries, and the translation of every failure into ProviderError. Nothing
+outside this module touches httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, AsyncIterator, Callable, ClassVar, Protocol
+
+import httpx
+
+from . import errors, retry
+from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
+from .keys import Secret, resolve_key
+from .sse import SSEDecoder
+from .transport import make_client
+
+__all__ = ["HTTPProvider", "StreamState"]
+
+
+class StreamState(Protocol):
+    """One streamed reply being assembled: SSE events in, plait stream events out."""
+
+    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]: ...
+
+    def finish(self) -> list[StreamEvent]:
+        """The events left once the body ends, the last one ResponseDone; ProviderError if it ended early."""
+
+
+class HTTPProvider:
+    """Base for the HTTP providers. Subclasses set `provider` and implement the wire hooks."""
+
+    provider: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.base_url = (config.base_url or self.default_base_url).rstrip("/")
+        self._owns_client = client is None
+        self._client = client
+        try:
+            self._key: Secret | None = resolve_key(config)
+            self._key_error: ProviderError | None = None
+        except ProviderError as err:
+            # Raised on the first call, before any request: an unused fallback model need not have a key.
+            self._key, self._key_error = None, err
+        self._headers: dict[str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, model={self.config.model_id!r}, base_url={self.base_url!r})"
+
+    # --- wire hooks -------------------------------------------------------------
+
+    def url(self, request: ModelRequest, stream: bool) -> str:
+        raise NotImplementedError
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, data: Any, request: ModelRequest) -> ModelResponse:
+        raise NotImplementedError
+
+    def stream_state(self, request: ModelRequest) -> StreamState:
+        raise NotImplementedError
+
+    # --- the seam ---------------------------------------------------------------
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        headers = self._request_headers()
+        content = _dumps(self.body(request, stream=False))
+        url = self.url(request, stream=False)
+        deadline = self._deadline(request)
+        timeout_error = self._timeout_error(request)
+
+        async def attempt() -> ModelResponse:
+            async with _until(deadline, timeout_error):
+                response = await self._send(url, content, headers, stream=False)
+                data = await self._read(response)
+            try:
+                return self.parse(data, request)
+            except ProviderError as err:
+                self._stamp(err)
+                raise
+
+        return await retry.with_retries(attempt, self.config.retries, deadline)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        headers = self._request_headers()
+        content = _dumps(self.body(request, stream=True))
+        url = self.url(request, stream=True)
+        deadline = self._deadline(request)
+        tries = 0
+        while True:
+            delivered = False
+            try:
+                async for event in self._stream_once(request, url, content, headers, deadline):
+                    delivered = True
+                    yield event
+                return
+            except ProviderError as err:
+                # Once the caller has seen an event, a retry would splice two answers together.
+                delay = None if delivered else retry.next_delay(err, tries, self.config.retries, deadline)
+                if delay is None:
+                    raise
+            tries += 1
+            await retry.sleep(delay)
+
+    async def aclose(self) -> None:
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # --- plumbing -----------------------------------------------------------------
+
+    async def _stream_once(
+        self, request: ModelRequest, url: str, content: bytes, headers: dict[str, str], deadline: float | None
+    ) -> AsyncIterator[StreamEvent]:
+        timeout_error = self._timeout_error(request)
+        async with _until(deadline, timeout_error):
+            response = await self._send(url, content, headers, stream=True)
+        try:
+            if response.status_code >= 300:
+                async with _until(deadline, timeout_error):
+                    await self._read(response)
+            state = self.stream_state(request)
+            decoder = SSEDecoder()
+            chunks = response.aiter_bytes().__aiter__()
+            while True:
+                try:
+                    if deadline is None:
+                        chunk = await chunks.__anext__()
+                    else:
+                        async with _until(deadline, timeout_error):
+                            chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
+                except httpx.TransportError as exc:
+                    raise self._stamp(errors.from_exception(exc)) from exc
+                for name, data in decoder.feed(chunk):
+                    for event in self._feed(state, name, data):
+                        yield event
+            for name, data in decoder.close():
+                for event in self._feed(state, name, data):
+                    yield event
+            try:
+                tail = state.finish()
+            except ProviderError as err:
+                raise self._stamp(err)
+            for event in tail:
+                yield event
+        finally:
+            await response.aclose()
+
+    def _feed(self, state: StreamState, name: str | None, data: bytes) -> list[StreamEvent]:
+        try:
+            return state.feed(name, data)
+        except ProviderError as err:
+            raise self._stamp(err)
+        except ValueError as exc:  # unparseable JSON in a data line
+            snippet = data[:200].decode("utf-8", "replace")
+            raise self._stamp(ProviderError("server_error", f"malformed stream data: {snippet!r}")) from exc
+
+    async def _send(self, url: str, content: bytes, headers: dict[str, str], *, stream: bool) -> httpx.Response:
+        client = self._client
+        if client is None:
+            client = self._client = make_client()
+        request = client.build_request("POST", url, content=content, headers=headers)
+        try:
+            return await client.send(request, stream=stream)
+        except httpx.TransportError as exc:
+            raise self._stamp(errors.from_exception(exc)) from exc
+
+    async def _read(self, response: httpx.Response) -> Any:
+        try:
+            body = await response.aread()
+        except httpx.TransportError as exc:
+            raise self._stamp(errors.from_exception(exc)) from exc
+        finally:
+            await response.aclose()
+        if response.status_code >= 300:
+            raise errors.from_response(
+                response.status_code, response.headers, body, provider=self.provider, model=self.name
+            )
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise self._stamp(ProviderError("server_error", f"response is not JSON: {body[:200]!r}")) from exc
+
+    def _request_headers(self) -> dict[str, str]:
+        if self._headers is None:
+            if self._key_error is not None:
+                raise self._key_error
+            headers = {"content-type": "application/json"}
+            if self._key is not None:
+                headers.update(self.auth_headers(self._key.reveal()))
+            headers.update(self.config.headers)
+            self._headers = headers
+        return self._headers
+
+    def _deadline(self, request: ModelRequest) -> float | None:
+        seconds = request.timeout if request.timeout is not None else self.config.timeout
+        return None if seconds is None else time.monotonic() + seconds
+
+    def _timeout_error(self, request: ModelRequest) -> Callable[[], ProviderError]:
+        seconds = request.timeout if request.timeout is not None else self.config.timeout
+        return lambda: self._stamp(ProviderError("timeout", f"model call exceeded its timeout of {seconds:g}s"))
+
+    def _stamp(self, err: ProviderError) -> ProviderError:
+        err.provider = err.provider or self.provider
+        err.model = err.model or self.name
+        return err
+
+    def _max_tokens(self, request: ModelRequest) -> int | None:
+        return request.max_tokens if request.max_tokens is not None else self.config.max_tokens
+
+    def _temperature(self, request: ModelRequest) -> float | None:
+        return request.temperature if request.temperature is not None else self.config.temperature
+
+
+class _until:
+    """`asyncio.timeout_at` against a monotonic deadline, raising our timeout error instead."""
+
+    __slots__ = ("_deadline", "_error", "_cm")
+
+    def __init__(self, deadline: float | None, error: Callable[[], ProviderError]) -> None:
+        self._deadline = deadline
+        self._error = error
+
+    async def __aenter__(self) -> None:
+        if self._deadline is not None:
+            loop_deadline = asyncio.get_running_loop().time() + (self._deadline - time.monotonic())
+            self._cm = asyncio.timeout_at(loop_deadline)
+            await self._cm.__aenter__()
+
+    async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> bool | None:
+        if self._deadline is None:
+            return None
+        try:
+            await self._cm.__aexit__(kind, exc, tb)
+        except TimeoutError as timeout:
+            raise self._error() from timeout
+        return None
+
+
+def _dumps(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()

@@ -1,0 +1,53 @@
+"""OpenAI model config → Chat Completions or, with `api = "responses"`, the Responses API.
+
+`continuation_id` (from openai_responses) is re-exported here: the agent loop
+calls it between tool rounds to decide whether to set
+`ModelRequest.previous_response_id`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from .base import ModelConfig, ModelRequest, ModelResponse
+from .http import HTTPProvider, StreamState
+from .openai_chat import ChatStream, chat_body, parse_chat
+from .openai_responses import ResponsesStream, continuation_id, parse_responses, responses_body
+
+__all__ = ["OpenAIProvider", "continuation_id"]
+
+#: Reasoning models reject `max_tokens` and want `max_completion_tokens`.
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+
+
+class OpenAIProvider(HTTPProvider):
+    provider = "openai"
+    default_base_url = "https://api.openai.com/v1"
+
+    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+        super().__init__(config, client)
+        self.responses_api = config.api == "responses"
+
+    def url(self, request: ModelRequest, stream: bool) -> str:
+        return f"{self.base_url}/responses" if self.responses_api else f"{self.base_url}/chat/completions"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"}
+
+    def body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        temperature, max_tokens = self._temperature(request), self._max_tokens(request)
+        if self.responses_api:
+            return responses_body(request, stream=stream, temperature=temperature, max_tokens=max_tokens)
+        field = "max_completion_tokens" if _REASONING.match(request.model) else "max_tokens"
+        return chat_body(
+            request, stream=stream, temperature=temperature, max_tokens=max_tokens, max_tokens_field=field
+        )
+
+    def parse(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return parse_responses(data, request) if self.responses_api else parse_chat(data, request)
+
+    def stream_state(self, request: ModelRequest) -> StreamState:
+        return ResponsesStream(request) if self.responses_api else ChatStream(request)

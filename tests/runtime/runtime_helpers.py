@@ -1,0 +1,81 @@
+"""Builders for runtime tests: programs on the scripted provider, recorded requests."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from plait.runtime.config import AgentConfig, ModelConfig, Program, ToolConfig
+from plait.runtime.engine import Engine
+from plait.runtime.providers.scripted import ScriptedProvider
+
+
+class Recorder:
+    """A provider wrapper that remembers every request (messages copied as sent)."""
+
+    def __init__(self, inner: ScriptedProvider) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.requests: list[Any] = []
+
+    def _keep(self, request: Any) -> None:
+        self.requests.append({"messages": list(request.messages), "system": request.system, "tools": [t.name for t in request.tools],
+                              "agent": request.agent, "timeout": request.timeout, "step": request.step})
+
+    async def complete(self, request):
+        self._keep(request)
+        return await self.inner.complete(request)
+
+    def stream(self, request):
+        self._keep(request)
+        return self.inner.stream(request)
+
+    def snapshot(self):
+        return self.inner.snapshot()
+
+    def restore(self, snap):
+        self.inner.restore(snap)
+
+    async def aclose(self):
+        pass
+
+
+def schema(**props: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {k: {"type": t} for k, t in props.items()}, "required": list(props)}
+
+
+def fn_tool(name: str, fn: Any, params: dict[str, Any] | None = None, **kw: Any) -> ToolConfig:
+    return ToolConfig(name, f"the {name} tool", params if params is not None else {"type": "object", "properties": {}}, {"type": "function"}, fn=fn, **kw)
+
+
+def make(replies: Any = None, *, models: dict[str, Any] | None = None, tools: dict[str, ToolConfig] | None = None,
+         agents: dict[str, AgentConfig] | None = None, entry: str | None = "main", model_options: dict[str, dict] | None = None,
+         program: Program | None = None, **agent_kw: Any) -> Engine:
+    models = models if models is not None else {"m": replies}
+    program = program or Program()
+    program.entry = entry
+    providers = {}
+    for name, script in models.items():
+        config = ModelConfig(name, "scripted", name, **(model_options or {}).get(name, {}))
+        program.models[name] = config
+        providers[name] = Recorder(ScriptedProvider(config, replies=script))
+    program.tools.update(tools or {})
+    if agents is None:
+        agents = {"main": AgentConfig("main", "m", tools=tuple(tools or ()), **agent_kw)}
+    program.agents.update(agents)
+    return Engine(program, providers=providers)
+
+
+def go(awaitable: Any) -> Any:
+    async def main():
+        return await awaitable
+
+    return asyncio.run(main())
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def texts(request: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in request["messages"]]
