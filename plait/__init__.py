@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "compile", "parse"]
+__all__ = ["__version__", "arun", "compile", "format", "parse", "run"]
 
 
 def compile(path_or_text: Any, *, path: str | None = None) -> "CompileResult":
@@ -28,3 +28,57 @@ def parse(text: str, path: str = "<string>"):
     from plait.dsl.source import SourceFile
 
     return parse_module(SourceFile(path, text))
+
+def format(text: str, path: str = "<string>") -> str:
+    """`text` in the canonical layout of `plait fmt`.
+
+    Raises `plait.dsl.formatter.FormatError` (a ValueError carrying the
+    diagnostics) when the text does not parse: broken specs are never rewritten.
+    """
+    from plait.dsl.formatter import FormatError, format_text
+
+    formatted, diagnostics = format_text(text, path)
+    if formatted is None:
+        raise FormatError(diagnostics)
+    return formatted
+
+
+def arun(spec, input=None, *, entry=None, **options):
+    """Start a run of `spec` (a path, spec text, compiled graph or `Engine`) on `input`.
+
+    `await plait.arun(...)` gives the `RunResult`; `async for event in
+    plait.arun(...)` steps through its events first. `run.resume(decisions)`
+    continues after an interrupt or pause. Options go to `Engine`
+    (`providers`, `should_pause`, `store`).
+    """
+    from plait.runtime.engine import Engine
+
+    if isinstance(spec, Engine):
+        engine = spec
+    elif hasattr(spec, "nodes_of"):
+        engine = Engine.from_graph(spec, **options)
+    else:
+        engine = Engine.from_spec(spec, **options)
+    return engine.start(input, entry=entry)
+
+
+def run(spec, input=None, *, entry=None, raise_on_error=True, **options):
+    """Run `spec` to its end and return the `RunResult` (stop_reason, output, report).
+
+    A failed run raises its error (a provider's `ProviderError` or the runtime's
+    `AgentError`, each with `kind` and the run report on `.report`) unless
+    `raise_on_error=False`.
+    """
+    import asyncio
+
+    result = asyncio.run(_finish(arun(spec, input, entry=entry, **options)))
+    if raise_on_error and result.error is not None:
+        raise result.error
+    return result
+
+
+async def _finish(started):
+    try:
+        return await started
+    finally:
+        await started.engine.aclose()
