@@ -178,7 +178,7 @@ class RunContext:
     def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, **details: Any) -> None:
         warning = self.report.warn(code, message, path, **details)
         if self.bus.active:
-            self.emit("warning", path, agent, **warning)
+            self.emit("warning", path, agent, code=code, message=message, details=details)
 
     def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, **data: Any) -> None:
         if agent is None:

@@ -1,0 +1,145 @@
+"""Human in the loop: interrupts with unique path ids, approve / edit / reject, resume semantics, repair."""
+
+from __future__ import annotations
+
+import json
+
+from plait.runtime.config import AgentConfig, ParallelConfig, Program
+from plait.runtime.engine import Engine
+from plait.runtime.history import window
+from plait.runtime.providers.base import Message, TextPart, ToolCall
+from runtime_helpers import call, fn_tool, go, make, schema
+
+
+def sender(log: list):
+    def send(to: str) -> str:
+        log.append(to)
+        return f"sent to {to}"
+
+    return fn_tool("send", send, schema(to="string"), approval=True)
+
+
+def test_approval_interrupts_before_execution_and_approve_runs_the_call():
+    log: list = []
+    engine = make([call("send", to="ann"), {"text": "sent"}], tools={"send": sender(log)})
+    run = engine.start("go")
+    result = go(run)
+    assert result.stop_reason == "interrupt" and log == []
+    [pending] = result.pending
+    assert pending.id.startswith("main:") and pending.agent == "main" and pending.tool == "send" and pending.arguments == {"to": "ann"}
+    result = go(run.resume({pending.id: "approve"}))
+    assert (result.stop_reason, result.output, log) == ("done", "sent", ["ann"])
+
+
+def test_edit_runs_with_new_arguments_and_reject_tells_the_model():
+    log: list = []
+    engine = make([call("send", to="ann"), {"text": "ok"}], tools={"send": sender(log)})
+    run = engine.start("go")
+    pid = go(run).pending[0].id
+    go(run.resume({pid: {"action": "edit", "arguments": {"to": "bob"}}}))
+    assert log == ["bob"] and run.result.report.tool_calls[-1]["arguments"] == {"to": "bob"}
+
+    engine = make([call("send", to="ann"), {"text": "ok"}], tools={"send": sender(log)})
+    run = engine.start("go")
+    pid = go(run).pending[0].id
+    go(run.resume({pid: {"action": "reject", "message": "never email ann"}}))
+    seen = engine.providers["m"].requests[-1]["messages"][-1]
+    assert log == ["bob"] and seen.role == "tool" and seen.is_error and seen.text == "never email ann"
+
+
+def test_agent_level_approval_list_gates_a_tool():
+    tool = fn_tool("wipe", lambda: "wiped")
+    engine = make([call("wipe"), {"text": "done"}], tools={"wipe": tool}, approval=("wipe",))
+    assert go(engine.run("go")).stop_reason == "interrupt"
+
+
+def test_resume_rejects_unknown_ids():
+    engine = make([call("send", to="a")], tools={"send": sender([])})
+    run = engine.start("go")
+    go(run)
+    try:
+        go(run.resume({"nope:1": "approve"}))
+    except Exception as exc:
+        assert getattr(exc, "kind", None) == "resume_invalid"
+    else:
+        raise AssertionError("an unknown id must be refused")
+
+
+def test_approved_results_expand_on_the_next_call_like_any_other():
+    tool = fn_tool("fetch", lambda: [{"role": "user", "content": "secret doc"}], approval=True, result="messages")
+    engine = make([call("fetch"), {"text": "read"}], tools={"fetch": tool})
+    run = engine.start("go")
+    pid = go(run).pending[0].id
+    go(run.resume({pid: "approve"}))
+    last = engine.providers["m"].requests[-1]["messages"]
+    assert (last[-1].role, last[-1].text) == ("user", "secret doc") and last[-2].role == "tool"
+
+
+def test_approved_until_tool_ends_the_run_on_resume():
+    tool = fn_tool("submit", lambda: "filed", approval=True)
+    engine = make([call("submit")], tools={"submit": tool}, until=("submit",))
+    run = engine.start("go")
+    pid = go(run).pending[0].id
+    result = go(run.resume({pid: "approve"}))
+    assert (result.stop_reason, result.until_result) == ("until", "filed")
+
+
+def test_interrupts_from_parallel_branches_and_delegates_answered_in_one_resume():
+    log: list = []
+    send = sender(log)
+    program = Program()
+    program.parallels["main"] = ParallelConfig("main", ("left", "right"))
+    agents = {
+        "left": AgentConfig("left", "m", tools=("send",)),
+        "right": AgentConfig("right", "m", tools=("helper",)),
+        "helper": AgentConfig("helper", "m", tools=("send",), description="sends things"),
+    }
+    script = {
+        "left": [call("send", to="L"), {"text": "left done"}],
+        "right": [call("helper", task="send to H"), {"text": "right done"}],
+        "helper": [call("send", to="H"), {"text": "helper done"}],
+    }
+    engine = make(models={"m": script}, tools={"send": send}, agents=agents, program=program)
+    run = engine.start("go")
+    result = go(run)
+    assert result.stop_reason == "interrupt"
+    by_agent = {p.agent: p for p in result.pending}
+    assert set(by_agent) == {"left", "helper"}
+    assert by_agent["left"].branch == "left" and by_agent["helper"].branch == "right"
+    assert by_agent["helper"].path[:2] == ("main", "right") and len({p.id for p in result.pending}) == 2
+    result = go(run.resume({p.id: "approve" for p in result.pending}))
+    assert result.stop_reason == "done" and result.output == {"left": "left done", "right": "right done"}
+    assert sorted(log) == ["H", "L"]
+    # Tool calls are counted over the whole run, nested agents included.
+    assert sorted(c["name"] for c in result.report.tool_calls) == ["helper", "send", "send"]
+
+
+def test_new_prompt_after_abandoned_interrupt_repairs_history():
+    engine = make([call("send", to="x"), {"text": "fresh"}], tools={"send": sender([])})
+    agent = engine.agent("main")
+    assert go(agent.complete("first")).stop_reason == "interrupt"
+    result = go(agent.complete("never mind"))
+    assert result.output == "fresh"
+    assert [w["code"] for w in result.report.warnings] == ["unanswered_tool_calls_repaired"]
+    sent = engine.providers["m"].requests[-1]["messages"]
+    assert [m.role for m in sent] == ["user", "assistant", "tool", "user"]
+    assert sent[2].is_error and "never run" in sent[2].text
+
+
+def _pair(i: int) -> list[Message]:
+    return [Message("assistant", [], [ToolCall(f"c{i}", "t", {})]), Message("tool", [TextPart("r")], tool_call_id=f"c{i}")]
+
+
+def test_keep_last_is_pair_aware():
+    history = [Message.user("q")] + _pair(1) + _pair(2)
+    kept = window(history, 3)
+    # A count cut would keep c1's result without its call: the orphan is dropped, so it is a ceiling.
+    assert [(m.role, m.tool_call_id) for m in kept] == [("assistant", None), ("tool", "c2")]
+    assert window(history, None) is history
+
+
+def test_keep_last_bounds_each_request():
+    engine = make([call("t"), call("t"), {"text": "end"}], tools={"t": fn_tool("t", lambda: "r")}, keep_last=2)
+    go(engine.run("go"))
+    last = engine.providers["m"].requests[-1]["messages"]
+    assert len(last) <= 2 and not (last[0].role == "tool")
