@@ -40,15 +40,14 @@ def decode_string(raw: str) -> str:
 def decode_block_string(raw: str) -> str:
     """`\"\"\"...\"\"\"` → its value: drop the first newline, the common indentation
     and the trailing blank line. No escapes are processed."""
-    body = raw[3:-3]
-    if body.startswith("\r\n"):
-        body = body[2:]
-    elif body.startswith("\n"):
+    # CRLF first: a `\r` left at a line's end would count as text when dedenting.
+    body = raw[3:-3].replace("\r\n", "\n")
+    if body.startswith("\n"):
         body = body[1:]
     head, sep, last = body.rpartition("\n")
     if sep and not last.strip():
         body = head
-    return textwrap.dedent(body).replace("\r\n", "\n")
+    return textwrap.dedent(body)
 
 
 class AstBuilder(Transformer):
