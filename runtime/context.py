@@ -175,12 +175,12 @@ class RunContext:
 
     # -- records and events ----------------------------------------------------------
 
-    def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, **details: Any) -> None:
+    def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **details: Any) -> None:
         warning = self.report.warn(code, message, path, **details)
         if self.bus.active:
             self.emit("warning", path, agent, code=code, message=message, details=details)
 
-    def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, **data: Any) -> None:
+    def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **data: Any) -> None:
         if agent is None:
             self.bus.emit(Event(type, path, data))
         else:

@@ -24,7 +24,7 @@ class Report:
         self.steps: list[dict[str, Any]] = []
         self.usage = Usage()
 
-    def warn(self, code: str, message: str, path: tuple[str, ...] = (), **details: Any) -> dict[str, Any]:
+    def warn(self, code: str, message: str, path: tuple[str, ...] = (), /, **details: Any) -> dict[str, Any]:
         warning = {"code": code, "message": message, "path": list(path)}
         if details:
             warning["details"] = details

@@ -170,7 +170,7 @@ def _record(ctx: RunContext, agent: AgentConfig, name: str, request: ModelReques
     report.steps.append(
         {
             "agent": agent.name,
-            "path": path,
+            "path": list(path),
             "step": request.step,
             "model": name,
             "finish_reason": response.finish_reason,

@@ -1,0 +1,109 @@
+"""Tools: python (sync/async, import on first use, spec dir first), http via httpx on loopback, timeouts, failures."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from plait.runtime.config import ToolConfig
+from plait.runtime.tools import ToolRunner
+from runtime_helpers import go, schema
+
+
+def python_tool(tmp_path, target, **kw) -> ToolConfig:
+    return ToolConfig(target.split(":")[1], "t", schema(x="string") if "x" in kw.pop("params", "x") else {}, {"type": "python", "target": target, "base_dir": str(tmp_path)}, **kw)
+
+
+def test_python_tools_sync_and_async_import_on_first_use_from_the_spec_dir(tmp_path):
+    (tmp_path / "rt_tools_mod.py").write_text(
+        "import asyncio, pathlib\n"
+        "pathlib.Path(__file__).with_name('imported.flag').write_text('yes')\n"
+        "def shout(x): return x.upper()\n"
+        "async def later(x):\n    await asyncio.sleep(0)\n    return {'echo': x}\n"
+    )
+    runner = ToolRunner()
+    sync_tool = python_tool(tmp_path, "rt_tools_mod:shout")
+    assert not (tmp_path / "imported.flag").exists()  # nothing imported before the first call
+    outcome = go(runner.execute(sync_tool, {"x": "hi"}, 5))
+    assert (outcome.content, outcome.is_error) == ("HI", False) and (tmp_path / "imported.flag").exists()
+    assert sys.path[0] == str(tmp_path)
+    outcome = go(runner.execute(python_tool(tmp_path, "rt_tools_mod:later"), {"x": "a"}, 5))
+    assert json.loads(outcome.content) == {"echo": "a"}
+
+
+def test_missing_module_or_function_is_a_clear_error_result(tmp_path):
+    runner = ToolRunner()
+    outcome = go(runner.execute(python_tool(tmp_path, "rt_no_such_module_xyz:f"), {"x": "1"}, 5))
+    assert outcome.is_error and "cannot import module `rt_no_such_module_xyz`" in outcome.content
+    (tmp_path / "rt_tools_empty.py").write_text("")
+    outcome = go(runner.execute(python_tool(tmp_path, "rt_tools_empty:gone"), {"x": "1"}, 5))
+    assert outcome.is_error and "has no function `gone`" in outcome.content
+
+
+def test_raising_and_slow_tools_become_error_results():
+    def boom(x):
+        raise RuntimeError("disk full")
+
+    async def slow(x):
+        import asyncio
+
+        await asyncio.sleep(5)
+
+    runner = ToolRunner()
+    outcome = go(runner.execute(ToolConfig("boom", fn=boom), {"x": "1"}, 5))
+    assert outcome.is_error and outcome.content == "tool `boom` failed: RuntimeError: disk full"
+    outcome = go(runner.execute(ToolConfig("slow", fn=slow), {"x": "1"}, 0.05))
+    assert outcome.is_error and "timed out after 0.05s" in outcome.content
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def _reply(self, body: bytes, status: int = 200):
+        self.send_response(status)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path.startswith("/missing"):
+            return self._reply(b"not here", 404)
+        self._reply(json.dumps({"path": self.path, "key": self.headers.get("x-key")}).encode())
+
+    def do_POST(self):
+        length = int(self.headers["content-length"])
+        self._reply(json.dumps({"body": json.loads(self.rfile.read(length))}).encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def server():
+    httpd = HTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_http_tool_templates_url_headers_and_body(server):
+    async def scenario():
+        runner = ToolRunner()
+        get = ToolConfig("lookup", run={"type": "http", "method": "GET", "url": server + "/search?q={{topic}}&n={{limit}}",
+                                        "headers": {"x-key": "k-{{limit}}"}})
+        post = ToolConfig("file", run={"type": "http", "method": "POST", "url": server + "/file", "body": '{"title": "{{title}}", "n": {{n}}}'})
+        missing = ToolConfig("gone", run={"type": "http", "method": "GET", "url": server + "/missing"})
+        try:
+            return (await runner.execute(get, {"topic": "a b&c", "limit": 5}, 5),
+                    await runner.execute(post, {"title": 'say "hi"', "n": 3}, 5),
+                    await runner.execute(missing, {}, 5))
+        finally:
+            await runner.aclose()
+
+    got, posted, missing = go(scenario())
+    assert json.loads(got.content) == {"path": "/search?q=a%20b%26c&n=5", "key": "k-5"}
+    assert json.loads(posted.content) == {"body": {"title": 'say "hi"', "n": 3}}
+    assert missing.is_error and missing.content == "HTTP 404: not here"
