@@ -1,0 +1,649 @@
+"""AST + comments → canonical text (`plait fmt`).
+
+The layout, decided once so every spec reads the same:
+
+- two-space indentation; `plait 0.1` first, then one blank line;
+- one blank line between declarations, except that one-line declarations of
+  the same kind written on consecutive lines stay together, with their `=`
+  aligned (`model fast   = ...`);
+- in a block, `=` is aligned over each run of attributes not broken by a blank
+  line, and parameter types over each run of parameters (keys longer than
+  `ALIGN_MAX` are written unpadded so one long key does not push every value
+  right); at most one blank line is kept where the author left one;
+- a block stays on one line (`{ a = 1, b = 2 }`) when it was written with its
+  first member on the `{` line and still fits in `WIDTH` columns (the author
+  decides, as prettier does for objects); `params` blocks and blocks holding a
+  comment or a block string are always expanded;
+- lists and call arguments go on one line when they fit, otherwise one item
+  per line with a trailing comma; a chain that does not fit breaks before `->`;
+- strings are written with JSON escapes (`\\{` kept), block strings as block
+  strings re-indented under their line; numbers and durations as written;
+- a comment stays where it was: above the thing it preceded, or at the end of
+  the line holding what it followed, two spaces after the code.
+
+Comments are placed after layout: every piece of text written records the
+source offsets it came from ("marks"), and each comment goes above the line of
+the first mark after it (own-line comments) or at the end of the line of the
+last mark before it (trailing comments). Nothing is ever dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from . import ast
+from .diagnostics import Diagnostic
+from .source import SourceFile, Span
+
+__all__ = ["ALIGN_MAX", "WIDTH", "FormatError", "FormatterBug", "format_module", "format_text"]
+
+WIDTH = 88
+ALIGN_MAX = 12
+INDENT = "  "
+
+_OPENERS = ("{", "[", "(")
+_CLOSERS = ("}", "]", ")")
+
+
+class FormatError(ValueError):
+    """The text does not parse, so it is not formatted. `diagnostics` says why."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__("\n".join(str(d) for d in diagnostics) or "the text does not parse")
+        self.diagnostics = diagnostics
+
+
+class FormatterBug(RuntimeError):
+    """The formatted text would mean something else or lose a comment; never written."""
+
+
+def format_text(text: str, path: str = "<string>") -> tuple[str | None, list[Diagnostic]]:
+    """Format one file's text. `(None, diagnostics)` when it has syntax errors.
+
+    The result is re-parsed and compared with the input (ignoring spans) before
+    it is returned, so a formatter bug raises `FormatterBug` instead of
+    silently changing a spec.
+    """
+    from .parser import parse_module
+
+    source = SourceFile(path, text)
+    module, diagnostics = parse_module(source)
+    if module is None:
+        return None, diagnostics
+    formatted = format_module(module, source)
+    again, problems = parse_module(SourceFile(path, formatted))
+    if again is None:
+        raise FormatterBug(f"{path}: formatted text does not parse: {problems[0] if problems else ''}")
+    if ast.strip_spans(again) != ast.strip_spans(module):
+        raise FormatterBug(f"{path}: formatting would change the meaning of the spec")
+    if len(again.comments) != len(module.comments):
+        raise FormatterBug(f"{path}: formatting would lose a comment")
+    return formatted, diagnostics
+
+
+def format_module(module: ast.Module, source: SourceFile) -> str:
+    layout = _Layout(source, module.comments)
+    layout.module(module)
+    return _place_comments(layout, module.comments, source)
+
+
+# --- strings ----------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# In JSON text a run of backslashes before `{` is whole `\\` pairs; the last
+# pair stands for the template escape `\{`, which the source writes singly.
+_TEMPLATE_ESCAPE = re.compile(r"\\\\(?=\{)")
+
+
+def encode_string(value: str) -> str:
+    """A value as a `"..."` literal that decodes back to exactly `value`."""
+    text = json.dumps(value, ensure_ascii=False)
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _TEMPLATE_ESCAPE.sub(r"\\", text)
+
+
+def block_string_lines(value: str, indent: str) -> list[str]:
+    """A block string's lines: `\"\"\"`, the value one level in, `\"\"\"` under `indent`.
+
+    The value is already dedented, so adding one indentation to every
+    non-empty line and closing on a line of its own decodes back to it.
+    """
+    body = [indent + INDENT + line if line else "" for line in value.split("\n")]
+    return ['"""', *body, indent + '"""']
+
+
+# --- layout -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """Text written for source offsets [start, end), on output lines first..last."""
+
+    start: int
+    end: int
+    first: int
+    last: int
+
+
+class _Layout:
+    """Writes the declarations line by line and records a mark for every piece."""
+
+    def __init__(self, source: SourceFile, comments: tuple[ast.Comment, ...]) -> None:
+        self.source = source
+        self.text = source.text
+        self.lines: list[str] = []
+        self.cur = ""
+        self.marks: list[_Mark] = []
+        self._comment_starts = sorted(c.span.offset for c in comments)
+
+    # --- writing ------------------------------------------------------------------
+
+    def write(self, text: str) -> None:
+        self.cur += text
+
+    def newline(self, indent: str, blank: bool = False) -> None:
+        self.lines.append(self.cur.rstrip())
+        if blank:
+            self.lines.append("")
+        self.cur = indent
+
+    def emit(self, text: str, start: int, end: int) -> None:
+        first = len(self.lines)
+        self.write(text)
+        self.marks.append(_Mark(start, end, first, len(self.lines)))
+
+    def emit_node(self, text: str, node: ast.Node) -> None:
+        self.emit(text, node.span.offset, node.span.end_offset)
+
+    def finish(self) -> list[str]:
+        if self.cur.strip():
+            self.lines.append(self.cur.rstrip())
+        self.cur = ""
+        return self.lines
+
+    def fits(self, text: str) -> bool:
+        return len(self.cur) + len(text) <= WIDTH
+
+    # --- source queries -----------------------------------------------------------
+
+    def has_comment(self, span: Span) -> bool:
+        return self.comment_between(span.offset, span.end_offset)
+
+    def comment_between(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self._comment_starts, start)
+        return i < len(self._comment_starts) and self._comment_starts[i] < end
+
+    def skip_to(self, pos: int) -> int:
+        """The offset of the next character that is not space, a comma or in a comment."""
+        text = self.text
+        while pos < len(text):
+            ch = text[pos]
+            if ch == "#":
+                nl = text.find("\n", pos)
+                pos = len(text) if nl == -1 else nl
+            elif ch.isspace() or ch == ",":
+                pos += 1
+            else:
+                break
+        return pos
+
+    def opens_on_same_line(self, open_offset: int, first_member: ast.Node | None) -> bool:
+        """True when the author wrote the first member on the line of its `{`."""
+        if first_member is None:
+            return True
+        return "\n" not in self.text[open_offset : first_member.span.offset]
+
+    def gap_has_blank(self, end: int, start: int) -> bool:
+        """A blank line between two members, before any own-line comment (whose
+        own blank lines are kept when the comments are placed)."""
+        src = self.source
+        for line in range(src.position(end).line + 1, src.position(start).line):
+            content = src.line_text(line).strip()
+            if not content:
+                return True
+            if content.startswith("#"):
+                return False
+        return False
+
+    # --- file ---------------------------------------------------------------------
+
+    def module(self, module: ast.Module) -> None:
+        if module.version is not None:
+            self.emit_node(f"plait {module.version.raw}", module.version)
+        decls = module.declarations
+        single = [self.one_line_decl(d) for d in decls]
+        pads = self.decl_pads(decls, single)
+        for i, decl in enumerate(decls):
+            if i > 0 and self.same_run(decls, single, i):
+                self.newline("")
+            elif i > 0 or module.version is not None:
+                self.newline("", blank=True)
+            if single[i] is not None:
+                head, rest = single[i]
+                self.emit_node(head.ljust(pads[i] or 0) + rest, decl)
+            else:
+                self.decl(decl)
+        self.finish()
+
+    def same_run(self, decls: tuple, single: list, i: int) -> bool:
+        a, b = decls[i - 1], decls[i]
+        return (
+            single[i - 1] is not None
+            and single[i] is not None
+            and a.kind == b.kind
+            and not self.gap_has_blank(a.span.end_offset, b.span.offset)
+            and "\n" in self.text[a.span.end_offset : b.span.offset]
+        )
+
+    def decl_pads(self, decls: tuple, single: list) -> list[int | None]:
+        """For one-line declarations, the width their head is padded to (0: none);
+        None for declarations written over several lines."""
+        pads: list[int | None] = [None if s is None else 0 for s in single]
+        i = 0
+        while i < len(decls):
+            j = i + 1
+            while j < len(decls) and self.same_run(decls, single, j):
+                j += 1
+            if single[i] is not None and decls[i].kind in ("model", "chain", "parallel"):
+                width = max(len(single[k][0]) for k in range(i, j))
+                for k in range(i, j):
+                    pads[k] = width
+            i = j
+        return pads
+
+    def one_line_decl(self, d: ast.Node) -> tuple[str, str] | None:
+        """(head, rest) of a declaration that fits on one line, else None."""
+        if self.has_comment(d.span):
+            return None
+        if isinstance(d, ast.ImportDecl):
+            head, parts = "import", [self.inline(d.path)]
+        else:
+            head = f"{d.kind} {d.name.name}"
+            if isinstance(d, ast.ChainDecl):
+                elements = [self.inline_element(e) for e in d.elements]
+                parts = ["=", None if None in elements else " -> ".join(elements)]
+            elif isinstance(d, ast.ModelDecl | ast.ParallelDecl):
+                first = d.target if isinstance(d, ast.ModelDecl) else d.branches
+                parts = ["=", self.inline(first)] + ([self.inline(d.body)] if d.body else [])
+            else:
+                parts = ([self.inline(d.description)] if d.description else []) + [self.inline(d.body)]
+        if None in parts:
+            return None
+        rest = "".join(" " + part for part in parts)
+        return (head, rest) if len(head) + len(rest) <= WIDTH else None
+
+    # --- declarations (over several lines) ----------------------------------------
+
+    def keyword(self, d: ast.Node) -> None:
+        self.emit(d.kind, d.span.offset, d.span.offset + len(d.kind))
+
+    def decl(self, d: ast.Node) -> None:
+        self.keyword(d)
+        if isinstance(d, ast.ImportDecl):
+            self.write(" ")
+            self.string(d.path, "")
+            return
+        self.write(" ")
+        self.emit_node(d.name.name, d.name)
+        if isinstance(d, ast.ChainDecl):
+            self.chain(d)
+            return
+        if isinstance(d, ast.ModelDecl):
+            self.write(" = ")
+            self.string(d.target, "")
+        elif isinstance(d, ast.ParallelDecl):
+            self.write(" = ")
+            self.value(d.branches, "")
+        elif d.description is not None:
+            self.write(" ")
+            self.string(d.description, "")
+        if d.body is not None:
+            self.write(" ")
+            self.block(d.body, "")
+
+    def chain(self, d: ast.ChainDecl) -> None:
+        self.write(" = ")
+        for i, element in enumerate(d.elements):
+            if i:
+                self.newline(INDENT)
+                self.write("-> ")
+            self.element(element, INDENT)
+
+    def inline_element(self, e: ast.Node) -> str | None:
+        if isinstance(e, ast.ChainRef):
+            return e.name
+        if self.has_comment(e.span):
+            return None
+        return "parallel(" + ", ".join(b.name for b in e.branches) + ")"
+
+    def element(self, e: ast.Node, indent: str) -> None:
+        text = self.inline_element(e)
+        if text is not None:
+            self.emit_node(text, e)
+            return
+        self.emit("parallel", e.span.offset, e.span.offset + len("parallel"))
+        open_at = self.skip_to(e.span.offset + len("parallel"))
+        self.sequence("(", ")", open_at, e.span.end_offset - 1, e.branches, indent, self.name_item)
+
+    def name_item(self, ident: ast.Ident, indent: str) -> None:
+        self.emit_node(ident.name, ident)
+
+    # --- values -------------------------------------------------------------------
+
+    def inline(self, v: ast.Node) -> str | None:
+        """The value on one line, or None when it must span lines."""
+        if isinstance(v, ast.String):
+            return None if v.block else encode_string(v.value)
+        if isinstance(v, ast.Number | ast.Duration):
+            return v.raw
+        if isinstance(v, ast.Bool):
+            return "true" if v.value else "false"
+        if isinstance(v, ast.Ref):
+            return v.name
+        if self.has_comment(v.span):
+            return None
+        if isinstance(v, ast.Succeeded):
+            return f"{v.target.name} succeeded"
+        if isinstance(v, ast.ListValue):
+            items = self.inline_all(v.items)
+            return None if items is None else f"[{items}]"
+        if isinstance(v, ast.Call):
+            args = self.inline_all(v.args)
+            if args is None:
+                return None
+            if v.block is None:
+                return f"{v.func.name}({args})"
+            block = self.inline(v.block)
+            return None if block is None else f"{v.func.name}({args}) {block}"
+        if isinstance(v, ast.Block):
+            return self.inline_block(v)
+        raise TypeError(f"not a value: {type(v).__name__}")
+
+    def inline_all(self, items: tuple) -> str | None:
+        texts = [self.inline(item) for item in items]
+        return None if None in texts else ", ".join(texts)
+
+    def inline_block(self, b: ast.Block) -> str | None:
+        if not b.attributes and not b.params:
+            return "{}"
+        first = min(b.attributes + b.params, key=lambda m: m.span.offset)
+        if b.params or not self.opens_on_same_line(b.span.offset, first):
+            return None
+        parts = []
+        for attr in b.attributes:
+            value = self.inline(attr.value)
+            if value is None:
+                return None
+            parts.append(f"{self.key(attr)} = {value}")
+        return "{ " + ", ".join(parts) + " }"
+
+    def value(self, v: ast.Node, indent: str) -> None:
+        text = self.inline(v)
+        if text is not None and (self.fits(text) or not isinstance(v, ast.ListValue | ast.Call | ast.Block)):
+            self.emit_node(text, v)
+        elif isinstance(v, ast.String):
+            self.string(v, indent)
+        elif isinstance(v, ast.ListValue):
+            self.sequence("[", "]", v.span.offset, v.span.end_offset - 1, v.items, indent, self.value)
+        elif isinstance(v, ast.Call):
+            self.call(v, indent)
+        elif isinstance(v, ast.Block):
+            self.block(v, indent)
+        else:  # `x succeeded` with a comment between its words
+            self.emit_node(f"{v.target.name} succeeded", v)
+
+    def string(self, s: ast.String, indent: str) -> None:
+        if not s.block:
+            self.emit_node(encode_string(s.value), s)
+            return
+        first = len(self.lines)
+        lines = block_string_lines(s.value, indent)
+        self.write(lines[0])
+        for line in lines[1:]:
+            # Appended as is: trailing spaces on a content line are part of the value.
+            self.lines.append(self.cur)
+            self.cur = line
+        self.marks.append(_Mark(s.span.offset, s.span.end_offset, first, len(self.lines)))
+
+    def call(self, c: ast.Call, indent: str) -> None:
+        self.emit_node(c.func.name, c.func)
+        args = self.inline_all(c.args)
+        open_at = self.skip_to(c.func.span.end_offset)
+        last = c.args[-1].span.end_offset if c.args else open_at + 1
+        close_at = self.skip_to(last)
+        if args is not None and not self.comment_between(open_at, close_at) and self.fits(f"({args})"):
+            self.emit(f"({args})", open_at, close_at + 1)
+        else:
+            self.sequence("(", ")", open_at, close_at, c.args, indent, self.value)
+        if c.block is not None:
+            self.write(" ")
+            self.block(c.block, indent)
+
+    def sequence(self, open_: str, close: str, open_at: int, close_at: int, items: tuple, indent: str, item) -> None:
+        """Items one per line between brackets, each followed by a comma."""
+        inner = indent + INDENT
+        self.emit(open_, open_at, open_at + 1)
+        for node in items:
+            self.newline(inner)
+            item(node, inner)
+            self.write(",")
+        self.newline(indent)
+        self.emit(close, close_at, close_at + 1)
+
+    # --- blocks -------------------------------------------------------------------
+
+    @staticmethod
+    def key(attr: ast.Attribute) -> str:
+        return encode_string(attr.key.name) if attr.quoted else attr.key.name
+
+    def block(self, b: ast.Block, indent: str) -> None:
+        text = self.inline_block(b)
+        if text is not None and not self.has_comment(b.span) and self.fits(text):
+            self.emit_node(text, b)
+            return
+        members = sorted(b.attributes + b.params, key=lambda m: m.span.offset)
+        keys = [self.key(m) if isinstance(m, ast.Attribute) else None for m in members]
+        self.members(b.span.offset, b.span.end_offset - 1, members, keys, indent, self.member)
+
+    def member(self, m: ast.Node, key: str | None, indent: str) -> None:
+        if isinstance(m, ast.Params):
+            self.emit("params", m.span.offset, m.span.offset + len("params"))
+            self.write(" ")
+            fields = list(m.params)
+            keys = [f"{p.name.name}:" for p in fields]
+            open_at = self.skip_to(m.span.offset + len("params"))
+            self.members(open_at, m.span.end_offset - 1, fields, keys, indent, self.param)
+            return
+        self.emit_node(key, m.key)
+        self.write(" = ")
+        self.value(m.value, indent)
+
+    def members(self, open_at: int, close_at: int, members: list, keys: list, indent: str, write) -> None:
+        """`{`, one member per line with keys aligned per run, `}`."""
+        if not members and not self.comment_between(open_at, close_at):
+            self.emit("{}", open_at, close_at + 1)
+            return
+        inner = indent + INDENT
+        self.emit("{", open_at, open_at + 1)
+        blanks = [False] + [
+            self.gap_has_blank(a.span.end_offset, b.span.offset) for a, b in zip(members, members[1:])
+        ]
+        widths = _aligned_widths(keys, blanks)
+        for m, key, width, blank in zip(members, keys, widths, blanks):
+            self.newline(inner, blank=blank)
+            write(m, key if key is None else key.ljust(width), inner)
+        self.newline(indent)
+        self.emit("}", close_at, close_at + 1)
+
+    # --- parameters and types -----------------------------------------------------
+
+    def param(self, p: ast.Param, key: str, indent: str) -> None:
+        self.emit_node(key.rstrip(), p.name)
+        self.write(key[len(key.rstrip()) :] + " ")
+        self.type(p.type, indent)
+        if p.description is not None:
+            self.write(" ")
+            self.string(p.description, indent)
+        if p.default is not None:
+            self.write(" = ")
+            self.value(p.default, indent)
+
+    def inline_type(self, t: ast.TypeExpr) -> str | None:
+        if self.has_comment(t.span):
+            return None
+        if t.form == "name":
+            text = t.name
+        elif t.form == "generic":
+            arg = self.inline_type(t.args[0])
+            if arg is None:
+                return None
+            text = f"{t.name}[{arg}]"
+        elif t.form == "union":
+            literals = [self.inline(s) for s in t.literals]
+            if None in literals:
+                return None
+            text = " | ".join(literals)
+        else:
+            open_at = self.skip_to(t.span.offset + len(t.name))
+            first = t.fields[0] if t.fields else None
+            if not self.opens_on_same_line(open_at, first):
+                return None
+            fields = [self.inline_param(f) for f in t.fields]
+            if None in fields:
+                return None
+            text = f"{t.name} {{ {', '.join(fields)} }}" if fields else f"{t.name} {{}}"
+        return text + "?" if t.optional else text
+
+    def inline_param(self, p: ast.Param) -> str | None:
+        parts = [f"{p.name.name}:", self.inline_type(p.type)]
+        if p.description is not None:
+            parts.append(self.inline(p.description))
+        if p.default is not None:
+            parts += ["=", self.inline(p.default)]
+        return None if None in parts else " ".join(parts)
+
+    def type(self, t: ast.TypeExpr, indent: str) -> None:
+        text = self.inline_type(t)
+        if text is not None and self.fits(text):
+            self.emit_node(text, t)
+            return
+        if t.form == "name":
+            self.emit_node(t.name, t)
+        elif t.form == "generic":
+            self.emit(f"{t.name}[", t.span.offset, t.span.offset + len(t.name))
+            self.type(t.args[0], indent)
+            self.emit("]", t.args[0].span.end_offset, t.args[0].span.end_offset)
+        elif t.form == "union":
+            for i, literal in enumerate(t.literals):
+                self.write(" | " if i else "")
+                self.string(literal, indent)
+        else:
+            self.emit(t.name, t.span.offset, t.span.offset + len(t.name))
+            self.write(" ")
+            open_at = self.skip_to(t.span.offset + len(t.name))
+            close_at = t.span.end_offset - (2 if t.optional else 1)
+            close_at = self.text.rfind("}", open_at, close_at + 1)
+            fields = list(t.fields)
+            keys = [f"{p.name.name}:" for p in fields]
+            self.members(open_at, close_at, fields, keys, indent, self.param)
+        if t.optional:
+            self.write("?")
+
+
+def _aligned_widths(keys: list[str | None], blanks: list[bool]) -> list[int]:
+    """The width each key is padded to: the longest key of its run (runs end at a
+    blank line or a non-key member); keys over ALIGN_MAX stay unpadded."""
+    widths = [0] * len(keys)
+    run: list[int] = []
+
+    def close() -> None:
+        short = [len(keys[k]) for k in run if len(keys[k]) <= ALIGN_MAX]
+        for k in run:
+            widths[k] = max(short) if short and len(keys[k]) <= ALIGN_MAX else 0
+        run.clear()
+
+    for i, key in enumerate(keys):
+        if key is None or blanks[i]:
+            close()
+        if key is not None:
+            run.append(i)
+    close()
+    return widths
+
+
+# --- comments ---------------------------------------------------------------------
+
+
+def _place_comments(layout: _Layout, comments: tuple[ast.Comment, ...], source: SourceFile) -> str:
+    lines = layout.finish()
+    marks = sorted(layout.marks, key=lambda m: (m.start, m.first))
+    starts = [m.start for m in marks]
+    by_end = sorted(layout.marks, key=lambda m: (m.end, m.last))
+    ends = [m.end for m in by_end]
+    above: dict[int, list[ast.Comment]] = defaultdict(list)
+    trailing: dict[int, list[ast.Comment]] = defaultdict(list)
+    tail: list[ast.Comment] = []
+    for comment in comments:
+        offset = comment.span.offset
+        line_start = source.text.rfind("\n", 0, offset) + 1
+        if source.text[line_start:offset].strip():
+            i = bisect.bisect_right(ends, offset)
+            if i:
+                trailing[by_end[i - 1].last].append(comment)
+                continue
+        i = bisect.bisect_left(starts, comment.span.end_offset)
+        (above[marks[i].first] if i < len(marks) else tail).append(comment)
+    # One line holds one trailing comment; any others go above it.
+    for line, group in trailing.items():
+        if len(group) > 1:
+            above[line] = sorted(above[line] + group[:-1], key=lambda c: c.span.offset)
+            del group[:-1]
+
+    out: list[str] = []
+    notes: dict[int, str] = {}  # index in out → its trailing comment
+    for n, line in enumerate(lines):
+        if n in above:
+            indent = line[: len(line) - len(line.lstrip(" "))]
+            closing = line.lstrip().startswith(_CLOSERS)
+            _comment_lines(out, above[n], indent + INDENT if closing else indent, source, not closing)
+        if trailing.get(n):
+            notes[len(out)] = trailing[n][0].text.rstrip()
+        out.append(line)
+    if tail:
+        _comment_lines(out, tail, "", source, False)
+    _append_trailing(out, notes)
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _append_trailing(out: list[str], notes: dict[int, str]) -> None:
+    """Trailing comments on consecutive lines start in one column, two spaces
+    after the longest line of the run."""
+    for n in sorted(notes):
+        if n - 1 in notes:
+            continue
+        run = range(n, next(k for k in range(n, len(out) + 1) if k not in notes))
+        column = max(len(out[k]) for k in run) + 2
+        for k in run:
+            out[k] = out[k].ljust(column) + notes[k]
+
+
+def _comment_lines(out: list[str], group: list[ast.Comment], indent: str, source: SourceFile, last_blank: bool) -> None:
+    """Own-line comments above a line, keeping one blank line where the author left one."""
+    if _blank_line(source, group[0].span.line - 1) and out and out[-1] and not out[-1].endswith(_OPENERS):
+        out.append("")
+    for i, comment in enumerate(group):
+        out.append(indent + comment.text.rstrip())
+        if _blank_line(source, comment.span.line + 1) and (last_blank or i < len(group) - 1):
+            out.append("")
+
+
+def _blank_line(source: SourceFile, line: int) -> bool:
+    return 1 <= line <= source.line_count and not source.line_text(line).strip()
