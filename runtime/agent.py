@@ -87,6 +87,7 @@ class Agent:
         self.config = ctx.program.agents[name]
         self._run = new_run(ctx, self.config, (name,), None)
         self.last_report: Report | None = None
+        self.last_result: RunResult | None = None
 
     @property
     def name(self) -> str:
@@ -173,6 +174,7 @@ class Agent:
         await self.ctx.bus.drain()
         result = RunResult(outcome, self.ctx.report)
         self.last_report = self.ctx.report
+        self.last_result = result
         if result.error is not None:
             result.error.report = result.to_dict()  # type: ignore[attr-defined]
             raise result.error

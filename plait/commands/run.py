@@ -1,0 +1,242 @@
+"""`plait run FILE` → compile, execute the entry runnable, report; exit 0/1/3/4.
+
+Progress goes to stderr (a live line on a TTY, plain lines otherwise), the
+final output to stdout; `--events` prints every event as a JSON line and
+`--json` the run report as one object. An approval interrupt asks
+approve/edit/reject at a TTY; elsewhere the pending calls are printed and the
+exit code is 3 (resume with `--resume RUN_ID --decide ID=approve`). Every run
+is stored under `.plait/runs/` beside the spec, whatever way it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_MAX_STEPS, EXIT_OK, EXIT_USAGE
+
+EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the .plait spec to run")
+    parser.add_argument("stdin", nargs="?", choices=["-"], help="read the input from standard input")
+    parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--input", metavar="TEXT", help="the input text")
+    source.add_argument("--input-file", metavar="F", help="read the input from a file")
+    parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
+    parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted or paused)")
+    parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
+                        help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.stdin and (args.input is not None or args.input_file):
+        return fail("give the input once: --input, --input-file or -", EXIT_USAGE)
+    engine = load_engine(args.file)
+    if isinstance(engine, int):
+        return engine
+    try:
+        text = read_input(args)
+        decisions = parse_decisions(args.decide)
+    except (OSError, ValueError) as exc:
+        return fail(str(exc), EXIT_USAGE)
+    from plait.runtime.errors import AgentError
+
+    try:
+        if args.resume:
+            started = engine.restore(args.resume)
+        else:
+            started = engine.start(text, entry=args.entry)
+    except (AgentError, KeyError) as exc:
+        return fail(str(exc).strip("'\""), EXIT_USAGE if args.resume is None else EXIT_ERRORS)
+    result = asyncio.run(drive(started, args, decisions if args.resume else None, engine))
+    return finish(result, args)
+
+
+# -- shared with `plait chat` ----------------------------------------------------------
+
+
+def fail(message: str, code: int = EXIT_ERRORS) -> int:
+    print(f"plait: {message}", file=sys.stderr)
+    return code
+
+
+def load_engine(file: str) -> Any:
+    """The engine for a spec, or an exit code after printing why there is none."""
+    import plait
+    from plait.runtime.engine import Engine
+
+    try:
+        compiled = plait.compile(file)
+    except (OSError, ValueError) as exc:
+        return fail(f"cannot read {file}: {exc}")
+    errors = [d for d in compiled.diagnostics if getattr(d, "is_error", False)]
+    if errors or compiled.graph is None:
+        print_diagnostics(compiled.diagnostics)
+        return EXIT_ERRORS
+    return Engine.from_graph(compiled.graph)
+
+
+def print_diagnostics(diagnostics: list[Any]) -> None:
+    try:
+        from plait.compiler.report import render_text  # type: ignore[attr-defined]
+
+        print(render_text(diagnostics, color=sys.stderr.isatty()), file=sys.stderr)
+        return
+    except (ImportError, TypeError):
+        pass
+    for diagnostic in diagnostics:
+        print(str(diagnostic), file=sys.stderr)
+
+
+def read_input(args: argparse.Namespace) -> str:
+    if args.input is not None:
+        return args.input
+    if args.input_file:
+        with open(args.input_file, encoding="utf-8") as fh:
+            return fh.read()
+    if args.stdin:
+        return sys.stdin.read()
+    return ""
+
+
+def parse_decisions(items: list[str]) -> dict[str, Any]:
+    from plait.runtime.outcomes import Decision
+
+    decisions = {}
+    for item in items:
+        pid, sep, action = item.rpartition("=")
+        if not sep or not pid:
+            raise ValueError(f"--decide wants ID=ACTION, got `{item}`")
+        verb, _, rest = action.partition(":")
+        if verb == "edit":
+            arguments = json.loads(rest) if rest else None
+            decisions[pid] = Decision("edit", arguments)
+        elif verb == "reject":
+            decisions[pid] = Decision("reject", message=rest or None)
+        else:
+            decisions[pid] = Decision(verb)
+    return decisions
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def ask_decisions(pending: list[Any]) -> dict[str, Any]:
+    """approve / edit / reject for each pending call, asked on the terminal."""
+    from plait.runtime.outcomes import Decision
+
+    decisions = {}
+    for p in pending:
+        print(f"\n{p.agent}{f' (branch {p.branch})' if p.branch else ''} wants to call `{p.tool}` with {json.dumps(p.arguments)}", file=sys.stderr)
+        while True:
+            answer = input("  [a]pprove, [e]dit or [r]eject? ").strip().lower()
+            if answer in ("a", "approve"):
+                decisions[p.id] = Decision("approve")
+            elif answer in ("e", "edit"):
+                try:
+                    decisions[p.id] = Decision("edit", json.loads(input("  new arguments (JSON): ")))
+                except ValueError as exc:
+                    print(f"  not a JSON object: {exc}", file=sys.stderr)
+                    continue
+            elif answer in ("r", "reject"):
+                decisions[p.id] = Decision("reject", message=input("  message for the model (optional): ").strip() or None)
+            else:
+                continue
+            break
+    return decisions
+
+
+def print_pending(pending: list[Any], file: str | None = None, run_id: str | None = None) -> None:
+    print("plait: the run is waiting for approval of:", file=sys.stderr)
+    for p in pending:
+        print(f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}", file=sys.stderr)
+    if file and run_id:
+        print(f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON", file=sys.stderr)
+
+
+class Progress:
+    """Events → what a person watching sees: a live status line on a TTY, plain lines otherwise."""
+
+    def __init__(self, live: bool, events: bool) -> None:
+        self.live = live
+        self.events = events
+        self.tokens = 0
+        self.tools = 0
+        self.shown = False
+
+    def __call__(self, event: Any) -> None:
+        if self.events:
+            print(json.dumps(event.to_dict(), default=str), flush=True)
+            return
+        data = event.data
+        if event.type == "step_end":
+            self.tokens += data.get("input_tokens", 0) + data.get("output_tokens", 0)
+            line = f"{event.agent}: step {data['step']} ({data['model']}) {data['finish_reason']}"
+        elif event.type == "tool_call_end":
+            self.tools += 1
+            line = f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}"
+        elif event.type == "warning":
+            line = f"warning[{data['code']}]: {data['message']}"
+        else:
+            return
+        if self.live:
+            status = f"{line} · {self.tools} tool call(s) · {self.tokens} tokens"
+            print(f"\r\033[2K{status[:200]}", end="", file=sys.stderr, flush=True)
+            self.shown = True
+        else:
+            print(line, file=sys.stderr)
+
+    def close(self) -> None:
+        if self.shown:
+            print("\r\033[2K", end="", file=sys.stderr, flush=True)
+            self.shown = False
+
+
+async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any] | None, engine: Any) -> Any:
+    progress = Progress(live=sys.stderr.isatty() and not args.events, events=args.events)
+    started.ctx.bus.listen(progress)
+    # Deltas only cost something when someone watches them.
+    started.ctx.stream = args.events
+    try:
+        result = await (started.resume(decisions) if decisions is not None else _first(started))
+        while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
+            progress.close()
+            result = await started.resume(ask_decisions(result.pending))
+        return result
+    finally:
+        progress.close()
+        await engine.aclose()
+
+
+async def _first(started: Any) -> Any:
+    if started.result is None and started.last is not None:
+        return await started.resume({})
+    return await started
+
+
+def finish(result: Any, args: argparse.Namespace) -> int:
+    code = EXIT_FOR.get(result.stop_reason, EXIT_ERRORS)
+    if args.json:
+        print(json.dumps(result.to_dict(), default=str, ensure_ascii=False))
+    elif not args.events and result.stop_reason in ("done", "until", "max_steps"):
+        from plait.runtime.templates import as_text
+
+        print(as_text(result.output))
+    if result.stop_reason == "error":
+        error = result.error
+        print(f"plait: run failed: {getattr(error, 'kind', type(error).__name__)}: {getattr(error, 'message', error)} (run {result.run_id})", file=sys.stderr)
+    elif result.stop_reason == "interrupt":
+        print_pending(result.pending, args.file, result.run_id)
+    elif result.stop_reason == "pause":
+        print(f"plait: the run paused{f': {result.pause_reason}' if result.pause_reason else ''} (resume with --resume {result.run_id})", file=sys.stderr)
+    elif result.stop_reason == "max_steps":
+        print("plait: the run stopped at max_steps", file=sys.stderr)
+    return code

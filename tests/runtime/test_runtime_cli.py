@@ -1,0 +1,196 @@
+"""`plait run` / `plait chat` and `plait.run` end to end: compiled .plait specs on the scripted provider."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+import plait
+from plait.cli import main
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+tool add "Add two numbers." {
+  params {
+    a: int
+    b: int
+  }
+  run = python("cli_e2e_tools:add")
+}
+
+tool send "Send a message." {
+  params { to: string }
+  run = python("cli_e2e_tools:send")
+  approval = required
+}
+
+agent main {
+  model = demo
+  system = "You add."
+  tools = [add, send]
+  max_steps = 3
+}
+"""
+
+TOOLS = "def add(a, b):\n    return a + b\n\ndef send(to):\n    return 'sent to ' + to\n"
+
+
+def write(tmp_path, replies, spec=SPEC):
+    (tmp_path / "spec.plait").write_text(spec)
+    (tmp_path / "cli_e2e_tools.py").write_text(TOOLS)
+    (tmp_path / "demo.json").write_text(json.dumps(replies))
+    return str(tmp_path / "spec.plait")
+
+
+def call(name, **arguments):
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_run_prints_output_and_exits_0(tmp_path, capsys):
+    spec = write(tmp_path, [call("add", a=2, b=3), {"text": "5"}])
+    code, out, err = cli(capsys, "run", spec, "--input", "2+3")
+    assert (code, out) == (0, "5\n") and "main: tool add ok" in err
+    assert len(list((tmp_path / ".plait" / "runs").glob("*.json"))) == 1
+
+
+def test_json_report_has_the_documented_fields(tmp_path, capsys):
+    spec = write(tmp_path, [call("add", a="x", b=3), call("add", a=2, b=3), {"text": "5"}])
+    code, out, _ = cli(capsys, "run", spec, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["stop_reason"] == "done" and report["output"] == "5" and report["model_calls"] == 3
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in report["tool_calls"]] == [("add", {"a": "x", "b": 3}, True), ("add", {"a": 2, "b": 3}, False)]
+    assert [w["code"] for w in report["warnings"]] == ["tool_arguments_invalid"]
+    assert report["usage"]["input_tokens"] > 0 and "error" not in report
+
+
+def test_failure_is_one_line_exit_1_with_error_in_report(tmp_path, capsys):
+    spec = write(tmp_path, [{"error": {"kind": "rate_limit", "message": "slow down"}}])
+    code, out, err = cli(capsys, "run", spec, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["stop_reason"] == "error"
+    assert report["error"]["type"] == "ProviderError" and report["error"]["kind"] == "rate_limit" and report["error"]["message"] == "slow down"
+    assert err.strip().splitlines()[-1].startswith("plait: run failed: rate_limit: slow down")
+    stored = json.loads(next((tmp_path / ".plait" / "runs").glob("*.json")).read_text())
+    assert stored["result"]["stop_reason"] == "error"
+
+
+def test_max_steps_exits_4(tmp_path, capsys):
+    spec = write(tmp_path, [call("add", a=1, b=1)] * 3)
+    code, out, _ = cli(capsys, "run", spec)
+    assert code == 4 and out == "stopped: reached max_steps (3)\n"
+
+
+def test_interrupt_off_tty_exits_3_and_resumes_from_the_store(tmp_path, capsys):
+    spec = write(tmp_path, [call("send", to="ann"), {"text": "sent it"}])
+    code, out, err = cli(capsys, "run", spec, "--json")
+    report = json.loads(out)
+    assert code == 3 and report["stop_reason"] == "interrupt"
+    [pending] = report["pending"]
+    assert pending["tool"] == "send" and pending["arguments"] == {"to": "ann"} and pending["id"] in err
+    code, out, _ = cli(capsys, "run", spec, "--resume", report["run_id"], "--decide", f"{pending['id']}=edit:{{\"to\": \"bob\"}}", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["output"] == "sent it"
+    assert report["tool_calls"][-1] == {"name": "send", "arguments": {"to": "bob"}, "is_error": False, "agent": "main", "path": ["main"]}
+
+
+def test_compile_errors_print_diagnostics_and_exit_1(tmp_path, capsys):
+    spec = write(tmp_path, [], spec="agent main { model = nowhere }\n")
+    code, out, err = cli(capsys, "run", spec)
+    assert code == 1 and out == "" and "nowhere" in err
+
+
+def test_input_file_and_stdin(tmp_path, capsys, monkeypatch):
+    spec = write(tmp_path, [{"text": "a"}, {"text": "b"}])
+    (tmp_path / "in.txt").write_text("from a file")
+    assert cli(capsys, "run", spec, "--input-file", str(tmp_path / "in.txt"))[0] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
+    code, out, _ = cli(capsys, "run", spec, "-", "--events")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and events[1]["type"] == "agent_start" and events[1]["input"] == "from stdin" and events[-1]["type"] == "run_end"
+
+
+def test_chat_keeps_history_across_lines(tmp_path, capsys, monkeypatch):
+    spec = write(tmp_path, {"main": [{"text": "hi Ann"}, {"text": "you are Ann"}]})
+    monkeypatch.setattr(sys, "stdin", io.StringIO("I am Ann\nwho am I?\n"))
+    code, out, _ = cli(capsys, "chat", spec)
+    assert code == 0 and out.splitlines() == ["hi Ann", "you are Ann"]
+    [saved] = (tmp_path / ".plait" / "chats").glob("*.json")
+    assert [m["role"] for m in json.loads(saved.read_text())["run"]["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+COMPOSED = """
+model demo  = "scripted/demo" { script = "demo.json" }
+
+step summarize {
+  model  = demo
+  prompt = "Summarize: {{input}}"
+}
+
+step translate {
+  model  = demo
+  prompt = "Translate: {{input}}"
+}
+
+agent analyst_a { model = demo, system = "financial" }
+agent analyst_b { model = demo, system = "risk" }
+
+consolidate verdict {
+  agents = [analyst_a, analyst_b]
+  judge  = demo
+  rounds = 2
+}
+
+step report {
+  model  = demo
+  prompt = "French: {{input.translate}} / Verdict: {{input.verdict}}"
+}
+
+chain main = summarize -> parallel(translate, verdict) -> report
+"""
+
+
+def test_plait_run_compiles_and_walks_chain_parallel_and_consolidate(tmp_path):
+    replies = {
+        "summarize": [{"text": "short"}],
+        "translate": [{"text": "court"}],
+        "analyst_a": [{"text": "rent"}],
+        "analyst_b": [{"text": "rent too"}],
+        "demo": [{"text": '{"agreed": true, "summary": "rent"}'}],
+        "report": [{"text": "final paragraph"}],
+    }
+    spec = write(tmp_path, replies, spec=COMPOSED)
+    result = plait.run(spec, "long text")
+    assert (result.stop_reason, result.output) == ("done", "final paragraph")
+    assert result.report.model_calls == 6
+
+
+def test_arun_steps_through_events(tmp_path):
+    import asyncio
+
+    spec = write(tmp_path, [call("add", a=1, b=2), {"text": "3"}])
+
+    async def consume():
+        started = plait.arun(spec, "1+2")
+        types = [e.type async for e in started]
+        return types, await started
+
+    types, result = asyncio.run(consume())
+    assert result.output == "3" and "tool_call_end" in types and types[-1] == "run_end"
+
+
+def test_plait_run_raises_on_failure_with_report(tmp_path):
+    spec = write(tmp_path, [])
+    with pytest.raises(Exception) as info:
+        plait.run(spec, "x")
+    assert info.value.kind == "invalid_request" and info.value.report["stop_reason"] == "error"
