@@ -1,0 +1,115 @@
+"""Scene → Graphviz DOT text (a pure string builder: no subprocess, no Graphviz import).
+
+Every id is a quoted, escaped string and every node label an HTML-like label
+with its text escaped, so names, generated ids (`main/parallel#1`, `@entry`)
+and labels holding quotes, newlines or `{{ }}` cannot break the syntax.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .scene import Cluster, RenderOptions, Scene, build_scene
+from .style import EDGE_STYLES, GATE, NODE_STYLES
+
+__all__ = ["html_text", "quote", "scene_to_dot", "to_dot"]
+
+FONT = "DejaVu Sans"
+_CLUSTER_COLOURS = {"chain": "#566573", "parallel": "#117864", "consolidate": "#943126", "turn": "#7d6608"}
+
+
+def quote(text: str) -> str:
+    """Any text → a DOT double-quoted string."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "").replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def html_text(text: str) -> str:
+    """Text → safe inside an HTML-like label (one line; newlines become spaces)."""
+    text = " ".join(text.splitlines())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _label(lines: list[str]) -> str:
+    head, *rest = lines
+    parts = [f"<B>{html_text(head)}</B>"]
+    parts += [f'<FONT POINT-SIZE="9">{html_text(line)}</FONT>' for line in rest]
+    return "<" + "<BR/>".join(parts) + ">"
+
+
+def _node(node: Any, indent: str) -> str:
+    style = GATE if node.gate else NODE_STYLES[node.kind]
+    attrs = [
+        f"id={quote('plait:' + node.id)}",
+        f"shape={style.dot_shape}",
+        f"style={quote(style.dot_style)}",
+        f"fillcolor={quote(style.fill)}",
+        f"color={quote(style.stroke)}",
+        f"label={_label(node.lines)}",
+    ]
+    if node.gate:
+        attrs.append("penwidth=2.5")
+    if node.kind in ("entry", "exit"):
+        attrs.append("fontsize=9")
+    return f"{indent}{quote(node.id)} [{', '.join(attrs)}];"
+
+
+def _cluster(cluster: Cluster, nodes: dict[str, Any], indent: str, out: list[str]) -> None:
+    colour = _CLUSTER_COLOURS.get(cluster.kind, "#566573")
+    out.append(f"{indent}subgraph {quote(cluster.id)} {{")
+    inner = indent + "  "
+    out.append(f'{inner}label={quote(cluster.title)}; labeljust="l"; style="rounded,dashed"; color={quote(colour)}; fontcolor={quote(colour)};')
+    for n in cluster.nodes:
+        out.append(_node(nodes[n], inner))
+    for child in cluster.children:
+        _cluster(child, nodes, inner, out)
+    out.append(f"{indent}}}")
+
+
+def _edge(edge: Any, enclosing: dict[str, tuple[str, ...]]) -> str:
+    style = EDGE_STYLES[edge.kind]
+    if edge.kind == "layout":
+        return f"  {quote(edge.source)} -> {quote(edge.target)} [style=invis];"
+    attrs = [
+        f"style={style.dot_style}",
+        f"color={quote(style.color)}",
+        f"penwidth={style.penwidth:g}",
+        f"arrowhead={style.arrowhead}",
+    ]
+    if edge.label:
+        attrs += [f"label={quote(edge.label)}", f"fontcolor={quote(style.color)}"]
+    if edge.kind in ("calls", "fallback", "uses", "until"):
+        # Resources hang off the flow; they must not stretch the main chain's ranks.
+        attrs.append("weight=0")
+    if edge.kind == "loop":
+        # Back edges of a turn: drawn, but the pipeline still reads top to bottom.
+        attrs.append("constraint=false")
+    # A container's edges to the outside start or end at its cluster's border (compound=true).
+    own = f"cluster:{edge.source}"
+    if own in enclosing.get(edge.source, ()) and own not in enclosing.get(edge.target, ()):
+        attrs.append(f"ltail={quote(own)}")
+    own = f"cluster:{edge.target}"
+    if own in enclosing.get(edge.target, ()) and own not in enclosing.get(edge.source, ()):
+        attrs.append(f"lhead={quote(own)}")
+    return f"  {quote(edge.source)} -> {quote(edge.target)} [{', '.join(attrs)}];"
+
+
+def scene_to_dot(scene: Scene) -> str:
+    out = [
+        "digraph plait {",
+        f'  graph [rankdir={scene.direction}, compound=true, newrank=true, fontname="{FONT}", fontsize=11, nodesep=0.25, ranksep=0.45];',
+        f'  node [fontname="{FONT}", fontsize=11, margin="0.12,0.05"];',
+        f'  edge [fontname="{FONT}", fontsize=9, arrowsize=0.7];',
+    ]
+    nodes = {n.id: n for n in scene.nodes}
+    enclosing = scene.enclosing()
+    for cluster in scene.clusters:
+        _cluster(cluster, nodes, "  ", out)
+    out += [_node(n, "  ") for n in scene.nodes if n.id not in enclosing]
+    out += [_edge(e, enclosing) for e in scene.edges]
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def to_dot(graph: Any, options: RenderOptions = RenderOptions()) -> str:
+    return scene_to_dot(build_scene(graph, options))

@@ -1,0 +1,76 @@
+"""One agent → its turn drawn as the step pipeline, with every way a turn can end as a labelled edge.
+
+The step names mirror the runtime's TURN_STEPS (a test holds them equal);
+they are written out here because rendering never imports the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .labels import until_text
+
+__all__ = ["TURN_STEP_NAMES", "turn_scene"]
+
+#: (runtime step name, what the box says).
+TURN_STEPS: tuple[tuple[str, str], ...] = (
+    ("check_budget", "check budget"),
+    ("expand_messages", "expand messages"),
+    ("call_model", "call model"),
+    ("check_interrupts", "check interrupts"),
+    ("run_tools", "run tools"),
+    ("propagate_state", "propagate state"),
+    ("check_until", "check until"),
+    ("loop_boundary", "loop boundary"),
+)
+TURN_STEP_NAMES = tuple(name for name, _ in TURN_STEPS)
+
+#: Where a turn can end: returns an answer, stops for a human, or fails.
+EXITS = (("returns", "returns output"), ("human", "stops for a human"), ("fails", "fails"))
+
+
+def _step_lines(graph: Any, agent: str, a: dict, step: str, text: str) -> list[str]:
+    extra = {
+        "check_budget": f"max_steps {a['max_steps']}",
+        "call_model": " → ".join([a["model"], *a["fallback"]]),
+        "check_interrupts": _gates(graph, a),
+        "check_until": until_text(a) if a["until"] else "no until",
+        "loop_boundary": "tool results waiting?",
+    }.get(step)
+    return [text, extra] if extra else [text]
+
+
+def _gates(graph: Any, a: dict) -> str:
+    gated = [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and (graph.node(t)["approval"] or t in a["approval"])]
+    return "approval " + ", ".join(gated) if gated else "no approval gates"
+
+
+def turn_scene(graph: Any, agent: str) -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, str, str]]]:
+    """(nodes as (id, kind, lines), edges as (source, target, kind, label)) for `agent`'s turn."""
+    a = graph.node(agent)
+    sid = {name: f"{agent}@turn/{name}" for name, _ in TURN_STEPS}
+    xid = {name: f"{agent}@turn/{name}" for name, _ in EXITS}
+    nodes = [(sid[name], "turn_step", _step_lines(graph, agent, a, name, text)) for name, text in TURN_STEPS]
+    nodes += [(xid[name], "turn_exit", [text]) for name, text in EXITS]
+
+    edges = [(agent, sid["check_budget"], "turn", "each turn")]
+    for (step, _), (following, _) in zip(TURN_STEPS, TURN_STEPS[1:]):
+        edges.append((sid[step], sid[following], "turn", ""))
+    edges.append((sid["loop_boundary"], sid["check_budget"], "loop", "loop"))
+    if a["retry_malformed"]:
+        # A malformed call is re-asked as a new turn, so it counts against max_steps.
+        edges.append((sid["call_model"], sid["check_budget"], "loop", f"retry malformed (≤{a['retry_malformed']})"))
+    edges += [
+        (sid["check_budget"], xid["returns"], "stop", f"max steps ({a['max_steps']})"),
+        (sid["check_budget"], xid["human"], "stop", "pause"),
+        (sid["call_model"], xid["fails"], "stop", "error"),
+        (sid["call_model"], xid["returns"], "stop", "done (truncated)"),
+        (sid["check_interrupts"], xid["human"], "stop", "interrupt"),
+        (sid["run_tools"], xid["human"], "stop", "interrupt (delegate)"),
+    ]
+    if a["until"]:
+        edges.append((sid["check_until"], xid["returns"], "stop", "until satisfied"))
+        edges.append((sid["loop_boundary"], xid["fails"], "stop", "error: until not called"))
+    else:
+        edges.append((sid["loop_boundary"], xid["returns"], "stop", "done"))
+    return nodes, edges

@@ -1,0 +1,33 @@
+"""`plait graph FILE --json`: the compiled graph → node-link JSON on stdout, for other tools.
+
+The schema is `docs/graph.md` ("JSON"); header values and URL query values
+that look like credentials are printed as "<redacted>".
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from plait.cli import EXIT_ERRORS, EXIT_OK
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the .plait spec")
+    # JSON is the only format today; the flag keeps the command line explicit and room for others.
+    parser.add_argument("--json", action="store_true", default=True, help="print node-link JSON (the default)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from plait.compiler.pipeline import compile_spec
+    from plait.compiler.render import graph_json
+
+    from .render import print_diagnostics
+
+    result = compile_spec(Path(args.file))
+    if result.graph is None:
+        print_diagnostics(result.diagnostics, result.sources)
+        return EXIT_ERRORS
+    sys.stdout.write(graph_json(result.graph))
+    return EXIT_OK

@@ -1,0 +1,89 @@
+"""`plait render FILE [-o OUT] [--format ...]`: the compiled graph → a picture or its source.
+
+No `-o` writes DOT to stdout. The format follows `-o`'s extension unless
+`--format` names one. A spec with errors renders nothing (exit 1); a bad
+option is one line (exit 2). Render reads the graph only: user code is never
+imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+
+FORMATS = ("svg", "png", "pdf", "dot", "mermaid", "json", "html")
+_EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
+               ".mermaid": "mermaid", ".json": "json", ".html": "html", ".htm": "html"}
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the .plait spec")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write here (default: stdout)")
+    parser.add_argument("-f", "--format", choices=FORMATS, help="output format (default: from OUT's extension, else dot)")
+    parser.add_argument("--entry", metavar="NAME", help="draw only what running this runnable can reach")
+    parser.add_argument("--expand", metavar="AGENT", nargs="+", action="extend", default=[],
+                        help="draw these agents' turns as the step pipeline")
+    parser.add_argument("--direction", choices=("LR", "TB"), default="LR", help="layout direction (default LR)")
+    parser.add_argument("--hide", metavar="KINDS", default="", help="fold these into labels: models,tools")
+
+
+def print_diagnostics(diagnostics: list, sources: dict) -> None:
+    """Print a failed compile's diagnostics to stderr, in the shared text report when there is one."""
+    try:
+        from plait.compiler.report import render as report
+    except ImportError:
+        for d in diagnostics:
+            print(str(d), file=sys.stderr)
+        return
+    sys.stderr.write(report(diagnostics, sources, "text", color=sys.stderr.isatty()))
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return args.format
+    if args.output:
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in _EXTENSIONS:
+            raise ValueError(f"cannot tell the format from `{args.output}`; pass --format ({', '.join(FORMATS)})")
+        return _EXTENSIONS[suffix]
+    return "dot"
+
+
+def run(args: argparse.Namespace) -> int:
+    from plait.compiler.pipeline import compile_spec
+    from plait.compiler.render import IMAGE_FORMATS, RenderError, RenderOptions, render
+
+    try:
+        fmt = _format(args)
+    except ValueError as exc:
+        print(f"plait render: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if fmt in IMAGE_FORMATS and not args.output and sys.stdout.isatty():
+        print(f"plait render: {fmt} is binary; pass -o FILE or redirect stdout", file=sys.stderr)
+        return EXIT_USAGE
+    result = compile_spec(Path(args.file))
+    if result.graph is None:
+        print_diagnostics(result.diagnostics, result.sources)
+        return EXIT_ERRORS
+    hide = tuple(w.strip() for w in args.hide.split(",") if w.strip())
+    options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide)
+    try:
+        out = render(result.graph, fmt, options, result.sources)
+    except RenderError as exc:
+        print(f"plait render: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _write(out, args.output)
+    return EXIT_OK
+
+
+def _write(out: str | bytes, path: str | None) -> None:
+    data = out.encode("utf-8") if isinstance(out, str) else out
+    if path is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    Path(path).write_bytes(data)
