@@ -1,0 +1,41 @@
+"""Diagnostics + their sources → one report string, in the format asked for.
+
+Every format renders the same list, masks secrets through `report.mask`, and
+is imported only when chosen.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Mapping, Sequence
+
+from plait.dsl.diagnostics import Diagnostic
+from plait.dsl.source import SourceFile
+
+__all__ = ["FORMATS", "render"]
+
+#: format name -> (module, function)
+_EMITTERS = {
+    "text": ("text", "render_text"),
+    "json": ("json", "render_json"),
+    "github": ("github", "render_github"),
+    "sarif": ("sarif", "render_sarif"),
+}
+FORMATS = tuple(_EMITTERS)
+
+
+def render(
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    format: str = "text",
+    color: bool = False,
+    **options,
+) -> str:
+    """The report; `color` applies to text only, `options` (e.g. `summary=False`) go to the emitter."""
+    if format not in _EMITTERS:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    module, function = _EMITTERS[format]
+    emit = getattr(import_module(f"{__name__}.{module}"), function)
+    if format == "text":
+        return emit(diagnostics, sources, color, **options)
+    return emit(diagnostics, sources, **options)

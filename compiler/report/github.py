@@ -1,0 +1,49 @@
+"""Diagnostics → GitHub Actions workflow commands (`::error file=…::message`).
+
+GitHub shows each line as an annotation on the pull request. Values are
+escaped by the runner's rules: `%`, `\r` and `\n` everywhere, and also `:`
+and `,` inside properties, where they would end a property.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from plait.dsl.diagnostics import Diagnostic, Severity
+from plait.dsl.source import SourceFile
+
+from .mask import Redactor
+
+__all__ = ["escape_data", "escape_property", "render_github"]
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
+    say = Redactor(d, sources).text
+    span = d.span
+    props: dict[str, object] = {"file": span.file, "line": span.line}
+    # GitHub ignores columns on an annotation that spans lines; send them only when they mean something.
+    if span.end_line == span.line:
+        props |= {"col": span.column, "endLine": span.end_line, "endColumn": max(span.end_column, span.column)}
+    else:
+        props["endLine"] = span.end_line
+    props["title"] = f"{d.code} {d.name}"
+    body = [say(d.message)]
+    body += [f"note: {say(note)}" for note in d.notes]
+    if d.fix is not None:
+        body.append(f"help: {say(d.fix.message)}")
+    rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
+    return f"::{_COMMAND[d.severity]} {rendered}::{escape_data(chr(10).join(body))}"
+
+
+def render_github(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile]) -> str:
+    return "".join(_annotation(d, sources) + "\n" for d in diagnostics)

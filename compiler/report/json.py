@@ -1,0 +1,57 @@
+"""Diagnostics → one JSON document: `{"diagnostics": [...], "summary": {...}}`.
+
+Keys come out in one fixed order (the order built here), so output diffs
+and goldens stay readable. Secrets are masked as in every other format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from plait.dsl.diagnostics import Diagnostic
+from plait.dsl.source import SourceFile, Span
+
+from .mask import Redactor
+from .summary import summarize
+
+__all__ = ["render_json", "to_dict"]
+
+
+def _where(span: Span | None) -> dict[str, Any]:
+    if span is None:
+        return {"file": None, "line": None, "column": None, "end_line": None, "end_column": None}
+    return {
+        "file": span.file,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+    }
+
+
+def to_dict(d: Diagnostic, sources: Mapping[str, SourceFile]) -> dict[str, Any]:
+    say = Redactor(d, sources).text
+    fix = None
+    if d.fix is not None:
+        replacement = None if d.fix.replacement is None else say(d.fix.replacement)
+        fix = {"message": say(d.fix.message), "replacement": replacement, **_where(d.fix.span)}
+    return {
+        "code": d.code,
+        "name": d.name,
+        "severity": str(d.severity),
+        "message": say(d.message),
+        **_where(d.span),
+        "labels": [{"message": say(label.message), **_where(label.span)} for label in d.labels],
+        "notes": [say(note) for note in d.notes],
+        "fix": fix,
+    }
+
+
+def render_json(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile]) -> str:
+    s = summarize(diagnostics, sources)
+    document = {
+        "diagnostics": [to_dict(d, sources) for d in diagnostics],
+        "summary": {"errors": s.errors, "warnings": s.warnings, "files": s.files, "checked": s.checked},
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

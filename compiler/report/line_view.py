@@ -1,0 +1,97 @@
+"""One source line → the text a terminal shows for it, and where each character lands.
+
+Carets must sit under the right characters even after the line is changed for
+display: secrets masked (shorter), tabs expanded, wide characters counted
+twice, control and bidi characters replaced (a spec must not be able to
+drive the terminal), and very long lines cut to a window around the span.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from .mask import ELLIPSIS, mask
+
+__all__ = ["LineView", "clean", "view_line"]
+
+#: Characters of one line shown at most; a 1 MB line becomes a window around the span.
+MAX_WIDTH = 160
+#: How much of the line before the span a window keeps.
+CONTEXT = 40
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_REPLACEMENT = "\ufffd"
+
+
+def _shown(ch: str) -> str:
+    if ch == "\t":
+        return "    "
+    if ch in _BIDI or unicodedata.category(ch) == "Cc":
+        return _REPLACEMENT
+    return ch
+
+
+def _width(text: str) -> int:
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return width
+
+
+def clean(text: str) -> str:
+    """Message text safe to print: no control or bidi characters."""
+    if text.isprintable():
+        return text
+    return "".join(" " if ch in "\t\n\r" else _shown(ch) for ch in text)
+
+
+@dataclass(frozen=True, slots=True)
+class LineView:
+    text: str
+    #: Display column of each character index from `start` to `start + len(columns) - 1`.
+    columns: tuple[int, ...]
+    start: int
+
+    def column(self, index: int) -> int:
+        """The display column of character `index` of the original line (clamped to the window)."""
+        i = min(max(index - self.start, 0), len(self.columns) - 1)
+        return self.columns[i]
+
+
+def view_line(text: str, masks: list[tuple[int, int]], focus: int) -> LineView:
+    """Show `text` with `masks` (sorted, merged ranges) hidden, keeping character `focus` in view."""
+    lo, hi = 0, len(text)
+    if hi > MAX_WIDTH:
+        lo = max(0, min(focus - CONTEXT, hi - MAX_WIDTH))
+        hi = lo + MAX_WIDTH
+    pieces: list[str] = []
+    columns: list[int] = []
+    col = 0
+    if lo > 0:
+        pieces.append(ELLIPSIS)
+        col = 1
+    starts = dict(masks)
+    skip_to = lo
+    for start, end in masks:
+        if start < lo < end:  # the window opens inside a secret: show none of it
+            pieces.append(ELLIPSIS)
+            col += 1
+            skip_to = end
+    for i in range(lo, hi):
+        columns.append(col)
+        if i < skip_to:
+            continue
+        if i in starts:
+            piece = mask(text[i : starts[i]])
+            skip_to = starts[i]
+        else:
+            piece = _shown(text[i])
+        pieces.append(piece)
+        col += _width(piece)
+    columns.append(col)
+    if hi < len(text):
+        pieces.append(ELLIPSIS)
+    return LineView("".join(pieces), tuple(columns), lo)

@@ -1,0 +1,132 @@
+"""Text that may hold a secret → the same text with every secret cut short.
+
+Every emitter masks through this one module, so a secret is hidden the same
+way in text, JSON, GitHub and SARIF output: the spans a diagnostic marks as
+`redact`, the exact text under those spans wherever a message echoes it, and
+anything that looks like a credential even when no rule flagged it (a key
+pasted into a line that a diagnostic about something else happens to show).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+from plait.dsl.diagnostics import Diagnostic
+from plait.dsl.source import SourceFile
+
+__all__ = ["ELLIPSIS", "Redactor", "mask", "mask_ranges", "secret_ranges"]
+
+ELLIPSIS = "…"
+
+# Credential shapes (group 1, when present, is the part to hide). Kept narrow
+# on purpose: masking an ordinary name would make diagnostics unreadable.
+_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"\b(sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
+        r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b",  # AWS access key id
+        r"\b(gh[pousr]_[A-Za-z0-9]{30,})",  # GitHub tokens
+        r"\b(github_pat_[A-Za-z0-9_]{22,})",
+        r"\b(glpat-[A-Za-z0-9_\-]{20,})",  # GitLab
+        r"\b(xox[abposr]-[A-Za-z0-9\-]{10,})",  # Slack
+        r"\b(AIza[0-9A-Za-z_\-]{30,})",  # Google API key
+        r"\b(hf_[A-Za-z0-9]{30,})",  # Hugging Face
+        r"\b(eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",  # JWT
+        r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)",
+        r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"]*)",
+        # A quoted value of an attribute or header whose name says it is a credential.
+        r"(?i)\"?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret"
+        r"|password|passwd|authorization)\"?\s*[=:]\s*\"([^\"\n]{8,})\"",
+    )
+)
+# A long quoted run of token characters mixing upper, lower and digits reads as random key material.
+_OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
+
+
+def mask(secret: str) -> str:
+    """`sk-abcdef…` style: a prefix to recognise the value by, never enough to use it."""
+    keep = min(4, len(secret) // 4)
+    return secret[:keep] + ELLIPSIS
+
+
+def _opaque(value: str) -> bool:
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+def secret_ranges(text: str) -> list[tuple[int, int]]:
+    """Sorted, merged [start, end) ranges of `text` that look like credentials."""
+    found = []
+    for pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            group = 1 if pattern.groups else 0
+            found.append(m.span(group))
+    found.extend(m.span(1) for m in _OPAQUE.finditer(text) if _opaque(m.group(1)))
+    return _merge(found)
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def mask_ranges(text: str, ranges: Iterable[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for start, end in _merge(ranges):
+        out.append(text[last:start])
+        out.append(mask(text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _unquote(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a string literal's span to its content, so the mask keeps the secret's own prefix."""
+    for quote in ('"""', '"'):
+        if end - start > 2 * len(quote) and text.startswith(quote, start) and text.endswith(quote, 0, end):
+            return start + len(quote), end - len(quote)
+    return start, end
+
+
+class Redactor:
+    """Masks one diagnostic's text and the source lines shown with it."""
+
+    def __init__(self, diagnostic: Diagnostic, sources: Mapping[str, SourceFile]) -> None:
+        #: file -> (start, end) positions of each redacted range, as (line, 0-based column).
+        self._spans: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+        exact: set[str] = set()
+        for span in diagnostic.redact:
+            source = sources.get(span.file)
+            if source is None:
+                continue
+            start, end = _unquote(source.text, span.offset, span.end_offset)
+            if end <= start:
+                continue
+            a, b = source.position(start), source.position(end)
+            self._spans.setdefault(span.file, []).append(((a.line, a.column - 1), (b.line, b.column - 1)))
+            exact.add(source.text[start:end])
+        # Longest first, so a secret that contains another is masked whole.
+        self._exact = sorted(exact, key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        """A message, note or replacement with every secret masked."""
+        ranges = secret_ranges(value)
+        for secret in self._exact:
+            start = value.find(secret)
+            while start != -1:
+                ranges.append((start, start + len(secret)))
+                start = value.find(secret, start + len(secret))
+        return mask_ranges(value, ranges) if ranges else value
+
+    def line_ranges(self, source: SourceFile, line: int, text: str) -> list[tuple[int, int]]:
+        """Character ranges of source line `line` (its `text`; 0-based, end exclusive) to mask when shown."""
+        ranges = secret_ranges(text)
+        for (first, start), (last, end) in self._spans.get(source.path, ()):
+            if first <= line <= last:
+                ranges.append((start if line == first else 0, end if line == last else len(text)))
+        return _merge(ranges)

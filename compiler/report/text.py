@@ -1,0 +1,126 @@
+"""Diagnostics → text as rustc and ruff print it.
+
+    error[P101]: undefined name `fsat`
+     --> spec.plait:4:11
+      |
+    4 |   model = fsat
+      |           ^^^^
+      |
+      = note: `model` takes a model
+    help: did you mean `fast`?
+
+Secondary labels in the same file join the primary snippet (underlined with
+`-`); labels in other files get their own ` ::: file` snippet. Colour is
+ANSI, and only when the caller asks for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from plait.dsl.diagnostics import Diagnostic, Severity
+from plait.dsl.source import SourceFile, Span
+
+from .line_view import clean, view_line
+from .mask import Redactor
+from .summary import summarize
+
+__all__ = ["render_text"]
+
+_SEVERITY_COLOR = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+_GUTTER, _LABEL, _BOLD, _HELP = "1;34", "1;34", "1", "1;36"
+
+
+class _Paint:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"\x1b[{style}m{text}\x1b[0m" if self.enabled and text else text
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    span: Span
+    primary: bool
+    message: str
+
+
+def render_text(
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    color: bool = False,
+    *,
+    summary: bool = True,
+) -> str:
+    paint = _Paint(color)
+    blocks = [_diagnostic(d, sources, paint) for d in diagnostics]
+    if summary:
+        blocks.append(summarize(diagnostics, sources).line() + "\n")
+    return "\n".join(blocks)
+
+
+def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint) -> str:
+    redactor = Redactor(d, sources)
+    say = lambda text: clean(redactor.text(text))  # noqa: E731 - every user-visible string goes through it
+    marks = [_Mark(d.span, True, "")] + [_Mark(label.span, False, say(label.message)) for label in d.labels]
+    width = len(str(max(max(m.span.line, 1) for m in marks)))
+    pad = " " * width
+    bar = paint(_GUTTER, "|")
+    lines = [
+        paint(_SEVERITY_COLOR[d.severity], f"{d.severity}[{d.code}]") + paint(_BOLD, ": " + say(d.message))
+    ]
+    groups: dict[str, list[_Mark]] = {}
+    for mark in marks:
+        groups.setdefault(mark.span.file, []).append(mark)
+    for index, (file, group) in enumerate(groups.items()):
+        first = group[0].span
+        source = sources.get(file)
+        arrow = "-->" if index == 0 else ":::"
+        where = f"{first.file}:{first.line}:{first.column}" if source is not None or first.offset or first.line > 1 else first.file
+        lines.append(f"{pad}{paint(_GUTTER, arrow)} {where}")
+        if source is not None:
+            lines.extend(_snippet(group, source, redactor, paint, d.severity, width))
+    footer = [f"{pad} {paint(_BOLD, '=')} {paint(_BOLD, 'note')}: {say(note)}" for note in d.notes]
+    if d.fix is not None:
+        footer.append(f"{paint(_HELP, 'help')}: {say(d.fix.message)}")
+    if footer:
+        if any(sources.get(m.span.file) is not None for m in marks):
+            lines.append(f"{pad} {bar}")
+        lines.extend(footer)
+    return "\n".join(lines) + "\n"
+
+
+def _snippet(
+    group: list[_Mark], source: SourceFile, redactor: Redactor, paint: _Paint, severity: Severity, width: int
+) -> list[str]:
+    pad = " " * width
+    bar = paint(_GUTTER, "|")
+    out = [f"{pad} {bar}"]
+    by_line: dict[int, list[_Mark]] = {}
+    for mark in sorted(group, key=lambda m: (m.span.line, not m.primary)):
+        by_line.setdefault(mark.span.line, []).append(mark)
+    previous = None
+    for number, marks in by_line.items():
+        if previous is not None and number > previous + 1:
+            out.append(paint(_GUTTER, "..."))
+        previous = number
+        text = source.line_text(number)
+        view = view_line(text, redactor.line_ranges(source, number, text), marks[0].span.column - 1)
+        out.append(f"{paint(_GUTTER, str(number).rjust(width))} {bar} {view.text}".rstrip())
+        continues = False
+        for mark in marks:
+            span = mark.span
+            start = view.column(span.column - 1)
+            multiline = span.end_line > span.line
+            continues |= multiline
+            end = view.column(len(text)) if multiline else view.column(span.end_column - 1)
+            char, style = ("^", _SEVERITY_COLOR[severity]) if mark.primary else ("-", _LABEL)
+            underline = char * max(1, end - start)
+            if mark.message:
+                underline += " " + mark.message
+            out.append(f"{pad} {bar} {' ' * start}{paint(style, underline)}")
+        if continues:
+            out.append(paint(_GUTTER, "..."))
+    return out
