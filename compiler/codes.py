@@ -7,12 +7,13 @@ contracts, P4xx templates, P5xx secrets, P6xx lint warnings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from plait.dsl.diagnostics import Diagnostic, Fix, Label, Severity
 from plait.dsl.source import Span
 
-__all__ = ["CODES", "Code", "by_name", "make"]
+__all__ = ["CODES", "SECTIONS", "Code", "by_name", "lookup", "make", "sections"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +62,725 @@ CODES: dict[str, Code] = {
     )
 }
 
+# The documentation `plait explain` prints, in four sections each. Examples in
+# ```plait blocks are real: the test suite compiles each "Example" and expects
+# its code, and each "Fix" and expects the code gone.
+_DOCS: dict[str, str] = {
+    "P001": '''
+## What it catches
+Text that does not follow the grammar: a missing `}`, `]` or `)`, two
+attributes on one line without a comma, a keyword where a name belongs.
+The message says what the parser expected and, for an unclosed block, which
+declaration opened it.
+
+## Why it matters
+Nothing after a syntax error can be checked reliably, and nothing can run.
+Only the first error of each top-level declaration is reported, so one
+broken block does not bury the rest of the file.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast system = "You write." }
+```
+
+## Fix
+Separate attributes by a newline or a comma, and close every block.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast, system = "You write." }
+```
+''',
+    "P002": '''
+## What it catches
+A character or literal that starts no token of the language: `@`, `$`, a
+stray backtick, or a number glued to letters such as `12abc`.
+
+## Why it matters
+The lexer cannot continue past it, so the rest of the declaration is not
+read. It is usually a typo or text pasted from elsewhere.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini" @ { temperature = 0.2 }
+agent main { model = fast }
+```
+
+## Fix
+Remove the character, or put the text inside a string.
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
+agent main { model = fast }
+```
+''',
+    "P003": '''
+## What it catches
+A backslash escape in a string that JSON does not define, such as `\\q` or
+`\\x41`. Strings use JSON escapes: `\\n`, `\\t`, `\\"`, `\\\\`, `\\uXXXX`; `\\{{`
+writes literal template braces.
+
+## Why it matters
+An unknown escape has no agreed meaning: other tools would read the same
+spec differently, so plait refuses to guess.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast, system = "Use C:\\qdata for files." }
+```
+
+## Fix
+Double the backslash to write one, or use the escape you meant.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast, system = "Use C:\\\\qdata for files." }
+```
+''',
+    "P004": '''
+## What it catches
+Brackets (`{`, `[`, `(`) nested more than 64 deep.
+
+## Why it matters
+No real spec comes close to this depth; such input is generated or
+malicious. The limit keeps parsing and checking bounded in time, memory and
+stack depth whatever the input.
+
+## Example
+```text
+model m = "openai/gpt-4o" { headers = [[[[[[[[[[[[[[[[[[[[ ... 10,000 deep ... ]]]]]]]]]]]]]]]]]]]] }
+```
+
+## Fix
+Flatten the value. Attribute values in plait are at most a few levels
+deep: a list of names, a map of strings, a `params` block.
+''',
+    "P005": '''
+## What it catches
+A spec path that cannot be read as text: it does not exist, is a directory,
+cannot be opened, is larger than 8 MB, is not valid UTF-8, or contains a NUL
+byte (a binary file).
+
+## Why it matters
+There is nothing to check. The diagnostic names the file and, for an
+encoding problem, the first bad byte, so the cause is found without a hex
+editor.
+
+## Example
+```console
+$ plait check specs/missing.plait
+error[P005]: no such file `specs/missing.plait`
+```
+
+## Fix
+Point `plait check` at an existing `.plait` file (or a directory holding
+some), saved as UTF-8 text.
+''',
+    "P006": '''
+## What it catches
+An `import` whose path leaves the directory `plait` was pointed at, such as
+`import "../shared/models.plait"` or an absolute path.
+
+## Why it matters
+A spec must not be able to read arbitrary files of the machine it is checked
+or run on. Keeping imports under one root also makes a spec directory
+self-contained: copy it and it still works.
+
+## Example
+```text
+# specs/main.plait
+import "../common/models.plait"
+```
+
+## Fix
+Move the imported file inside the spec's directory (or run `plait` on the
+parent directory) and import it by a relative path.
+```text
+# specs/main.plait
+import "common/models.plait"
+```
+''',
+    "P007": '''
+## What it catches
+An `import` of a file that does not exist, relative to the importing file.
+
+## Why it matters
+Every name the missing file would declare is undefined, so the rest of the
+check would only report the consequences.
+
+## Example
+```text
+# specs/main.plait, with no specs/tools.plait beside it
+import "tools.plait"
+```
+
+## Fix
+Correct the path (it is relative to the file that imports), or create the
+file.
+''',
+    "P101": '''
+## What it catches
+A reference to a name that no declaration in the spec (or in the files it
+imports) declares. Near misses get a suggestion: "did you mean `fast`?".
+
+## Why it matters
+The reference cannot be turned into a graph edge: the agent has no model to
+call, the chain has no element to run.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent main { model = fsat }
+```
+
+## Fix
+Use the declared name, or declare the missing one.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent main { model = fast }
+```
+''',
+    "P102": '''
+## What it catches
+Two declarations with the same name, in one file or across imported files.
+All declarations share one namespace, whatever their kind.
+
+## Why it matters
+Every reference to the name would be ambiguous. The first declaration wins
+for the rest of the check, and the second is reported with a label at the
+first.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast }
+agent writer { model = fast, system = "You write briefings." }
+```
+
+## Fix
+Rename one of them (and its references), or merge the two.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent writer { model = fast, system = "You write briefings." }
+```
+''',
+    "P103": '''
+## What it catches
+A reference to a declaration of the wrong kind: an agent where a model is
+expected, a model in `tools`, a tool in a chain.
+
+## Why it matters
+Each attribute takes specific kinds (`model` takes a model; `tools` takes
+tools and agents; chain elements are runnables). Anything else has no
+meaning at run time.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent researcher { model = fast }
+agent main { model = researcher }
+```
+
+## Fix
+Reference a declaration of the expected kind. To let an agent use another
+agent, list it in `tools`.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent researcher "Looks things up." { model = fast }
+agent main { model = fast, tools = [researcher] }
+```
+''',
+    "P201": '''
+## What it catches
+An attribute the declaration does not have, usually a typo
+(`max_stepz`) or an attribute of another kind (`prompt` on an agent).
+The note lists the attributes the declaration accepts.
+
+## Why it matters
+An unknown attribute would be silently ignored, and the setting you wrote
+would never take effect.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent main { model = fast, max_stepz = 4 }
+```
+
+## Fix
+Spell the attribute as documented, or remove it.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent main { model = fast, max_steps = 4 }
+```
+''',
+    "P202": '''
+## What it catches
+A declaration without an attribute it needs: an agent or step without
+`model`, a step without `prompt`, a tool without `run`, a consolidate without
+`agents` or `judge`.
+
+## Why it matters
+There is no sensible default: an agent cannot choose its own model.
+
+## Example
+```plait
+agent main { system = "You answer questions." }
+```
+
+## Fix
+Add the attribute.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent main { model = fast, system = "You answer questions." }
+```
+''',
+    "P203": '''
+## What it catches
+An attribute value of the wrong type: a string for a number, a name for a
+duration, a single name where a list is expected, a malformed call such as
+`python()` without its target.
+
+## Why it matters
+The runtime would fail, or worse, coerce the value into something you did
+not mean (`"30"` seconds is not `30s`).
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = "low" }
+agent main { model = fast }
+```
+
+## Fix
+Write a value of the type the message names.
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
+agent main { model = fast }
+```
+''',
+    "P204": '''
+## What it catches
+A value of the right type that is not allowed: a number out of range
+(`temperature = 3`), an unknown provider, an HTTP method that does not
+exist, a word outside an attribute's choices.
+
+## Why it matters
+Providers reject such values on the first call, after the run has started
+and perhaps spent money on earlier steps.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 3 }
+agent main { model = fast }
+```
+
+## Fix
+Use a value inside the documented range or set of choices.
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 1.2 }
+agent main { model = fast }
+```
+''',
+    "P205": '''
+## What it catches
+An attribute (or a `params` block) written twice in one block.
+
+## Why it matters
+Only one value can apply, and which one was meant is unclear. Silently
+keeping the last would hide an editing mistake.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 0.2, temperature = 0.7 }
+agent main { model = fast }
+```
+
+## Fix
+Keep one of them.
+```plait
+model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
+agent main { model = fast }
+```
+''',
+    "P206": '''
+## What it catches
+A tool parameter whose default value does not have the parameter's type:
+`limit: int = "five"`, `units: "metric" | "imperial" = "kelvin"`.
+
+## Why it matters
+Parameters compile to JSON Schema. The default is used when the model leaves
+the argument out, so the tool would receive a value its own schema forbids.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: string
+    limit: int = "five"
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+
+## Fix
+Make the default match the type.
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: string
+    limit: int = 5
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+''',
+    "P207": '''
+## What it catches
+A parameter type that does not exist. Types are `string`, `int`, `float`,
+`bool`, `list[T]`, `object { ... }`, literal unions (`"a" | "b"`) and
+optional `T?`.
+
+## Why it matters
+The parameter cannot be compiled to JSON Schema, so the model would not
+know what to send.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: str
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+
+## Fix
+Use one of the types above.
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: string
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+''',
+    "P208": '''
+## What it catches
+Two parameters with one name in a tool's `params` (or in one `object { ... }`).
+
+## Why it matters
+A JSON Schema object has one property per name; the model could only ever
+send one of the two.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: string
+    topic: int
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+
+## Fix
+Rename or remove one of them.
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." {
+  params {
+    topic: string
+    limit: int
+  }
+  run = python("kb:lookup")
+}
+agent main { model = fast, tools = [lookup] }
+```
+''',
+    "P301": '''
+## What it catches
+`until` naming a tool (or agent) that is not in the agent's own `tools`.
+
+## Why it matters
+`until` ends the run when the model calls that tool. If the model cannot see
+the tool it can never call it, and the agent runs until `max_steps`.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+tool submit "Submit the report." { run = python("report:submit") }
+agent main { model = fast, until = submit }
+```
+
+## Fix
+Add the tool to `tools`, or name one that is there.
+```plait
+model fast = "openai/gpt-4o-mini"
+tool submit "Submit the report." { run = python("report:submit") }
+agent main { model = fast, tools = [submit], until = submit }
+```
+''',
+    "P302": '''
+## What it catches
+A model no call could reach: an `openai-compatible` model without
+`base_url`, a `scripted` model without `script`, or `api = "responses"` on a
+provider other than `openai`. Each agent, step or judge that would call it
+is labelled.
+
+## Why it matters
+The first call to the model is certain to fail, so the run would fail at
+that point every time. Better to know before it starts.
+
+## Example
+```plait
+model local = "openai-compatible/llama3.1"
+agent main { model = local }
+```
+
+## Fix
+Give the model what it needs to be called.
+```plait
+model local = "openai-compatible/llama3.1" { base_url = "http://localhost:11434/v1" }
+agent main { model = local }
+```
+''',
+    "P303": '''
+## What it catches
+An agent that can reach itself through `tools`: it delegates to itself,
+or to an agent that delegates back (`a -> b -> a`). Every such cycle is
+reported once, with a label at each delegation.
+
+## Why it matters
+Delegation is a nested run. A cycle lets the agents call each other
+without end, multiplying cost until a budget stops them.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent planner "Plans the work." { model = fast, tools = [worker] }
+agent worker "Does the work." { model = fast, tools = [planner] }
+chain main = planner
+```
+
+## Fix
+Make delegation go one way. The delegate answers; it does not call back.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent planner "Plans the work." { model = fast, tools = [worker] }
+agent worker "Does the work." { model = fast }
+chain main = planner
+```
+''',
+    "P304": '''
+## What it catches
+A chain or parallel that contains itself, directly (`chain c = a -> c`) or
+through other chains and parallels.
+
+## Why it matters
+Composition is static: a chain that contains itself has infinite length
+and can never be built or run.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent draft { model = fast }
+chain main = draft -> main
+```
+
+## Fix
+Remove the self-reference. For repetition, use an agent loop (`max_steps`,
+`until`) or a `consolidate` with `rounds`.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent draft { model = fast }
+chain main = draft
+```
+''',
+    "P305": '''
+## What it catches
+A `consolidate` with fewer than two agents.
+
+## Why it matters
+Consolidation compares several agents' answers and asks the judge whether
+they agree. With one agent there is nothing to compare, and the judge's
+rounds are wasted calls.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent analyst { model = fast }
+consolidate main { agents = [analyst], judge = fast }
+```
+
+## Fix
+Add a second agent, or run the single agent directly.
+```plait
+model fast = "openai/gpt-4o-mini"
+agent analyst_a { model = fast, system = "You are a financial analyst." }
+agent analyst_b { model = fast, system = "You are a risk analyst." }
+consolidate main { agents = [analyst_a, analyst_b], judge = fast }
+```
+''',
+    "P306": '''
+## What it catches
+Two tools an agent would see under one name: the same tool or delegated
+agent listed twice in `tools`, or names that the providers' tool-name rules
+would make identical.
+
+## Why it matters
+Providers identify a tool call by its name alone. Two tools with one name
+are rejected by the provider, or the model's call goes to the wrong one.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." { run = python("kb:lookup") }
+agent main { model = fast, tools = [lookup, lookup] }
+```
+
+## Fix
+List each tool once; rename one of two tools that collide.
+```plait
+model fast = "openai/gpt-4o-mini"
+tool lookup "Look up a topic." { run = python("kb:lookup") }
+agent main { model = fast, tools = [lookup] }
+```
+''',
+    "P307": '''
+## What it catches
+A `scripted` model whose replies file is missing, is not JSON, or is not a
+script: not a list of replies (or an object of lists keyed by agent and step
+names), a reply with unknown keys, a tool call to a tool the agent does not
+have, a caller with no replies.
+
+## Why it matters
+The scripted provider is what examples and tests run on. A broken script
+should fail `plait check`, not the run halfway through.
+
+## Example
+```text
+model demo = "scripted/demo" { script = "demo.replies.json" }   # no such file beside the spec
+```
+
+## Fix
+Write the file beside the spec, e.g. `[{"text": "Hello!"}]`, or correct the
+reported entry.
+''',
+    "P401": '''
+## What it catches
+A `{{ path }}` template that cannot resolve where it is used:
+`{{input.x}}` when the element before is a parallel without branch `x` (or
+is not a parallel at all), or a tool template naming a parameter the tool
+does not have.
+
+## Why it matters
+Templates are filled at run time; a bad path fails the run at that moment,
+often after minutes of model calls.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+agent news { model = fast }
+agent weather { model = fast }
+step summary { model = fast, prompt = "News: {{input.news}}\\nSports: {{input.sports}}" }
+chain main = parallel(news, weather) -> summary
+```
+
+## Fix
+Use a branch the parallel has (or a parameter the tool declares).
+```plait
+model fast = "openai/gpt-4o-mini"
+agent news { model = fast }
+agent weather { model = fast }
+step summary { model = fast, prompt = "News: {{input.news}}\\nWeather: {{input.weather}}" }
+chain main = parallel(news, weather) -> summary
+```
+''',
+    "P501": '''
+## What it catches
+A string that looks like a credential: an API key (`sk-...`, `AIza...`),
+a token (`ghp_...`, `xoxb-...`, a JWT, `Bearer ...`), or any literal
+`api_key`. The diagnostic shows only the first characters, and every
+output format masks the value.
+
+## Why it matters
+A spec is committed, shared and printed in logs and CI annotations. A key
+written into it leaks to everyone who can read any of those.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini" { api_key = "sk-proj-0123456789abcdefghijklmnopqrstuv" }
+agent main { model = fast }
+```
+
+## Fix
+Keep the key in the environment and read it from there, then revoke the
+leaked key.
+```plait
+model fast = "openai/gpt-4o-mini" { api_key = env("OPENAI_API_KEY") }
+agent main { model = fast }
+```
+''',
+    "P601": '''
+## What it catches
+A declaration nothing uses: a model no agent or step calls, a tool no agent
+lists, a runnable that is neither the entry point (`main`, or the only
+runnable) nor part of another one. A warning: `plait check` still passes
+unless `--strict`.
+
+## Why it matters
+Unused declarations are usually leftovers or a missing reference: an agent
+written but never placed in the chain does not run, and nothing else says so.
+
+## Example
+```plait
+model fast = "openai/gpt-4o-mini"
+model strong = "anthropic/claude-sonnet-4-5"
+agent main { model = fast }
+```
+
+## Fix
+Use it, or remove it.
+```plait
+model fast = "openai/gpt-4o-mini"
+model strong = "anthropic/claude-sonnet-4-5"
+agent main { model = fast, fallback = [strong] }
+```
+''',
+}
+
+CODES = {code: replace(entry, explanation=_DOCS[code].strip()) for code, entry in CODES.items()}
+
 _BY_NAME = {c.name: c for c in CODES.values()}
 
 
 def by_name(name: str) -> Code:
     return _BY_NAME[name]
+
+#: The sections every explanation has, in order.
+SECTIONS = ("What it catches", "Why it matters", "Example", "Fix")
+_HEADING = re.compile(r"^## (.+)$", re.M)
+
+
+def sections(code: str) -> dict[str, str]:
+    """An explanation split at its `## ` headings: section title -> text."""
+    parts = _HEADING.split(CODES[code].explanation)
+    return {title.strip(): body.strip() for title, body in zip(parts[1::2], parts[2::2])}
+
+
+def lookup(word: str) -> Code | None:
+    """A code by its code (`P101`, any case) or its name (`undefined-name`)."""
+    word = word.strip()
+    return CODES.get(word.upper()) or _BY_NAME.get(word.lower().replace("_", "-"))
 
 
 def make(
