@@ -1,0 +1,146 @@
+"""Two AgentGraphs → the semantic changes between them: nodes, edges and contracts added, removed or changed.
+
+Both sides are compared through `to_json()` minus spans, so formatting,
+comments, declaration order and where things were written never show up;
+only what the compiled graph means does. Changes come out in a stable order:
+new-side declaration order, then what only the old side had.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["CONTRACTS", "Change", "changes_to_json", "changes_to_text", "diff_graphs"]
+
+#: Attributes that are a runnable's contract (drawn on the picture); other attribute changes are "attribute".
+CONTRACTS: dict[str, tuple[str, ...]] = {
+    "agent": ("max_steps", "until", "until_succeeded", "fallback", "fallback_on", "approval", "retry_malformed",
+              "model", "tools", "keep_last", "tool_timeout"),
+    "tool": ("approval", "timeout", "result"),
+    "parallel": ("on_error", "branches"),
+    "consolidate": ("rounds", "judge", "agents"),
+    "model": ("provider", "model_id", "timeout", "retries"),
+    "step": ("model", "max_tokens"),
+    "chain": ("elements",),
+}
+_EDGE_ATTRS_IN_KEY = ("chain", "branch")
+
+
+@dataclass(frozen=True)
+class Change:
+    #: "node", "edge", "contract", "attribute" or "entry".
+    what: str
+    #: "added", "removed" or "changed".
+    op: str
+    #: The node id (node, contract, attribute), "source -> target" (edge), or "" (entry).
+    subject: str
+    #: The node's kind, or the edge's kind.
+    kind: str
+    field: str | None = None
+    old: Any = None
+    new: Any = None
+
+    def describe(self) -> str:
+        mark = {"added": "+", "removed": "-", "changed": "~"}[self.op]
+        if self.what == "entry":
+            return f"~ entry {_show(self.old)} → {_show(self.new)}"
+        if self.what in ("node", "edge"):
+            return f"{mark} {self.what} {self.kind} {self.subject}"
+        return f"~ {self.kind} {self.subject}: {self.field} {_verb(self.old, self.new)}  [{self.what}]"
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def _verb(old: Any, new: Any) -> str:
+    """How a value moved, in words a reviewer scans for: raised, lowered, gained, lost, items added/removed."""
+    if isinstance(old, bool) or isinstance(new, bool):
+        return f"turned {'on' if new else 'off'} ({_show(old)} → {_show(new)})"
+    if isinstance(old, int | float) and isinstance(new, int | float):
+        return f"{'raised' if new > old else 'lowered'} {_show(old)} → {_show(new)}"
+    if isinstance(old, list) and isinstance(new, list):
+        added = [x for x in new if x not in old]
+        removed = [x for x in old if x not in new]
+        parts = [f"added {_show(added)}"] if added else []
+        parts += [f"removed {_show(removed)}"] if removed else []
+        return ", ".join(parts) + f" ({_show(old)} → {_show(new)})" if parts else f"reordered {_show(old)} → {_show(new)}"
+    if old is None:
+        return f"set to {_show(new)}"
+    if new is None:
+        return f"unset (was {_show(old)})"
+    return f"changed {_show(old)} → {_show(new)}"
+
+
+def _nodes(data: dict) -> dict[str, dict]:
+    return {n["id"]: n for n in data["nodes"]}
+
+
+def _edges(data: dict) -> dict[tuple, dict]:
+    """Edges keyed by what identifies them; the rest (order, index, approval, succeeded) can change."""
+    out: dict[tuple, dict] = {}
+    for e in data["edges"]:
+        key = (e["source"], e["target"], e["kind"], *(e["attrs"].get(a) for a in _EDGE_ATTRS_IN_KEY))
+        out.setdefault(key, e)
+    return out
+
+
+def _node_changes(old: dict, new: dict) -> list[Change]:
+    out = []
+    for id, node in new.items():
+        if id not in old:
+            out.append(Change("node", "added", id, node["kind"]))
+        elif old[id]["kind"] != node["kind"]:
+            out += [Change("node", "removed", id, old[id]["kind"]), Change("node", "added", id, node["kind"])]
+        else:
+            contracts = CONTRACTS.get(node["kind"], ())
+            for field, value in node["attrs"].items():
+                before = old[id]["attrs"].get(field)
+                if before != value:
+                    what = "contract" if field in contracts else "attribute"
+                    out.append(Change(what, "changed", id, node["kind"], field, before, value))
+    out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]
+    return out
+
+
+def _edge_changes(old: dict, new: dict) -> list[Change]:
+    out = []
+    for key, edge in new.items():
+        subject = f"{key[0]} -> {key[1]}"
+        if key not in old:
+            out.append(Change("edge", "added", subject, edge["kind"], None, None, edge["attrs"] or None))
+        elif old[key]["attrs"] != edge["attrs"]:
+            for field, value in edge["attrs"].items():
+                if old[key]["attrs"].get(field) != value:
+                    out.append(Change("contract", "changed", subject, f"{edge['kind']} edge", field, old[key]["attrs"].get(field), value))
+    for key, edge in old.items():
+        if key not in new:
+            out.append(Change("edge", "removed", f"{key[0]} -> {key[1]}", edge["kind"], None, edge["attrs"] or None, None))
+    return out
+
+
+def diff_graphs(old: Any, new: Any) -> list[Change]:
+    """Every semantic change from `old` to `new` (AgentGraphs), in a stable order."""
+    a, b = old.to_json(), new.to_json()
+    changes = []
+    if a["entry"] != b["entry"]:
+        changes.append(Change("entry", "changed", "", "entry", "entry", a["entry"], b["entry"]))
+    changes += _node_changes(_nodes(a), _nodes(b))
+    changes += _edge_changes(_edges(a), _edges(b))
+    return changes
+
+
+def changes_to_text(changes: list[Change]) -> str:
+    if not changes:
+        return "no semantic differences\n"
+    counts = {op: sum(c.op == op for c in changes) for op in ("added", "removed", "changed")}
+    lines = [c.describe() for c in changes]
+    lines.append(f"{len(changes)} changes: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed")
+    return "\n".join(lines) + "\n"
+
+
+def changes_to_json(changes: list[Change]) -> str:
+    counts = {op: sum(c.op == op for c in changes) for op in ("added", "removed", "changed")}
+    return json.dumps({"changes": [asdict(c) for c in changes], "summary": counts}, indent=2, ensure_ascii=False) + "\n"
