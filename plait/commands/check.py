@@ -1,0 +1,155 @@
+"""`plait check PATH...`: spec files and directories → diagnostics on stdout and an exit code.
+
+Exit 0 when no errors are found (warnings allowed unless `--strict`), 1 when
+some are, 2 on a usage problem or an internal failure. Several files make one
+report (one JSON or SARIF document). Everything heavy is imported inside
+`run`, and nothing here touches the runtime or the HTTP stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+
+FORMATS = ("text", "json", "github", "sarif")
+#: File and syntax problems (P0xx) cannot be filtered away: nothing else is checked without them.
+ALWAYS_REPORTED = "P0"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="spec files, or directories to search for *.plait")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument("--strict", action="store_true", help="fail (exit 1) on warnings too")
+    parser.add_argument("--select", metavar="CODES", help="report only these codes or prefixes, comma-separated (e.g. P1,P305)")
+    parser.add_argument("--ignore", metavar="CODES", help="never report these codes or prefixes, comma-separated")
+    color = parser.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")
+    color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print diagnostics only, no summary line")
+    parser.epilog = "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code."
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.paths:
+        return _usage("no paths given; usage: plait check PATH... (files or directories)")
+    try:
+        select = _selectors(args.select, "--select")
+        ignore = _selectors(args.ignore, "--ignore")
+    except ValueError as exc:
+        return _usage(str(exc))
+    roots, empty = _specs(args.paths)
+    if not roots:
+        return _usage("no .plait files found under " + ", ".join(f"`{p}`" for p in args.paths))
+    for path in empty:
+        print(f"plait check: warning: no .plait files under `{path}`", file=sys.stderr)
+
+    from plait.compiler.report import render
+
+    diagnostics, sources, failed = _compile(roots)
+    diagnostics = [d for d in diagnostics if _wanted(d.code, select, ignore)]
+    options = {"summary": not args.quiet} if args.format == "text" else {}
+    output = render(diagnostics, sources, args.format, color=args.format == "text" and _color(args), **options)
+    _write(output)
+    if failed:
+        return EXIT_USAGE
+    failing = [d for d in diagnostics if d.is_error or (args.strict and str(d.severity) == "warning")]
+    return EXIT_ERRORS if failing else EXIT_OK
+
+
+def _usage(message: str) -> int:
+    print(f"plait check: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _selectors(raw: str | None, flag: str) -> tuple[str, ...]:
+    """`P1,undefined-name` → ("P1", "P101"); a selector matching no code is a usage error."""
+    from plait.compiler.codes import CODES, lookup
+
+    out = []
+    for item in (raw or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        entry = lookup(item)
+        prefix = entry.code if entry else item.upper()
+        if not any(code.startswith(prefix) for code in CODES):
+            raise ValueError(f"{flag}: `{item}` matches no code; `plait explain --list` shows them all")
+        out.append(prefix)
+    return tuple(out)
+
+
+def _wanted(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
+    if code.startswith(ALWAYS_REPORTED):
+        return True
+    if select and not code.startswith(select):
+        return False
+    return not code.startswith(ignore) if ignore else True
+
+
+def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
+    """(path, found by searching a directory) for each spec to check, in a stable order; and the empty directories."""
+    out: list[tuple[Path, bool]] = []
+    empty: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            out.append((path, False))  # a missing or unreadable file becomes a P005 diagnostic
+            continue
+        found = sorted(
+            p for p in path.rglob("*.plait")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts[:-1])
+        )
+        if not found:
+            empty.append(raw)
+        out.extend((p, True) for p in found)
+    return out, empty
+
+
+def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
+    """Every root compiled; a file found in a directory that another root imports is checked as part of it."""
+    from plait.compiler.pipeline import compile_spec
+
+    results = []
+    failed = False
+    for path, searched in roots:
+        try:
+            results.append((path, searched, compile_spec(path)))
+        except Exception as exc:  # a compiler bug must not hide the other files' results
+            print(f"plait check: internal error while checking {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            failed = True
+    imported: set[Path] = set()
+    for path, _, result in results:
+        own = _resolved(path)
+        imported.update(p for p in map(_resolved, result.sources) if p != own)
+    diagnostics: dict = {}  # an ordered set: a file imported by two roots reports its problems once
+    sources: dict = {}
+    for path, searched, result in results:
+        if searched and _resolved(path) in imported:
+            continue
+        diagnostics.update(dict.fromkeys(result.diagnostics))
+        sources.update(result.sources)
+    return list(diagnostics), sources, failed
+
+
+def _resolved(path: str | Path) -> Path:
+    try:
+        return Path(path).resolve()
+    except OSError:
+        return Path(os.path.abspath(path))
+
+
+def _color(args: argparse.Namespace) -> bool:
+    if args.color is not None:
+        return args.color
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _write(text: str) -> None:
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    # A terminal that cannot show "…" or a name in another script still gets the report, not a traceback.
+    sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+    sys.stdout.flush()
