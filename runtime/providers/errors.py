@@ -74,6 +74,7 @@ TOKEN_KINDS: dict[str, str] = {
     "internal": "server_error",
     "unavailable": "server_error",
     "timeout_error": "timeout",
+    "timeout": "timeout",
     "deadline_exceeded": "timeout",
     # plain invalid requests (lowest priority among tokens)
     "invalid_request_error": "invalid_request",

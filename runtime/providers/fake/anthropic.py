@@ -74,6 +74,6 @@ def events(reply: Reply, model: str) -> tuple[list[bytes], list[bytes]]:
         out += [sse({"type": "content_block_delta", "index": n, "delta": {"type": "input_json_delta", "partial_json": p}},
                     "content_block_delta") for p in ["", *fragments(call.arguments)]]
         out.append(sse({"type": "content_block_stop", "index": n}, "content_block_stop"))
-    out.append(sse({"type": "message_delta", "delta": {"stop_reason": reply.finish(FINISH), "stop_sequence": None},
-                    "usage": {"output_tokens": reply.output_tokens}}, "message_delta"))
-    return out, [sse({"type": "message_stop"}, "message_stop")]
+    delta = sse({"type": "message_delta", "delta": {"stop_reason": reply.finish(FINISH), "stop_sequence": None},
+                 "usage": {"output_tokens": reply.output_tokens}}, "message_delta")
+    return out, [delta, sse({"type": "message_stop"}, "message_stop")]

@@ -65,7 +65,7 @@ def events(reply: Reply, model: str) -> tuple[list[bytes], list[bytes]]:
         opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         out.append(chunk({"tool_calls": [opening]}))
         out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in fragments(call.arguments)]
-    out.append(chunk({}, reply.finish(FINISH)))
     usage = {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
              "total_tokens": reply.input_tokens + reply.output_tokens}
-    return out, [sse({**head, "choices": [], "usage": usage}), b"data: [DONE]\n\n"]
+    # The finish chunk counts as the terminator: a stream cut before it is truncated.
+    return out, [chunk({}, reply.finish(FINISH)), sse({**head, "choices": [], "usage": usage}), b"data: [DONE]\n\n"]

@@ -80,6 +80,14 @@ class FakeServer:
             self._server.close()
             self._server = None
 
+    async def _shutdown(self) -> None:
+        await self.aclose()
+        # Open keep-alive connections still have handlers waiting on a read.
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def start(self) -> str:
         """Serve from a background thread; returns the base URL once listening."""
         os.environ.setdefault(FAKE_KEY_ENV, "fake-key")
@@ -90,7 +98,7 @@ class FakeServer:
             loop.run_until_complete(self.serve())
             ready.set()
             loop.run_forever()
-            loop.run_until_complete(self.aclose())
+            loop.run_until_complete(self._shutdown())
             loop.close()
 
         self._thread = threading.Thread(target=run, name="plait-fake-server", daemon=True)
@@ -122,11 +130,11 @@ class FakeServer:
 
     def config(self, provider: str, model_id: str = "fake-model", *, name: str | None = None, **fields: Any) -> ModelConfig:
         """A ModelConfig pointing `provider` at this server (`provider` may be "openai-responses")."""
-        api = None
+        api, name = None, name or provider
         if provider == "openai-responses":
             provider, api = "openai", "responses"
         fields.setdefault("api_key_env", FAKE_KEY_ENV)
-        return ModelConfig(name or provider, provider, model_id, base_url=self.base_url(provider), api=api, **fields)
+        return ModelConfig(name, provider, model_id, base_url=self.base_url(provider), api=api, **fields)
 
     # --- HTTP -------------------------------------------------------------------
 
