@@ -18,13 +18,14 @@ from .graph import AgentGraph
 from .passes.build_graph import build_graph
 from .passes.check_attributes import check_attributes
 from .passes.collect_symbols import collect_symbols
+from .passes.lint import lint
 from .passes.validate_graph import validate_graph
 
 __all__ = ["PASSES", "CompileResult", "compile_spec"]
 
 Pass = Callable[[CompileContext], None]
 
-PASSES: tuple[Pass, ...] = (collect_symbols, check_attributes, build_graph, validate_graph)
+PASSES: tuple[Pass, ...] = (collect_symbols, check_attributes, build_graph, validate_graph, lint)
 
 
 @dataclass

@@ -1,0 +1,69 @@
+"""A template string → its `{{ path }}` placeholders, each with its source span.
+
+The syntax is the runtime's (`plait.runtime.templates`): `\\{{` is a literal
+brace, a path is dotted names. Unclosed and malformed placeholders are kept
+(with `problem` set) so the template rule can report them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from plait.dsl import ast
+from plait.dsl.source import SourceFile, Span
+
+__all__ = ["Placeholder", "placeholders"]
+
+_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    #: The dotted path, or the raw text between the braces when `problem` is set.
+    path: str
+    span: Span
+    #: None, "unclosed" (no `}}`) or "invalid" (not a dotted path).
+    problem: str | None = None
+
+    @property
+    def parts(self) -> list[str]:
+        return self.path.split(".")
+
+
+def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
+    """(start, end, path, problem) with offsets into `text`; the range covers the path only."""
+    i = 0
+    while (j := text.find("{{", i)) >= 0:
+        if j > 0 and text[j - 1] == "\\":
+            i = j + 2
+            continue
+        k = text.find("}}", j + 2)
+        if k < 0:
+            yield j, j + 2, "{{", "unclosed"
+            return
+        inner = text[j + 2 : k]
+        start = j + 2 + len(inner) - len(inner.lstrip())
+        path = inner.strip()
+        if _PATH.fullmatch(path):
+            yield start, start + len(path), path, None
+        else:
+            yield j, k + 2, inner, "invalid"
+        i = k + 2
+
+
+def placeholders(string: ast.String, sources: dict[str, SourceFile]) -> list[Placeholder]:
+    found = list(_scan(string.value))
+    if not found:
+        return []
+    span = string.span
+    source = sources.get(span.file)
+    if source is not None:
+        quote = 3 if string.block else 1
+        body_start = span.offset + quote
+        raw = list(_scan(source.text[body_start : span.end_offset - quote]))
+        # The raw text maps one-to-one onto the value unless escapes moved a brace.
+        if [(p, q) for _, _, p, q in raw] == [(p, q) for _, _, p, q in found]:
+            return [Placeholder(p, source.span(body_start + a, body_start + b), q) for a, b, p, q in raw]
+    return [Placeholder(p, span, q) for _, _, p, q in found]

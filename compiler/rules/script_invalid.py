@@ -1,0 +1,132 @@
+"""Scripted models → P307 when the replies file is missing, is not JSON, or is not a script.
+
+Why: the scripted provider is what examples and tests run on; a broken script
+should fail `plait check`, not the run halfway through. The file is read as
+JSON data (never executed). Its shape is LANGUAGE.md's: a list of replies, or
+an object mapping an agent or step name to its own list; each reply an object
+with known keys. For an object script, every runnable that calls the model must
+have replies, every key must name one, and a tool call an agent's reply makes
+must be to a tool that agent has.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterator
+
+from plait.dsl.diagnostics import Fix
+
+from ..codes import make
+from ..context import CompileContext
+from ..passes.check_attributes import suggest
+from ..schema import ERROR_KINDS
+
+__all__ = ["CODE", "script_invalid"]
+
+CODE = "P307"
+
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+#: Problems reported per script: past this, the rest are noise.
+MAX_PROBLEMS = 10
+
+_REPLY_KEYS = ("text", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts")
+_CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
+_TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
+
+
+def _read(path: Path) -> tuple[Any, str | None]:
+    try:
+        if path.stat().st_size > MAX_SCRIPT_BYTES:
+            return None, f"is larger than {MAX_SCRIPT_BYTES // (1024 * 1024)} MB"
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, "does not exist"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return None, f"is not valid JSON: {exc}"
+
+
+def _reply(reply: Any, where: str, tools: tuple[str, ...] | None) -> Iterator[str]:
+    if not isinstance(reply, dict):
+        yield f'{where} is not an object like {{"text": "..."}}'
+        return
+    for key, value in reply.items():
+        if key not in _REPLY_KEYS:
+            hint = suggest(key, _REPLY_KEYS)
+            yield f"{where} has unknown key `{key}`" + (f"; did you mean `{hint}`?" if hint else "")
+        elif key in _TYPES and not isinstance(value, _TYPES[key]):
+            yield f"{where}.{key} must be a {_TYPES[key].__name__.replace('str', 'string').replace('dict', 'object')}"
+    if isinstance(reply.get("error"), dict | type(None)):
+        kind = (reply.get("error") or {}).get("kind", "server_error")
+        if kind not in ERROR_KINDS:
+            yield f"{where}.error.kind `{kind}` is not an error kind"
+    else:
+        yield f'{where}.error must be an object like {{"kind": "rate_limit"}}'
+    for i, call in enumerate(reply.get("tool_calls") if isinstance(reply.get("tool_calls"), list) else ()):
+        at = f"{where}.tool_calls[{i}]"
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            yield f'{at} must be an object with a "name"'
+            continue
+        for key in call:
+            if key not in _CALL_KEYS:
+                yield f"{at} has unknown key `{key}`"
+        if "arguments" in call and not isinstance(call["arguments"], dict):
+            yield f"{at}.arguments must be an object"
+        if tools is not None and call["name"] not in tools:
+            yield f"{at} calls `{call['name']}`, which is not in the agent's `tools`"
+
+
+def _callers(ctx: CompileContext, model: str) -> list[str]:
+    """Runnables whose calls reach `model` first (the script is keyed by their names)."""
+    names = [r.owner for r in ctx.references if r.target == model and r.attr == "model"]
+    if any(r.target == model and r.attr == "judge" for r in ctx.references):
+        names.append(model)  # a model judge asks under the model's own name
+    return list(dict.fromkeys(names))
+
+
+def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
+    if isinstance(script, list):
+        for i, reply in enumerate(script):
+            yield from _reply(reply, f"reply [{i}]", None)
+        return
+    if not isinstance(script, dict):
+        yield "must be a list of replies, or an object mapping agent and step names to lists"
+        return
+    callers = _callers(ctx, model)
+    for key, replies in script.items():
+        if key not in ctx.decls:
+            hint = suggest(key, callers or list(ctx.decls))
+            yield f"has replies for `{key}`, which nothing declares" + (f"; did you mean `{hint}`?" if hint else "")
+        if not isinstance(replies, list):
+            yield f"`{key}` must map to a list of replies"
+            continue
+        tools = ctx.values.get(key, {}).get("tools") if ctx.kind(key) == "agent" else None
+        for i, reply in enumerate(replies):
+            yield from _reply(reply, f"`{key}`[{i}]", tools)
+    for caller in callers:
+        if caller not in script:
+            yield f"has no replies for `{caller}`, which calls model `{model}`"
+
+
+def script_invalid(ctx: CompileContext) -> None:
+    for name, decl in ctx.decls.items():
+        values = ctx.values.get(name, {})
+        if decl.kind != "model" or values.get("provider") != "scripted" or not values.get("script"):
+            continue
+        path = Path(values["script"])
+        if not path.is_absolute():
+            continue  # spec text with no file: nothing to resolve the script against
+        span = ctx.spans.get(name, {}).get("script", decl.target.span)
+        shown = path.name
+        script, error = _read(path)
+        if error is not None:
+            fix = Fix("write the replies file beside the spec") if "does not exist" in error else None
+            ctx.diagnostics.append(make(CODE, f"script `{shown}` of model `{name}` {error}", span, fix=fix))
+            continue
+        for problem in islice(_problems(ctx, name, script), MAX_PROBLEMS):
+            ctx.diagnostics.append(make(CODE, f"script `{shown}` of model `{name}`: {problem}", span))

@@ -1,0 +1,48 @@
+"""Agents' `tools` → P306 when two tools would reach the model under one name,
+or a name is one providers refuse.
+
+Why: providers identify a tool call by function name only; two tools under one
+name make the model's choice ambiguous and most APIs reject the request. All
+declarations (imports included) share one namespace, which `P102` keeps
+unique, so a collision is a name listed twice in one agent's `tools` (a
+delegated agent is offered under its own name). Function names must match
+`^[a-zA-Z0-9_-]{1,64}$`; plait names can only break the length.
+"""
+
+from __future__ import annotations
+
+from plait.dsl.diagnostics import Fix, Label
+
+from ..codes import make
+from ..context import CompileContext
+
+__all__ = ["CODE", "tool_name_collision"]
+
+CODE = "P306"
+
+MAX_NAME = 64
+
+
+def tool_name_collision(ctx: CompileContext) -> None:
+    first: dict[tuple[str, str], object] = {}
+    too_long: set[str] = set()
+    for ref in ctx.references:
+        if ref.attr != "tools":
+            continue
+        key = (ref.owner, ref.target)
+        if key in first:
+            ctx.diagnostics.append(make(
+                CODE, f"agent `{ref.owner}` lists `{ref.target}` twice in `tools`", ref.span,
+                labels=[Label(first[key], "first listed here")],
+                fix=Fix("remove the second one", ref.span, ""),
+            ))
+            continue
+        first[key] = ref.span
+        if len(ref.target) > MAX_NAME and ref.target not in too_long:
+            too_long.add(ref.target)
+            decl = ctx.decls[ref.target]
+            ctx.diagnostics.append(make(
+                CODE, f"`{ref.target[:20]}…` is {len(ref.target)} characters; providers accept tool names of at most {MAX_NAME}",
+                decl.name.span, labels=[Label(ref.span, f"offered to `{ref.owner}` as a tool here")],
+                fix=Fix("rename it"),
+            ))

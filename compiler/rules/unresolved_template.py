@@ -1,0 +1,142 @@
+"""Template strings → P401 for every `{{ path }}` that cannot resolve where it is used.
+
+Why: a path that does not resolve fails the run at the moment the template is
+filled, often after minutes of model calls. Statically we know what each
+runnable receives: `{{input.x}}` needs a record with branch `x` (the element
+right before is a parallel with that branch), and a tool's templates may only
+name its parameters. Each use of a runnable is checked, since one step may
+sit after a parallel in one chain and after an agent in another.
+
+Templates are read from step `prompt`/`system`, agent `system`, consolidate
+`task`, and an http tool's `url`, `body` and header values. `state.<key>` is
+always allowed (state is filled at run time).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from plait.dsl import ast
+from plait.dsl.diagnostics import Diagnostic, Fix, Label
+
+from ..codes import make
+from ..context import CompileContext
+from ..passes.check_attributes import suggest
+from ._inputs import UNKNOWN, Use, inputs, output_shape, show
+from ._placeholders import Placeholder, placeholders
+
+__all__ = ["CODE", "unresolved_template"]
+
+CODE = "P401"
+
+_RUNNABLE_TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
+
+
+def _strings(decl: ast.Node, keys: tuple[str, ...]) -> Iterator[ast.String]:
+    for key in keys:
+        entry = decl.body.get(key)
+        if entry is not None and isinstance(entry.value, ast.String):
+            yield entry.value
+
+
+def _http_strings(decl: ast.ToolDecl) -> Iterator[ast.String]:
+    run = decl.body.get("run")
+    call = run.value if run is not None else None
+    if not isinstance(call, ast.Call) or call.func.name != "http":
+        return
+    if len(call.args) == 2 and isinstance(call.args[1], ast.String):
+        yield call.args[1]
+    for entry in call.block.attributes if call.block else ():
+        if entry.key.name == "body" and isinstance(entry.value, ast.String):
+            yield entry.value
+        elif entry.key.name == "headers" and isinstance(entry.value, ast.Block):
+            yield from (h.value for h in entry.value.attributes if isinstance(h.value, ast.String))
+
+
+def _malformed(p: Placeholder) -> Diagnostic:
+    if p.problem == "unclosed":
+        return make(CODE, "unclosed `{{` in template", p.span,
+                    fix=Fix("close it with `}}`, or write `\\{{` for literal braces"))
+    return make(CODE, f"`{{{{{p.path}}}}}` is not a template path", p.span,
+                notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"])
+
+
+def _walk_input(ctx: CompileContext, p: Placeholder, owner: str, use: Use) -> Diagnostic | None:
+    """Follow `input.a.b` through the records `use` provides; the first step that fails is the problem."""
+    graph = ctx.graph
+    shape, walked = use.shape, "input"
+    for part in p.parts[1:]:
+        if shape.kind == "unknown":
+            return None
+        labels = [Label(use.span, use.where)] if use.span is not None else []
+        if shape.kind == "text":
+            what = f"`{owner}` receives text" if walked == "input" else f"`{walked}` is text"
+            return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: {what} from `{show(graph, shape.producer)}`, not a record",
+                        p.span, labels=labels,
+                        notes=["`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"])
+        branches = list(graph.node(shape.producer)["branches"] or ())
+        if part not in branches:
+            hint = suggest(part, branches)
+            listed = ", ".join(f"`{b}`" for b in branches)
+            return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: `{show(graph, shape.producer)}` has no branch `{part}`",
+                        p.span, labels=labels, notes=[f"its branches are {listed}"],
+                        fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(part, hint, 1)) if hint else None)
+        walked = f"{walked}.{part}"
+        shape = output_shape(graph, part)
+    return None
+
+
+def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, uses: list[Use]) -> Iterator[Diagnostic]:
+    head = p.parts[0]
+    if head == "state":
+        return
+    if head != "input":
+        hint = suggest(head, ["input", "state"])
+        yield make(CODE, f"`{{{{{p.path}}}}}` does not resolve in {kind} `{owner}`", p.span,
+                   notes=[f"a {kind}'s templates can use `input`, `input.<branch>` and `state.<key>`"],
+                   fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
+        return
+    for use in uses or [Use(UNKNOWN)]:
+        found = _walk_input(ctx, p, owner, use)
+        if found is not None:
+            yield found
+
+
+def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diagnostic]:
+    params = list((ctx.values.get(owner, {}).get("parameters") or {}).get("properties", {}))
+    head = p.parts[0]
+    if head in params or head == "state":
+        return
+    hint = suggest(head, params)
+    listed = ", ".join(f"`{n}`" for n in params) or "none"
+    yield make(CODE, f"`{{{{{p.path}}}}}` is not a parameter of tool `{owner}`", p.span,
+               notes=[f"its parameters: {listed}; a tool's templates can use its parameters and `state.<key>`"],
+               fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
+
+
+def unresolved_template(ctx: CompileContext) -> None:
+    if ctx.graph is None:
+        return
+    uses = inputs(ctx.graph)
+    seen: set[tuple] = set()
+    sources = ctx.load.sources
+    for name, decl in ctx.decls.items():
+        if isinstance(decl, ast.ToolDecl):
+            strings = list(_http_strings(decl))
+        elif decl.kind in _RUNNABLE_TEMPLATES and name in ctx.graph:
+            strings = list(_strings(decl, _RUNNABLE_TEMPLATES[decl.kind]))
+        else:
+            continue
+        for string in strings:
+            for p in placeholders(string, sources):
+                if p.problem is not None:
+                    found: Iterator[Diagnostic] = iter([_malformed(p)])
+                elif decl.kind == "tool":
+                    found = _tool_path(ctx, p, name)
+                else:
+                    found = _runnable_path(ctx, p, name, decl.kind, uses.get(name, []))
+                for d in found:
+                    # One placeholder may fail the same way at several uses: say it once.
+                    if (d.span, d.message) not in seen:
+                        seen.add((d.span, d.message))
+                        ctx.diagnostics.append(d)

@@ -1,0 +1,33 @@
+"""Declarations → P601 (warning) for each one nothing references and that is not the entry.
+
+Why: an unused model, tool or runnable is usually a typo'd reference or a
+leftover; in an imported file it is still dead weight in this spec. Only the
+first level is reported: what an unused declaration itself references counts
+as used, so removing one warning never hides another problem.
+"""
+
+from __future__ import annotations
+
+from plait.dsl.diagnostics import Fix
+
+from ..codes import make
+from ..context import CompileContext
+
+__all__ = ["CODE", "unused_declaration"]
+
+CODE = "P601"
+
+
+def unused_declaration(ctx: CompileContext) -> None:
+    used = {r.target for r in ctx.references}
+    entry = ctx.graph.entry if ctx.graph is not None else None
+    for name, decl in ctx.decls.items():
+        if name in used or name == entry:
+            continue
+        if decl.kind in ("model", "tool"):
+            hint = "reference it from an agent or step, or remove it"
+        elif entry is None:
+            hint = "name the runnable to start from `main`, or reference it from another one"
+        else:
+            hint = f"place it in `{entry}` (or what it runs), or remove it"
+        ctx.diagnostics.append(make(CODE, f"{decl.kind} `{name}` is never used", decl.name.span, fix=Fix(hint)))
