@@ -51,7 +51,6 @@ class HTTPProvider:
         except ProviderError as err:
             # Raised on the first call, before any request: an unused fallback model need not have a key.
             self._key, self._key_error = None, err
-        self._headers: dict[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.config.model_id!r}, base_url={self.base_url!r})"
@@ -197,15 +196,14 @@ class HTTPProvider:
             raise self._stamp(ProviderError("server_error", f"response is not JSON: {body[:200]!r}")) from exc
 
     def _request_headers(self) -> dict[str, str]:
-        if self._headers is None:
-            if self._key_error is not None:
-                raise self._key_error
-            headers = {"content-type": "application/json"}
-            if self._key is not None:
-                headers.update(self.auth_headers(self._key.reveal()))
-            headers.update(self.config.headers)
-            self._headers = headers
-        return self._headers
+        # Built per call rather than cached, so no long-lived object holds the key in clear.
+        if self._key_error is not None:
+            raise self._key_error
+        headers = {"content-type": "application/json"}
+        if self._key is not None:
+            headers.update(self.auth_headers(self._key.reveal()))
+        headers.update(self.config.headers)
+        return headers
 
     def _deadline(self, request: ModelRequest) -> float | None:
         seconds = request.timeout if request.timeout is not None else self.config.timeout

@@ -26,7 +26,8 @@ ADD = ToolSpec(
 
 def request(messages: list[Message] | None = None, **fields: Any) -> ModelRequest:
     fields.setdefault("tools", [ADD])
-    return ModelRequest("fake-model", messages or [Message.user("What is 2 + 3?")], **fields)
+    model = fields.pop("model", "fake-model")
+    return ModelRequest(model, messages or [Message.user("What is 2 + 3?")], **fields)
 
 
 async def call(provider: Any, req: ModelRequest, stream: bool) -> tuple[ModelResponse, list[StreamEvent]]:

@@ -1,0 +1,45 @@
+"""`plait fake-server SCRIPT` as users run it: a separate process that prints its URL and serves."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+from plait.runtime.providers import make_provider
+from plait.runtime.providers.base import ModelConfig
+
+from helpers import request
+
+
+def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps({"*": [{"text": "from the script"}], "gpt-special": [{"text": "keyed by model"}]}))
+    proc = subprocess.Popen([sys.executable, "-m", "plait", "fake-server", str(script), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        monkeypatch.setenv("K", "x")
+
+        async def go():
+            a = make_provider(ModelConfig("a", "anthropic", "claude", base_url=url, api_key_env="K"))
+            b = make_provider(ModelConfig("b", "openai", "gpt-special", base_url=url + "/v1", api_key_env="K"))
+            first = await a.complete(request())
+            second = await b.complete(request(model="gpt-special"))
+            await a.aclose()
+            await b.aclose()
+            return first.text, second.text
+
+        assert asyncio.run(go()) == ("from the script", "keyed by model")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_fake_server_command_reports_a_bad_script(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    done = subprocess.run([sys.executable, "-m", "plait", "fake-server", str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and "cannot load" in done.stderr
