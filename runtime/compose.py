@@ -80,16 +80,33 @@ async def _chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: t
 
 async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...]) -> Outcome:
     branches = parallel.branches
-    tasks = {b: asyncio.ensure_future(run_runnable(ctx, b, input, path + (b,), b)) for b in branches}
+    tasks = [asyncio.ensure_future(run_runnable(ctx, b, input, path + (b,), b)) for b in branches]
+    first_failure: list[tuple[str, Fail]] = []
     if parallel.on_error == "fail":
-        failed = await _first_failure(tasks)
-        if failed is not None:
-            return failed
-    outcomes = {b: await t for b, t in tasks.items()}
+        # One callback per branch keeps the fan-out linear in the number of branches.
+        def on_done(task: "asyncio.Future[Outcome]", branch: str) -> None:
+            if first_failure or task.cancelled() or not isinstance(task.result(), Fail):
+                return
+            first_failure.append((branch, task.result()))
+            for other in tasks:
+                other.cancel()
+
+        for task, b in zip(tasks, branches):
+            task.add_done_callback(lambda t, b=b: on_done(t, b))
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    if first_failure:
+        branch, failed = first_failure[0]
+        try:
+            failed.error.branch = branch  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        return failed
     record: dict[str, Any] = {}
     stops: list[Outcome] = []
     bounded = False
-    for b, outcome in outcomes.items():
+    for b, outcome in zip(branches, results):
+        if isinstance(outcome, BaseException):
+            raise outcome
         if isinstance(outcome, Done):
             record[b] = outcome.output
             bounded = bounded or outcome.reason == "max_steps"
@@ -108,28 +125,6 @@ async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path:
     if stops:
         return stops[0]
     return Done(record, "max_steps" if bounded else "done")
-
-
-async def _first_failure(tasks: dict[str, "asyncio.Future[Outcome]"]) -> Fail | None:
-    """Wait for all branches; on the first failure cancel the rest and name the branch."""
-    by_task = {t: b for b, t in tasks.items()}
-    waiting = set(tasks.values())
-    while waiting:
-        finished, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        for task in finished:
-            outcome = task.result()
-            if isinstance(outcome, Fail):
-                for other in waiting:
-                    other.cancel()
-                if waiting:
-                    await asyncio.gather(*waiting, return_exceptions=True)
-                error = outcome.error
-                try:
-                    error.branch = by_task[task]  # type: ignore[attr-defined]
-                except AttributeError:
-                    pass
-                return outcome
-    return None
 
 
 VERDICT_PROMPT = """You judge whether these agents agree on the task.

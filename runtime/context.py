@@ -91,6 +91,7 @@ class RunContext:
         extra_tools: dict[str, ToolConfig] | None = None,
         contexts: dict[str, ContextRegistry] | None = None,
         make_provider: Callable[[str], Provider] | None = None,
+        toolsets: dict[str, Toolset] | None = None,
     ) -> None:
         self.program = program
         self.providers: dict[str, Provider] = providers if providers is not None else {}
@@ -105,7 +106,8 @@ class RunContext:
         self.results: dict[str, Done] = {}
         self.decisions: dict[str, Decision] = {}
         self.stream = False
-        self._toolsets: dict[str, Toolset] = {}
+        #: Shared by an engine's runs; a context that registers its own tools gets a private one.
+        self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
         #: Set by compose: runs a runnable by name at a path (delegation needs it from inside a step).
         self.run_runnable: Callable[..., Awaitable[Any]] | None = None
@@ -171,7 +173,7 @@ class RunContext:
                 raise ToolNameCollision(message)
             self.warn("tool_name_collision", message, (), tool=tool.name)
         self.extra_tools[tool.name] = tool
-        self._toolsets.clear()
+        self._toolsets = {}
 
     # -- records and events ----------------------------------------------------------
 

@@ -28,6 +28,7 @@ from .providers.base import Provider
 from .report import RunResult
 from .stepping import iterate
 from .store import RunStore
+from .tools import ToolRunner
 
 __all__ = ["Engine", "Run", "SpecError"]
 
@@ -57,6 +58,9 @@ class Engine:
         self.observers: list[tuple[str, Callable[[Event], Any] | str]] = []
         #: Layered system prompts per agent, shared by every run of this engine.
         self.contexts: dict[str, ContextRegistry] = {}
+        #: Import, validator and HTTP-client caches, and resolved tool lists, shared by every run.
+        self.tools = ToolRunner()
+        self._toolsets: dict[str, Any] = {}
 
     # -- construction ------------------------------------------------------------------
 
@@ -95,8 +99,8 @@ class Engine:
         bus = EventBus()
         for event, reactor in self.observers:
             bus.observe(event, reactor)
-        ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause,
-                         contexts=self.contexts, make_provider=self._make_provider)
+        ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause, tools=self.tools,
+                         contexts=self.contexts, make_provider=self._make_provider, toolsets=self._toolsets)
         ctx.run_runnable = lambda name, input, path, branch=None: run_runnable(ctx, name, input, path, branch)
         counter = itertools.count(1)
         bus.agent_reactor = lambda name, event: run_runnable(
@@ -142,6 +146,7 @@ class Engine:
         return run
 
     async def aclose(self) -> None:
+        await self.tools.aclose()
         for provider in self.providers.values():
             await provider.aclose()
 
@@ -161,16 +166,25 @@ class Run:
         self._task: asyncio.Future[RunResult] | None = None
 
     def __await__(self):
-        return self._ensure().__await__()
+        return self._wait().__await__()
 
-    def _ensure(self) -> "asyncio.Future[RunResult]":
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._execute())
-        return self._task
+    async def _wait(self) -> RunResult:
+        if self._task is not None:  # already started (by iteration or another awaiter): join it
+            return await self._task
+        # Run in the caller's task: no extra task or loop iteration per run.
+        joined = self._task = asyncio.get_running_loop().create_future()
+        try:
+            result = await self._execute()
+        except BaseException:
+            joined.cancel()
+            self._task = None
+            raise
+        joined.set_result(result)
+        return result
 
     def __aiter__(self) -> AsyncIterator[Event]:
         self.ctx.stream = True
-        return iterate(self.ctx.bus, self._ensure)
+        return iterate(self.ctx.bus, self._wait)
 
     def events(self) -> AsyncIterator[Event]:
         return self.__aiter__()

@@ -13,16 +13,36 @@ from .providers.base import Usage
 __all__ = ["Report"]
 
 
+_STEP_FIELDS = ("agent", "path", "step", "model", "finish_reason", "input_tokens", "output_tokens")
+_TOOL_FIELDS = ("name", "arguments", "is_error", "agent", "path")
+
+
 class Report:
-    __slots__ = ("model_calls", "tool_calls", "warnings", "steps", "usage")
+    """Records are kept as tuples on the hot path and become dicts only when read."""
+
+    __slots__ = ("model_calls", "_tool_calls", "warnings", "_steps", "input_tokens", "output_tokens")
 
     def __init__(self) -> None:
         self.model_calls = 0
-        self.tool_calls: list[dict[str, Any]] = []
+        #: (name, arguments, is_error, agent, path) per executed tool call.
+        self._tool_calls: list[tuple[Any, ...]] = []
         self.warnings: list[dict[str, Any]] = []
-        #: One record per model call: agent, path, step, model that served, finish reason, tokens.
-        self.steps: list[dict[str, Any]] = []
-        self.usage = Usage()
+        #: (agent, path, step, model that served, finish reason, input tokens, output tokens) per model call.
+        self._steps: list[tuple[Any, ...]] = []
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    @property
+    def steps(self) -> "_ListView":
+        return _ListView(self._steps, _STEP_FIELDS)
+
+    @property
+    def tool_calls(self) -> "_ListView":
+        return _ListView(self._tool_calls, _TOOL_FIELDS)
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens)
 
     def warn(self, code: str, message: str, path: tuple[str, ...] = (), /, **details: Any) -> dict[str, Any]:
         warning = {"code": code, "message": message, "path": list(path)}
@@ -34,22 +54,54 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "model_calls": self.model_calls,
-            "tool_calls": self.tool_calls,
+            "tool_calls": list(self.tool_calls),
             "warnings": self.warnings,
-            "steps": self.steps,
-            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
+            "steps": list(self.steps),
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Report":
         report = cls()
         report.model_calls = data.get("model_calls", 0)
-        report.tool_calls = list(data.get("tool_calls", ()))
+        report._tool_calls = [tuple(c.get(f) for f in _TOOL_FIELDS) for c in data.get("tool_calls", ())]
         report.warnings = list(data.get("warnings", ()))
-        report.steps = list(data.get("steps", ()))
+        report._steps = [tuple(s.get(f) for f in _STEP_FIELDS) for s in data.get("steps", ())]
         usage = data.get("usage") or {}
-        report.usage = Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+        report.input_tokens = usage.get("input_tokens", 0)
+        report.output_tokens = usage.get("output_tokens", 0)
         return report
+
+
+class _ListView:
+    """A read-only list of dicts over a list of tuples (a record is built when it is read)."""
+
+    __slots__ = ("_rows", "_fields")
+
+    def __init__(self, rows: list[tuple[Any, ...]], fields: tuple[str, ...]) -> None:
+        self._rows = rows
+        self._fields = fields
+
+    def _dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        out = dict(zip(self._fields, row))
+        if "path" in out and out["path"] is not None:
+            out["path"] = list(out["path"])
+        return out
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self._dict(self._rows[index])
+
+    def __iter__(self):
+        return (self._dict(r) for r in self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other)  # type: ignore[call-overload]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 class RunResult:

@@ -16,6 +16,7 @@ import importlib
 import inspect
 import json
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import quote
@@ -70,13 +71,67 @@ def _problem(error: Any) -> str:
     return f"{_where(error.absolute_path)}: {error.message}"
 
 
+_SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: type(v) is str,
+    # bool is an int in Python but not a JSON number; 1.0 counts as an integer in JSON Schema, so floats go the long way.
+    "integer": lambda v: type(v) is int,
+    "number": lambda v: type(v) in (int, float),
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "array": lambda v: type(v) is list,
+    "object": lambda v: type(v) is dict,
+}
+_TOP_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "description", "title", "$schema"})
+_PROP_KEYS = frozenset({"type", "description", "title", "default", "examples"})
+
+
+def quick_check(schema: dict[str, Any] | None) -> Callable[[Any], bool] | None:
+    """A fast yes-only check for the flat schemas tool params compile to, or None when the schema is richer.
+
+    Returning True means the full validator would accept the arguments too; a
+    False only means "ask the full validator", which also writes the refusal.
+    """
+    if not schema or schema.get("type") != "object" or not _TOP_KEYS.issuperset(schema):
+        return None
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(extra, bool):
+        return None
+    checks: dict[str, Callable[[Any], bool]] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        if not isinstance(prop, dict) or not _PROP_KEYS.issuperset(prop) or not isinstance(prop.get("type"), str):
+            return None
+        test = _SIMPLE_TYPES.get(prop["type"])
+        if test is None:
+            return None
+        checks[name] = test
+    required = tuple(schema.get("required") or ())
+
+    def check(arguments: Any) -> bool:
+        if type(arguments) is not dict:
+            return False
+        for name in required:
+            if name not in arguments:
+                return False
+        for name, value in arguments.items():
+            test = checks.get(name)
+            if test is None:
+                if not extra:
+                    return False
+            elif not test(value):
+                return False
+        return True
+
+    return check
+
+
 class ToolRunner:
     """Per-run tool machinery: validator and import caches, one shared HTTP client."""
 
     __slots__ = ("_validators", "_functions", "_http", "http_client")
 
     def __init__(self, http_client: Any = None) -> None:
-        self._validators: dict[str, Any] = {}
+        #: tool name -> (its schema, quick check or None, full validator once needed)
+        self._validators: dict[str, tuple[Any, Any, Any]] = {}
         self._functions: dict[tuple[str, str | None], Callable[..., Any]] = {}
         self._http: Any = None
         self.http_client = http_client
@@ -85,13 +140,19 @@ class ToolRunner:
 
     def check(self, tool: ToolConfig, arguments: dict[str, Any]) -> str | None:
         """The refusal the model should read, or None when the arguments fit the schema."""
-        validator = self._validators.get(tool.name)
+        entry = self._validators.get(tool.name)
+        if entry is None or entry[0] is not tool.parameters:  # a tool re-registered under its name
+            entry = self._validators[tool.name] = (tool.parameters, quick_check(tool.parameters), None)
+        _, quick, validator = entry
+        # The quick check only ever answers "certainly valid"; anything else goes to the full validator.
+        if quick is not None and quick(arguments):
+            return None
         if validator is None:
             from jsonschema import validators
 
             schema = tool.parameters or {"type": "object"}
             validator = validators.validator_for(schema)(schema)
-            self._validators[tool.name] = validator
+            self._validators[tool.name] = (tool.parameters, quick, validator)
         if validator.is_valid(arguments):
             return None
         problems = [_problem(e) for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))]
@@ -101,11 +162,7 @@ class ToolRunner:
 
     async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None) -> ToolOutcome:
         try:
-            if timeout:
-                async with asyncio.timeout(timeout):
-                    value = await self._invoke(tool, arguments)
-            else:
-                value = await self._invoke(tool, arguments)
+            value = await self._invoke(tool, arguments, timeout)
         except TimeoutError:
             return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
         except ToolImportError as exc:
@@ -114,16 +171,22 @@ class ToolRunner:
             return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
         return self._outcome(tool, value)
 
-    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any]) -> Any:
+    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None) -> Any:
         kind = tool.run.get("type") if tool.fn is None else "function"
         if kind == "http":
-            return await self._http_call(tool, arguments)
+            return await _bounded(self._http_call(tool, arguments), timeout)
         fn = tool.fn if tool.fn is not None else self._import(tool)
         if inspect.iscoroutinefunction(fn):
-            return await fn(**arguments)
-        value = await asyncio.to_thread(fn, **arguments)
+            coro = fn(**arguments)
+            try:
+                first = coro.send(None)
+            except StopIteration as done:
+                # Finished without suspending: no timer to arm and cancel (most in-process tools).
+                return done.value
+            return await _bounded(_resume(coro, first), timeout)
+        value = await _bounded(asyncio.to_thread(fn, **arguments), timeout)
         if inspect.isawaitable(value):
-            value = await value
+            value = await _bounded(value, timeout)
         return value
 
     def _outcome(self, tool: ToolConfig, value: Any) -> ToolOutcome:
@@ -198,6 +261,39 @@ class ToolRunner:
 
 class ToolImportError(Exception):
     pass
+
+
+async def _bounded(awaitable: Any, timeout: float | None) -> Any:
+    if not timeout:
+        return await awaitable
+    async with asyncio.timeout(timeout):
+        return await awaitable
+
+
+@types.coroutine
+def _resume(coro: Any, first: Any) -> Any:
+    """Go on driving a coroutine that was started by hand and has just yielded `first` to its task.
+
+    The same delegation `await` does, picking up after the first step; every
+    value sent or thrown in (a cancellation, a timeout) is forwarded to it.
+    """
+    pending = first
+    while True:
+        try:
+            sent = yield pending
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                pending = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+            continue
+        try:
+            pending = coro.send(sent)
+        except StopIteration as done:
+            return done.value
 
 
 def _as_messages(value: Any) -> list[Message]:

@@ -108,7 +108,10 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
             request.max_tokens = config.max_tokens
         started: list[bool] = [False]
         try:
-            response = await _one_call(ctx, agent, name, request, path, started)
+            if ctx.stream or request.timeout or ctx.bus.active:
+                response = await _one_call(ctx, agent, name, request, path, started)
+            else:  # the common case, without the timer and event plumbing
+                response = await ctx.provider(name).complete(request)
         except ProviderError as error:
             last = index == len(models) - 1
             # A streamed step that already showed output cannot be spliced with another model's answer.
@@ -166,19 +169,9 @@ def _record(ctx: RunContext, agent: AgentConfig, name: str, request: ModelReques
     report = ctx.report
     report.model_calls += 1
     usage = response.usage
-    report.usage = report.usage + usage
-    report.steps.append(
-        {
-            "agent": agent.name,
-            "path": list(path),
-            "step": request.step,
-            "model": name,
-            "finish_reason": response.finish_reason,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-        }
-    )
+    report.input_tokens += usage.input_tokens
+    report.output_tokens += usage.output_tokens
+    report._steps.append((agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens))
     if ctx.bus.active:
         ctx.emit("step_end", path, agent, step=request.step, model=name, finish_reason=response.finish_reason,
                  input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-

@@ -78,7 +78,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
                 timeout = run.agent.tool_timeout
             outcome = await ctx.tools.execute(tool, arguments, timeout)
     run.results[call.id] = outcome
-    ctx.report.tool_calls.append({"name": call.name, "arguments": arguments, "is_error": outcome.is_error, "agent": run.agent.name, "path": list(run.path)})
+    ctx.report._tool_calls.append((call.name, arguments, outcome.is_error, run.agent.name, run.path))
     if ctx.bus.active:
         ctx.emit("tool_call_end", run.path, run.agent, call_id=call.id, name=call.name, is_error=outcome.is_error, content=outcome.content[:500])
     return None

@@ -107,3 +107,30 @@ def test_http_tool_templates_url_headers_and_body(server):
     assert json.loads(got.content) == {"path": "/search?q=a%20b%26c&n=5", "key": "k-5"}
     assert json.loads(posted.content) == {"body": {"title": 'say "hi"', "n": 3}}
     assert missing.is_error and missing.content == "HTTP 404: not here"
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from jsonschema import Draft202012Validator  # noqa: E402
+
+from plait.runtime.tools import quick_check  # noqa: E402
+
+QUICK_SCHEMAS = [
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "description": "d"}}, "required": ["a"]},
+    {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "boolean"}, "z": {"type": "null"}}, "additionalProperties": False},
+    {"type": "object", "properties": {"l": {"type": "array"}, "o": {"type": "object"}}, "required": ["l", "o"]},
+]
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner, max_size=2), max_leaves=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(QUICK_SCHEMAS), st.dictionaries(st.sampled_from(["a", "b", "x", "y", "z", "l", "o", "q"]), JSON, max_size=4))
+def test_quick_check_never_accepts_what_the_full_validator_refuses(schema, arguments):
+    if quick_check(schema)(arguments):
+        assert Draft202012Validator(schema).is_valid(arguments)
+
+
+def test_quick_check_declines_schemas_it_cannot_read():
+    assert quick_check({"type": "object", "properties": {"u": {"enum": ["a", "b"]}}}) is None
+    assert quick_check({"type": "object", "properties": {"s": {"type": "string", "minLength": 2}}}) is None
+    assert quick_check({"type": "object", "anyOf": []}) is None

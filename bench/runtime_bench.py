@@ -1,0 +1,304 @@
+"""Runtime benchmark → medians for plait's agent loop, parallel fan-out and concurrent runs, beside LangGraph.
+
+    python bench/runtime_bench.py            # everything (LangGraph too, if installed: pip install -e '.[bench]')
+    python bench/runtime_bench.py --quick    # fewer repetitions
+
+1. Overhead per round of a 10-round tool loop (10 tool rounds, then the answer)
+   with an in-process model that answers instantly and a trivial tool: the whole
+   wall time is framework overhead. Argument validation is on (the default).
+2. 1,000 parallel branches whose model waits 50 ms: wall time over the ideal 50 ms.
+3. 1,000 concurrent runs of that loop at 50 ms per model call: wall time over
+   the ideal (11 calls x 50 ms) and memory per in-flight run (tracemalloc peak).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plait.runtime.config import AgentConfig, ModelConfig, ParallelConfig, Program, StepConfig, ToolConfig  # noqa: E402
+from plait.runtime.engine import Engine  # noqa: E402
+from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
+
+ROUNDS = 10
+LATENCY = 0.05
+
+
+class LoopModel:
+    """In-process model: a tool call until ROUNDS results are in the conversation, then the answer."""
+
+    name = "bench"
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+
+    async def complete(self, request):
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        # user, then an (assistant, tool) pair per round so far
+        done = (len(request.messages) - 1) // 2
+        if done < ROUNDS:
+            call = ToolCall(f"c{done}", "echo", {"text": "x"}, '{"text": "x"}')
+            return ModelResponse(Message("assistant", [], [call]), "tool_calls", usage=Usage(10, 5))
+        return ModelResponse(Message("assistant", [TextPart("done")]), "stop", usage=Usage(10, 1))
+
+    async def aclose(self):
+        pass
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+def loop_engine(latency: float = 0.0) -> Engine:
+    program = Program(entry="main")
+    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    program.tools["echo"] = ToolConfig("echo", "Echo.", {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                                       {"type": "function"}, fn=echo)
+    program.agents["main"] = AgentConfig("main", "bench", tools=("echo",), max_steps=ROUNDS + 1)
+    return Engine(program, providers={"bench": LoopModel(latency)})
+
+
+# -- plait ---------------------------------------------------------------------------------
+
+
+def plait_overhead(runs: int) -> list[float]:
+    engine = loop_engine()
+
+    async def main():
+        samples = []
+        for _ in range(20):
+            await engine.run("go")
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            result = await engine.run("go")
+            samples.append((time.perf_counter() - t0) / ROUNDS * 1e6)
+            assert result.output == "done" and result.report.model_calls == ROUNDS + 1
+        return samples
+
+    return asyncio.run(main())
+
+
+def plait_parallel(branches: int) -> float:
+    program = Program(entry="main")
+    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    names = tuple(f"b{i}" for i in range(branches))
+    program.parallels["main"] = ParallelConfig("main", names)
+    for n in names:
+        program.steps[n] = StepConfig(n, "bench")
+    engine = Engine(program, providers={"bench": LoopModel(LATENCY)})
+
+    async def main():
+        t0 = time.perf_counter()
+        result = await engine.run("go")
+        elapsed = time.perf_counter() - t0
+        assert len(result.output) == branches
+        return elapsed
+
+    return asyncio.run(main())
+
+
+def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, float | None]:
+    engine = loop_engine(LATENCY)
+
+    async def main():
+        gc.collect()
+        if measure_memory:
+            tracemalloc.start()
+            base = tracemalloc.get_traced_memory()[0]
+        t0 = time.perf_counter()
+        results = await asyncio.gather(*(engine.run("go") for _ in range(runs)))
+        elapsed = time.perf_counter() - t0
+        peak = None
+        if measure_memory:
+            peak = (tracemalloc.get_traced_memory()[1] - base) / runs / 1024
+            tracemalloc.stop()
+        assert all(r.output == "done" for r in results)
+        return elapsed, peak
+
+    return asyncio.run(main())
+
+
+# -- LangGraph -----------------------------------------------------------------------------
+
+
+def langgraph_available() -> bool:
+    try:
+        import langgraph  # noqa: F401
+        import langchain_core  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def langgraph_agent(latency: float = 0.0):
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    class LoopChat(BaseChatModel):
+        delay: float = 0.0
+
+        @property
+        def _llm_type(self) -> str:
+            return "bench-loop"
+
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+        def _reply(self, messages):
+            done = sum(1 for m in messages if isinstance(m, ToolMessage))
+            if done < ROUNDS:
+                msg = AIMessage("", tool_calls=[{"name": "echo", "args": {"text": "x"}, "id": f"c{done}"}])
+            else:
+                msg = AIMessage("done")
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            return self._reply(messages)
+
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            return self._reply(messages)
+
+    @tool
+    async def echo_tool(text: str) -> str:
+        """Echo."""
+        return text
+
+    echo_tool.name = "echo"
+    return create_react_agent(LoopChat(delay=latency), [echo_tool])
+
+
+def langgraph_overhead(runs: int) -> list[float]:
+    agent = langgraph_agent()
+
+    async def main():
+        samples = []
+        for _ in range(5):
+            await agent.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": 100})
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            out = await agent.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": 100})
+            samples.append((time.perf_counter() - t0) / ROUNDS * 1e6)
+            assert out["messages"][-1].content == "done"
+        return samples
+
+    return asyncio.run(main())
+
+
+def langgraph_parallel(branches: int) -> float:
+    import operator
+    from typing import Annotated, TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        out: Annotated[dict, operator.or_]
+
+    graph = StateGraph(State)
+
+    def make(name):
+        async def node(state):
+            await asyncio.sleep(LATENCY)
+            return {"out": {name: "ok"}}
+
+        return node
+
+    for i in range(branches):
+        graph.add_node(f"b{i}", make(f"b{i}"))
+        graph.add_edge(START, f"b{i}")
+        graph.add_edge(f"b{i}", END)
+    app = graph.compile()
+
+    async def main():
+        t0 = time.perf_counter()
+        out = await app.ainvoke({"out": {}})
+        elapsed = time.perf_counter() - t0
+        assert len(out["out"]) == branches
+        return elapsed
+
+    return asyncio.run(main())
+
+
+def langgraph_concurrent(runs: int) -> float:
+    agent = langgraph_agent(LATENCY)
+
+    async def main():
+        t0 = time.perf_counter()
+        outs = await asyncio.gather(*(agent.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": 100}) for _ in range(runs)))
+        elapsed = time.perf_counter() - t0
+        assert all(o["messages"][-1].content == "done" for o in outs)
+        return elapsed
+
+    return asyncio.run(main())
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or ""
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
+            if line.startswith("Model name"):
+                cpu = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph even if installed")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    reps = 3 if args.quick else 5
+    with_lg = langgraph_available() and not args.no_langgraph
+    ideal_loop = (ROUNDS + 1) * LATENCY
+    results: dict[str, dict[str, float]] = {"plait": {}, "langgraph": {}}
+
+    results["plait"]["overhead_us_per_round"] = statistics.median(plait_overhead(100 if args.quick else 300))
+    results["plait"]["parallel_1000_x_ideal"] = statistics.median(plait_parallel(1000) for _ in range(reps)) / LATENCY
+    results["plait"]["concurrent_1000_x_ideal"] = statistics.median(plait_concurrent(1000)[0] for _ in range(reps)) / ideal_loop
+    results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
+    if with_lg:
+        results["langgraph"]["overhead_us_per_round"] = statistics.median(langgraph_overhead(20 if args.quick else 50))
+        results["langgraph"]["parallel_1000_x_ideal"] = statistics.median(langgraph_parallel(1000) for _ in range(max(1, reps // 2))) / LATENCY
+        results["langgraph"]["concurrent_1000_x_ideal"] = langgraph_concurrent(1000) / ideal_loop
+    info = machine()
+    if args.json:
+        print(json.dumps({"machine": info, "results": results}, indent=2))
+        return 0
+    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}")
+    rows = [
+        ("overhead per round, 10-round tool loop (µs)", "overhead_us_per_round", "≤ 50"),
+        ("1,000 parallel branches at 50 ms (x ideal)", "parallel_1000_x_ideal", "≤ 1.25"),
+        ("1,000 concurrent 10-round runs at 50 ms/call (x ideal)", "concurrent_1000_x_ideal", "≤ 1.5"),
+        ("memory per in-flight run (KiB)", "kib_per_inflight_run", "≤ 30"),
+    ]
+    print(f"{'measure':58} {'target':>8} {'plait':>10} {'LangGraph':>10}")
+    for label, key, target in rows:
+        lg = results["langgraph"].get(key)
+        print(f"{label:58} {target:>8} {results['plait'][key]:>10.2f} {('%.2f' % lg) if lg is not None else '—':>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
