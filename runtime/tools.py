@@ -127,12 +127,13 @@ def quick_check(schema: dict[str, Any] | None) -> Callable[[Any], bool] | None:
 class ToolRunner:
     """Per-run tool machinery: validator and import caches, one shared HTTP client."""
 
-    __slots__ = ("_validators", "_functions", "_http", "http_client")
+    __slots__ = ("_validators", "_functions", "_async", "_http", "http_client")
 
     def __init__(self, http_client: Any = None) -> None:
         #: tool name -> (its schema, quick check or None, full validator once needed)
         self._validators: dict[str, tuple[Any, Any, Any]] = {}
         self._functions: dict[tuple[str, str | None], Callable[..., Any]] = {}
+        self._async: dict[Callable[..., Any], bool] = {}
         self._http: Any = None
         self.http_client = http_client
 
@@ -176,7 +177,10 @@ class ToolRunner:
         if kind == "http":
             return await _bounded(self._http_call(tool, arguments), timeout)
         fn = tool.fn if tool.fn is not None else self._import(tool)
-        if inspect.iscoroutinefunction(fn):
+        is_async = self._async.get(fn)
+        if is_async is None:
+            is_async = self._async[fn] = inspect.iscoroutinefunction(fn)
+        if is_async:
             coro = fn(**arguments)
             try:
                 first = coro.send(None)

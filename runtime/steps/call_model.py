@@ -59,7 +59,16 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         agent=agent.name,
         step=run.steps,
     )
-    response = await complete_with_fallbacks(ctx, agent, request, run.path)
+    if agent.fallback or ctx.stream or ctx.bus.active:
+        response = await complete_with_fallbacks(ctx, agent, request, run.path)
+    else:  # one model, nobody watching: one frame less on every round
+        config = ctx.program.models[agent.model]
+        if config.timeout:
+            response = await complete_with_fallbacks(ctx, agent, request, run.path)
+        else:
+            _prepare(request, agent, config)
+            response = await ctx.provider(agent.model).complete(request)
+            _served(ctx, agent, agent.model, request, response, run.path)
     finish = response.finish_reason
 
     if finish in RETRY_ON and agent.retry_malformed > 0:
@@ -99,13 +108,7 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
     for index, name in enumerate(models):
-        config = ctx.program.models[name]
-        request.model = config.model_id
-        request.timeout = config.timeout
-        if agent.temperature is None:
-            request.temperature = config.temperature
-        if agent.max_tokens is None:
-            request.max_tokens = config.max_tokens
+        _prepare(request, agent, ctx.program.models[name])
         started: list[bool] = [False]
         try:
             if ctx.stream or request.timeout or ctx.bus.active:
@@ -125,11 +128,19 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
                 **{"from": name, "to": models[index + 1], "kind": error.kind},
             )
             continue
-        response.message.model = name
-        response.model = name
-        _record(ctx, agent, name, request, response, path)
+        _served(ctx, agent, name, request, response, path)
         return response
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
+    """Point the request at one model: its id, its per-call timeout, its defaults where the agent sets none."""
+    request.model = config.model_id
+    request.timeout = config.timeout
+    if agent.temperature is None:
+        request.temperature = config.temperature
+    if agent.max_tokens is None:
+        request.max_tokens = config.max_tokens
 
 
 async def _one_call(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
@@ -165,7 +176,10 @@ async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: Mo
     raise ProviderError("server_error", "stream ended without a final response", model=request.model)
 
 
-def _record(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
+def _served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
+    """Attribute the response to the model that served it (history and report) and record the call."""
+    response.message.model = name
+    response.model = name
     report = ctx.report
     report.model_calls += 1
     usage = response.usage
