@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html as _html
 import json
+from pathlib import Path
 from typing import Any
 
 from .dot import to_dot
@@ -71,9 +72,18 @@ def declaration_lines(graph: Any, sources: dict) -> dict[str, tuple[int, int, in
     return out
 
 
-def _source_pane(sources: dict) -> str:
+def _display(path: str, base: Any) -> str:
+    """A path as shown on the page: relative to the spec's folder, so the page is the same on every machine."""
+    try:
+        return str(Path(path).resolve().relative_to(base)) if base else path
+    except ValueError:
+        return path
+
+
+def _source_pane(sources: dict, base: Any) -> str:
     parts = []
     for index, (path, source) in enumerate(sources.items()):
+        path = _display(path, base)
         lines = redact_text(source.text).split("\n")
         body = "".join(
             f'<span class="ln" id="f{index}-L{n}" data-n="{n}">{_html.escape(line)}</span>' for n, line in enumerate(lines, 1)
@@ -97,14 +107,14 @@ def to_html(graph: Any, options: RenderOptions, sources: dict) -> str:
     names = "".join(
         f'<button data-id="{_html.escape(n.id)}">{_html.escape(n.id)}</button>' for n in scene.nodes if n.id in spans
     )
-    title = _html.escape(next(iter(sources), "plait graph"))
+    title = _html.escape(_display(next(iter(sources), "plait graph"), graph.base_dir))
     # `</` cannot appear inside the JSON: names are identifiers and generated ids have no `<`.
     span_json = json.dumps(spans, separators=(",", ":"))
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style></head>\n'
         f'<body><div id="picture">{_picture(graph, options)}<div id="names">{names}</div></div>\n'
-        f'<div id="source">{_source_pane(sources)}</div>\n'
+        f'<div id="source">{_source_pane(sources, graph.base_dir)}</div>\n'
         f'<script type="application/json" id="spans">{span_json}</script>\n'
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -1,0 +1,158 @@
+"""`plait render` and `plait graph` on the command line: formats, outputs, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from render_helpers import FIXTURES, ROOT, graph
+
+from plait.cli import main
+from plait.compiler.render import render
+
+LANGUAGE = str(FIXTURES / "language.plait")
+
+
+def plait(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "plait.cli", *args], capture_output=True, cwd=ROOT, env=env, check=False)
+
+
+def test_no_output_writes_dot_to_stdout(capsysbinary):
+    assert main(["render", LANGUAGE]) == 0
+    assert capsysbinary.readouterr().out.decode() == render(graph("language"), "dot")
+
+
+@pytest.mark.parametrize(
+    "name,check",
+    [
+        ("out.mmd", lambda b: b.startswith(b"flowchart LR")),
+        ("out.dot", lambda b: b.startswith(b"digraph plait")),
+        ("out.json", lambda b: json.loads(b)["entry"] == "main"),
+        ("out.svg", lambda b: b"<svg" in b),
+        ("out.png", lambda b: b.startswith(b"\x89PNG")),
+        ("out.pdf", lambda b: b.startswith(b"%PDF")),
+        ("out.html", lambda b: b.startswith(b"<!DOCTYPE html>") and b"<svg" in b),
+    ],
+)
+def test_format_follows_the_extension(tmp_path, name, check):
+    out = tmp_path / name
+    assert main(["render", LANGUAGE, "-o", str(out)]) == 0
+    assert check(out.read_bytes())
+
+
+def test_explicit_format_wins_over_extension(tmp_path):
+    out = tmp_path / "picture.txt"
+    assert main(["render", LANGUAGE, "-o", str(out), "--format", "mermaid"]) == 0
+    assert out.read_text().startswith("flowchart")
+
+
+def test_unknown_extension_is_a_usage_error(tmp_path, capsys):
+    assert main(["render", LANGUAGE, "-o", str(tmp_path / "x.bmp")]) == 2
+    assert "cannot tell the format" in capsys.readouterr().err
+
+
+def test_binary_to_a_terminal_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["render", LANGUAGE, "--format", "png"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pass -o FILE" in err
+
+
+def test_binary_to_a_pipe_is_written():
+    done = plait("render", LANGUAGE, "--format", "png")
+    assert done.returncode == 0 and done.stdout.startswith(b"\x89PNG")
+
+
+def test_spec_with_errors_renders_nothing(tmp_path):
+    spec = tmp_path / "bad.plait"
+    spec.write_text("agent a { model = nope }\n")
+    out = tmp_path / "bad.svg"
+    done = plait("render", str(spec), "-o", str(out))
+    assert done.returncode == 1
+    assert not out.exists() and done.stdout == b""
+    assert b"undefined name `nope`" in done.stderr
+
+
+def test_unknown_entry_is_one_line_listing_names(tmp_path):
+    out = tmp_path / "x.dot"
+    done = plait("render", LANGUAGE, "--entry", "wirter", "-o", str(out))
+    assert done.returncode == 2 and not out.exists()
+    assert done.stderr.decode() == (
+        "plait render: unknown entry `wirter`; expected one of: "
+        "researcher, writer, translate, analyst_a, analyst_b, verdict, main, summary\n"
+    )
+
+
+def test_unknown_expand_is_one_line(capsys):
+    assert main(["render", LANGUAGE, "--expand", "writer", "translate"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown agent to expand `translate`" in err
+
+
+def _without_dot(tmp_path: Path) -> dict:
+    """An environment whose PATH has python but no Graphviz."""
+    bin = tmp_path / "bin"
+    bin.mkdir()
+    (bin / "python").symlink_to(sys.executable)
+    return {**os.environ, "PATH": str(bin)}
+
+
+def test_missing_dot_is_one_line_saying_how_to_install(tmp_path):
+    out = tmp_path / "x.svg"
+    done = plait("render", LANGUAGE, "-o", str(out), env=_without_dot(tmp_path))
+    err = done.stderr.decode()
+    assert done.returncode == 2 and not out.exists()
+    assert err.count("\n") == 1 and "install Graphviz" in err and "--format dot|mermaid|html" in err
+
+
+@pytest.mark.parametrize("format", ["dot", "mermaid", "json"])
+def test_text_formats_work_without_dot(tmp_path, format):
+    done = plait("render", LANGUAGE, "--format", format, env=_without_dot(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout.decode() == render(graph("language"), format)
+
+
+def test_html_without_dot_shows_the_mermaid_source(tmp_path):
+    done = plait("render", LANGUAGE, "--format", "html", env=_without_dot(tmp_path))
+    page = done.stdout.decode()
+    assert done.returncode == 0 and "<svg" not in page
+    assert "Graphviz <code>dot</code> is not installed" in page and "flowchart LR" in page
+
+
+def test_html_is_self_contained_with_source_and_click_map(tmp_path):
+    out = tmp_path / "x.html"
+    assert main(["render", LANGUAGE, "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "<script src" not in page and "<link" not in page and "@import" not in page
+    assert 'id="plait:writer"' in page  # the SVG node the click handler finds
+    spans = json.loads(page.split('<script type="application/json" id="spans">')[1].split("</script>")[0])
+    assert spans["writer"] == [0, 38, 47] and spans["main/parallel#1"] == [0, 64, 64]
+    assert 'id="f0-L38" data-n="38">agent writer {</span>' in page
+
+
+def test_graph_json_prints_the_documented_json(capsys):
+    assert main(["graph", LANGUAGE, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == graph("language").to_json()
+    assert [n["id"] for n in data["nodes"]][:3] == ["fast", "strong", "judge"]
+    assert data["nodes"][0]["span"] == {"file": "language.plait", "line": 3, "column": 7, "end_line": 3, "end_column": 11}
+
+
+def test_graph_of_a_broken_spec_exits_1(tmp_path, capsys):
+    spec = tmp_path / "bad.plait"
+    spec.write_text("agent a {\n")
+    assert main(["graph", str(spec)]) == 1
+    assert capsys.readouterr().out == ""
+
+
+def test_render_never_imports_user_code(tmp_path):
+    (tmp_path / "evil.py").write_text("raise SystemExit('imported!')\n")
+    spec = tmp_path / "s.plait"
+    spec.write_text('model m = "openai/gpt-4o"\ntool t "x" { run = python("evil:go") }\nagent a { model = m, tools = [t] }\n')
+    for format in ("dot", "json", "html"):
+        done = plait("render", str(spec), "--format", format)
+        assert done.returncode == 0 and b"imported!" not in done.stderr
