@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .mask import ELLIPSIS, mask
 
-__all__ = ["LineView", "clean", "view_line"]
+__all__ = ["LineView", "clean", "view_line", "window"]
 
 #: Characters of one line shown at most; a 1 MB line becomes a window around the span.
 MAX_WIDTH = 160
@@ -61,12 +61,17 @@ class LineView:
         return self.columns[i]
 
 
+def window(length: int, focus: int) -> tuple[int, int]:
+    """The [lo, hi) character range of a line of `length` shown to keep character `focus` in view."""
+    if length <= MAX_WIDTH:
+        return 0, length
+    lo = max(0, min(focus - CONTEXT, length - MAX_WIDTH))
+    return lo, lo + MAX_WIDTH
+
+
 def view_line(text: str, masks: list[tuple[int, int]], focus: int) -> LineView:
     """Show `text` with `masks` (sorted, merged ranges) hidden, keeping character `focus` in view."""
-    lo, hi = 0, len(text)
-    if hi > MAX_WIDTH:
-        lo = max(0, min(focus - CONTEXT, hi - MAX_WIDTH))
-        hi = lo + MAX_WIDTH
+    lo, hi = window(len(text), focus)
     pieces: list[str] = []
     columns: list[int] = []
     col = 0

@@ -54,14 +54,14 @@ def _opaque(value: str) -> bool:
     return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
-def secret_ranges(text: str) -> list[tuple[int, int]]:
-    """Sorted, merged [start, end) ranges of `text` that look like credentials."""
+def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sorted, merged [start, end) ranges of `text` (searched between `start` and `end`) that look like credentials."""
+    end = len(text) if end is None else end
     found = []
     for pattern in _PATTERNS:
-        for m in pattern.finditer(text):
-            group = 1 if pattern.groups else 0
-            found.append(m.span(group))
-    found.extend(m.span(1) for m in _OPAQUE.finditer(text) if _opaque(m.group(1)))
+        for m in pattern.finditer(text, start, end):
+            found.append(m.span(1 if pattern.groups else 0))
+    found.extend(m.span(1) for m in _OPAQUE.finditer(text, start, end) if _opaque(m.group(1)))
     return _merge(found)
 
 
@@ -123,9 +123,13 @@ class Redactor:
                 start = value.find(secret, start + len(secret))
         return mask_ranges(value, ranges) if ranges else value
 
-    def line_ranges(self, source: SourceFile, line: int, text: str) -> list[tuple[int, int]]:
-        """Character ranges of source line `line` (its `text`; 0-based, end exclusive) to mask when shown."""
-        ranges = secret_ranges(text)
+    def line_ranges(self, source: SourceFile, line: int, text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+        """Character ranges of source line `line` (its `text`; 0-based, end exclusive) to mask when shown.
+
+        Only `text[lo:hi]` is searched for credential shapes: a huge line is shown
+        through a window, and searching all of it would cost more than the check.
+        """
+        ranges = secret_ranges(text, lo, hi)
         for (first, start), (last, end) in self._spans.get(source.path, ()):
             if first <= line <= last:
                 ranges.append((start if line == first else 0, end if line == last else len(text)))

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 from plait.dsl.diagnostics import Diagnostic, Severity
 from plait.dsl.source import SourceFile, Span
 
-from .line_view import clean, view_line
+from .line_view import clean, view_line, window
 from .mask import Redactor
 from .summary import summarize
 
@@ -30,6 +30,7 @@ __all__ = ["render_text"]
 
 _SEVERITY_COLOR = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
 _GUTTER, _LABEL, _BOLD, _HELP = "1;34", "1;34", "1", "1;36"
+_SECRET_MARGIN = 1024
 
 
 class _Paint:
@@ -107,7 +108,11 @@ def _snippet(
             out.append(paint(_GUTTER, "..."))
         previous = number
         text = source.line_text(number)
-        view = view_line(text, redactor.line_ranges(source, number, text), marks[0].span.column - 1)
+        focus = marks[0].span.column - 1
+        lo, hi = window(len(text), focus)
+        # The margin keeps any secret that overlaps the window whole, so it is matched and masked whole.
+        masks = redactor.line_ranges(source, number, text, max(0, lo - _SECRET_MARGIN), hi + _SECRET_MARGIN)
+        view = view_line(text, masks, focus)
         out.append(f"{paint(_GUTTER, str(number).rjust(width))} {bar} {view.text}".rstrip())
         continues = False
         for mark in marks:
