@@ -9,7 +9,7 @@ resume replays nothing that already finished.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from .config import AgentConfig, Program, ToolConfig
 from .errors import AgentError, ToolNameCollision
@@ -109,8 +109,6 @@ class RunContext:
         #: Shared by an engine's runs; a context that registers its own tools gets a private one.
         self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
-        #: Set by compose: runs a runnable by name at a path (delegation needs it from inside a step).
-        self.run_runnable: Callable[..., Awaitable[Any]] | None = None
 
     # -- lookups ---------------------------------------------------------------------
 

@@ -101,10 +101,10 @@ class Engine:
             bus.observe(event, reactor)
         ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause, tools=self.tools,
                          contexts=self.contexts, make_provider=self._make_provider, toolsets=self._toolsets)
-        ctx.run_runnable = lambda name, input, path, branch=None: run_runnable(ctx, name, input, path, branch)
-        counter = itertools.count(1)
-        bus.agent_reactor = lambda name, event: run_runnable(
-            ctx, name, json.dumps(event.to_dict(), default=str), ("@observer", f"{name}#{next(counter)}"))
+        if any(isinstance(reactor, str) for _, reactor in self.observers):
+            counter = itertools.count(1)
+            bus.agent_reactor = lambda name, event: run_runnable(
+                ctx, name, json.dumps(event.to_dict(), default=str), ("@observer", f"{name}#{next(counter)}"))
         return ctx
 
     def _make_provider(self, model: str) -> Provider:
