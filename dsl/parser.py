@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterator
 
-from lark import Lark, Token
+from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
@@ -23,7 +23,7 @@ from .source import SourceFile, Span
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
 from .transformer import AstBuilder, StringError
 
-__all__ = ["MAX_NESTING", "parse_module"]
+__all__ = ["MAX_NESTING", "make_lark", "parse_module"]
 
 #: Brackets deeper than this are an error, which bounds recursion everywhere downstream.
 MAX_NESTING = 64
@@ -85,29 +85,36 @@ def _grammar() -> str:
     return resources.files("plait.grammars").joinpath("plait.lark").read_text(encoding="utf-8")
 
 
+def make_lark(transformer: Transformer | None) -> Lark:
+    """The plait grammar's LALR parser with its post-lexer; `transformer=None`
+    gives lark's bare parse tree (the benchmark's reference)."""
+    postlex = FoldSeparators()
+    lark = Lark(
+        _grammar(),
+        parser="lalr",
+        lexer="basic",
+        postlex=postlex,
+        transformer=transformer,
+        maybe_placeholders=True,
+        cache=True,
+    )
+    # Separators before these terminals are line breaks inside one construct.
+    names = {t.name for t in lark.terminals}
+    glue = {"RBRACE", "LBRACE"}
+    for term in lark.terminals:
+        if getattr(term.pattern, "value", None) in ("->", "|"):
+            glue.add(term.name)
+    postlex.glue = frozenset(glue & names)
+    return lark
+
+
 class _Parser:
     """One Lark instance with its inline AST builder; a lock guards the builder's file name."""
 
     def __init__(self) -> None:
         self.builder = AstBuilder("<string>")
-        self.postlex = FoldSeparators()
-        self.lark = Lark(
-            _grammar(),
-            parser="lalr",
-            lexer="basic",
-            postlex=self.postlex,
-            transformer=self.builder,
-            maybe_placeholders=True,
-            cache=True,
-        )
-        # Separators before these terminals are line breaks inside one construct.
-        names = {t.name for t in self.lark.terminals}
-        glue = {"RBRACE", "LBRACE"}
-        for term in self.lark.terminals:
-            if getattr(term.pattern, "value", None) in ("->", "|"):
-                glue.add(term.name)
-        self.postlex.glue = frozenset(glue & names)
-        self.comment_re = re.compile(r"#[^\n]*")
+        self.lark = make_lark(self.builder)
+        self.postlex: FoldSeparators = self.lark.options.postlex
         self.lock = threading.Lock()
 
     def parse(self, text: str, file: str) -> tuple:

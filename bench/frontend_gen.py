@@ -1,0 +1,139 @@
+"""Benchmark inputs: a valid spec of N lines and the same declarations as YAML.
+
+Each group of eight declarations (model, tool with params, two agents, step,
+consolidate, parallel, chain) is 64 lines, so 10,000 lines hold about 1,250
+declarations, the size the front-end targets are stated for. A final
+`chain main` uses every group's chain, so the spec checks without warnings.
+"""
+
+from __future__ import annotations
+
+GROUP_LINES = 64
+
+
+def _group(i: int) -> str:
+    return f'''# --- group {i} -------------------------------------------------
+model m{i} = "openai/gpt-4o-mini" {{
+  temperature = 0.2
+  max_tokens  = 800
+  timeout     = 30s
+  retries     = 3
+}}
+
+# A tool that calls the knowledge base.
+tool t{i} "Look up facts about a topic in the knowledge base." {{
+  params {{
+    topic: string "What to look up"
+    limit: int = 5
+    units: "metric" | "imperial" = "metric"
+  }}
+  run     = http(GET, "https://kb.example.com/search?q={{{{topic}}}}&n={{{{limit}}}}")
+  timeout = 10s
+}}
+
+agent a{i} "Look up factual information on a topic." {{
+  model     = m{i}
+  system    = "You are a research specialist. Answer factual questions concisely."
+  tools     = [t{i}]
+  max_steps = 16
+}}
+
+agent b{i} "Write the briefing." {{
+  model  = m{i}
+  system = """
+    You write crisp briefings. Use the research tool for facts,
+    then finish with the lookup tool.
+  """
+  tools  = [a{i}, t{i}]                 # an agent in `tools` is delegated to
+  until  = t{i} succeeded
+  retry_malformed = 2
+}}
+
+step s{i} {{
+  model      = m{i}
+  prompt     = "Translate to French: {{{{input}}}}"
+  max_tokens = 400
+}}
+
+consolidate v{i} {{
+  agents = [a{i}, b{i}]
+  judge  = m{i}
+  rounds = 3
+}}
+
+parallel p{i} = [s{i}, v{i}] {{
+  on_error = collect
+}}
+
+# Write, then translate and debate at once, then both again.
+chain c{i} = b{i} -> parallel(s{i}, v{i}) -> p{i}
+
+# ------------------------------------------------------------------
+# (end of group {i})
+# Every group is the same shape so that line and declaration
+# counts scale together: 64 lines, 8 declarations.
+#
+#
+#
+#
+'''
+
+
+def spec(lines: int) -> str:
+    """A valid spec of about `lines` lines."""
+    groups = max(1, lines // GROUP_LINES)
+    body = "".join(_group(i) for i in range(groups))
+    main = " -> ".join(f"c{i}" for i in range(groups))
+    return f"plait 0.1\n\n{body}chain main = {main}\n"
+
+
+def yaml_data(lines: int) -> dict:
+    """The same declarations as plain data, for the YAML reference."""
+    groups = max(1, lines // GROUP_LINES)
+    data: dict = {"version": 0.1, "models": {}, "tools": {}, "agents": {}, "steps": {},
+                  "consolidates": {}, "parallels": {}, "chains": {}}
+    for i in range(groups):
+        data["models"][f"m{i}"] = {"target": "openai/gpt-4o-mini", "temperature": 0.2, "max_tokens": 800,
+                                   "timeout": "30s", "retries": 3}
+        data["tools"][f"t{i}"] = {
+            "description": "Look up facts about a topic in the knowledge base.",
+            "params": {
+                "topic": {"type": "string", "description": "What to look up"},
+                "limit": {"type": "int", "default": 5},
+                "units": {"type": ["metric", "imperial"], "default": "metric"},
+            },
+            "run": {"http": {"method": "GET", "url": "https://kb.example.com/search?q={{topic}}&n={{limit}}"}},
+            "timeout": "10s",
+        }
+        data["agents"][f"a{i}"] = {"description": "Look up factual information on a topic.", "model": f"m{i}",
+                                   "system": "You are a research specialist. Answer factual questions concisely.",
+                                   "tools": [f"t{i}"], "max_steps": 16}
+        data["agents"][f"b{i}"] = {"description": "Write the briefing.", "model": f"m{i}",
+                                   "system": "You write crisp briefings. Use the research tool for facts,\n"
+                                             "then finish with the lookup tool.\n",
+                                   "tools": [f"a{i}", f"t{i}"], "until": {"succeeded": f"t{i}"},
+                                   "retry_malformed": 2}
+        data["steps"][f"s{i}"] = {"model": f"m{i}", "prompt": "Translate to French: {{input}}", "max_tokens": 400}
+        data["consolidates"][f"v{i}"] = {"agents": [f"a{i}", f"b{i}"], "judge": f"m{i}", "rounds": 3}
+        data["parallels"][f"p{i}"] = {"branches": [f"s{i}", f"v{i}"], "on_error": "collect"}
+        data["chains"][f"c{i}"] = [f"b{i}", {"parallel": [f"s{i}", f"v{i}"]}, f"p{i}"]
+    data["chains"]["main"] = [f"c{i}" for i in range(groups)]
+    return data
+
+
+SMALL = '''plait 0.1
+
+model fast = "openai/gpt-4o-mini" { temperature = 0.2, timeout = 30s }
+
+tool lookup "Look up facts about a topic." {
+  params {
+    topic: string "What to look up"
+  }
+  run = http(GET, "https://kb.example.com/search?q={{topic}}")
+}
+
+agent main "Answer questions." {
+  model = fast
+  tools = [lookup]
+}
+'''
