@@ -131,6 +131,21 @@ def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, fl
     return asyncio.run(main())
 
 
+def asyncio_floor() -> float:
+    """The same waits with no framework at all: what the event loop alone costs on this machine now."""
+
+    async def one():
+        for _ in range(ROUNDS + 1):
+            await asyncio.sleep(LATENCY)
+
+    async def main():
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(1000)))
+        return time.perf_counter() - t0
+
+    return asyncio.run(main())
+
+
 # -- LangGraph -----------------------------------------------------------------------------
 
 
@@ -260,7 +275,9 @@ def machine() -> dict[str, str]:
                 cpu = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load}
 
 
 def main() -> int:
@@ -274,23 +291,30 @@ def main() -> int:
     ideal_loop = (ROUNDS + 1) * LATENCY
     results: dict[str, dict[str, float]] = {"plait": {}, "langgraph": {}}
 
-    results["plait"]["overhead_us_per_round"] = statistics.median(plait_overhead(100 if args.quick else 300))
+    samples = sorted(plait_overhead(100 if args.quick else 300))
+    results["plait"]["overhead_us_per_round"] = statistics.median(samples)
+    results["plait"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
     results["plait"]["parallel_1000_x_ideal"] = statistics.median(plait_parallel(1000) for _ in range(reps)) / LATENCY
     results["plait"]["concurrent_1000_x_ideal"] = statistics.median(plait_concurrent(1000)[0] for _ in range(reps)) / ideal_loop
+    results["plait"]["asyncio_floor_x_ideal"] = statistics.median(asyncio_floor() for _ in range(reps)) / ideal_loop
     results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
     if with_lg:
-        results["langgraph"]["overhead_us_per_round"] = statistics.median(langgraph_overhead(20 if args.quick else 50))
+        samples = sorted(langgraph_overhead(20 if args.quick else 50))
+        results["langgraph"]["overhead_us_per_round"] = statistics.median(samples)
+        results["langgraph"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
         results["langgraph"]["parallel_1000_x_ideal"] = statistics.median(langgraph_parallel(1000) for _ in range(max(1, reps // 2))) / LATENCY
         results["langgraph"]["concurrent_1000_x_ideal"] = langgraph_concurrent(1000) / ideal_loop
     info = machine()
     if args.json:
         print(json.dumps({"machine": info, "results": results}, indent=2))
         return 0
-    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}")
+    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}")
     rows = [
-        ("overhead per round, 10-round tool loop (µs)", "overhead_us_per_round", "≤ 50"),
+        ("overhead per round, 10-round tool loop (µs, median)", "overhead_us_per_round", "≤ 50"),
+        ("overhead per round, 10-round tool loop (µs, p10)", "overhead_us_per_round_p10", ""),
         ("1,000 parallel branches at 50 ms (x ideal)", "parallel_1000_x_ideal", "≤ 1.25"),
         ("1,000 concurrent 10-round runs at 50 ms/call (x ideal)", "concurrent_1000_x_ideal", "≤ 1.5"),
+        ("  bare asyncio: 1,000 tasks x 11 sleeps of 50 ms (x ideal)", "asyncio_floor_x_ideal", ""),
         ("memory per in-flight run (KiB)", "kib_per_inflight_run", "≤ 30"),
     ]
     print(f"{'measure':58} {'target':>8} {'plait':>10} {'LangGraph':>10}")

@@ -58,7 +58,8 @@ def _step_agent(step: StepConfig) -> AgentConfig:
 
 async def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Outcome:
     prompt = render(step.prompt, input=input, state=ctx.state)
-    return await _one_shot(ctx, _step_agent(step), prompt, step.system, path)
+    system = render(step.system, input=input, state=ctx.state, strict=False) if step.system else None
+    return await _one_shot(ctx, _step_agent(step), prompt, system, path)
 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:

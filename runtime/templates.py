@@ -31,8 +31,13 @@ def render(
     state: dict[str, Any] | None = None,
     params: dict[str, Any] | None = None,
     quote: Callable[[str], str] | None = None,
+    strict: bool = True,
 ) -> str:
-    """Fill a template; `quote` escapes each value (URL-encoding for an http tool's URL)."""
+    """Fill a template; `quote` escapes each value (URL-encoding for an http tool's URL).
+
+    Not `strict` (system prompts, whose state may not be set yet): a path that
+    does not resolve is left as written instead of raising.
+    """
     if "{{" not in template:
         return template
 
@@ -50,15 +55,21 @@ def render(
         elif params is not None and head in params:
             value = params[head]
         else:
-            raise KeyError(f"template path `{path}` does not resolve")
+            return _unresolved(match, path, strict)
         for key in rest:
             if not isinstance(value, dict) or key not in value:
-                raise KeyError(f"template path `{path}` does not resolve")
+                return _unresolved(match, path, strict)
             value = value[key]
         text = as_text(value)
         return quote(text) if quote else text
 
     return _TOKEN.sub(fill, template)
+
+
+def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:
+    if strict:
+        raise KeyError(f"template path `{path}` does not resolve")
+    return match.group(0)
 
 
 def _maybe_record(text: str) -> Any:

@@ -4,8 +4,8 @@
 list of replies consumed in order by every call to that model, or an object
 mapping an agent or step name (`request.agent`) to its own list. A reply is
 `{"text": ..., "tool_calls": [{"name", "arguments" | "raw_arguments"}],
-"finish_reason", "phase", "delay", "usage", "error": {"kind", "message",
-"after"}}`. It speaks the same seam as the HTTP providers, streaming included,
+"finish_reason", "phase", "delay", "usage", "response_id", "error": {"kind",
+"message", "after"}}`. It speaks the same seam as the HTTP providers, streaming included,
 so every runtime path (fallbacks, deltas, malformed calls) is testable offline.
 """
 
@@ -171,8 +171,9 @@ class ScriptedProvider:
             # A deterministic stand-in so reports show token counts offline.
             seen = sum(len(p.text) for m in request.messages for p in m.content)
             usage = Usage(1 + seen // 4, 1 + sum(len(p.text) for p in content) // 4 + 8 * len(calls))
-        message = Message("assistant", content, calls, model=self.name)
-        return ModelResponse(message, finish.lower(), raw_finish_reason=finish, usage=usage, model=self.name)
+        message = Message("assistant", content, calls, model=self.name, response_id=reply.get("response_id"))
+        return ModelResponse(message, finish.lower(), raw_finish_reason=finish, usage=usage, model=self.name,
+                             response_id=reply.get("response_id"))
 
     def _call(self, raw: dict[str, Any], index: int) -> ToolCall:
         call_id = raw.get("id") or f"{self.name}-{self._calls}-{index + 1}"

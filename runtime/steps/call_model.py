@@ -15,6 +15,7 @@ from ..config import AgentConfig
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
 from ..history import window
+from ..templates import render
 from ..outcomes import CONTINUE, NEXT_TURN, Done, Fail, Outcome
 from ..providers.base import (
     FALLBACK_KINDS,
@@ -49,11 +50,14 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
     run.steps += 1
     if ctx.bus.active:
         ctx.emit("step_start", run.path, agent, step=run.steps)
+    system = run.system.build()
+    if system and "{{" in system:
+        system = render(system, state=ctx.state, strict=False)
     request = ModelRequest(
         "",
         window(run.messages, agent.keep_last),
         run.toolset.specs,
-        system=run.system.build(),
+        system=system,
         temperature=agent.temperature,
         max_tokens=agent.max_tokens,
         agent=agent.name,
@@ -134,7 +138,17 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
 
 
 def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
-    """Point the request at one model: its id, its per-call timeout, its defaults where the agent sets none."""
+    """Point the request at one model: its id, its per-call timeout, its defaults where the agent sets none.
+
+    Server state (`previous_response_id`) is offered only to the model that
+    issued it: a backup must never be handed the primary's continuation.
+    """
+    request.previous_response_id = None
+    for message in reversed(request.messages):
+        if message.role == "assistant":
+            if message.response_id and message.model == config.name:
+                request.previous_response_id = message.response_id
+            break
     request.model = config.model_id
     request.timeout = config.timeout
     if agent.temperature is None:

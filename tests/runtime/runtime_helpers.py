@@ -20,7 +20,8 @@ class Recorder:
 
     def _keep(self, request: Any) -> None:
         self.requests.append({"messages": list(request.messages), "system": request.system, "tools": [t.name for t in request.tools],
-                              "agent": request.agent, "timeout": request.timeout, "step": request.step})
+                              "agent": request.agent, "timeout": request.timeout, "step": request.step,
+                              "previous_response_id": request.previous_response_id})
 
     async def complete(self, request):
         self._keep(request)

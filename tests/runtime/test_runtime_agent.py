@@ -189,3 +189,23 @@ def test_run_snapshot_at_interrupt_restores_and_resumes_identically():
     again = go(restored.resume({pid: "approve"}))
     assert (again.stop_reason, again.output) == (direct.stop_reason, direct.output) == ("done", "finished")
     assert again.report.tool_calls == direct.report.tool_calls
+
+
+def test_system_prompt_templates_read_run_state_at_every_request():
+    from plait.runtime.tools import ToolResult
+
+    tool = fn_tool("topic", lambda: ToolResult("ok", state={"topic": "reactors"}))
+    engine = make([call("topic"), {"text": "done"}], tools={"topic": tool}, system="You brief on {{state.topic}}.")
+    go(engine.run("go"))
+    assert [r["system"] for r in engine.providers["m"].requests] == ["You brief on {{state.topic}}.", "You brief on reactors."]
+
+
+def test_server_state_is_only_offered_to_the_model_that_issued_it():
+    engine = two_models([{"response_id": "resp_1", "tool_calls": [{"name": "t", "arguments": {}}]}, {"error": {"kind": "rate_limit"}}],
+                        [{"text": "backup answer"}], tools=("t",))
+    engine.program.tools["t"] = fn_tool("t", lambda: "r")
+    result = go(engine.run("go"))
+    assert result.output == "backup answer"
+    primary, backup = engine.providers["p"].requests, engine.providers["b"].requests
+    assert primary[0]["previous_response_id"] is None and primary[1]["previous_response_id"] == "resp_1"
+    assert backup[0]["previous_response_id"] is None
