@@ -8,6 +8,7 @@ so an import cycle is harmless. A path may not leave the root directory
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,15 +40,25 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
     try:
         if path.is_dir():
             return None, _file_error("P005", "unreadable-file", f"`{display}` is a directory, not a .plait file", display, via)
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, _file_error("P005", "unreadable-file", f"`{display}` is too large ({size} bytes)", display, via)
-        data = path.read_bytes()
+        info = path.stat()
+        # A FIFO or device would block or never end (/dev/zero): only regular files are read.
+        if not stat.S_ISREG(info.st_mode):
+            return None, _file_error("P005", "unreadable-file", f"`{display}` is not a regular file", display, via)
+        if info.st_size > MAX_FILE_BYTES:
+            return None, _file_error("P005", "unreadable-file", f"`{display}` is too large ({info.st_size} bytes)", display, via)
+        with path.open("rb") as handle:
+            # The size can change between stat and read; the cap holds anyway.
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return None, _file_error("P005", "unreadable-file", f"`{display}` is too large", display, via)
     except FileNotFoundError:
         code, name = ("P007", "import-not-found") if via else ("P005", "unreadable-file")
         return None, _file_error(code, name, f"no such file `{display}`", via.file if via else display, via)
     except OSError as exc:
         return None, _file_error("P005", "unreadable-file", f"cannot read `{display}`: {exc.strerror}", display, via)
+    except ValueError:
+        # A path the OS cannot name: an embedded NUL or a lone surrogate.
+        return None, _file_error("P005", "unreadable-file", f"`{ascii(display)[1:-1]}` is not a valid file name", display, via)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -63,9 +74,18 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
     return SourceFile(display, text), None
 
 
+def _resolve(path: Path) -> Path:
+    """`path.resolve()`, or the absolute path when it cannot be resolved (a symlink
+    loop, an embedded NUL): reading it then fails with a diagnostic."""
+    try:
+        return path.resolve()
+    except (OSError, ValueError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 def load(path: str | os.PathLike) -> LoadResult:
     root = Path(path)
-    result = LoadResult(root_dir=root.resolve().parent)
+    result = LoadResult(root_dir=_resolve(root).parent)
     _load_file(root, str(path), None, result, set())
     return result
 
@@ -79,7 +99,7 @@ def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -
 
 
 def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, seen: set[Path]) -> None:
-    resolved = path.resolve()
+    resolved = _resolve(path)
     if resolved in seen:
         return
     seen.add(resolved)
@@ -108,7 +128,7 @@ def _follow(decl: ast.ImportDecl, importer: Path | None, source: SourceFile, res
             _file_error("P007", "import-not-found", "imports need a spec file on disk", source.path, decl.path.span)
         )
         return
-    target = (importer.parent / decl.path.value).resolve()
+    target = _resolve(importer.parent / decl.path.value)
     root = result.root_dir
     if not target.is_relative_to(root):
         result.diagnostics.append(
