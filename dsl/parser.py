@@ -21,7 +21,7 @@ from . import ast
 from .diagnostics import Diagnostic
 from .source import SourceFile, Span
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
-from .transformer import AstBuilder, StringError
+from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["MAX_NESTING", "make_lark", "parse_module"]
 
@@ -133,6 +133,9 @@ def _get_parser() -> _Parser:
     return _parser
 
 
+#: Everything a parse of bad text raises; each becomes a diagnostic.
+_PARSE_ERRORS = (LarkError, StringError, NumberError, NestingTooDeep)
+
 # A top-level declaration starts a line with its keyword; used to resynchronise after an error.
 _DECL_START = re.compile(r"^(?:model|tool|agent|step|chain|parallel|consolidate|import)\b", re.M)
 
@@ -141,7 +144,7 @@ def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic
     parser = _get_parser()
     try:
         version, decls = parser.parse(source.text, source.path)
-    except (LarkError, StringError, NestingTooDeep) as exc:
+    except _PARSE_ERRORS as exc:
         return None, _all_syntax_errors(parser, source, exc)
     comments = tuple(_comments(source))
     end = len(source.text)
@@ -181,14 +184,14 @@ def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) ->
         chunk = source.text[start:end]
         try:
             parser.parse(chunk, source.path)
-        except (LarkError, StringError, NestingTooDeep) as exc:
+        except _PARSE_ERRORS as exc:
             diagnostics.append(_to_diagnostic(parser, source, exc, start))
     return diagnostics
 
 
 def _to_diagnostic(parser: _Parser, source: SourceFile, exc: Exception, base: int) -> Diagnostic:
     """Translate one exception raised while parsing text that starts at offset `base`."""
-    if isinstance(exc, StringError):
+    if isinstance(exc, StringError | NumberError):
         offset = exc.span.offset + base
         return syntax_diagnostic(source, offset, offset + (exc.span.end_offset - exc.span.offset), exc, [])
     if isinstance(exc, NestingTooDeep):

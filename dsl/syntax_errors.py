@@ -109,6 +109,10 @@ def syntax_diagnostic(
 
     if isinstance(exc, NestingTooDeep):
         return Diagnostic("P004", "nesting-too-deep", Severity.ERROR, "brackets are nested too deeply", span)
+    if exc.__class__.__name__ == "NumberError":
+        return Diagnostic(
+            "P002", "invalid-token", Severity.ERROR, f"number is too long ({end - offset} characters)", span
+        )
     if exc.__class__.__name__ == "StringError":
         return Diagnostic(
             "P003", "invalid-escape", Severity.ERROR, "invalid escape in string", span,

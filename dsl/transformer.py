@@ -16,7 +16,7 @@ from lark import Token, Transformer
 from . import ast
 from .source import Span
 
-__all__ = ["AstBuilder", "StringError", "decode_block_string", "decode_string"]
+__all__ = ["AstBuilder", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -26,6 +26,14 @@ class StringError(ValueError):
 
     def __init__(self, message: str, span: Span) -> None:
         super().__init__(message)
+        self.span = span
+
+
+class NumberError(ValueError):
+    """A number literal with more digits than Python converts (int() stops at 4300)."""
+
+    def __init__(self, span: Span) -> None:
+        super().__init__("number is too long")
         self.span = span
 
 
@@ -215,7 +223,10 @@ class AstBuilder(Transformer):
 
     def number(self, c: list) -> ast.Number:
         raw = str(c[0])
-        value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+        try:
+            value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+        except ValueError:
+            raise NumberError(self._span(c[0])) from None
         return ast.Number.model_construct(span=self._span(c[0]), value=value, raw=raw)
 
     def duration(self, c: list) -> ast.Duration:
