@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 from plait.dsl.diagnostics import Diagnostic, Severity
 from plait.dsl.source import SourceFile
 
+from .line_view import clean
 from .mask import Redactor
 
 __all__ = ["escape_data", "escape_property", "render_github"]
@@ -28,7 +29,8 @@ def escape_property(value: str) -> str:
 
 
 def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
-    say = Redactor(d, sources).text
+    redactor = Redactor(d, sources)
+    say = lambda text: clean(redactor.text(text), newlines=True)  # noqa: E731 - annotations land in a log
     span = d.span
     props: dict[str, object] = {"file": span.file, "line": span.line}
     # GitHub ignores columns on an annotation that spans lines; send them only when they mean something.

@@ -41,11 +41,12 @@ def _width(text: str) -> int:
     return width
 
 
-def clean(text: str) -> str:
-    """Message text safe to print: no control or bidi characters."""
+def clean(text: str, newlines: bool = False) -> str:
+    """Message text safe to print: no control or bidi characters (line breaks kept if `newlines`)."""
     if text.isprintable():
         return text
-    return "".join(" " if ch in "\t\n\r" else _shown(ch) for ch in text)
+    keep = "\n\r" if newlines else ""
+    return "".join(ch if ch in keep else " " if ch in "\t\n\r" else _shown(ch) for ch in text)
 
 
 @dataclass(frozen=True, slots=True)

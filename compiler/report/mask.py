@@ -44,6 +44,12 @@ _PATTERNS = tuple(
 _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 
 
+#: A message quotes names and values from the spec; a 1 MB name must not make a 1 MB report.
+MAX_QUOTE = 60
+MAX_MESSAGE = 1000
+_LONG_QUOTE = re.compile(r"`([^`]{%d,})`" % (MAX_QUOTE + 1))
+
+
 def mask(secret: str) -> str:
     """`sk-abcdef…` style: a prefix to recognise the value by, never enough to use it."""
     keep = min(4, len(secret) // 4)
@@ -114,7 +120,10 @@ class Redactor:
         self._exact = sorted(exact, key=len, reverse=True)
 
     def text(self, value: str) -> str:
-        """A message, note or replacement with every secret masked."""
+        """A message, note or replacement with every secret masked and every quoted run kept short."""
+        if len(value) > MAX_MESSAGE:
+            value = value[:MAX_MESSAGE] + ELLIPSIS
+        value = _LONG_QUOTE.sub(lambda m: f"`{m.group(1)[:MAX_QUOTE]}{ELLIPSIS}`", value)
         ranges = secret_ranges(value)
         for secret in self._exact:
             start = value.find(secret)

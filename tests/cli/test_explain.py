@@ -1,0 +1,81 @@
+"""`plait explain`: every code documented (what, why, example, fix), and the examples are true."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from plait.cli import main
+from plait.compiler.codes import CODES, SECTIONS, sections
+from plait.compiler.pipeline import compile_spec
+
+PLAIT_BLOCK = re.compile(r"```plait\n(.*?)```", re.S)
+
+
+def explain(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(["explain", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("code", list(CODES))
+def test_every_code_is_explained_with_all_four_sections(capsys, code):
+    status, out, err = explain(capsys, code)
+    entry = CODES[code]
+    assert status == 0 and err == ""
+    assert out.startswith(f"{code} {entry.name} ({entry.severity})\n")
+    found = sections(code)
+    assert list(found) == list(SECTIONS)
+    for title in SECTIONS:
+        assert len(found[title]) > 20, f"{code}: section {title!r} is (nearly) empty"
+        assert f"## {title}\n" in out
+    assert "```" in found["Example"], f"{code}: the example shows no spec or command"
+
+
+@pytest.mark.parametrize("code", list(CODES))
+def test_examples_trigger_their_code_and_fixes_clear_it(code):
+    doc = sections(code)
+    examples = PLAIT_BLOCK.findall(doc["Example"])
+    for text in examples:
+        found = [d.code for d in compile_spec(text, path="example.plait").diagnostics]
+        assert code in found, f"{code}: its example reports {found}"
+    for text in PLAIT_BLOCK.findall(doc["Fix"]):
+        found = [d.code for d in compile_spec(text, path="example.plait").diagnostics]
+        assert found == [], f"{code}: its fixed example still reports {found}"
+
+
+def test_codes_that_need_files_still_show_an_example():
+    # P004-P007 and P307 are about files and input size, which a spec snippet cannot show.
+    runnable = {c for c in CODES if PLAIT_BLOCK.search(sections(c)["Example"])}
+    assert set(CODES) - runnable == {"P004", "P005", "P006", "P007", "P307"}
+
+
+@pytest.mark.parametrize("word", ["undefined-name", "UNDEFINED-NAME", "undefined_name", "p101", " P101 "])
+def test_lookup_by_name_or_code_in_any_case(capsys, word):
+    status, out, _ = explain(capsys, word)
+    assert status == 0 and out.startswith("P101 undefined-name (error)\n")
+
+
+def test_unknown_code_is_one_line_pointing_at_the_list(capsys):
+    status, out, err = explain(capsys, "P999")
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "unknown code `P999`" in err and "plait explain --list" in err
+
+
+def test_unknown_code_suggests_a_close_one(capsys):
+    assert "did you mean `undefined-name`?" in explain(capsys, "undefined-nme")[2]
+
+
+def test_missing_code_is_a_usage_error(capsys):
+    status, out, err = explain(capsys)
+    assert status == 2 and out == "" and "--list" in err
+
+
+def test_list_shows_every_code_once(capsys):
+    status, out, _ = explain(capsys, "--list")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == len(CODES)
+    for line, entry in zip(lines, CODES.values()):
+        assert line.split()[:3] == [entry.code, entry.name, str(entry.severity)]
+        assert line.endswith(entry.summary)
