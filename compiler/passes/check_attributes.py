@@ -57,6 +57,14 @@ def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
     return matches[0] if matches else None
 
 
+def _show(number: float) -> str:
+    # `:g` converts to float, which overflows for integers past ~1e308.
+    try:
+        return f"{number:g}"
+    except OverflowError:
+        return f"a {len(str(abs(number)))}-digit number"
+
+
 class _Checker:
     def __init__(self, ctx: CompileContext) -> None:
         self.ctx = ctx
@@ -72,10 +80,10 @@ class _Checker:
 
     def check_range(self, attr: str, spec: Attr, number: float, span: Span) -> bool:
         if spec.minimum is not None and number < spec.minimum:
-            self.report(make("P204", f"`{attr}` must be at least {spec.minimum:g}, found {number:g}", span))
+            self.report(make("P204", f"`{attr}` must be at least {spec.minimum:g}, found {_show(number)}", span))
             return False
         if spec.maximum is not None and number > spec.maximum:
-            self.report(make("P204", f"`{attr}` must be at most {spec.maximum:g}, found {number:g}", span))
+            self.report(make("P204", f"`{attr}` must be at most {spec.maximum:g}, found {_show(number)}", span))
             return False
         return True
 

@@ -195,6 +195,7 @@ BAD_TEXTS = {
     "BOM mid-file": WHOLE_FILE.replace("agent writer", "\ufeffagent writer"),
     "huge integer": 'model m = "openai/x" { max_tokens = 1' + "0" * 100_000 + " }",
     "huge version": "plait 1" + "0" * 5_000,
+    "huge integer out of range": 'model m = "openai/x" { temperature = 1' + "0" * 400 + ", retries = -1" + "0" * 400 + " }",
     "huge float": 'model m = "openai/x" { temperature = 1e999999 }',
     "huge duration": 'model m = "openai/x" { timeout = ' + "9" * 5_000 + "s }",
     "huge default": 'tool t { params { n: int = 1' + "0" * 5_000 + ' }\n run = python("m:f") }',
