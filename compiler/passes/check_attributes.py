@@ -53,7 +53,11 @@ def _describe(value: ast.Node) -> str:
 
 
 def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
-    matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    # difflib's ratio is 2*M/(len(a)+len(b)) with M <= the shorter length, so it
+    # cannot reach 0.6 when one word is over 2.34x the other. Dropping those first
+    # gives the same answer without indexing a huge word (a 1 MB string took seconds).
+    near = [c for c in candidates if len(word) <= 2.34 * len(c) and len(c) <= 2.34 * len(word)]
+    matches = difflib.get_close_matches(word, near, n=1, cutoff=0.6) if near else []
     return matches[0] if matches else None
 
 
