@@ -153,7 +153,7 @@ class AnthropicStream:
         self.raw_reason: str | None = None
         self.done = False
 
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
+    def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         payload = json.loads(data)
         kind = payload.get("type") or event
         if kind == "content_block_delta":

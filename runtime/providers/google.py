@@ -174,7 +174,7 @@ class GoogleStream:
         self.raw_reason: str | None = None
         self.last: dict[str, Any] = {}
 
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
+    def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         chunk = json.loads(data)
         if chunk.get("error"):
             raise errors.from_payload(chunk)

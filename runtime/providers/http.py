@@ -27,7 +27,7 @@ __all__ = ["HTTPProvider", "StreamState"]
 class StreamState(Protocol):
     """One streamed reply being assembled: SSE events in, plait stream events out."""
 
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]: ...
+    def feed(self, event: str | None, data: str) -> list[StreamEvent]: ...
 
     def finish(self) -> list[StreamEvent]:
         """The events left once the body ends, the last one ResponseDone; ProviderError if it ended early."""
@@ -44,7 +44,11 @@ class HTTPProvider:
         self.name = config.name
         self.base_url = (config.base_url or self.default_base_url).rstrip("/")
         self._owns_client = client is None
-        self._client = client
+        self._client: httpx.AsyncClient | None = None
+        self._urls: dict[str, httpx.URL] = {}
+        if client is not None:
+            self._client = client
+            self._open_client()
         try:
             self._key: Secret | None = resolve_key(config)
             self._key_error: ProviderError | None = None
@@ -72,6 +76,10 @@ class HTTPProvider:
     def stream_state(self, request: ModelRequest) -> StreamState:
         raise NotImplementedError
 
+    def stream_headers(self) -> dict[str, str]:
+        # Streams are read raw (no decoder layer per chunk), so ask for them uncompressed.
+        return {"accept-encoding": "identity"}
+
     # --- the seam ---------------------------------------------------------------
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -95,6 +103,7 @@ class HTTPProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         headers = self._request_headers()
+        headers.update(self.stream_headers())
         content = _dumps(self.body(request, stream=True))
         url = self.url(request, stream=True)
         deadline = self._deadline(request)
@@ -133,7 +142,7 @@ class HTTPProvider:
                     await self._read(response)
             state = self.stream_state(request)
             decoder = SSEDecoder()
-            chunks = response.aiter_bytes().__aiter__()
+            chunks = response.aiter_raw().__aiter__()
             while True:
                 try:
                     if deadline is None:
@@ -145,12 +154,16 @@ class HTTPProvider:
                     break
                 except httpx.TransportError as exc:
                     raise self._stamp(errors.from_exception(exc)) from exc
-                for name, data in decoder.feed(chunk):
-                    for event in self._feed(state, name, data):
-                        yield event
-            for name, data in decoder.close():
-                for event in self._feed(state, name, data):
+                events, failure = self._feed(state, decoder.feed(chunk))
+                for event in events:
                     yield event
+                if failure is not None:
+                    raise failure
+            events, failure = self._feed(state, decoder.close())
+            for event in events:
+                yield event
+            if failure is not None:
+                raise failure
             try:
                 tail = state.finish()
             except ProviderError as err:
@@ -160,24 +173,44 @@ class HTTPProvider:
         finally:
             await response.aclose()
 
-    def _feed(self, state: StreamState, name: str | None, data: bytes) -> list[StreamEvent]:
-        try:
-            return state.feed(name, data)
-        except ProviderError as err:
-            raise self._stamp(err)
-        except ValueError as exc:  # unparseable JSON in a data line
-            snippet = data[:200].decode("utf-8", "replace")
-            raise self._stamp(ProviderError("server_error", f"malformed stream data: {snippet!r}")) from exc
+    def _feed(
+        self, state: StreamState, sse_events: list[tuple[str | None, str]]
+    ) -> tuple[list[StreamEvent], ProviderError | None]:
+        """Events parsed from one network chunk, and the failure that ended them, if any.
+
+        Events before an in-band error are still delivered, whatever the chunking.
+        """
+        out: list[StreamEvent] = []
+        for name, data in sse_events:
+            try:
+                out += state.feed(name, data)
+            except ProviderError as err:
+                return out, self._stamp(err)
+            except ValueError:  # unparseable JSON in a data line
+                return out, self._stamp(ProviderError("server_error", f"malformed stream data: {data[:200]!r}"))
+        return out, None
 
     async def _send(self, url: str, content: bytes, headers: dict[str, str], *, stream: bool) -> httpx.Response:
-        client = self._client
-        if client is None:
-            client = self._client = make_client()
-        request = client.build_request("POST", url, content=content, headers=headers)
+        client = self._client or self._open_client()
+        # httpx.Request built directly with a parsed URL kept per endpoint: client.build_request
+        # re-parses and re-merges everything on every call, a large share of a loopback call's cost.
+        target = self._urls.get(url)
+        if target is None:
+            target = self._urls[url] = httpx.URL(url)
+        request = httpx.Request(
+            "POST", target, content=content, headers={**self._client_headers, **headers}, extensions=self._extensions
+        )
         try:
             return await client.send(request, stream=stream)
         except httpx.TransportError as exc:
             raise self._stamp(errors.from_exception(exc)) from exc
+
+    def _open_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = make_client()
+        self._client_headers = dict(self._client.headers)
+        self._extensions = {"timeout": self._client.timeout.as_dict()}
+        return self._client
 
     async def _read(self, response: httpx.Response) -> Any:
         try:

@@ -150,8 +150,8 @@ class ChatStream:
         self.done = False
         self.meta: dict[str, Any] = {}
 
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        if is_done(data):
+    def feed(self, event: str | None, data: str) -> list[StreamEvent]:
+        if data[:1] != "{" and is_done(data):
             self.done = True
             return []
         chunk = json.loads(data)

@@ -155,7 +155,7 @@ class ResponsesStream:
         self.phases: dict[int, str | None] = {}
         self.final: ModelResponse | None = None
 
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
+    def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         payload = json.loads(data)
         kind = payload.get("type") or event
         if kind == "response.output_text.delta":

@@ -2,65 +2,74 @@
 
 Providers disagree on framing: `\\n\\n` or `\\r\\n\\r\\n` between events, `event:`
 lines or none, comment keep-alives (`: OPENROUTER PROCESSING`), padded `data:`
-JSON. The decoder follows the SSE spec for fields and leaves the data as bytes
-so `json.loads` parses it without an extra decode.
+JSON. The decoder follows the SSE spec for fields. It works on text decoded
+once per network chunk and splits on blank lines first, because a lone
+`data:` line per event is by far the common case and the stream's hot path.
 """
 
 from __future__ import annotations
+
+import codecs
 
 __all__ = ["SSEDecoder", "is_done"]
 
 
 class SSEDecoder:
-    """Feed raw chunks; get back complete events. Chunk boundaries may fall anywhere."""
+    """Feed raw chunks; get back complete events. Chunk boundaries may fall anywhere, even inside a character."""
 
-    __slots__ = ("_buf", "_event", "_data")
+    __slots__ = ("_buf", "_utf8")
 
     def __init__(self) -> None:
-        self._buf = b""
-        self._event: str | None = None
-        self._data: list[bytes] = []
+        self._buf = ""
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
 
-    def feed(self, chunk: bytes) -> list[tuple[str | None, bytes]]:
-        buf = self._buf + chunk if self._buf else chunk
-        held = b""
-        if b"\r" in buf:
-            # A trailing \r may be the first half of \r\n split across chunks.
-            if buf.endswith(b"\r"):
-                buf, held = buf[:-1], b"\r"
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        lines = buf.split(b"\n")
-        self._buf = lines.pop() + held
-        out: list[tuple[str | None, bytes]] = []
-        for line in lines:
-            self._line(line, out)
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        text = self._buf + self._utf8.decode(chunk)
+        if "\r" in text:
+            # A trailing \r may be the first half of \r\n split across chunks: hold it back.
+            held = text.endswith("\r")
+            text = (text[:-1] if held else text).replace("\r\n", "\n").replace("\r", "\n")
+            blocks = text.split("\n\n")
+            self._buf = blocks.pop() + ("\r" if held else "")
+        else:
+            blocks = text.split("\n\n")
+            self._buf = blocks.pop()
+        out: list[tuple[str | None, str]] = []
+        for block in blocks:
+            if block.startswith("data:") and "\n" not in block:
+                out.append((None, block[6:] if block[5:6] == " " else block[5:]))
+            elif block:
+                event = _block(block)
+                if event is not None:
+                    out.append(event)
         return out
 
-    def close(self) -> list[tuple[str | None, bytes]]:
+    def close(self) -> list[tuple[str | None, str]]:
         """End of stream: a last event missing its blank line still counts; a partial line does not."""
-        out: list[tuple[str | None, bytes]] = []
-        self._buf = b""
-        self._line(b"", out)
-        return out
+        text = self._buf.replace("\r", "\n")
+        self._buf = ""
+        complete, newline, _partial = text.rpartition("\n")
+        event = _block(complete) if newline else None
+        return [event] if event is not None else []
 
-    def _line(self, line: bytes, out: list[tuple[str | None, bytes]]) -> None:
-        if not line:
-            if self._data:
-                out.append((self._event, b"\n".join(self._data)))
-            self._event, self._data = None, []
-            return
-        if line[0] == 58:  # ":" starts a comment (keep-alive)
-            return
-        name, _, value = line.partition(b":")
-        if value[:1] == b" ":
+
+def _block(block: str) -> tuple[str | None, str] | None:
+    name: str | None = None
+    data: list[str] = []
+    for line in block.split("\n"):
+        if not line or line[0] == ":":  # blank, or a comment (keep-alive)
+            continue
+        field, _, value = line.partition(":")
+        if value[:1] == " ":
             value = value[1:]
-        if name == b"data":
-            self._data.append(value)
-        elif name == b"event":
-            self._event = value.decode().strip()
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value.strip()
         # `id:` and `retry:` are reconnection hints; no provider stream is resumable.
+    return (name, "\n".join(data)) if data else None
 
 
-def is_done(data: bytes) -> bool:
+def is_done(data: str) -> bool:
     """OpenAI-style terminator, tolerant of padding."""
-    return data.strip() == b"[DONE]"
+    return data.strip() == "[DONE]"

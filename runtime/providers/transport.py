@@ -10,6 +10,7 @@ providers' error mapping sees one family.
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from typing import AsyncIterator
 
 import aiohttp
@@ -68,25 +69,43 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._limit = max_connections or 0
         self._keepalive = keepalive_expiry
         self._session: aiohttp.ClientSession | None = None
+        #: Parsed URLs by text: providers post to a handful of endpoints, over and over.
+        self._urls: dict[str, URL] = {}
+        # Read proxy settings once: aiohttp's trust_env re-reads them (and .netrc, in a
+        # thread) on every request, which dominated the cost of a call.
+        self._proxies = urllib.request.getproxies()
 
     def _open(self) -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(limit=self._limit, keepalive_timeout=self._keepalive)
         self._session = aiohttp.ClientSession(
-            connector=connector, trust_env=True, auto_decompress=False, skip_auto_headers=("User-Agent",)
+            connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",)
         )
         return self._session
+
+    def _proxy(self, url: httpx.URL) -> str | None:
+        proxy = self._proxies.get(url.scheme)
+        if proxy is None or urllib.request.proxy_bypass(url.host):
+            return None
+        return proxy
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         session = self._session or self._open()
         timeout = request.extensions.get("timeout") or {}
+        text = str(request.url)
+        url = self._urls.get(text)
+        if url is None:
+            if len(self._urls) > 256:
+                self._urls.clear()
+            url = self._urls[text] = URL(text, encoded=True)
         try:
             response = await session.request(
                 request.method,
-                URL(str(request.url), encoded=True),
+                url,
                 headers=request.headers.multi_items(),
                 data=await request.aread() or None,
                 allow_redirects=False,
                 compress=False,
+                proxy=self._proxy(request.url) if self._proxies else None,
                 timeout=aiohttp.ClientTimeout(
                     sock_connect=timeout.get("connect"),
                     sock_read=timeout.get("read"),

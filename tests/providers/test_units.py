@@ -19,7 +19,7 @@ from plait.runtime.providers.sse import SSEDecoder
 # --- SSE ------------------------------------------------------------------------------
 
 
-def decode(*chunks: bytes) -> list[tuple[str | None, bytes]]:
+def decode(*chunks: bytes) -> list[tuple[str | None, str]]:
     decoder = SSEDecoder()
     out = []
     for chunk in chunks:
@@ -28,17 +28,23 @@ def decode(*chunks: bytes) -> list[tuple[str | None, bytes]]:
 
 
 def test_sse_crlf_split_across_chunks() -> None:
-    assert decode(b'data: {"a":1}\r', b"\n\r\n", b'data: {"b":2}\r\n\r\n') == [(None, b'{"a":1}'), (None, b'{"b":2}')]
+    assert decode(b'data: {"a":1}\r', b"\n\r\n", b'data: {"b":2}\r\n\r\n') == [(None, '{"a":1}'), (None, '{"b":2}')]
+
+
+def test_sse_multibyte_character_split_across_chunks() -> None:
+    raw = 'data: {"t":"é✓"}\n\n'.encode()
+    assert decode(raw[:13], raw[13:15], raw[15:]) == [(None, '{"t":"é✓"}')]
 
 
 def test_sse_event_names_comments_padding_and_multiline_data() -> None:
     body = b': keep-alive\n\nevent: ping\ndata: {"type": "ping"}   \n\nevent: x\ndata: a\ndata: b\n\n'
-    assert decode(body) == [("ping", b'{"type": "ping"}   '), ("x", b"a\nb")]
+    assert decode(body) == [("ping", '{"type": "ping"}   '), ("x", "a\nb")]
 
 
 def test_sse_last_event_without_blank_line_counts_but_partial_line_does_not() -> None:
-    assert decode(b"data: 1\n\ndata: 2\n") == [(None, b"1"), (None, b"2")]
-    assert decode(b"data: 1\n\ndata: 2") == [(None, b"1")]
+    assert decode(b"data: 1\n\ndata: 2\n") == [(None, "1"), (None, "2")]
+    assert decode(b"data: 1\n\ndata: 2") == [(None, "1")]
+    assert decode(b"data:tight\n\n\n\n\ndata: 3\n\n") == [(None, "tight"), (None, "3")]
 
 
 # --- arguments and finish reasons -----------------------------------------------------
