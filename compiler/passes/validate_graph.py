@@ -3,6 +3,8 @@ themselves, `until` contracts and consolidate arity, found by graph algorithms."
 
 from __future__ import annotations
 
+from itertools import islice
+
 import networkx as nx
 
 from plait.dsl.diagnostics import Label
@@ -11,9 +13,14 @@ from ..codes import make
 from ..context import CompileContext
 
 
+#: Cycles enumerated at most: a dense graph has exponentially many (12 agents
+#: that all delegate to each other have ~10^8), and 20 are reported anyway.
+MAX_CYCLES = 100
+
+
 def _cycles(graph: nx.DiGraph) -> list[list[str]]:
     # simple_cycles lists each cycle once per rotation-free form; sort for stable output.
-    found = [c for c in nx.simple_cycles(graph)]
+    found = list(islice(nx.simple_cycles(graph), MAX_CYCLES))
     return sorted((c[c.index(min(c)) :] + c[: c.index(min(c))] for c in found), key=lambda c: (len(c), c))
 
 

@@ -196,6 +196,12 @@ BAD_TEXTS = {
     "huge integer": 'model m = "openai/x" { max_tokens = 1' + "0" * 100_000 + " }",
     "huge version": "plait 1" + "0" * 5_000,
     "huge integer out of range": 'model m = "openai/x" { temperature = 1' + "0" * 400 + ", retries = -1" + "0" * 400 + " }",
+    "dense delegation": 'model m = "openai/x"\n' + "\n".join(
+        f"agent a{i} {{ model = m, tools = [{', '.join(f'a{j}' for j in range(30) if j != i)}] }}" for i in range(30)
+    ),
+    "dense chains": "\n".join(
+        f"parallel p{i} = [{', '.join(f'p{j}' for j in range(30) if j != i)}]" for i in range(30)
+    ),
     "huge float": 'model m = "openai/x" { temperature = 1e999999 }',
     "huge duration": 'model m = "openai/x" { timeout = ' + "9" * 5_000 + "s }",
     "huge default": 'tool t { params { n: int = 1' + "0" * 5_000 + ' }\n run = python("m:f") }',
