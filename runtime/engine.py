@@ -14,6 +14,7 @@ import json
 import os
 import time
 import uuid
+from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from .agent import Agent
@@ -38,7 +39,7 @@ class SpecError(Exception):
 
     def __init__(self, diagnostics: list[Any]) -> None:
         self.diagnostics = diagnostics
-        first = next((d for d in diagnostics if str(getattr(d, "severity", "error")).lower().endswith("error")), None)
+        first = next((d for d in diagnostics if d.is_error), None)
         super().__init__(f"the spec has errors: {first}" if first is not None else "the spec has errors")
 
 
@@ -77,9 +78,8 @@ class Engine:
     def from_spec(cls, source: str | os.PathLike[str], **options: Any) -> "Engine":
         from plait import compile as compile_spec
 
-        result = compile_spec(source)
-        errors = [d for d in result.diagnostics if str(getattr(d, "severity", "")).lower().endswith("error")]
-        if errors or result.graph is None:
+        result = compile_spec(Path(source) if isinstance(source, os.PathLike) else source)
+        if not result.ok or result.graph is None:
             raise SpecError(list(result.diagnostics))
         return cls.from_graph(result.graph, **options)
 

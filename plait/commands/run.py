@@ -69,30 +69,26 @@ def fail(message: str, code: int = EXIT_ERRORS) -> int:
 
 def load_engine(file: str) -> Any:
     """The engine for a spec, or an exit code after printing why there is none."""
+    from pathlib import Path
+
     import plait
     from plait.runtime.engine import Engine
 
     try:
-        compiled = plait.compile(file)
+        # A Path, so the compiler never mistakes a file name for spec text.
+        compiled = plait.compile(Path(file))
     except (OSError, ValueError) as exc:
         return fail(f"cannot read {file}: {exc}")
-    errors = [d for d in compiled.diagnostics if getattr(d, "is_error", False)]
-    if errors or compiled.graph is None:
-        print_diagnostics(compiled.diagnostics)
+    if not compiled.ok or compiled.graph is None:
+        print_diagnostics(compiled.diagnostics, compiled.sources)
         return EXIT_ERRORS
     return Engine.from_graph(compiled.graph)
 
 
-def print_diagnostics(diagnostics: list[Any]) -> None:
-    try:
-        from plait.compiler.report import render_text  # type: ignore[attr-defined]
+def print_diagnostics(diagnostics: list[Any], sources: dict[str, Any]) -> None:
+    from plait.compiler.report import render
 
-        print(render_text(diagnostics, color=sys.stderr.isatty()), file=sys.stderr)
-        return
-    except (ImportError, TypeError):
-        pass
-    for diagnostic in diagnostics:
-        print(str(diagnostic), file=sys.stderr)
+    print(render(diagnostics, sources, "text", color=sys.stderr.isatty()), file=sys.stderr)
 
 
 def read_input(args: argparse.Namespace) -> str:

@@ -194,3 +194,16 @@ def test_plait_run_raises_on_failure_with_report(tmp_path):
     with pytest.raises(Exception) as info:
         plait.run(spec, "x")
     assert info.value.kind == "invalid_request" and info.value.report["stop_reason"] == "error"
+
+
+def test_tty_prompt_asks_approve_edit_reject(monkeypatch, capsys):
+    from plait.commands.run import ask_decisions
+    from plait.runtime.outcomes import PendingCall
+
+    answers = iter(["x", "a", "e", "{bad", "e", '{"to": "bob"}', "r", "too risky"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    pending = [PendingCall(f"main:c{i}", ("main",), "main", f"c{i}", "send", {"to": "ann"}) for i in range(3)]
+    decisions = ask_decisions(pending)
+    assert [(d.action, d.arguments, d.message) for d in decisions.values()] == [
+        ("approve", None, None), ("edit", {"to": "bob"}, None), ("reject", None, "too risky")]
+    assert "wants to call `send`" in capsys.readouterr().err
