@@ -123,6 +123,10 @@ def syntax_diagnostic(
         if char == '"':
             message = "unterminated string"
             notes.append('a string ends with `"` on the same line; use `"""` for text over several lines')
+        elif char == "\r":
+            # Only LF and CRLF end lines; a lone CR (old Mac files) would otherwise hide in a comment.
+            message = "carriage return without a line feed"
+            notes.append("save the file with LF or CRLF line endings")
         elif char.isprintable() and char not in " \t":
             message = f"unexpected character `{char}`"
         else:

@@ -312,3 +312,14 @@ def test_the_command_prints_no_traceback(tmp_path):
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_lone_carriage_returns_are_reported():
+    # Regression: a comment ran to the next LF, so a CR-only file after its first `#` compiled as empty.
+    result = compile_ok(WHOLE_FILE.replace("\n", "\r"))
+    assert codes(result)[:1] == ["P002"]
+    assert "carriage return" in result.diagnostics[0].message
+    crlf = compile_ok(WHOLE_FILE.replace("\n", "\r\n"))
+    assert not crlf.errors
+    module, _ = plait.parse(WHOLE_FILE.replace("\n", "\r\n"))
+    assert all("\r" not in c.text for c in module.comments)
