@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from typing import Iterator
@@ -23,10 +24,13 @@ from .source import SourceFile, Span
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
 from .transformer import AstBuilder, NumberError, StringError
 
-__all__ = ["MAX_NESTING", "make_lark", "parse_module"]
+__all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "make_lark", "parse_module"]
 
 #: Brackets deeper than this are an error, which bounds recursion everywhere downstream.
 MAX_NESTING = 64
+#: Syntax errors reported per file at most: each costs a re-parse and a lark
+#: error analysis (~1 ms), and past a hundred they are noise.
+MAX_SYNTAX_ERRORS = 100
 
 _OPENERS = {"LBRACE": "RBRACE", "LSQB": "RSQB", "LPAR": "RPAR"}
 _CLOSERS = frozenset(_OPENERS.values())
@@ -180,6 +184,11 @@ def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) ->
     # Resume at the first declaration after the one holding the first error.
     later = [s for s in starts if s > first_offset]
     for i, start in enumerate(later):
+        if len(diagnostics) >= MAX_SYNTAX_ERRORS:
+            last = diagnostics[-1]
+            note = f"stopped after {MAX_SYNTAX_ERRORS} syntax errors; later declarations were not checked"
+            diagnostics[-1] = replace(last, notes=(*last.notes, note))
+            break
         end = later[i + 1] if i + 1 < len(later) else len(source.text)
         chunk = source.text[start:end]
         try:

@@ -323,3 +323,16 @@ def test_lone_carriage_returns_are_reported():
     assert not crlf.errors
     module, _ = plait.parse(WHOLE_FILE.replace("\n", "\r\n"))
     assert all("\r" not in c.text for c in module.comments)
+
+
+def test_syntax_errors_stop_at_a_limit():
+    # Regression: every broken declaration was re-parsed and analysed (~1 ms each), so
+    # a file of 20,000 broken lines took half a minute.
+    from plait.dsl.parser import MAX_SYNTAX_ERRORS
+
+    result = compile_ok("agent a { x = }\n" * 20_000)
+    assert codes(result) == ["P001"] * MAX_SYNTAX_ERRORS
+    assert "stopped after" in result.diagnostics[-1].notes[-1]
+    few = compile_ok("agent a { x = }\n" * 3)
+    assert [d.span.line for d in few.diagnostics] == [1, 2, 3]
+    assert not any("stopped" in note for d in few.diagnostics for note in d.notes)
