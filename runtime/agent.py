@@ -113,7 +113,6 @@ class Agent:
         tool = fn if isinstance(fn, ToolConfig) else ToolConfig(
             name or fn.__name__, description or (fn.__doc__ or "").strip(),
             parameters or {"type": "object", "properties": {}}, {"type": "function"}, fn=fn)
-        self.ctx.report = Report()
         self.ctx.register_tool(tool, policy)
         self._run.toolset = self.ctx.toolset(self.config)
 

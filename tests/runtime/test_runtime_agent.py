@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from plait.runtime.config import AgentConfig, ToolConfig
-from plait.runtime.engine import Engine
+from plait.runtime.config import AgentConfig
 from plait.runtime.errors import ToolNameCollision
 from plait.runtime.providers.base import ProviderError
 from runtime_helpers import call, fn_tool, go, make, schema

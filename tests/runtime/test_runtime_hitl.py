@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
 from plait.runtime.config import AgentConfig, ParallelConfig, Program
-from plait.runtime.engine import Engine
 from plait.runtime.history import window
 from plait.runtime.providers.base import Message, TextPart, ToolCall
 from runtime_helpers import call, fn_tool, go, make, schema

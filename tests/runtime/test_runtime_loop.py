@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from plait.runtime.config import AgentConfig
-from plait.runtime.context import RunContext
-from plait.runtime.errors import AgentError
-from plait.runtime.outcomes import CONTINUE, Done, Pause
+from plait.runtime.outcomes import CONTINUE, Pause
 from plait.runtime.pipeline import TURN_STEPS, run_turn
 from plait.runtime.providers.base import ProviderError
 from plait.runtime.tools import ToolResult
@@ -111,7 +106,7 @@ def test_truncated_response_ends_run_and_its_tool_calls_never_run():
         result = go(engine.run("go"))
         assert result.stop_reason == "done" and result.finish_reason == finish and result.output == "partial"
         assert [w["code"] for w in result.report.warnings] == ["response_truncated"]
-    assert calls == [] 
+    assert calls == []
 
 
 def test_unknown_finish_reasons_pass_through():
