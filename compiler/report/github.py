@@ -30,7 +30,10 @@ def escape_property(value: str) -> str:
 
 def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
     redactor = Redactor(d, sources)
-    say = lambda text: clean(redactor.text(text), newlines=True)  # noqa: E731 - annotations land in a log
+
+    def say(text: str) -> str:  # annotations land in a log that renders escapes
+        return clean(redactor.text(text), newlines=True)
+
     span = d.span
     props: dict[str, object] = {"file": span.file, "line": span.line}
     # GitHub ignores columns on an annotation that spans lines; send them only when they mean something.

@@ -47,7 +47,9 @@ _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 #: A message quotes names and values from the spec; a 1 MB name must not make a 1 MB report.
 MAX_QUOTE = 60
 MAX_MESSAGE = 1000
-_LONG_QUOTE = re.compile(r"`([^`]{%d,})`" % (MAX_QUOTE + 1))
+_SEARCH_MARGIN = 1024
+#: A long quoted run, closed or cut open by the length limit.
+_LONG_QUOTE = re.compile(r"`([^`]{%d,})(?:`|$)" % (MAX_QUOTE + 1))
 
 
 def mask(secret: str) -> str:
@@ -121,16 +123,19 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """A message, note or replacement with every secret masked and every quoted run kept short."""
-        if len(value) > MAX_MESSAGE:
-            value = value[:MAX_MESSAGE] + ELLIPSIS
-        value = _LONG_QUOTE.sub(lambda m: f"`{m.group(1)[:MAX_QUOTE]}{ELLIPSIS}`", value)
+        # Cut before searching (a 1 MB message would cost seconds), but leave a margin so a
+        # secret that starts before the final cut is still seen whole and masked whole.
+        value = value[: MAX_MESSAGE + _SEARCH_MARGIN]
         ranges = secret_ranges(value)
         for secret in self._exact:
             start = value.find(secret)
             while start != -1:
                 ranges.append((start, start + len(secret)))
                 start = value.find(secret, start + len(secret))
-        return mask_ranges(value, ranges) if ranges else value
+        if ranges:
+            value = mask_ranges(value, ranges)
+        value = _LONG_QUOTE.sub(lambda m: f"`{m.group(1)[:MAX_QUOTE]}{ELLIPSIS}`", value)
+        return value if len(value) <= MAX_MESSAGE else value[:MAX_MESSAGE] + ELLIPSIS
 
     def line_ranges(self, source: SourceFile, line: int, text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
         """Character ranges of source line `line` (its `text`; 0-based, end exclusive) to mask when shown.

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
+from plait.compiler.codes import CODES, sections
 from plait.dsl.diagnostics import Diagnostic, Severity
 from plait.dsl.source import SourceFile, Span
 
@@ -50,8 +51,6 @@ def _location(span: Span) -> dict[str, Any]:
 
 
 def _rules(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
-    from plait.compiler.codes import CODES, sections
-
     rules = []
     for entry in CODES.values():
         doc = sections(entry.code)

@@ -64,7 +64,10 @@ def render_text(
 
 def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint) -> str:
     redactor = Redactor(d, sources)
-    say = lambda text: clean(redactor.text(text))  # noqa: E731 - every user-visible string goes through it
+
+    def say(text: str) -> str:  # every string from a diagnostic is masked and made safe to print
+        return clean(redactor.text(text))
+
     marks = [_Mark(d.span, True, "")] + [_Mark(label.span, False, say(label.message)) for label in d.labels]
     width = len(str(max(max(m.span.line, 1) for m in marks)))
     pad = " " * width
@@ -79,8 +82,7 @@ def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint)
         first = group[0].span
         source = sources.get(file)
         arrow = "-->" if index == 0 else ":::"
-        where = f"{first.file}:{first.line}:{first.column}" if source is not None or first.offset or first.line > 1 else first.file
-        lines.append(f"{pad}{paint(_GUTTER, arrow)} {where}")
+        lines.append(f"{pad}{paint(_GUTTER, arrow)} {_where(first, source is not None)}")
         if source is not None:
             lines.extend(_snippet(group, source, redactor, paint, d.severity, width))
     footer = [f"{pad} {paint(_BOLD, '=')} {paint(_BOLD, 'note')}: {say(note)}" for note in d.notes]
@@ -91,6 +93,13 @@ def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint)
             lines.append(f"{pad} {bar}")
         lines.extend(footer)
     return "\n".join(lines) + "\n"
+
+
+def _where(span: Span, readable: bool) -> str:
+    # A file that could not be read carries a placeholder span at 1:1; a made-up position would mislead.
+    if not readable and span.offset == 0 and span.line == 1:
+        return span.file
+    return f"{span.file}:{span.line}:{span.column}"
 
 
 def _snippet(

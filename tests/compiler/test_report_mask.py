@@ -74,3 +74,12 @@ def test_a_window_that_opens_inside_a_secret_shows_none_of_it():
     text = "x" * 10 + "S" * 300 + " tail"
     view = view_line(text, [(10, 310)], 300)
     assert "S" not in view.text
+
+
+def test_huge_messages_are_bounded_and_still_masked():
+    key = KEYS[0]
+    source = SourceFile("s.plait", "agent a {}\n")
+    d = make("P101", f"undefined name `{'x' * 1_000_000}` near {key} and `{'y' * 500}`", source.span(0, 5))
+    shown = Redactor(d, {"s.plait": source}).text(d.message)
+    assert len(shown) < 200 and key not in shown
+    assert shown.startswith("undefined name `" + "x" * 60 + "…`")
