@@ -24,7 +24,7 @@ ELLIPSIS = "…"
 _PATTERNS = tuple(
     re.compile(p)
     for p in (
-        r"\b(sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
+        r"\b(sk-[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
         r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b",  # AWS access key id
         r"\b(gh[pousr]_[A-Za-z0-9]{30,})",  # GitHub tokens
         r"\b(github_pat_[A-Za-z0-9_]{22,})",
