@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import gc
 import json
+import operator
 import os
 import platform
 import statistics
@@ -24,7 +25,9 @@ import subprocess
 import sys
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
+from typing import Annotated, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -110,7 +113,7 @@ def plait_parallel(branches: int) -> float:
     return asyncio.run(main())
 
 
-def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, float | None]:
+def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, float | None, float]:
     engine = loop_engine(LATENCY)
 
     async def main():
@@ -118,15 +121,15 @@ def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, fl
         if measure_memory:
             tracemalloc.start()
             base = tracemalloc.get_traced_memory()[0]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         results = await asyncio.gather(*(engine.run("go") for _ in range(runs)))
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         peak = None
         if measure_memory:
             peak = (tracemalloc.get_traced_memory()[1] - base) / runs / 1024
             tracemalloc.stop()
         assert all(r.output == "done" for r in results)
-        return elapsed, peak
+        return elapsed, peak, cpu / (runs * (ROUNDS + 1)) * 1e6
 
     return asyncio.run(main())
 
@@ -163,7 +166,9 @@ def langgraph_agent(latency: float = 0.0):
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
-    from langgraph.prebuilt import create_react_agent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain.agents; it is still the prebuilt
+        from langgraph.prebuilt import create_react_agent
 
     class LoopChat(BaseChatModel):
         delay: float = 0.0
@@ -197,7 +202,9 @@ def langgraph_agent(latency: float = 0.0):
         return text
 
     echo_tool.name = "echo"
-    return create_react_agent(LoopChat(delay=latency), [echo_tool])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(LoopChat(delay=latency), [echo_tool])
 
 
 def langgraph_overhead(runs: int) -> list[float]:
@@ -218,9 +225,6 @@ def langgraph_overhead(runs: int) -> list[float]:
 
 
 def langgraph_parallel(branches: int) -> float:
-    import operator
-    from typing import Annotated, TypedDict
-
     from langgraph.graph import END, START, StateGraph
 
     class State(TypedDict):
@@ -295,7 +299,9 @@ def main() -> int:
     results["plait"]["overhead_us_per_round"] = statistics.median(samples)
     results["plait"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
     results["plait"]["parallel_1000_x_ideal"] = statistics.median(plait_parallel(1000) for _ in range(reps)) / LATENCY
-    results["plait"]["concurrent_1000_x_ideal"] = statistics.median(plait_concurrent(1000)[0] for _ in range(reps)) / ideal_loop
+    concurrent = [plait_concurrent(1000) for _ in range(reps)]
+    results["plait"]["concurrent_1000_x_ideal"] = statistics.median(c[0] for c in concurrent) / ideal_loop
+    results["plait"]["concurrent_cpu_us_per_call"] = statistics.median(c[2] for c in concurrent)
     results["plait"]["asyncio_floor_x_ideal"] = statistics.median(asyncio_floor() for _ in range(reps)) / ideal_loop
     results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
     if with_lg:
@@ -314,6 +320,7 @@ def main() -> int:
         ("overhead per round, 10-round tool loop (µs, p10)", "overhead_us_per_round_p10", ""),
         ("1,000 parallel branches at 50 ms (x ideal)", "parallel_1000_x_ideal", "≤ 1.25"),
         ("1,000 concurrent 10-round runs at 50 ms/call (x ideal)", "concurrent_1000_x_ideal", "≤ 1.5"),
+        ("  CPU per model call in that run, GC included (µs)", "concurrent_cpu_us_per_call", ""),
         ("  bare asyncio: 1,000 tasks x 11 sleeps of 50 ms (x ideal)", "asyncio_floor_x_ideal", ""),
         ("memory per in-flight run (KiB)", "kib_per_inflight_run", "≤ 30"),
     ]
