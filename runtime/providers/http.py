@@ -19,7 +19,7 @@ from . import errors, retry
 from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
 from .keys import Secret, resolve_key
 from .sse import SSEDecoder
-from .transport import make_client
+from .transport import direct_transport, make_client
 
 __all__ = ["HTTPProvider", "StreamState"]
 
@@ -201,6 +201,8 @@ class HTTPProvider:
             "POST", target, content=content, headers={**self._client_headers, **headers}, extensions=self._extensions
         )
         try:
+            if self._direct is not None:
+                return await self._direct.handle_async_request(request)
             return await client.send(request, stream=stream)
         except httpx.TransportError as exc:
             raise self._stamp(errors.from_exception(exc)) from exc
@@ -208,8 +210,11 @@ class HTTPProvider:
     def _open_client(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = make_client()
-        self._client_headers = dict(self._client.headers)
         self._extensions = {"timeout": self._client.timeout.as_dict()}
+        self._direct = direct_transport(self._client)
+        # httpx's stock defaults (accept, user-agent...) are what aiohttp sends anyway; a user's
+        # own client may carry headers that matter, so those are merged.
+        self._client_headers = {} if self._direct is not None else dict(self._client.headers)
         return self._client
 
     async def _read(self, response: httpx.Response) -> Any:

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
+import weakref
 from typing import AsyncIterator
 
 import aiohttp
 import httpx
 from yarl import URL
 
-__all__ = ["AiohttpTransport", "make_client"]
+__all__ = ["AiohttpTransport", "direct_transport", "make_client"]
+
+#: Clients built by make_client → their transport (see direct_transport).
+_DIRECT: "weakref.WeakKeyDictionary[httpx.AsyncClient, AiohttpTransport]" = weakref.WeakKeyDictionary()
 
 #: Most specific first: several aiohttp errors subclass each other.
 _ERRORS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
@@ -130,7 +134,21 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
 def make_client(*, max_connections: int | None = None) -> httpx.AsyncClient:
     """The client a run should share between all its providers (pass it to `make_provider`)."""
-    return httpx.AsyncClient(
-        transport=AiohttpTransport(max_connections=max_connections),
-        timeout=httpx.Timeout(600.0, connect=10.0),
-    )
+    transport = AiohttpTransport(max_connections=max_connections)
+    client = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(600.0, connect=10.0))
+    _DIRECT[client] = transport
+    return client
+
+
+def direct_transport(client: httpx.AsyncClient) -> AiohttpTransport | None:
+    """The transport of a client from make_client, which has no auth, hooks or cookies to apply.
+
+    Providers hand such a client's requests straight to the transport: the
+    layers of `client.send` (auth and redirect flows, cookie extraction through
+    urllib's cookie jar) cost about as much as aiohttp's whole request. Any
+    other client (a user's own, with auth or a mock transport) goes through send.
+    """
+    transport = _DIRECT.get(client)
+    if transport is None or client.auth is not None or any(client.event_hooks.values()):
+        return None
+    return transport

@@ -43,3 +43,24 @@ def test_fake_server_command_reports_a_bad_script(tmp_path) -> None:
     bad.write_text("{not json")
     done = subprocess.run([sys.executable, "-m", "plait", "fake-server", str(bad)], capture_output=True, text=True)
     assert done.returncode == 2 and "cannot load" in done.stderr
+
+
+def test_pytest_plugin_gives_users_the_fixture(tmp_path) -> None:
+    (tmp_path / "test_user.py").write_text(
+        "import asyncio\n"
+        "from plait.runtime.providers import make_provider\n"
+        "from plait.runtime.providers.base import Message, ModelRequest\n"
+        "def test_agent(plait_fake_server):\n"
+        "    plait_fake_server.push({'text': 'hello from CI'})\n"
+        "    provider = make_provider(plait_fake_server.config('google'))\n"
+        "    async def go():\n"
+        "        try:\n"
+        "            return await provider.complete(ModelRequest('gemini-x', [Message.user('hi')]))\n"
+        "        finally:\n"
+        "            await provider.aclose()\n"
+        "    assert asyncio.run(go()).text == 'hello from CI'\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "plait.testing", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
