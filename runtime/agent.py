@@ -73,9 +73,10 @@ async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
 
 async def run_agent(ctx: RunContext, agent: AgentConfig, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
     run = ctx.runs.get("/".join(path))
-    if run is None or run.status in ("done", "error"):
+    if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
         begin(run, ctx, as_text(input))
+    # A run that failed resumes from the start of its failed turn: its history is intact.
     return await drive(run, ctx)
 
 

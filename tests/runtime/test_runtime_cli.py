@@ -207,3 +207,16 @@ def test_tty_prompt_asks_approve_edit_reject(monkeypatch, capsys):
     assert [(d.action, d.arguments, d.message) for d in decisions.values()] == [
         ("approve", None, None), ("edit", {"to": "bob"}, None), ("reject", None, "too risky")]
     assert "wants to call `send`" in capsys.readouterr().err
+
+
+def test_failed_run_is_stored_and_resumes_from_the_failed_turn(tmp_path, capsys):
+    spec = write(tmp_path, [call("add", a=2, b=3), {"error": {"kind": "server_error", "message": "overloaded"}}])
+    code, out, _ = cli(capsys, "run", spec, "--json")
+    failed = json.loads(out)
+    assert code == 1 and failed["tool_calls"][0]["name"] == "add"
+    replies = json.loads((tmp_path / "demo.json").read_text()) + [{"text": "5"}]
+    (tmp_path / "demo.json").write_text(json.dumps(replies))
+    code, out, _ = cli(capsys, "run", spec, "--resume", failed["run_id"], "--json")
+    report = json.loads(out)
+    # The tool that already ran is not run again; the model picks up from the failed turn.
+    assert code == 0 and report["output"] == "5" and [c["name"] for c in report["tool_calls"]] == ["add"]
