@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Callable
 from .config import AgentConfig, ToolConfig
 from .context import AgentRun, RunContext
 from .events import Event
-from .history import repair
+from .history import ContextRegistry, repair
 from .outcomes import CONTINUE, Decision, Done, Fail, Interrupt, Outcome, Pause
 from .pipeline import run_turn
 from .providers.base import Message
@@ -87,6 +87,8 @@ class Agent:
         self.ctx = ctx
         self.config = ctx.program.agents[name]
         self._run = new_run(ctx, self.config, (name,), None)
+        # Its own layers: what code adds to one conversation (a user profile) stays in it.
+        self._run.system = ContextRegistry(self.config.system)
         self.last_report: Report | None = None
         self.last_result: RunResult | None = None
 
@@ -122,13 +124,13 @@ class Agent:
 
     async def complete(self, prompt: str) -> RunResult:
         """One conversation turn, tool loop included. Provider failures raise, with `.report` attached."""
-        self._start_turn()
+        self.ctx.report = Report()
+        self.ctx.decisions = {}
         begin(self._run, self.ctx, prompt)
         return await self._finish(await drive(self._run, self.ctx))
 
     async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]]) -> RunResult:
         """Continue a turn that stopped for a human (or a pause) with a decision per pending call."""
-        self._start_turn(keep_report=True)
         self.ctx.decisions.update({k: Decision.of(v) for k, v in decisions.items()})
         return await self._finish(await drive(self._run, self.ctx))
 
@@ -151,24 +153,17 @@ class Agent:
     def snapshot(self) -> dict[str, Any]:
         """The conversation as JSON; `Agent.restore(snapshot, ...)` continues it identically."""
         return {"version": 1, "agent": self.name, "run": self._run.to_json(), "state": self.ctx.state,
-                "context": self.ctx.to_json()["providers"]}
+                "providers": self.ctx.provider_snapshots()}
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], ctx: RunContext) -> "Agent":
         agent = cls(ctx, snapshot["agent"])
         run = ctx.agent_run_from_json(agent._run.key, snapshot["run"])
+        run.system = agent._run.system
         ctx.runs[run.key] = agent._run = run
         ctx.state.update(snapshot.get("state", {}))
-        for name, snap in snapshot.get("context", {}).items():
-            restore = getattr(ctx.provider(name), "restore", None)
-            if restore is not None:
-                restore(snap)
+        ctx.restore_providers(snapshot.get("providers", {}))
         return agent
-
-    def _start_turn(self, keep_report: bool = False) -> None:
-        if not keep_report:
-            self.ctx.report = Report()
-            self.ctx.decisions = {}
 
     async def _finish(self, outcome: Outcome) -> RunResult:
         await self.ctx.bus.drain()

@@ -188,17 +188,22 @@ class RunContext:
 
     # -- snapshot --------------------------------------------------------------------
 
+    def provider_snapshots(self) -> dict[str, Any]:
+        """Providers with replayable state (the scripted provider's cursors), so a restored run reads the same replies."""
+        return {name: p.snapshot() for name, p in self.providers.items() if hasattr(p, "snapshot")}
+
+    def restore_providers(self, snapshots: dict[str, Any]) -> None:
+        for name, snap in snapshots.items():
+            restore = getattr(self.provider(name), "restore", None)
+            if restore is not None:
+                restore(snap)
+
     def to_json(self) -> dict[str, Any]:
-        providers = {}
-        for name, provider in self.providers.items():
-            snap = getattr(provider, "snapshot", None)
-            if snap is not None:
-                providers[name] = snap()
         return {
             "state": self.state,
             "runs": {key: run.to_json() for key, run in self.runs.items()},
             "results": {key: done_to_json(d) for key, d in self.results.items()},
-            "providers": providers,
+            "providers": self.provider_snapshots(),
             "report": self.report.to_dict(),
         }
 
@@ -206,11 +211,7 @@ class RunContext:
         self.state = dict(data.get("state", {}))
         self.results = {key: done_from_json(d) for key, d in data.get("results", {}).items()}
         self.report = Report.from_dict(data.get("report", {}))
-        for name, snap in data.get("providers", {}).items():
-            provider = self.provider(name)
-            restore = getattr(provider, "restore", None)
-            if restore is not None:
-                restore(snap)
+        self.restore_providers(data.get("providers", {}))
         for key, d in data.get("runs", {}).items():
             self.runs[key] = self.agent_run_from_json(key, d)
 
