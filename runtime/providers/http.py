@@ -1,9 +1,9 @@
 """ModelRequest → HTTP POST → ModelResponse or stream events: what every HTTP provider shares.
 
-A provider subclass supplies the wire format (`url`, `headers`, `body`,
+A provider subclass supplies the wire format (`url`, `auth_headers`, `body`,
 `parse`, `stream_state`); this class owns the client, the per-call deadline,
-retries, and the translation of every failure into ProviderError. Nothing
-outside this module touches httpx.
+retries, and the translation of every failure into ProviderError, so the
+wire modules never see httpx.
 """
 
 from __future__ import annotations

@@ -2,17 +2,20 @@
 
 `continuation_id` (from openai_responses) is re-exported here: the agent loop
 calls it between tool rounds to decide whether to set
-`ModelRequest.previous_response_id`.
+`ModelRequest.previous_response_id`. If the server has lost that response
+anyway (deleted, or never stored), the call is made once more with the full
+history, so a stale id costs a round trip rather than the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx
 
-from .base import ModelConfig, ModelRequest, ModelResponse
+from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
 from .http import HTTPProvider, StreamState
 from .openai_chat import ChatStream, chat_body, parse_chat
 from .openai_responses import ResponsesStream, continuation_id, parse_responses, responses_body
@@ -51,3 +54,33 @@ class OpenAIProvider(HTTPProvider):
 
     def stream_state(self, request: ModelRequest) -> StreamState:
         return ResponsesStream(request) if self.responses_api else ChatStream(request)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        try:
+            return await super().complete(request)
+        except ProviderError as err:
+            if not _lost_state(request, err):
+                raise
+        return await super().complete(dataclasses.replace(request, previous_response_id=None))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        delivered = False
+        try:
+            async for event in super().stream(request):
+                delivered = True
+                yield event
+            return
+        except ProviderError as err:
+            if delivered or not _lost_state(request, err):
+                raise
+        async for event in super().stream(dataclasses.replace(request, previous_response_id=None)):
+            yield event
+
+
+def _lost_state(request: ModelRequest, err: ProviderError) -> bool:
+    """The server no longer has the response we continued from (deleted, expired, never stored)."""
+    return (
+        request.previous_response_id is not None
+        and err.kind in ("invalid_request", "model_not_found")
+        and "previous" in err.message.lower()
+    )

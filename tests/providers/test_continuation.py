@@ -67,3 +67,23 @@ def test_unknown_previous_id_falls_back_to_the_full_history(plait_fake_server) -
     asyncio.run(go())
     body = plait_fake_server.requests[-1].body
     assert "previous_response_id" not in body and body["input"] == [{"role": "user", "content": "a"}]
+
+
+def test_lost_server_state_is_retried_with_the_full_history(plait_fake_server) -> None:
+    gone = {"error": {"kind": "invalid_request", "message": "Previous response with id 'resp_old' not found."}}
+    plait_fake_server.push(gone, {"text": "recovered"}, gone, {"text": "recovered too"})
+    messages = [Message.user("a"), assistant(response_id="resp_old"), Message.user("b")]
+
+    async def go():
+        provider = make_provider(plait_fake_server.config("openai-responses", retries=0))
+        req = request(messages, previous_response_id="resp_old", model="gpt-x")
+        buffered, _ = await call(provider, req, False)
+        streamed, _ = await call(provider, req, True)
+        await provider.aclose()
+        return buffered, streamed
+
+    buffered, streamed = asyncio.run(go())
+    assert (buffered.text, streamed.text) == ("recovered", "recovered too")
+    first, second = plait_fake_server.requests[0].body, plait_fake_server.requests[1].body
+    assert first["previous_response_id"] == "resp_old" and len(first["input"]) == 1
+    assert "previous_response_id" not in second and len(second["input"]) == 3
