@@ -6,13 +6,14 @@ is imported only when chosen.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TextIO
 
 from plait.dsl.diagnostics import Diagnostic
 from plait.dsl.source import SourceFile
 
-__all__ = ["FORMATS", "render"]
+__all__ = ["FORMATS", "render", "wants_color"]
 
 #: format name -> (module, function)
 _EMITTERS = {
@@ -39,3 +40,9 @@ def render(
     if format == "text":
         return emit(diagnostics, sources, color, **options)
     return emit(diagnostics, sources, **options)
+
+
+def wants_color(stream: TextIO) -> bool:
+    """Colour by default only on a terminal, and never when NO_COLOR is set (no-color.org) or TERM is dumb."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"

@@ -47,7 +47,7 @@ _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 #: A message quotes names and values from the spec; a 1 MB name must not make a 1 MB report.
 MAX_QUOTE = 60
 MAX_MESSAGE = 1000
-_SEARCH_MARGIN = 1024
+_SEARCH_LIMIT = 64 * 1024
 #: A long quoted run, closed or cut open by the length limit.
 _LONG_QUOTE = re.compile(r"`([^`]{%d,})(?:`|$)" % (MAX_QUOTE + 1))
 
@@ -123,9 +123,9 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """A message, note or replacement with every secret masked and every quoted run kept short."""
-        # Cut before searching (a 1 MB message would cost seconds), but leave a margin so a
-        # secret that starts before the final cut is still seen whole and masked whole.
-        value = value[: MAX_MESSAGE + _SEARCH_MARGIN]
+        # Searching a 1 MB message would cost seconds; only a pathological one is cut before masking,
+        # so quotes are shortened (and the text after them kept) with every secret already masked.
+        value = value[:_SEARCH_LIMIT]
         ranges = secret_ranges(value)
         for secret in self._exact:
             start = value.find(secret)

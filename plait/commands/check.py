@@ -47,12 +47,13 @@ def run(args: argparse.Namespace) -> int:
     for path in empty:
         print(f"plait check: warning: no .plait files under `{path}`", file=sys.stderr)
 
-    from plait.compiler.report import render
+    from plait.compiler.report import render, wants_color
 
     diagnostics, sources, failed = _compile(roots)
     diagnostics = [d for d in diagnostics if _wanted(d.code, select, ignore)]
     options = {"summary": not args.quiet} if args.format == "text" else {}
-    output = render(diagnostics, sources, args.format, color=args.format == "text" and _color(args), **options)
+    color = args.color if args.color is not None else wants_color(sys.stdout)
+    output = render(diagnostics, sources, args.format, color=args.format == "text" and color, **options)
     _write(output)
     if failed:
         return EXIT_USAGE
@@ -96,7 +97,7 @@ def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
     empty: list[str] = []
     for raw in paths:
         path = Path(raw)
-        if not path.is_dir():
+        if not _is_dir(path):
             out.append((path, False))  # a missing or unreadable file becomes a P005 diagnostic
             continue
         found = sorted(
@@ -107,6 +108,13 @@ def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
             empty.append(raw)
         out.extend((p, True) for p in found)
     return out, empty
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # e.g. a name too long for the file system: the loader reports it as unreadable
+        return False
 
 
 def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
@@ -140,12 +148,6 @@ def _resolved(path: str | Path) -> Path:
         return Path(path).resolve()
     except OSError:
         return Path(os.path.abspath(path))
-
-
-def _color(args: argparse.Namespace) -> bool:
-    if args.color is not None:
-        return args.color
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _write(text: str) -> None:

@@ -157,6 +157,13 @@ def test_missing_file_prints_well(capsys, tmp_path, monkeypatch):
         1, "error[P005]: no such file `gone.plait`\n --> gone.plait\n\nFound 1 error in 1 file.\n", "")
 
 
+def test_a_path_too_long_for_the_file_system_is_a_diagnostic(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = check(capsys, "a" * 5000 + ".plait")
+    assert status == 1 and out.startswith("error[P005]: ") and err == ""
+    assert max(len(line) for line in out.splitlines()[:1]) < 200
+
+
 def test_invalid_utf8_names_the_byte_and_place(spec, capsys):
     status, out, _ = check(capsys, spec(b'model fast = "openai/gpt-4o-mini"\nagent main { system = "caf\xe9" }\n'))
     assert status == 1 and out.startswith("error[P005]: invalid UTF-8 (byte 0xe9)\n --> spec.plait:2:27\n")

@@ -83,3 +83,9 @@ def test_huge_messages_are_bounded_and_still_masked():
     shown = Redactor(d, {"s.plait": source}).text(d.message)
     assert len(shown) < 200 and key not in shown
     assert shown.startswith("undefined name `" + "x" * 60 + "…`")
+
+
+def test_shortening_a_quote_keeps_what_follows_it():
+    source = SourceFile("s.plait", "agent a {}\n")
+    d = make("P005", f"cannot read `{'a' * 5000}`: File name too long", source.span(0, 0))
+    assert Redactor(d, {}).text(d.message) == f"cannot read `{'a' * 60}…`: File name too long"
