@@ -56,15 +56,24 @@ class AgentGraph:
         self.nx = nx.MultiDiGraph()
         self.base_dir = base_dir
         self.entry: str | None = None
+        # len(self.nx.edges) walks every edge: counting here keeps building linear.
+        self._edges_added = 0
+        # Every node of one file resolves the same path; resolve() is a syscall each time.
+        self._resolved: dict[str, str] = {}
 
     # --- building -----------------------------------------------------------------
 
     def add_node(self, id: str, kind: str, span: Span | None, **attrs: Any) -> None:
-        file = str(Path(span.file).resolve()) if span and span.file != "<string>" else None
+        file = None
+        if span and span.file != "<string>":
+            file = self._resolved.get(span.file)
+            if file is None:
+                file = self._resolved[span.file] = str(Path(span.file).resolve())
         self.nx.add_node(id, kind=kind, name=id, span=span, file=file, **attrs)
 
     def add_edge(self, source: str, target: str, kind: str, span: Span | None, **attrs: Any) -> None:
-        self.nx.add_edge(source, target, key=f"{kind}:{len(self.nx.edges)}", kind=kind, span=span, **attrs)
+        self.nx.add_edge(source, target, key=f"{kind}:{self._edges_added}", kind=kind, span=span, **attrs)
+        self._edges_added += 1
 
     # --- reading ------------------------------------------------------------------
 
