@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Sequence
 
 from .mask import ELLIPSIS, mask
 
@@ -53,7 +54,7 @@ def clean(text: str, newlines: bool = False) -> str:
 class LineView:
     text: str
     #: Display column of each character index from `start` to `start + len(columns) - 1`.
-    columns: tuple[int, ...]
+    columns: Sequence[int]
     start: int
 
     def column(self, index: int) -> int:
@@ -73,6 +74,12 @@ def window(length: int, focus: int) -> tuple[int, int]:
 def view_line(text: str, masks: list[tuple[int, int]], focus: int) -> LineView:
     """Show `text` with `masks` (sorted, merged ranges) hidden, keeping character `focus` in view."""
     lo, hi = window(len(text), focus)
+    segment = text[lo:hi]
+    if segment.isascii() and segment.isprintable() and not any(s < hi and e > lo for s, e in masks):
+        # The common line: every character one column wide, nothing to hide.
+        head = ELLIPSIS if lo > 0 else ""
+        tail = ELLIPSIS if hi < len(text) else ""
+        return LineView(head + segment + tail, range(len(head), len(head) + len(segment) + 1), lo)
     pieces: list[str] = []
     columns: list[int] = []
     col = 0

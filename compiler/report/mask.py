@@ -19,27 +19,29 @@ __all__ = ["ELLIPSIS", "Redactor", "mask", "mask_ranges", "secret_ranges"]
 
 ELLIPSIS = "…"
 
-# Credential shapes (group 1, when present, is the part to hide). Kept narrow
-# on purpose: masking an ordinary name would make diagnostics unreadable.
-_PATTERNS = tuple(
-    re.compile(p)
-    for p in (
-        r"\b(sk-[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
-        r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b",  # AWS access key id
-        r"\b(gh[pousr]_[A-Za-z0-9]{30,})",  # GitHub tokens
-        r"\b(github_pat_[A-Za-z0-9_]{22,})",
-        r"\b(glpat-[A-Za-z0-9_\-]{20,})",  # GitLab
-        r"\b(xox[abposr]-[A-Za-z0-9\-]{10,})",  # Slack
-        r"\b(AIza[0-9A-Za-z_\-]{30,})",  # Google API key
-        r"\b(hf_[A-Za-z0-9]{30,})",  # Hugging Face
-        r"\b(eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",  # JWT
-        r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{12,}=*)",
-        r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"]*)",
-        # A quoted value of an attribute or header whose name says it is a credential.
-        r"(?i)\"?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret"
-        r"|password|passwd|authorization)\"?\s*[=:]\s*\"([^\"\n]{8,})\"",
-    )
+# Credential shapes; in each, the one group is the part to hide. Kept narrow on
+# purpose: masking an ordinary name would make diagnostics unreadable. One
+# alternation, so a string is scanned once however many shapes there are.
+_SHAPES = (
+    r"\b(sk-[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
+    r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b",  # AWS access key id
+    r"\b(gh[pousr]_[A-Za-z0-9]{30,})",  # GitHub tokens
+    r"\b(github_pat_[A-Za-z0-9_]{22,})",
+    r"\b(glpat-[A-Za-z0-9_\-]{20,})",  # GitLab
+    r"\b(xox[abposr]-[A-Za-z0-9\-]{10,})",  # Slack
+    r"\b(AIza[0-9A-Za-z_\-]{30,})",  # Google API key
+    r"\b(hf_[A-Za-z0-9]{30,})",  # Hugging Face
+    r"\b(eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",  # JWT
+    r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{12,}=*)",
+    r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"]*)",
+    # A quoted value of an attribute or header whose name says it is a credential.
+    r"\"?(?i:\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret"
+    r"|password|passwd|authorization))\"?\s*[=:]\s*\"([^\"\n]{8,})\"",
 )
+_SECRET = re.compile("|".join(f"(?:{shape})" for shape in _SHAPES))
+#: Lower-case pieces at least one of which every shape above contains; text with none skips the scan.
+_TRIGGERS = ("sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_", "eyj", "bearer", "-----begin",
+             "key", "token", "secret", "passw", "authorization")
 # A long quoted run of token characters mixing upper, lower and digits reads as random key material.
 _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 
@@ -65,10 +67,10 @@ def _opaque(value: str) -> bool:
 def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Sorted, merged [start, end) ranges of `text` (searched between `start` and `end`) that look like credentials."""
     end = len(text) if end is None else end
+    lowered = text[start:end].lower()
     found = []
-    for pattern in _PATTERNS:
-        for m in pattern.finditer(text, start, end):
-            found.append(m.span(1 if pattern.groups else 0))
+    if any(trigger in lowered for trigger in _TRIGGERS):
+        found = [m.span(m.lastindex) for m in _SECRET.finditer(text, start, end)]
     found.extend(m.span(1) for m in _OPAQUE.finditer(text, start, end) if _opaque(m.group(1)))
     return _merge(found)
 

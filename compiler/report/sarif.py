@@ -9,6 +9,7 @@ gets an absolute `file:` URI. Columns count code points, as spans do.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -25,6 +26,11 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
+@lru_cache(maxsize=256)
+def _uri(path: str, cwd: Path) -> tuple[str, str | None]:
+    return to_uri(path, cwd)
+
+
 def to_uri(path: str, cwd: Path | None = None) -> tuple[str, str | None]:
     """(uri, uriBaseId) for a span's file."""
     cwd = cwd or Path.cwd()
@@ -37,7 +43,7 @@ def to_uri(path: str, cwd: Path | None = None) -> tuple[str, str | None]:
 
 
 def _location(span: Span) -> dict[str, Any]:
-    uri, base = to_uri(span.file)
+    uri, base = _uri(span.file, Path.cwd())
     artifact: dict[str, Any] = {"uri": uri}
     if base:
         artifact["uriBaseId"] = base
