@@ -40,8 +40,10 @@ _SHAPES = (
 )
 _SECRET = re.compile("|".join(f"(?:{shape})" for shape in _SHAPES))
 #: Lower-case pieces at least one of which every shape above contains; text with none skips the scan.
-_TRIGGERS = ("sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_", "eyj", "bearer", "-----begin",
-             "key", "token", "secret", "passw", "authorization")
+_TRIGGERS = (
+    "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_",
+    "eyj", "bearer", "-----begin", "key", "token", "secret", "passw", "authorization",
+)
 # A long quoted run of token characters mixing upper, lower and digits reads as random key material.
 _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 
@@ -139,7 +141,9 @@ class Redactor:
         value = _LONG_QUOTE.sub(lambda m: f"`{m.group(1)[:MAX_QUOTE]}{ELLIPSIS}`", value)
         return value if len(value) <= MAX_MESSAGE else value[:MAX_MESSAGE] + ELLIPSIS
 
-    def line_ranges(self, source: SourceFile, line: int, text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+    def line_ranges(
+        self, source: SourceFile, line: int, text: str, lo: int = 0, hi: int | None = None
+    ) -> list[tuple[int, int]]:
         """Character ranges of source line `line` (its `text`; 0-based, end exclusive) to mask when shown.
 
         Only `text[lo:hi]` is searched for credential shapes: a huge line is shown

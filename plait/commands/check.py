@@ -24,7 +24,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="spec files, or directories to search for *.plait")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="fail (exit 1) on warnings too")
-    parser.add_argument("--select", metavar="CODES", help="report only these codes or prefixes, comma-separated (e.g. P1,P305)")
+    parser.add_argument(
+        "--select", metavar="CODES", help="report only these codes or prefixes, comma-separated (e.g. P1,P305)"
+    )
     parser.add_argument("--ignore", metavar="CODES", help="never report these codes or prefixes, comma-separated")
     color = parser.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")

@@ -15,7 +15,9 @@ from plait.cli import EXIT_OK, EXIT_USAGE
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("code", nargs="?", metavar="CODE", help="a diagnostic code (P101) or rule name (undefined-name)")
+    parser.add_argument(
+        "code", nargs="?", metavar="CODE", help="a diagnostic code (P101) or rule name (undefined-name)"
+    )
     parser.add_argument("--list", action="store_true", help="list every code with its name, severity and summary")
 
 
