@@ -51,15 +51,10 @@ async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, 
     return outcome
 
 
-def _step_agent(step: StepConfig) -> AgentConfig:
-    # A step is one model call; seen through an agent config so it shares the call machinery.
-    return AgentConfig(step.name, step.model, temperature=step.temperature, max_tokens=step.max_tokens, fallback_on=frozenset())
-
-
 async def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Outcome:
     prompt = render(step.prompt, input=input, state=ctx.state)
     system = render(step.system, input=input, state=ctx.state, strict=False) if step.system else None
-    return await _one_shot(ctx, _step_agent(step), prompt, system, path)
+    return await _one_shot(ctx, step.as_agent(), prompt, system, path)
 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:

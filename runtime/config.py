@@ -74,6 +74,13 @@ class StepConfig:
     system: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    _agent: AgentConfig | None = field(default=None, repr=False, compare=False)
+
+    def as_agent(self) -> AgentConfig:
+        """A step is one model call, seen through an agent config so it shares the call machinery."""
+        if self._agent is None:
+            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=frozenset())
+        return self._agent
 
 
 @dataclass(slots=True)

@@ -40,6 +40,8 @@ def render(
     """
     if "{{" not in template:
         return template
+    if template == "{{input}}":  # the default prompt of a step and a consolidate's task
+        return as_text(input)
 
     def fill(match: re.Match[str]) -> str:
         path = match.group(1)
