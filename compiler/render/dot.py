@@ -37,21 +37,20 @@ def _label(lines: list[str]) -> str:
     return "<" + "<BR/>".join(parts) + ">"
 
 
+def _node_style(style: Any) -> str:
+    return (f"shape={style.dot_shape}, style={quote(style.dot_style)}, "
+            f"fillcolor={quote(style.fill)}, color={quote(style.stroke)}")
+
+
+# Built once: a 1,000-agent graph would otherwise format the same few strings thousands of times.
+_NODE_STYLE = {kind: _node_style(style) for kind, style in NODE_STYLES.items()}
+_GATE_STYLE = _node_style(GATE) + ", penwidth=2.5"
+
+
 def _node(node: Any, indent: str) -> str:
-    style = GATE if node.gate else NODE_STYLES[node.kind]
-    attrs = [
-        f"id={quote('plait:' + node.id)}",
-        f"shape={style.dot_shape}",
-        f"style={quote(style.dot_style)}",
-        f"fillcolor={quote(style.fill)}",
-        f"color={quote(style.stroke)}",
-        f"label={_label(node.lines)}",
-    ]
-    if node.gate:
-        attrs.append("penwidth=2.5")
-    if node.kind in ("entry", "exit"):
-        attrs.append("fontsize=9")
-    return f"{indent}{quote(node.id)} [{', '.join(attrs)}];"
+    style = _GATE_STYLE if node.gate else _NODE_STYLE[node.kind]
+    extra = ", fontsize=9" if node.kind in ("entry", "exit") else ""
+    return f"{indent}{quote(node.id)} [id={quote('plait:' + node.id)}, {style}, label={_label(node.lines)}{extra}];"
 
 
 def _cluster(cluster: Cluster, nodes: dict[str, Any], indent: str, out: list[str]) -> None:
@@ -66,24 +65,27 @@ def _cluster(cluster: Cluster, nodes: dict[str, Any], indent: str, out: list[str
     out.append(f"{indent}}}")
 
 
+def _edge_style(kind: str) -> str:
+    style = EDGE_STYLES[kind]
+    attrs = f"style={style.dot_style}, color={quote(style.color)}, penwidth={style.penwidth:g}, arrowhead={style.arrowhead}"
+    if kind in ("calls", "fallback", "uses", "until"):
+        # Resources hang off the flow; they must not stretch the main chain's ranks.
+        attrs += ", weight=0"
+    if kind == "loop":
+        # Back edges of a turn: drawn, but the pipeline still reads top to bottom.
+        attrs += ", constraint=false"
+    return attrs
+
+
+_EDGE_STYLE = {kind: _edge_style(kind) for kind in EDGE_STYLES}
+
+
 def _edge(edge: Any, enclosing: dict[str, tuple[str, ...]]) -> str:
-    style = EDGE_STYLES[edge.kind]
     if edge.kind == "layout":
         return f"  {quote(edge.source)} -> {quote(edge.target)} [style=invis];"
-    attrs = [
-        f"style={style.dot_style}",
-        f"color={quote(style.color)}",
-        f"penwidth={style.penwidth:g}",
-        f"arrowhead={style.arrowhead}",
-    ]
+    attrs = [_EDGE_STYLE[edge.kind]]
     if edge.label:
-        attrs += [f"label={quote(edge.label)}", f"fontcolor={quote(style.color)}"]
-    if edge.kind in ("calls", "fallback", "uses", "until"):
-        # Resources hang off the flow; they must not stretch the main chain's ranks.
-        attrs.append("weight=0")
-    if edge.kind == "loop":
-        # Back edges of a turn: drawn, but the pipeline still reads top to bottom.
-        attrs.append("constraint=false")
+        attrs += [f"label={quote(edge.label)}", f"fontcolor={quote(EDGE_STYLES[edge.kind].color)}"]
     # A container's edges to the outside start or end at its cluster's border (compound=true).
     own = f"cluster:{edge.source}"
     if own in enclosing.get(edge.source, ()) and own not in enclosing.get(edge.target, ()):

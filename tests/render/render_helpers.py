@@ -25,14 +25,11 @@ GOLDEN_FORMATS = {"dot": "dot", "mermaid": "mmd", "json": "json", "svg": "svg", 
 def cases() -> list[tuple[str, Path]]:
     """(golden name, spec path): our fixtures, then every example."""
     out = [(p.stem, p) for p in sorted(FIXTURES.glob("*.plait"))]
-    out += [(f"examples/{p.relative_to(EXAMPLES).with_suffix('')}", p) for p in sorted(EXAMPLES.rglob("*.plait"))
-            if _is_root(p)]
+    specs = [p for p in sorted(EXAMPLES.rglob("*.plait")) if p.is_file()]
+    imported = {(p.parent / m).resolve() for p in specs for m in re.findall(r'^import\s+"([^"]+)"', p.read_text(), re.M)}
+    # A file that only exists to be imported by another example is drawn through its importer.
+    out += [(f"examples/{p.relative_to(EXAMPLES).with_suffix('')}", p) for p in specs if p.resolve() not in imported]
     return out
-
-
-def _is_root(path: Path) -> bool:
-    """Example files that only exist to be imported by another are drawn through it."""
-    return "/lib/" not in path.as_posix() and not path.stem.startswith("_")
 
 
 @lru_cache(maxsize=None)
