@@ -62,6 +62,7 @@ class Engine:
         #: Import, validator and HTTP-client caches, and resolved tool lists, shared by every run.
         self.tools = ToolRunner()
         self._toolsets: dict[str, Any] = {}
+        self._http: Any = None
 
     # -- construction ------------------------------------------------------------------
 
@@ -112,8 +113,18 @@ class Engine:
 
         provider = self.providers.get(model)
         if provider is None:
-            provider = self.providers[model] = make_provider(self.program.models[model])
+            config = self.program.models[model]
+            client = None if config.provider == "scripted" else self._http_client()
+            provider = self.providers[model] = make_provider(config, client=client)
         return provider
+
+    def _http_client(self) -> Any:
+        """One connection pool for every HTTP provider of this engine, made when the first one is."""
+        if self._http is None:
+            from .providers.transport import make_client
+
+            self._http = make_client()
+        return self._http
 
     def start(self, input: Any = None, *, entry: str | None = None) -> "Run":
         name = entry or self.program.entry
@@ -149,6 +160,9 @@ class Engine:
         await self.tools.aclose()
         for provider in self.providers.values():
             await provider.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
 
 
 class Run:
