@@ -238,6 +238,7 @@ class Run:
                 pass
         if bus.active:
             ctx.emit("run_end", (self.entry,), None, **result.to_dict())
+            await bus.drain()  # observers of run_end finish before the run is handed back
         return result
 
     def snapshot(self) -> dict[str, Any]:

@@ -88,7 +88,8 @@ class EventBus:
             if observer.event != event.type and observer.event != "*":
                 continue
             if isinstance(observer.reactor, str):
-                if self.agent_reactor is not None:
+                # An observer agent's own events never wake observer agents: that would never end.
+                if self.agent_reactor is not None and event.path[:1] != ("@observer",):
                     self._spawn(self.agent_reactor(observer.reactor, event))
                 continue
             outcome = observer.reactor(event)

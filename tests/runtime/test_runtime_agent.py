@@ -208,3 +208,15 @@ def test_server_state_is_only_offered_to_the_model_that_issued_it():
     primary, backup = engine.providers["p"].requests, engine.providers["b"].requests
     assert primary[0]["previous_response_id"] is None and primary[1]["previous_response_id"] == "resp_1"
     assert backup[0]["previous_response_id"] is None
+
+
+def test_an_observer_agent_watching_everything_does_not_watch_itself():
+    engine = make(models={"m": {"main": [{"text": "done"}], "watcher": [{"text": "noted"}] * 20}},
+                  agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")})
+    engine.observe("run_end", "watcher")
+    engine.observe("*", lambda e: None)
+    engine.observe("agent_end", "watcher")
+    result = go(engine.run("go"))
+    watched = [r for r in engine.providers["m"].requests if r["agent"] == "watcher"]
+    # main's agent_end and the run's run_end: two reactions, none to the watcher's own events.
+    assert result.output == "done" and len(watched) == 2

@@ -220,3 +220,14 @@ def test_failed_run_is_stored_and_resumes_from_the_failed_turn(tmp_path, capsys)
     report = json.loads(out)
     # The tool that already ran is not run again; the model picks up from the failed turn.
     assert code == 0 and report["output"] == "5" and [c["name"] for c in report["tool_calls"]] == ["add"]
+
+
+def test_chat_off_tty_exits_3_on_an_interrupt_and_1_on_a_failed_turn(tmp_path, capsys, monkeypatch):
+    spec = write(tmp_path, {"main": [call("send", to="ann")]})
+    monkeypatch.setattr(sys, "stdin", io.StringIO("send it\n"))
+    code, _, err = cli(capsys, "chat", spec)
+    assert code == 3 and "send({\"to\": \"ann\"})" in err
+    spec = write(tmp_path, {"main": [{"error": {"kind": "auth", "message": "bad key"}}]})
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
+    code, _, err = cli(capsys, "chat", spec)
+    assert code == 1 and err.strip().splitlines()[-1] == "plait: turn failed: auth: bad key"
