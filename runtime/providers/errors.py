@@ -82,8 +82,8 @@ TOKEN_KINDS: dict[str, str] = {
     "invalid_value": "invalid_request",
 }
 
-#: Tokens that say "the request itself is fine, the provider is not": a message
-#: pattern must not override them into context_length.
+#: Context overflow has no code of its own on Anthropic, Gemini and several
+#: compatible servers, so the message decides (on client-error statuses only).
 _CONTEXT_MESSAGES = re.compile(
     r"prompt is too long|maximum context length|context[ _]length|context window"
     r"|exceeds the maximum number of tokens|too many tokens|reduce the length",

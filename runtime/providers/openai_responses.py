@@ -3,7 +3,7 @@
 Between tool rounds a run can continue from the previous response by id
 instead of resending the transcript. The agent loop decides when:
 
-    request.previous_response_id = continuation_id(messages, request.model)
+    request.previous_response_id = continuation_id(messages, model_as_recorded)
 
 `continuation_id` returns None (send the full history) when the last assistant
 turn came from another model or is older than OpenAI's retention. Given an
@@ -43,9 +43,11 @@ def continuation_id(messages: Sequence[Message], model_id: str, *, now: float | 
     """The `previous_response_id` to continue from, or None to resend the full history.
 
     Server state is bound to the model that created it and expires, so the id is
-    offered only when the last assistant message was produced by `model_id`
-    (providers set `Message.model` to the requested model id), carries a
-    `response_id`, and has a `created_at` within RETENTION (unknown age: None).
+    offered only when the last assistant message's `Message.model` equals
+    `model_id`, it carries a `response_id`, and its `created_at` is within
+    RETENTION (unknown age: None). Providers set `Message.model` to the
+    requested model id; a loop that relabels turns with the declaration name
+    (`fast`) passes that name here instead.
     """
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     if last is None or last.response_id is None or last.model != model_id or last.created_at is None:
