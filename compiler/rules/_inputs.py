@@ -15,7 +15,7 @@ from plait.dsl.source import Span
 
 from ..graph import AgentGraph
 
-__all__ = ["Shape", "Use", "inputs", "output_shape", "show"]
+__all__ = ["Shape", "Use", "describe", "inputs", "output_shape", "show"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +31,24 @@ UNKNOWN = Shape("unknown")
 @dataclass(frozen=True, slots=True)
 class Use:
     shape: Shape
-    #: Where the runnable is placed to receive this input, and how to say so.
+    #: Where the runnable is placed to receive this input.
     span: Span | None = None
-    where: str = ""
+    #: How it got there, worded by `describe` only when a finding needs it:
+    #: ("follows", element, before, chain), ("branch", branch, outer note) or (verb, target, source).
+    note: tuple = ()
+
+
+def describe(graph: AgentGraph, note: tuple) -> str:
+    if not note:
+        return ""
+    if note[0] == "follows":
+        _, element, before, chain = note
+        return f"`{show(graph, element)}` follows `{show(graph, before)}` in chain `{chain}`"
+    if note[0] == "branch":
+        _, branch, outer = note
+        return f"{describe(graph, outer)}; `{branch}` is a branch of it"
+    verb, target, source = note
+    return f"`{target}` {verb} `{source}`"
 
 
 def show(graph: AgentGraph, node: str) -> str:
@@ -61,7 +76,19 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
     """Runnable id → the distinct inputs it receives; runnables placed nowhere get none."""
     uses: dict[str, list[Use]] = {}
     visited: set[tuple[str, Shape]] = set()
-    element_spans = {(d["chain"], d["index"]): d["span"] for _, _, d in graph.edges_of("next") if d["chain"]}
+    # One walk over the edges (large specs have many), sorted by what this needs.
+    element_spans: dict[tuple[str, int], Span | None] = {}
+    contained: set[str] = set()
+    text_inputs: list[tuple[str, str, dict]] = []
+    for source, target, data in graph.nx.edges(data=True):
+        kind = data["kind"]
+        if kind == "next" and data["chain"] is not None:
+            element_spans[data["chain"], data["index"]] = data["span"]
+            contained.add(target)
+        elif kind == "branch":
+            contained.add(target)
+        elif kind in ("delegates", "participant", "judge"):
+            text_inputs.append((source, target, data))
 
     def visit(node: str, use: Use) -> None:
         if (node, use.shape) in visited or node not in graph:
@@ -76,23 +103,19 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
                     visit(element, use)
                     continue
                 before = elements[index - 1]
-                where = f"`{show(graph, element)}` follows `{show(graph, before)}` in chain `{node}`"
-                visit(element, Use(output_shape(graph, before), element_spans.get((node, index)), where))
+                note = ("follows", element, before, node)
+                visit(element, Use(output_shape(graph, before), element_spans.get((node, index)), note))
         elif data["kind"] == "parallel":
             for branch in data["branches"] or ():
-                where = f"{use.where}; `{branch}` is a branch of it" if use.where else ""
-                visit(branch, Use(use.shape, use.span, where))
+                visit(branch, Use(use.shape, use.span, ("branch", branch, use.note) if use.note else ()))
 
-    contained = {v for _, v, _ in graph.edges_of("branch")} | {
-        v for _, v, d in graph.edges_of("next") if d["chain"] is not None
-    }
     for node in graph.runnables():
         if node not in contained:
             visit(node, Use(UNKNOWN))
-    for source, target, data in graph.edges_of("delegates", "participant", "judge"):
+    for source, target, data in text_inputs:
         if graph.node(target)["kind"] == "agent":
             how = {"delegates": "delegated to by", "participant": "debates in", "judge": "judges"}[data["kind"]]
-            visit(target, Use(Shape("text", source), data["span"], f"`{target}` {how} `{source}`"))
+            visit(target, Use(Shape("text", source), data["span"], (how, target, source)))
     # Chains that contain each other (an error of its own) have no outer root: start inside.
     for node in graph.runnables():
         if node not in uses:

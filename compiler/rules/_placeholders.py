@@ -8,7 +8,8 @@ brace, a path is dotted names. Unclosed and malformed placeholders are kept
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator
 
 from plait.dsl import ast
@@ -19,17 +20,35 @@ __all__ = ["Placeholder", "placeholders"]
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Placeholder:
     #: The dotted path, or the raw text between the braces when `problem` is set.
     path: str
-    span: Span
     #: None, "unclosed" (no `}}`) or "invalid" (not a dotted path).
-    problem: str | None = None
+    problem: str | None
+    string: ast.String
+    #: Which placeholder of the string this is: the key for finding it in the source.
+    nth: int
+    sources: dict[str, SourceFile] = field(repr=False, compare=False)
 
     @property
     def parts(self) -> list[str]:
         return self.path.split(".")
+
+    @cached_property
+    def span(self) -> Span:
+        """Where the path is written; computed only for placeholders that get reported."""
+        string = self.string
+        source = self.sources.get(string.span.file)
+        if source is not None:
+            quote = 3 if string.block else 1
+            body_start = string.span.offset + quote
+            raw = list(_scan(source.text[body_start : string.span.end_offset - quote]))
+            # The raw text maps one-to-one onto the value unless escapes moved a brace.
+            if [(p, q) for _, _, p, q in raw] == [(p, q) for _, _, p, q in _scan(string.value)]:
+                a, b, _, _ = raw[self.nth]
+                return source.span(body_start + a, body_start + b)
+        return string.span
 
 
 def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
@@ -54,16 +73,6 @@ def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
 
 
 def placeholders(string: ast.String, sources: dict[str, SourceFile]) -> list[Placeholder]:
-    found = list(_scan(string.value))
-    if not found:
+    if "{{" not in string.value:
         return []
-    span = string.span
-    source = sources.get(span.file)
-    if source is not None:
-        quote = 3 if string.block else 1
-        body_start = span.offset + quote
-        raw = list(_scan(source.text[body_start : span.end_offset - quote]))
-        # The raw text maps one-to-one onto the value unless escapes moved a brace.
-        if [(p, q) for _, _, p, q in raw] == [(p, q) for _, _, p, q in found]:
-            return [Placeholder(p, source.span(body_start + a, body_start + b), q) for a, b, p, q in raw]
-    return [Placeholder(p, span, q) for _, _, p, q in found]
+    return [Placeholder(path, problem, string, n, sources) for n, (_, _, path, problem) in enumerate(_scan(string.value))]

@@ -33,13 +33,21 @@ _FORMATS = (
     ("an OpenAI API key", "OPENAI_API_KEY", r"sk-[A-Za-z0-9_\-]{20,}"),
     ("a Google API key", "GOOGLE_API_KEY", r"AIza[0-9A-Za-z_\-]{35}"),
     ("a GitHub token", "GITHUB_TOKEN", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("a Hugging Face token", "HF_TOKEN", r"hf_[A-Za-z0-9]{30,}"),
     ("a Slack token", "SLACK_TOKEN", r"xox[abpors]-[A-Za-z0-9\-]{10,}"),
     ("an AWS access key id", "AWS_ACCESS_KEY_ID", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
     ("a JSON Web Token", "API_TOKEN", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("a bearer token", "API_TOKEN", r"Bearer\s+[A-Za-z0-9._~+/=\-]{16,}"),
 )
 _PATTERNS = [(what, var, re.compile(r"(?<![A-Za-z0-9])" + pattern)) for what, var, pattern in _FORMATS]
-_CREDENTIAL_KEY = re.compile(r"api[_-]?key|authorization|token|secret|password|passwd|credential", re.I)
+# One search rules most strings out; the rest are named by the most specific format they contain.
+_ANY_FORMAT = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(pattern for _, _, pattern in _FORMATS) + ")")
+# A whole word of the key: `X-Auth-Token` and `client_secret` are credentials, `max_tokens` is not.
+_CREDENTIAL_KEY = re.compile(
+    r"(?:^|[^a-z0-9])(?:api[_-]?key|apikey|auth|authorization|token|secret|password|passwd|credentials?)(?:$|[^a-z0-9])", re.I
+)
+#: Literal starts of the formats above: a file containing none of them needs no regex search.
+_PREFIXES = ("sk-", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "xox", "AKIA", "ASIA", "eyJ", "Bearer")
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{32,}")
 
 
@@ -48,25 +56,39 @@ def _entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
+def _random_looking(token: str) -> bool:
+    # Mixed classes and high entropy separate keys from long words, paths and rules of dashes.
+    return any(c.isdigit() for c in token) and any(c.isalpha() for c in token) and _entropy(token) >= 3.5
+
+
 def looks_secret(text: str, key: str | None) -> tuple[str, str, int] | None:
     """(what it looks like, a variable name for it, where it starts) or None."""
-    for what, var, pattern in _PATTERNS:
-        match = pattern.search(text)
-        if match:
-            return what, var, match.start()
+    if _ANY_FORMAT.search(text):
+        for what, var, pattern in _PATTERNS:
+            match = pattern.search(text)
+            if match:
+                return what, var, match.start()
     if key == "api_key":
         return "a literal API key", "API_KEY", 0
     if key is not None and _CREDENTIAL_KEY.search(key) and "{{" not in text:
         for match in _TOKEN.finditer(text):
-            token = match.group()
-            # Mixed classes and high entropy separate keys from long words and paths.
-            if _entropy(token) >= 3.5 and any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+            if _random_looking(match.group()):
                 return "a credential", "API_KEY", match.start()
     return None
 
 
+def _may_hold_secrets(text: str) -> bool:
+    # Most files have no credential anywhere: one search of the raw text skips the AST walk.
+    # A `\\u` escape could spell a key the raw text hides, so it forces the walk.
+    if "api_key" in text or "\\u" in text or any(p in text for p in _PREFIXES):
+        return True
+    return any(_random_looking(m.group()) for m in _TOKEN.finditer(text)) and bool(_CREDENTIAL_KEY.search(text))
+
+
 def literal_secret(ctx: CompileContext) -> None:
-    for string, key in string_literals(ctx.load.modules):
+    sources = ctx.load.sources
+    modules = [m for m in ctx.load.modules if m.file not in sources or _may_hold_secrets(sources[m.file].text)]
+    for string, key in string_literals(modules):
         found = looks_secret(string.value, key)
         if found is None:
             continue

@@ -14,7 +14,7 @@ always allowed (state is filled at run time).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 from plait.dsl import ast
 from plait.dsl.diagnostics import Diagnostic, Fix, Label
@@ -22,7 +22,7 @@ from plait.dsl.diagnostics import Diagnostic, Fix, Label
 from ..codes import make
 from ..context import CompileContext
 from ..passes.check_attributes import suggest
-from ._inputs import UNKNOWN, Use, inputs, output_shape, show
+from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show
 from ._placeholders import Placeholder, placeholders
 
 __all__ = ["CODE", "unresolved_template"]
@@ -61,6 +61,11 @@ def _malformed(p: Placeholder) -> Diagnostic:
                 notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"])
 
 
+def _labels(ctx: CompileContext, use: Use) -> list[Label]:
+    """Where the failing use is placed (worded only once a finding is made)."""
+    return [Label(use.span, describe(ctx.graph, use.note))] if use.span is not None else []
+
+
 def _walk_input(ctx: CompileContext, p: Placeholder, owner: str, use: Use) -> Diagnostic | None:
     """Follow `input.a.b` through the records `use` provides; the first step that fails is the problem."""
     graph = ctx.graph
@@ -68,25 +73,24 @@ def _walk_input(ctx: CompileContext, p: Placeholder, owner: str, use: Use) -> Di
     for part in p.parts[1:]:
         if shape.kind == "unknown":
             return None
-        labels = [Label(use.span, use.where)] if use.span is not None else []
         if shape.kind == "text":
             what = f"`{owner}` receives text" if walked == "input" else f"`{walked}` is text"
             return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: {what} from `{show(graph, shape.producer)}`, not a record",
-                        p.span, labels=labels,
+                        p.span, labels=_labels(ctx, use),
                         notes=["`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"])
         branches = list(graph.node(shape.producer)["branches"] or ())
         if part not in branches:
             hint = suggest(part, branches)
             listed = ", ".join(f"`{b}`" for b in branches)
             return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: `{show(graph, shape.producer)}` has no branch `{part}`",
-                        p.span, labels=labels, notes=[f"its branches are {listed}"],
+                        p.span, labels=_labels(ctx, use), notes=[f"its branches are {listed}"],
                         fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(part, hint, 1)) if hint else None)
         walked = f"{walked}.{part}"
         shape = output_shape(graph, part)
     return None
 
 
-def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, uses: list[Use]) -> Iterator[Diagnostic]:
+def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, uses: Callable[[str], list[Use]]) -> Iterator[Diagnostic]:
     head = p.parts[0]
     if head == "state":
         return
@@ -96,7 +100,9 @@ def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, u
                    notes=[f"a {kind}'s templates can use `input`, `input.<branch>` and `state.<key>`"],
                    fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
         return
-    for use in uses or [Use(UNKNOWN)]:
+    if len(p.parts) == 1:
+        return  # `{{input}}` is whatever arrives, text or the JSON of a record
+    for use in uses(owner) or [Use(UNKNOWN)]:
         found = _walk_input(ctx, p, owner, use)
         if found is not None:
             yield found
@@ -117,7 +123,14 @@ def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diag
 def unresolved_template(ctx: CompileContext) -> None:
     if ctx.graph is None:
         return
-    uses = inputs(ctx.graph)
+    found_inputs: list[dict[str, list[Use]]] = []
+
+    def uses(name: str) -> list[Use]:
+        # Worked out on the first `{{input.x}}`: most specs never need it.
+        if not found_inputs:
+            found_inputs.append(inputs(ctx.graph))
+        return found_inputs[0].get(name, [])
+
     seen: set[tuple] = set()
     sources = ctx.load.sources
     for name, decl in ctx.decls.items():
@@ -134,7 +147,7 @@ def unresolved_template(ctx: CompileContext) -> None:
                 elif decl.kind == "tool":
                     found = _tool_path(ctx, p, name)
                 else:
-                    found = _runnable_path(ctx, p, name, decl.kind, uses.get(name, []))
+                    found = _runnable_path(ctx, p, name, decl.kind, uses)
                 for d in found:
                     # One placeholder may fail the same way at several uses: say it once.
                     if (d.span, d.message) not in seen:

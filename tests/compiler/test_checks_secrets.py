@@ -15,6 +15,7 @@ SECRETS = {
     "github": "ghp_0123456789abcdefghijABCDEFGHIJ012345",
     "github-pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
     "slack": "xoxb-1234567890-abcdefghij",
+    "hugging-face": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
     "aws": "AKIAIOSFODNN7EXAMPLE",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
 }
