@@ -48,7 +48,7 @@ def reports(draw):
     return diagnostics, {"f.plait": source}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reports(), st.sampled_from(FORMATS), st.booleans())
 def test_any_report_renders_masked_and_bounded(report, fmt, color):
     diagnostics, sources = report
