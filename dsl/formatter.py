@@ -116,6 +116,12 @@ def block_string_lines(value: str, indent: str) -> list[str]:
     return ['"""', *body, indent + '"""']
 
 
+def _one_line_block(value: str) -> bool:
+    """Whether a block string can stay on one line and decode back to `value`:
+    nothing for the dedent to strip, and no quote running into the closing ones."""
+    return not value or ("\n" not in value and value[0] not in " \t" and not value.endswith('"'))
+
+
 # --- layout -----------------------------------------------------------------------
 
 
@@ -138,6 +144,10 @@ class _Layout:
         self.lines: list[str] = []
         self.cur = ""
         self.marks: list[_Mark] = []
+        #: Lines that start inside a block string, and lines that end inside one:
+        #: no comment may go above the first kind or after the second.
+        self.starts_in_string: set[int] = set()
+        self.ends_in_string: set[int] = set()
         self._comment_starts = sorted(c.span.offset for c in comments)
 
     # --- writing ------------------------------------------------------------------
@@ -256,16 +266,18 @@ class _Layout:
         return pads
 
     def one_line_decl(self, d: ast.Node) -> tuple[str, str] | None:
-        """(head, rest) of a declaration that fits on one line, else None."""
-        if self.has_comment(d.span):
-            return None
+        """(head, rest) of a declaration that fits on one line, else None.
+
+        Comments between a declaration's words do not stop this: on one line
+        they can only go above it or after it, which is where the next run
+        would put them too. Comments inside its brackets do (see `inline`).
+        """
         if isinstance(d, ast.ImportDecl):
             head, parts = "import", [self.inline(d.path)]
         else:
             head = f"{d.kind} {d.name.name}"
             if isinstance(d, ast.ChainDecl):
-                elements = [self.inline_element(e) for e in d.elements]
-                parts = ["=", None if None in elements else " -> ".join(elements)]
+                parts = ["=", self.inline_chain(d)]
             elif isinstance(d, ast.ModelDecl | ast.ParallelDecl):
                 first = d.target if isinstance(d, ast.ModelDecl) else d.branches
                 parts = ["=", self.inline(first)] + ([self.inline(d.body)] if d.body else [])
@@ -313,6 +325,14 @@ class _Layout:
                 self.write("-> ")
             self.element(element, INDENT)
 
+    def inline_chain(self, d: ast.ChainDecl) -> str | None:
+        # A comment between elements keeps them on their own lines; one before
+        # the first element goes above the declaration in either layout.
+        if self.comment_between(d.elements[0].span.offset, d.elements[-1].span.end_offset):
+            return None
+        elements = [self.inline_element(e) for e in d.elements]
+        return None if None in elements else " -> ".join(elements)
+
     def inline_element(self, e: ast.Node) -> str | None:
         if isinstance(e, ast.ChainRef):
             return e.name
@@ -337,7 +357,11 @@ class _Layout:
     def inline(self, v: ast.Node) -> str | None:
         """The value on one line, or None when it must span lines."""
         if isinstance(v, ast.String):
-            return None if v.block else encode_string(v.value)
+            if not v.block:
+                return encode_string(v.value)
+            # One line only where the author wrote it on one line.
+            written = self.text[v.span.offset : v.span.end_offset]
+            return f'"""{v.value}"""' if "\n" not in written and _one_line_block(v.value) else None
         if isinstance(v, ast.Number | ast.Duration):
             return v.raw
         if isinstance(v, ast.Bool):
@@ -397,15 +421,18 @@ class _Layout:
             self.emit_node(f"{v.target.name} succeeded", v)
 
     def string(self, s: ast.String, indent: str) -> None:
-        if not s.block:
-            self.emit_node(encode_string(s.value), s)
+        text = self.inline(s)
+        if text is not None:
+            self.emit_node(text, s)
             return
         first = len(self.lines)
         lines = block_string_lines(s.value, indent)
         self.write(lines[0])
         for line in lines[1:]:
             # Appended as is: trailing spaces on a content line are part of the value.
+            self.ends_in_string.add(len(self.lines))
             self.lines.append(self.cur)
+            self.starts_in_string.add(len(self.lines))
             self.cur = line
         self.marks.append(_Mark(s.span.offset, s.span.end_offset, first, len(self.lines)))
 
@@ -580,28 +607,44 @@ def _aligned_widths(keys: list[str | None], blanks: list[bool]) -> list[int]:
 
 def _place_comments(layout: _Layout, comments: tuple[ast.Comment, ...], source: SourceFile) -> str:
     lines = layout.finish()
-    marks = sorted(layout.marks, key=lambda m: (m.start, m.first))
+    marks = sorted(layout.marks, key=lambda m: (m.start, m.first, m.last))
     starts = [m.start for m in marks]
-    by_end = sorted(layout.marks, key=lambda m: (m.end, m.last))
-    ends = [m.end for m in by_end]
     above: dict[int, list[ast.Comment]] = defaultdict(list)
     trailing: dict[int, list[ast.Comment]] = defaultdict(list)
     tail: list[ast.Comment] = []
+
+    def statement_start(line: int) -> int:
+        # Above a block string's content would put the comment inside the value.
+        while line in layout.starts_in_string:
+            line -= 1
+        return line
+
     for comment in comments:
         offset = comment.span.offset
+        i = bisect.bisect_left(starts, offset)
+        # The last piece written from before the comment; it holds the comment
+        # when the comment sat inside something laid out on one line.
+        before = marks[i - 1] if i else None
         line_start = source.text.rfind("\n", 0, offset) + 1
-        if source.text[line_start:offset].strip():
-            i = bisect.bisect_right(ends, offset)
-            if i:
-                trailing[by_end[i - 1].last].append(comment)
-                continue
-        i = bisect.bisect_left(starts, comment.span.end_offset)
-        (above[marks[i].first] if i < len(marks) else tail).append(comment)
+        if before is not None and source.text[line_start:offset].strip():
+            if before.last in layout.ends_in_string:
+                above[statement_start(before.last)].append(comment)
+            else:
+                trailing[before.last].append(comment)
+        elif before is not None and before.end > offset:
+            above[statement_start(before.first)].append(comment)
+        elif i < len(marks):
+            above[statement_start(marks[i].first)].append(comment)
+        else:
+            tail.append(comment)
     # One line holds one trailing comment; any others go above it.
     for line, group in trailing.items():
         if len(group) > 1:
-            above[line] = sorted(above[line] + group[:-1], key=lambda c: c.span.offset)
+            target = statement_start(line)
+            above[target] = sorted(above[target] + group[:-1], key=lambda c: c.span.offset)
             del group[:-1]
+    for group in above.values():
+        group.sort(key=lambda c: c.span.offset)
 
     out: list[str] = []
     notes: dict[int, str] = {}  # index in out → its trailing comment
