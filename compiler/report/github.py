@@ -14,6 +14,7 @@ from plait.dsl.source import SourceFile
 
 from .line_view import clean
 from .mask import Redactor
+from .paths import relative_path
 
 __all__ = ["escape_data", "escape_property", "render_github"]
 
@@ -35,10 +36,11 @@ def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
         return clean(redactor.text(text), newlines=True)
 
     span = d.span
-    props: dict[str, object] = {"file": span.file, "line": span.line}
+    line, column = max(span.line, 1), max(span.column, 1)
+    props: dict[str, object] = {"file": relative_path(span.file).as_posix(), "line": line}
     # GitHub ignores columns on an annotation that spans lines; send them only when they mean something.
-    if span.end_line == span.line:
-        props |= {"col": span.column, "endLine": span.end_line, "endColumn": max(span.end_column, span.column)}
+    if span.end_line <= span.line:
+        props |= {"col": column, "endLine": line, "endColumn": max(span.end_column, column)}
     else:
         props["endLine"] = span.end_line
     props["title"] = f"{d.code} {d.name}"
@@ -47,7 +49,8 @@ def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
     if d.fix is not None:
         body.append(f"help: {say(d.fix.message)}")
     rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
-    return f"::{_COMMAND[d.severity]} {rendered}::{escape_data(chr(10).join(body))}"
+    message = escape_data("\n".join(body))
+    return f"::{_COMMAND[d.severity]} {rendered}::{message}"
 
 
 def render_github(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile]) -> str:

@@ -9,7 +9,6 @@ gets an absolute `file:` URI. Columns count code points, as spans do.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -19,6 +18,7 @@ from plait.dsl.diagnostics import Diagnostic, Severity
 from plait.dsl.source import SourceFile, Span
 
 from .mask import Redactor
+from .paths import relative_path
 
 __all__ = ["SARIF_SCHEMA", "render_sarif", "to_uri"]
 
@@ -26,24 +26,16 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-@lru_cache(maxsize=256)
-def _uri(path: str, cwd: Path) -> tuple[str, str | None]:
-    return to_uri(path, cwd)
-
-
 def to_uri(path: str, cwd: Path | None = None) -> tuple[str, str | None]:
     """(uri, uriBaseId) for a span's file."""
-    cwd = cwd or Path.cwd()
-    p = Path(path)
+    p = relative_path(path, cwd)
     if p.is_absolute():
-        if not p.is_relative_to(cwd):
-            return p.as_uri(), None
-        p = p.relative_to(cwd)
+        return Path(p).as_uri(), None
     return quote(p.as_posix()), "%SRCROOT%"
 
 
 def _location(span: Span) -> dict[str, Any]:
-    uri, base = _uri(span.file, Path.cwd())
+    uri, base = to_uri(span.file)
     artifact: dict[str, Any] = {"uri": uri}
     if base:
         artifact["uriBaseId"] = base

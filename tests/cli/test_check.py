@@ -111,6 +111,15 @@ def test_several_files_make_one_sarif_log(spec, capsys):
     assert uris == ["a.plait", "a.plait", "b.plait"]
 
 
+def test_ci_formats_name_files_relative_to_the_working_directory(spec, capsys, tmp_path):
+    absolute = str(tmp_path / spec(ERRORS, "specs/a.plait"))
+    annotations = check(capsys, "--format", "github", absolute)[1]
+    assert annotations.startswith("::error file=specs/a.plait,line=3,")
+    log = json.loads(check(capsys, "--format", "sarif", absolute)[1])
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "specs/a.plait", "uriBaseId": "%SRCROOT%"}
+
+
 def test_empty_directory_is_a_one_line_error(spec, capsys, tmp_path):
     (tmp_path / "empty").mkdir()
     status, out, err = check(capsys, "empty")
