@@ -9,7 +9,7 @@ the parse path.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,54 @@ __all__ = [
 class Node(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
     span: Span
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
+        """pydantic's `model_construct` without what AST nodes never use (aliases,
+        extra fields, post-init hooks, default factories). The parser builds about
+        one node per token, and pydantic's general version was a quarter of the parse."""
+        fields = _FIELDS.get(cls) or _fields_of(cls)
+        if fields is None:
+            return super().model_construct(_fields_set, **values)
+        data: dict[str, Any] = {}
+        given: set[str] = set()
+        for name, default in fields:
+            if name in values:
+                data[name] = values[name]
+                given.add(name)
+            elif default is not _REQUIRED:
+                data[name] = default
+        node = cls.__new__(cls)
+        _set(node, "__dict__", data)
+        _set(node, "__pydantic_fields_set__", given if _fields_set is None else _fields_set)
+        _set(node, "__pydantic_extra__", None)
+        _set(node, "__pydantic_private__", None)
+        return node
+
+
+_set = object.__setattr__
+_REQUIRED = object()
+#: Node class -> ((field, default or _REQUIRED), ...) in declaration order, for model_construct.
+_FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+_IMMUTABLE = (str, int, float, bool, type(None), tuple)
+
+
+def _fields_of(cls: type[Node]) -> tuple[tuple[str, Any], ...] | None:
+    """The field table, or None when a default could be shared mutable state (then pydantic builds the node)."""
+    fields = []
+    for name, info in cls.model_fields.items():
+        if info.is_required():
+            fields.append((name, _REQUIRED))
+        elif info.default_factory is not None or not isinstance(info.default, _IMMUTABLE) or info.alias:
+            _FIELDS[cls] = None
+            return None
+        else:
+            fields.append((name, info.default))
+    if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
+        _FIELDS[cls] = None
+        return None
+    _FIELDS[cls] = table = tuple(fields)
+    return table
 
 
 class Ident(Node):
