@@ -61,7 +61,7 @@ def _one(path: str, args: argparse.Namespace) -> int:
         print(f"plait fmt: internal error, {name} left as it is: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if formatted is None:
-        _report(diagnostics)
+        _report(diagnostics, text, name)
         return EXIT_ERRORS
     changed = formatted != text
     if args.check:
@@ -94,9 +94,13 @@ def _reason(exc: Exception) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def _report(diagnostics: list) -> None:
-    for diagnostic in diagnostics:
-        print(diagnostic, file=sys.stderr)
+def _report(diagnostics: list, text: str, name: str) -> None:
+    """Syntax errors as `plait check` shows them: the line, carets, what was expected."""
+    from plait.compiler.report import render, wants_color
+    from plait.dsl.source import SourceFile
+
+    sources = {name: SourceFile(name, text)}
+    sys.stderr.write(render(diagnostics, sources, "text", wants_color(sys.stderr), summary=False))
 
 
 def _write_atomically(path: Path, text: str) -> None:
