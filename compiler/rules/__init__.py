@@ -8,6 +8,7 @@ Modules starting with `_` are shared helpers, not rules.
 from __future__ import annotations
 
 from .agent_lists import agent_lists
+from .duplicate_member import duplicate_member
 from .literal_secret import literal_secret
 from .model_unreachable import model_unreachable
 from .script_invalid import script_invalid
@@ -23,6 +24,7 @@ RULES = (
     script_invalid,
     tool_name_collision,
     agent_lists,
+    duplicate_member,
     unresolved_template,
     unused_declaration,
 )

@@ -49,6 +49,8 @@ def _read(path: Path) -> tuple[Any, str | None]:
         return json.loads(text), None
     except ValueError as exc:
         return None, f"is not valid JSON: {exc}"
+    except RecursionError:
+        return None, "is nested too deeply to read"
 
 
 def _reply(reply: Any, where: str, tools: tuple[str, ...] | None) -> Iterator[str]:

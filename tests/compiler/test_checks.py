@@ -47,6 +47,12 @@ SINGLE = {
                               "P306", "helper]", 1, "agent `main` lists `helper` twice"),
     "tool-name-too-long": (f'tool {LONG} "T." {{ run = python("mod:fn") }}\n' + AGENT.format(f"model = fast, fallback = [strong], tools = [{LONG}]"),
                            "P306", LONG, 1, "is 65 characters; providers accept tool names of at most 64"),
+    "branch-listed-twice": (MODELS + 'step a { model = fast, prompt = "{{input}}" }\nchain main = parallel(a, a) -> a\n',
+                            "P204", "a) ->", 1, "branch `a` is listed twice in `parallel(a, a)`"),
+    "declared-branch-listed-twice": (MODELS + 'step a { model = fast, prompt = "{{input}}" }\nparallel main = [a, a]\n',
+                                     "P204", "a]", 1, "branch `a` is listed twice in `main`"),
+    "debater-listed-twice": (MODELS + "agent a { model = fast }\nconsolidate main { agents = [a, a], judge = strong }\n",
+                             "P204", "a]", 1, "agent `a` is listed twice in `main`"),
     "approval-not-in-tools": (TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [other], approval = [submit]"),
                               "P204", "submit]", 1, "`approval` names `submit`, which agent `main` does not have in `tools`"),
 }

@@ -46,6 +46,11 @@ def test_script_that_is_not_json(tmp_path):
     assert "is not valid JSON" in d.message and "line 1" in d.message
 
 
+def test_script_nested_too_deeply(tmp_path):
+    d = only(_compile(tmp_path, "[" * 100_000), "P307")
+    assert "nested too deeply" in d.message
+
+
 @pytest.mark.parametrize(
     "script, message",
     [
