@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     diagnostics, sources, failed = _compile(roots)
     diagnostics = [d for d in diagnostics if _wanted(d.code, select, ignore)]
+    sources = {**sources, **_undecodable(diagnostics, sources)}
     options = {"summary": not args.quiet} if args.format == "text" else {}
     color = args.color if args.color is not None else wants_color(sys.stdout)
     output = render(diagnostics, sources, args.format, color=args.format == "text" and color, **options)
@@ -146,6 +147,25 @@ def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
         diagnostics.update(dict.fromkeys(result.diagnostics))
         sources.update(result.sources)
     return list(diagnostics), sources, failed
+
+
+def _undecodable(diagnostics: list, sources: dict) -> dict:
+    """Files the loader refused for their bytes (invalid UTF-8, NUL), decoded leniently so the bad spot can be shown."""
+    from plait.dsl.loader import MAX_FILE_BYTES
+    from plait.dsl.source import SourceFile
+
+    out = {}
+    for d in diagnostics:
+        file, span = d.span.file, d.span
+        if d.code != "P005" or file in sources or file in out or not (span.offset or span.end_offset):
+            continue  # only a refusal that points into the file has something to show
+        try:
+            path = Path(file)
+            if path.stat().st_size <= MAX_FILE_BYTES:
+                out[file] = SourceFile(file, path.read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return out
 
 
 def _resolved(path: str | Path) -> Path:

@@ -175,7 +175,13 @@ def test_a_path_too_long_for_the_file_system_is_a_diagnostic(capsys, tmp_path, m
 
 def test_invalid_utf8_names_the_byte_and_place(spec, capsys):
     status, out, _ = check(capsys, spec(b'model fast = "openai/gpt-4o-mini"\nagent main { system = "caf\xe9" }\n'))
-    assert status == 1 and out.startswith("error[P005]: invalid UTF-8 (byte 0xe9)\n --> spec.plait:2:27\n")
+    assert status == 1 and out.startswith(
+        "error[P005]: invalid UTF-8 (byte 0xe9)\n"
+        " --> spec.plait:2:27\n"
+        "  |\n"
+        '2 | agent main { system = "caf\ufffd" }\n'  # the bad byte shown as U+FFFD, the caret under it
+        "  |                           ^\n"
+    )
 
 
 # --- filters ------------------------------------------------------------------------------
