@@ -24,6 +24,7 @@ from ..context import CompileContext
 from ..passes.check_attributes import suggest
 from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show
 from ._placeholders import Placeholder, placeholders
+from .literal_secret import looks_secret
 
 __all__ = ["CODE", "unresolved_template"]
 
@@ -53,11 +54,18 @@ def _http_strings(decl: ast.ToolDecl) -> Iterator[ast.String]:
             yield from (h.value for h in entry.value.attributes if isinstance(h.value, ast.String))
 
 
+def _shown(raw: str) -> str:
+    """Text between braces as a message may echo it: short, and never a whole secret."""
+    if looks_secret(raw, None):
+        return raw.strip()[:4] + "…"
+    return raw if len(raw) <= 24 else raw[:20] + "…"
+
+
 def _malformed(p: Placeholder) -> Diagnostic:
     if p.problem == "unclosed":
         return make(CODE, "unclosed `{{` in template", p.span,
                     fix=Fix("close it with `}}`, or write `\\{{` for literal braces"))
-    return make(CODE, f"`{{{{{p.path}}}}}` is not a template path", p.span,
+    return make(CODE, f"`{{{{{_shown(p.path)}}}}}` is not a template path", p.span,
                 notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"])
 
 

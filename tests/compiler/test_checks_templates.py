@@ -176,3 +176,11 @@ def test_block_string_points_into_the_right_line(tmp_path):
     '''
     d = only(compile_text(text, tmp_path), "P401")
     assert_at(d, text, "input.frnch")
+
+
+def test_malformed_placeholder_never_echoes_a_secret(tmp_path):
+    key = "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK"
+    text = FAST + f'step main {{ model = fast, prompt = "{{{{ {key} }}}}" }}\n'
+    result = compile_text(text, tmp_path)
+    assert sorted(d.code for d in result.diagnostics) == ["P401", "P501"]
+    assert all(key[4:10] not in d.message for d in result.diagnostics)
