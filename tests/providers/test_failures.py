@@ -146,3 +146,12 @@ def test_unreachable_server_is_a_network_error(sleeps, monkeypatch) -> None:
 
 def test_every_kind_the_providers_raise_is_declared() -> None:
     assert set(SCRIPTED_KINDS) <= set(ERROR_KINDS)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_bare_scripted_status_gets_the_matching_error(plait_fake_server, flavour: str) -> None:
+    plait_fake_server.push({"status": 404}, {"status": 503})
+    not_found = run_once(plait_fake_server, flavour, False, retries=0)
+    unavailable = run_once(plait_fake_server, flavour, True, retries=0)
+    assert (not_found.kind, unavailable.kind) == ("model_not_found", "server_error")
+    assert (not_found.status, unavailable.status) == (404, 503)

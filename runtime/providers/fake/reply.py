@@ -99,6 +99,20 @@ class Reply:
             output_tokens=usage.get("output_tokens", max(1, len(data.get("text") or "") // 4)),
         )
 
+    def failure(self, streamed: bool) -> dict[str, Any] | None:
+        """The error to answer with instead of a reply, if any.
+
+        A mid-stream error asked of a buffered request fails the whole request;
+        a bare error status without text gets the wire's usual error body.
+        """
+        if self.error is not None:
+            return self.error
+        if self.stream_error is not None and not streamed:
+            return self.stream_error
+        if self.status is not None and self.status >= 400 and not self.text:
+            return {}
+        return None
+
     def finish(self, table: dict[str, str]) -> str:
         """This reply's finish reason in a wire's own vocabulary; unknown values go out as given."""
         neutral = self.finish_reason or ("tool_calls" if self.calls else "stop")

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..base import ModelConfig
+from ..errors import STATUS_KINDS
 from . import anthropic, google, openai_chat, openai_responses
 from .reply import Reply
 from .script import Script, ScriptExhausted
@@ -160,7 +161,7 @@ class FakeServer:
             writer.close()
 
     async def _answer(self, method: str, target: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> bool:
-        path, _, query = target.partition("?")
+        path = target.partition("?")[0]
         path = unquote(path)
         try:
             body = json.loads(raw) if raw else {}
@@ -184,9 +185,10 @@ class FakeServer:
         if reply.drop is True:
             writer.transport.abort()
             return False
-        if reply.error or reply.stream_error and not streamed or (reply.status and reply.status >= 400 and not reply.text):
-            spec = reply.error or reply.stream_error or {}
-            status, payload = wire.error(spec.get("kind", "server_error"), spec.get("message", "scripted failure"))
+        spec = reply.failure(streamed)
+        if spec is not None:
+            kind = spec.get("kind") or _kind_for(reply.status or 500)
+            status, payload = wire.error(kind, spec.get("message", "scripted failure"))
             await _send_json(writer, reply.status or status, payload, reply.headers, sse_type="streamGenerateContent" in path)
             return True
         self._responses += 1
@@ -195,6 +197,13 @@ class FakeServer:
             await _send_json(writer, reply.status or 200, wire.body(*args), reply.headers)
             return True
         return await _send_stream(writer, wire, reply, wire.events(*args))
+
+
+def _kind_for(status: int) -> str:
+    """A bare scripted status gets the body a provider would send with it."""
+    if status in STATUS_KINDS:
+        return STATUS_KINDS[status]
+    return "server_error" if status >= 500 else "invalid_request"
 
 
 def _route(path: str, body: Any) -> tuple[ModuleType | None, str]:
