@@ -79,3 +79,11 @@ def test_list_shows_every_code_once(capsys):
     for line, entry in zip(lines, CODES.values()):
         assert line.split()[:3] == [entry.code, entry.name, str(entry.severity)]
         assert line.endswith(entry.summary)
+
+
+def test_documented_limits_match_the_code():
+    from plait.dsl.loader import MAX_FILE_BYTES
+    from plait.dsl.parser import MAX_NESTING
+
+    assert f"more than {MAX_NESTING} deep" in sections("P004")["What it catches"]
+    assert f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB" in sections("P005")["What it catches"]
