@@ -164,7 +164,8 @@ class ChatStream:
         out: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
-            content = delta.get("content")
+            # A refusal is the model's answer too; the buffered path reads it the same way.
+            content = delta.get("content") or delta.get("refusal")
             if content:
                 self.text.append(content)
                 out.append(TextDelta(content))

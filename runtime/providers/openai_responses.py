@@ -160,7 +160,7 @@ class ResponsesStream:
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         payload = json.loads(data)
         kind = payload.get("type") or event
-        if kind == "response.output_text.delta":
+        if kind in ("response.output_text.delta", "response.refusal.delta"):
             return [TextDelta(payload.get("delta") or "", self.phases.get(payload.get("output_index")))]
         if kind == "response.function_call_arguments.delta":
             buf = self.calls.get(payload.get("item_id"))

@@ -196,3 +196,24 @@ def test_key_goes_in_its_header_and_nowhere_else(plait_fake_server, monkeypatch,
     assert secret not in recorded.path
     for text in (repr(provider), str(err), repr(err), str(err.raw), repr(provider.__dict__)):
         assert secret not in text
+
+
+def test_refusals_read_the_same_streamed_and_buffered() -> None:
+    from plait.runtime.providers.base import ModelRequest
+    from plait.runtime.providers.openai_chat import ChatStream, parse_chat
+    from plait.runtime.providers.openai_responses import ResponsesStream, parse_responses
+
+    req = ModelRequest("m", [])
+    chat = ChatStream(req)
+    chat.feed(None, '{"choices":[{"delta":{"role":"assistant","content":null,"refusal":"I can\'t help with that."}}]}')
+    chat.feed(None, '{"choices":[{"delta":{},"finish_reason":"stop"}]}')
+    streamed = chat.finish()[-1].response
+    buffered = parse_chat({"choices": [{"message": {"content": None, "refusal": "I can't help with that."},
+                                        "finish_reason": "stop"}]}, req)
+    assert streamed.text == buffered.text == "I can't help with that."
+
+    responses = ResponsesStream(req)
+    events = responses.feed("response.refusal.delta", '{"type":"response.refusal.delta","output_index":0,"delta":"No."}')
+    assert [e.text for e in events] == ["No."]
+    final = {"status": "completed", "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]}
+    assert parse_responses(final, req).text == "No."
