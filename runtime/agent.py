@@ -35,14 +35,18 @@ def new_run(ctx: RunContext, agent: AgentConfig, path: tuple[str, ...], branch: 
     return run
 
 
+def _repair(run: AgentRun, ctx: RunContext) -> None:
+    repaired = repair(run.messages)
+    if repaired:
+        names = ", ".join(f"`{n}`" for n in repaired)
+        ctx.warn("unanswered_tool_calls_repaired", f"agent `{run.agent.name}`: answered {len(repaired)} unanswered tool call(s) ({names}) with a synthetic result",
+                 run.path, run.agent, tools=repaired)
+
+
 def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
     """A new run of this agent: repair what an earlier run left open, then the user's message."""
     if run.messages:
-        repaired = repair(run.messages)
-        if repaired:
-            names = ", ".join(f"`{n}`" for n in repaired)
-            ctx.warn("unanswered_tool_calls_repaired", f"agent `{run.agent.name}`: answered {len(repaired)} unanswered tool call(s) ({names}) with a synthetic result",
-                     run.path, run.agent, tools=repaired)
+        _repair(run, ctx)
     run.messages.append(Message.user(prompt))
     run.steps = 0
     run.status = "running"
@@ -76,7 +80,11 @@ async def run_agent(ctx: RunContext, agent: AgentConfig, input: Any, path: tuple
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
         begin(run, ctx, as_text(input))
-    # A run that failed resumes from the start of its failed turn: its history is intact.
+    elif run.status in ("error", "running"):
+        # A run that failed, or was cut off (Ctrl-C) mid-turn, resumes from the start of that turn;
+        # calls it left unanswered get a synthetic result first, as before any request.
+        run.response, run.results, run.outcomes = None, {}, []
+        _repair(run, ctx)
     return await drive(run, ctx)
 
 

@@ -231,3 +231,31 @@ def test_chat_off_tty_exits_3_on_an_interrupt_and_1_on_a_failed_turn(tmp_path, c
     monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
     code, _, err = cli(capsys, "chat", spec)
     assert code == 1 and err.strip().splitlines()[-1] == "plait: turn failed: auth: bad key"
+
+
+def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_path):
+    import asyncio
+
+    from plait.runtime.engine import Engine
+
+    (tmp_path / "spec.plait").write_text(SPEC.replace("cli_e2e_tools:add", "cli_e2e_tools:slow_add"))
+    started = tmp_path / "started"
+    (tmp_path / "cli_e2e_tools.py").write_text(
+        TOOLS + f"\nimport pathlib, time\ndef slow_add(a, b):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(0.5)\n    return a + b\n")
+    (tmp_path / "demo.json").write_text(json.dumps([call("add", a=1, b=2), {"text": "gave up on add"}]))
+    engine = Engine.from_spec(tmp_path / "spec.plait")
+
+    async def cut_off():
+        run = engine.start("go")
+        task = asyncio.ensure_future(run._wait())
+        while not started.exists():  # cut off while the tool is running
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return run.id
+
+    run_id = asyncio.run(cut_off())
+    resumed = Engine.from_spec(tmp_path / "spec.plait").restore(run_id)
+    result = asyncio.run(resumed.resume())
+    assert (result.stop_reason, result.output) == ("done", "gave up on add")
+    assert "unanswered_tool_calls_repaired" in [w["code"] for w in result.report.warnings]
