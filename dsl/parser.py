@@ -173,7 +173,7 @@ def _comments(source: SourceFile) -> Iterator[ast.Comment]:
             yield ast.Comment.model_construct(span=source.span(match.start(), match.end()), text=match.group())
 
 
-_COMMENT_OR_STRING = re.compile(r'(?P<long>"""(?s:.*?)""")|(?P<str>"(?:[^"\\\n\r]|\\.)*")|(?P<comment>#[^\r\n]*)')
+_COMMENT_OR_STRING = re.compile(r'(?P<long>"""(?s:.*?)""")|(?P<str>"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*")|(?P<comment>#[^\r\n]*)')
 
 
 def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) -> list[Diagnostic]:

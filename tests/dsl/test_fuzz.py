@@ -167,6 +167,16 @@ def codes(result) -> list[str]:
     return [d.code for d in result.diagnostics]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _warm_up(tmp_path_factory):
+    """Imports and lark's grammar cache load once, outside the timed cases."""
+    path = tmp_path_factory.mktemp("warm") / "spec.plait"
+    path.write_text(WHOLE_FILE, encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()):
+        cli_main(["check", "--format", "json", str(path)])
+        cli_main(["check", str(path)])
+
+
 # --- fixed bad inputs --------------------------------------------------------------
 
 NEST = 10_000
@@ -336,3 +346,193 @@ def test_syntax_errors_stop_at_a_limit():
     few = compile_ok("agent a { x = }\n" * 3)
     assert [d.span.line for d in few.diagnostics] == [1, 2, 3]
     assert not any("stopped" in note for d in few.diagnostics for note in d.notes)
+
+
+# --- properties: random input ---------------------------------------------------------
+
+
+@settings(FUZZ, max_examples=100)
+@given(st.binary(max_size=2_000))
+def test_random_bytes_as_a_file(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("bytes") / "spec.plait"
+    path.write_bytes(data)
+    compile_ok(path)
+    check_cli(str(path))
+
+
+@settings(FUZZ, max_examples=150)
+@given(st.text(max_size=500))
+def test_random_text(text):
+    compile_ok(text)
+
+
+# --- properties: specs built from the grammar ------------------------------------------
+
+_IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+_PLAIN = st.text(st.characters(codec="utf-8", exclude_characters='"\\\r\n'), max_size=30)
+_COMMENT = _PLAIN.map(lambda s: "  # " + s)
+
+
+@st.composite
+def string_literal(draw) -> str:
+    if draw(st.booleans()):
+        return '"' + draw(_PLAIN) + '"'
+    lines = draw(st.lists(st.text(st.characters(codec="utf-8", exclude_characters='"\r\n'), max_size=20), max_size=4))
+    indent = " " * draw(st.integers(0, 6))
+    return '"""\n' + "".join(indent + line + "\n" for line in lines) + indent + '"""'
+
+
+@st.composite
+def block(draw, members: list[str]) -> str:
+    """`{ ... }` with members separated by newlines or commas, sometimes with comments."""
+    if not members:
+        return "{}"
+    if draw(st.booleans()):
+        return "{ " + ", ".join(members) + " }"
+    lines = []
+    for member in members:
+        lines.append("  " + member + (draw(_COMMENT) if draw(st.integers(0, 4)) == 0 else ""))
+    return "{\n" + "\n".join(lines) + "\n}"
+
+
+@st.composite
+def param_type(draw, depth: int = 0) -> str:
+    choice = draw(st.integers(0, 5 if depth < 2 else 2))
+    if choice <= 1:
+        base = draw(st.sampled_from(["string", "int", "float", "bool"]))
+    elif choice == 2:
+        base = " | ".join(f'"{w}"' for w in draw(st.lists(_IDENT, min_size=1, max_size=3)))
+    elif choice in (3, 4):
+        base = f"list[{draw(param_type(depth + 1))}]"
+    else:
+        fields = [f"{n}: {draw(param_type(depth + 1))}" for n in draw(st.lists(_IDENT, min_size=1, max_size=2, unique=True))]
+        base = "object { " + ", ".join(fields) + " }"
+    return base + ("?" if draw(st.integers(0, 3)) == 0 else "")
+
+
+@st.composite
+def specs(draw) -> str:
+    """A spec that follows the grammar, with names that mostly resolve."""
+    n_models, n_tools, n_agents = draw(st.integers(1, 3)), draw(st.integers(0, 3)), draw(st.integers(1, 4))
+    models = [f"m{i}" for i in range(n_models)]
+    tools = [f"t{i}" for i in range(n_tools)]
+    agents = [f"a{i}" for i in range(n_agents)]
+    out = ["plait 0.1"] if draw(st.booleans()) else []
+    for m in models:
+        attrs = draw(st.lists(st.sampled_from(["temperature = 0.2", "max_tokens = 400", "timeout = 30s",
+                                                "retries = 3", 'headers = { "X-Team" = "core" }']),
+                              unique=True, max_size=3))
+        provider = draw(st.sampled_from(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "google/gemini"]))
+        out.append(f'model {m} = "{provider}"' + (" " + draw(block(attrs)) if attrs else ""))
+    for t in tools:
+        names = draw(st.lists(_IDENT, max_size=3, unique=True))
+        params = [f"{n}: {draw(param_type())}" + (f" {draw(string_literal())}" if draw(st.booleans()) else "")
+                  for n in names]
+        run = draw(st.sampled_from(['python("tools_mod:fn")', 'http(GET, "https://example.com/q")',
+                                    'http(POST, "https://example.com/q") { body = "x" }']))
+        members = ([f"params {draw(block(params))}"] if params else []) + [f"run = {run}"]
+        members += draw(st.lists(st.sampled_from(["approval = required", "timeout = 10s", "result = messages"]),
+                                 unique=True, max_size=2))
+        description = f" {draw(string_literal())}" if draw(st.booleans()) else ""
+        out.append(f"tool {t}{description} {draw(block(members))}")
+    for i, a in enumerate(agents):
+        members = [f"model = {draw(st.sampled_from(models))}"]
+        usable = tools + agents[i + 1:]  # delegation only forward, so no cycles
+        chosen = draw(st.lists(st.sampled_from(usable), unique=True, max_size=3)) if usable else []
+        if chosen:
+            members.append(f"tools = [{', '.join(chosen)}]")
+            if draw(st.booleans()):
+                members.append(f"until = {chosen[0]}" + (" succeeded" if draw(st.booleans()) else ""))
+        members += draw(st.lists(st.sampled_from([f"system = {draw(string_literal())}", "max_steps = 8",
+                                                  "history = keep_last(4)", "retry_malformed = 1",
+                                                  f"fallback = [{models[0]}]", 'attributes = { "team" = "x" }']),
+                                 unique=True, max_size=3))
+        out.append(f"agent {a} {draw(block(members))}")
+    runnables = list(agents)
+    if draw(st.booleans()):
+        out.append(f'step s0 {draw(block([f"model = {models[0]}", "prompt = " + draw(string_literal())]))}')
+        runnables.append("s0")
+    if len(agents) >= 2 and draw(st.booleans()):
+        out.append(f"consolidate v0 {draw(block([f'agents = [{agents[0]}, {agents[1]}]', f'judge = {models[0]}']))}")
+        runnables.append("v0")
+    if len(runnables) >= 2 and draw(st.booleans()):
+        branches = draw(st.lists(st.sampled_from(runnables), min_size=2, max_size=3, unique=True))
+        tail = " { on_error = collect }" if draw(st.booleans()) else ""
+        out.append(f"parallel p0 = [{', '.join(branches)}]{tail}")
+        runnables.append("p0")
+    elements = draw(st.lists(st.sampled_from(runnables), min_size=1, max_size=4))
+    if len(runnables) >= 2 and draw(st.booleans()):
+        pair = draw(st.lists(st.sampled_from(runnables), min_size=2, max_size=2, unique=True))
+        elements.insert(draw(st.integers(0, len(elements))), f"parallel({', '.join(pair)})")
+    out.append(f"chain main = {' -> '.join(elements)}")
+    order = draw(st.permutations(out[1:] if out[0].startswith("plait") else out))
+    head = out[:1] if out[0].startswith("plait") else []
+    separators = draw(st.lists(st.sampled_from(["\n", "\n\n", "\n# note\n", "\n\n  \n"]), min_size=len(order), max_size=len(order)))
+    return "".join(part + sep for part, sep in zip(head + list(order), separators + ["\n"]))
+
+
+@settings(FUZZ, max_examples=60)
+@given(specs())
+def test_generated_specs_parse(text):
+    result = compile_ok(text)
+    syntax = [d for d in result.diagnostics if d.code.startswith("P00")]
+    assert not syntax, (syntax, text)
+    module, diagnostics = plait.parse(text)
+    assert module is not None and not diagnostics
+
+
+# --- properties: mutations of valid specs ----------------------------------------------
+
+_TOKEN = re.compile(r'"""(?s:.*?)"""|"(?:[^"\\\n]|\\.)*"|\w+|->|\s+|.', re.S)
+_VOCABULARY = ["{", "}", "[", "]", "(", ")", "=", ",", ":", "?", "|", "->", '"', '"""', "#", "\n", "\r", "\r\n",
+               "\\", "\x00", "\ufeff", "\ud800", "model", "agent", "tool", "params", "parallel", "succeeded",
+               "1e999", "9" * 400, "30s", "é", "\u202e"]
+
+
+@st.composite
+def mutated(draw) -> str:
+    text = draw(st.one_of(st.just(WHOLE_FILE), specs()))
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()):  # characters
+            i = draw(st.integers(0, max(0, len(text) - 1)))
+            j = min(len(text), i + draw(st.integers(1, 12)))
+            op = draw(st.sampled_from(["delete", "insert", "duplicate", "swap"]))
+            if op == "delete":
+                text = text[:i] + text[j:]
+            elif op == "insert":
+                text = text[:i] + draw(st.sampled_from(_VOCABULARY) | st.text(max_size=3)) + text[i:]
+            elif op == "duplicate":
+                text = text[:j] + text[i:j] + text[j:]
+            elif j - i >= 2:
+                text = text[:i] + text[i + 1] + text[i] + text[i + 2:]
+        else:  # tokens
+            tokens = _TOKEN.findall(text) or [""]
+            i = draw(st.integers(0, len(tokens) - 1))
+            j = draw(st.integers(0, len(tokens) - 1))
+            op = draw(st.sampled_from(["delete", "insert", "duplicate", "swap"]))
+            if op == "delete":
+                del tokens[i]
+            elif op == "insert":
+                tokens.insert(i, draw(st.sampled_from(_VOCABULARY)))
+            elif op == "duplicate":
+                tokens.insert(i, tokens[i])
+            else:
+                tokens[i], tokens[j] = tokens[j], tokens[i]
+            text = "".join(tokens)
+    return text
+
+
+@settings(FUZZ, max_examples=120)
+@given(mutated())
+def test_mutated_specs(text):
+    compile_ok(text)
+
+
+@settings(FUZZ, max_examples=30)
+@given(mutated())
+def test_mutated_specs_through_the_command(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("mutated") / "spec.plait"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    compile_ok(path)
+    check_cli(str(path), "--format", "json")
+    check_cli(str(path))
