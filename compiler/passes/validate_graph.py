@@ -51,11 +51,16 @@ def validate_graph(ctx: CompileContext) -> None:
         path = " -> ".join(f"`{n}`" for n in cycle[i:] + cycle[:i] + [owner])
         report(make("P304", f"`{owner}` contains itself: {path}", span))
 
+    # Grouped once: scanning every reference per agent was quadratic in large specs.
+    until_refs: dict[str, list] = {}
+    for ref in ctx.references:
+        if ref.attr == "until":
+            until_refs.setdefault(ref.owner, []).append(ref)
     for agent in graph.nodes_of("agent"):
         data = graph.node(agent)
         tools = set(data["tools"] or ())
-        for ref in ctx.references:
-            if ref.owner == agent and ref.attr == "until" and ref.target not in tools:
+        for ref in until_refs.get(agent, ()):
+            if ref.target not in tools:
                 report(
                     make(
                         "P301",
