@@ -63,7 +63,12 @@ class OpenAIProvider(HTTPProvider):
                 raise
         return await super().complete(dataclasses.replace(request, previous_response_id=None))
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if request.previous_response_id is None or not self.responses_api:
+            return super().stream(request)  # no extra generator layer on every event
+        return self._stream_continuing(request)
+
+    async def _stream_continuing(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         delivered = False
         try:
             async for event in super().stream(request):
