@@ -39,16 +39,19 @@ class Use:
 
 
 def describe(graph: AgentGraph, note: tuple) -> str:
+    branches = []
+    while note and note[0] == "branch":  # parallels nest deeply: unwrap in a loop
+        branches.append(note[1])
+        note = note[2]
     if not note:
-        return ""
-    if note[0] == "follows":
+        text = ""
+    elif note[0] == "follows":
         _, element, before, chain = note
-        return f"`{show(graph, element)}` follows `{show(graph, before)}` in chain `{chain}`"
-    if note[0] == "branch":
-        _, branch, outer = note
-        return f"{describe(graph, outer)}; `{branch}` is a branch of it"
-    verb, target, source = note
-    return f"`{target}` {verb} `{source}`"
+        text = f"`{show(graph, element)}` follows `{show(graph, before)}` in chain `{chain}`"
+    else:
+        verb, target, source = note
+        text = f"`{target}` {verb} `{source}`"
+    return text + "".join(f"; `{b}` is a branch of it" for b in reversed(branches))
 
 
 def show(graph: AgentGraph, node: str) -> str:
@@ -58,18 +61,19 @@ def show(graph: AgentGraph, node: str) -> str:
     return node
 
 
-def output_shape(graph: AgentGraph, node: str, seen: frozenset[str] = frozenset()) -> Shape:
+def output_shape(graph: AgentGraph, node: str) -> Shape:
+    # A chain's output is its last element's; followed in a loop, since chains nest deeply.
+    seen: set[str] = set()
     data = graph.node(node)
-    kind = data["kind"]
-    if kind == "parallel":
-        return Shape("record", node)
-    if kind == "chain":
+    while data["kind"] == "chain":
         elements = data["elements"] or ()
         # A chain containing itself is reported elsewhere; its output is then unknowable.
         if not elements or node in seen:
             return UNKNOWN
-        return output_shape(graph, elements[-1], seen | {node})
-    return Shape("text", node)
+        seen.add(node)
+        node = elements[-1]
+        data = graph.node(node)
+    return Shape("record", node) if data["kind"] == "parallel" else Shape("text", node)
 
 
 def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
@@ -90,24 +94,30 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
         elif kind in ("delegates", "participant", "judge"):
             text_inputs.append((source, target, data))
 
-    def visit(node: str, use: Use) -> None:
-        if (node, use.shape) in visited or node not in graph:
-            return
-        visited.add((node, use.shape))
-        uses.setdefault(node, []).append(use)
-        data = graph.node(node)
-        if data["kind"] == "chain":
-            elements = data["elements"] or ()
-            for index, element in enumerate(elements):
-                if index == 0:
-                    visit(element, use)
-                    continue
-                before = elements[index - 1]
-                note = ("follows", element, before, node)
-                visit(element, Use(output_shape(graph, before), element_spans.get((node, index)), note))
-        elif data["kind"] == "parallel":
-            for branch in data["branches"] or ():
-                visit(branch, Use(use.shape, use.span, ("branch", branch, use.note) if use.note else ()))
+    def visit(start: str, first: Use) -> None:
+        # An explicit stack: chains of chains can nest deeper than Python recursion.
+        stack = [(start, first)]
+        while stack:
+            node, use = stack.pop()
+            if (node, use.shape) in visited or node not in graph:
+                continue
+            visited.add((node, use.shape))
+            uses.setdefault(node, []).append(use)
+            data = graph.node(node)
+            found: list[tuple[str, Use]] = []
+            if data["kind"] == "chain":
+                elements = data["elements"] or ()
+                for index, element in enumerate(elements):
+                    if index == 0:
+                        found.append((element, use))
+                        continue
+                    before = elements[index - 1]
+                    note = ("follows", element, before, node)
+                    found.append((element, Use(output_shape(graph, before), element_spans.get((node, index)), note)))
+            elif data["kind"] == "parallel":
+                for branch in data["branches"] or ():
+                    found.append((branch, Use(use.shape, use.span, ("branch", branch, use.note) if use.note else ())))
+            stack.extend(reversed(found))
 
     for node in graph.runnables():
         if node not in contained:

@@ -184,3 +184,13 @@ def test_malformed_placeholder_never_echoes_a_secret(tmp_path):
     result = compile_text(text, tmp_path)
     assert sorted(d.code for d in result.diagnostics) == ["P401", "P501"]
     assert all(key[4:10] not in d.message for d in result.diagnostics)
+
+
+def test_deeply_nested_chains_and_parallels_are_walked_without_recursion(tmp_path):
+    depth = 3000
+    text = FAST + 'step s0 { model = fast, prompt = "{{input}}" }\nchain c0 = s0\nparallel p0 = [s0]\n'
+    text += "".join(f"chain c{i} = c{i - 1}\nparallel p{i} = [p{i - 1}]\n" for i in range(1, depth))
+    text += 'step last { model = fast, prompt = "{{input.x}}" }\n'
+    text += f"chain main = parallel(s0, c{depth - 1}) -> c{depth - 1} -> p{depth - 1} -> last\n"
+    d = only(compile_text(text, tmp_path), "P401")
+    assert d.message == f"`{{{{input.x}}}}` does not resolve: `p{depth - 1}` has no branch `x`"
