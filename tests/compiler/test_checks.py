@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks_helpers import MODELS, assert_at, clean, codes, compile_text, only
+from checks_helpers import FAST, MODELS, assert_at, clean, codes, compile_text, only
 
 # --- syntax -------------------------------------------------------------------------
 
@@ -64,6 +64,34 @@ def test_single_finding(tmp_path, case):
     d = only(compile_text(text, tmp_path), code)
     assert_at(d, text, needle, nth)
     assert message in d.message
+
+
+STEPS = 'step a { model = fast, prompt = "{{input}}" }\nstep b { model = fast, prompt = "{{input}}" }\n'
+
+# The same specs, one step from wrong: each must check clean.
+NEAR_MISS = {
+    "undefined-name": AGENT.format("model = fast, fallback = [strong]"),
+    "duplicate-name": 'model quick = "openai/gpt-4o"\n' + AGENT.format("model = quick, fallback = [strong, fast]"),
+    "wrong-kind": TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [submit, other]"),
+    "unknown-attribute": AGENT.format("model = fast, fallback = [strong], max_steps = 3"),
+    "missing-attribute": AGENT.format("model = fast, fallback = [strong]"),
+    "wrong-type": AGENT.format("model = fast, fallback = [strong], max_steps = 5"),
+    "tool-listed-twice": TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [submit, other]"),
+    "delegate-listed-twice": 'agent helper "Helps." { model = fast }\n' + AGENT.format("model = fast, fallback = [strong], tools = [helper]"),
+    "branch-listed-twice": MODELS + STEPS + 'step c { model = strong, prompt = "{{input.a}}" }\nchain main = parallel(a, b) -> c\n',
+    "declared-branch-listed-twice": FAST + STEPS + "parallel main = [a, b]\n",
+    "debater-listed-twice": MODELS + "agent a { model = fast }\nagent b { model = fast }\nconsolidate main { agents = [a, b], judge = strong }\n",
+    "approval-not-in-tools": TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [other, submit], approval = [submit]"),
+}
+
+
+@pytest.mark.parametrize("case", NEAR_MISS)
+def test_near_miss_is_clean(tmp_path, case):
+    clean(compile_text(NEAR_MISS[case], tmp_path))
+
+
+def test_every_single_finding_has_a_near_miss():
+    assert set(SINGLE) - set(NEAR_MISS) == {"tool-name-too-long"}  # its near miss is test_tool_name_of_64_is_clean
 
 
 def test_near_miss_names_are_suggested(tmp_path):
