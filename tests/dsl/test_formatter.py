@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -343,6 +344,25 @@ def test_random_specs_keep_meaning_and_comments_and_reach_a_fixed_point(text):
         assert format_text(text)[0] is None
         return
     assert_preserved(text, fmt(text))
+
+
+def test_mutated_goldens_keep_meaning_and_comments():
+    """Newlines, comments and commas dropped at random into the goldens: wherever
+    the result still parses, formatting it keeps its meaning and every comment."""
+    rng = random.Random(20261130)
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.plait"))]
+    inserts = ["\n", "\n", " # m\n", "\n# own\n", "\n\n", ",", " ", "\n  # x\n\n"]
+    checked = 0
+    for _ in range(40):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(text) + 1)
+            cut = 0 if rng.random() < 0.9 else rng.randint(1, 3)
+            text = text[:i] + (rng.choice(inserts) if not cut else "") + text[i + cut :]
+        if parse_module(SourceFile("<test>", text))[0] is not None:
+            assert_preserved(text, fmt(text))
+            checked += 1
+    assert checked >= 5
 
 
 # --- API ------------------------------------------------------------------------------
