@@ -29,6 +29,7 @@ def parse(text: str, path: str = "<string>"):
 
     return parse_module(SourceFile(path, text))
 
+
 def format(text: str, path: str = "<string>") -> str:
     """`text` in the canonical layout of `plait fmt`.
 
