@@ -7,6 +7,7 @@ and labels holding quotes, newlines or `{{ }}` cannot break the syntax.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .scene import Cluster, RenderOptions, Scene, build_scene
@@ -15,6 +16,8 @@ from .style import EDGE_STYLES, GATE, NODE_STYLES
 __all__ = ["html_text", "quote", "scene_to_dot", "to_dot"]
 
 FONT = "DejaVu Sans"
+#: Node count above which the layout passes are capped.
+LARGE_LAYOUT = 300
 _CLUSTER_COLOURS = {"chain": "#566573", "parallel": "#117864", "consolidate": "#943126", "turn": "#7d6608"}
 
 
@@ -24,10 +27,15 @@ def quote(text: str) -> str:
     return f'"{escaped}"'
 
 
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": " ", "\r": ""})
+
+
+_NEEDS_ESCAPE = re.compile('[&<>"\n\r]')
+
+
 def html_text(text: str) -> str:
-    """Text → safe inside an HTML-like label (one line; newlines become spaces)."""
-    text = " ".join(text.splitlines())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    """Text → safe inside an HTML-like label, on one line."""
+    return text.translate(_HTML) if _NEEDS_ESCAPE.search(text) else text
 
 
 def _label(lines: list[str]) -> str:
@@ -103,6 +111,11 @@ def scene_to_dot(scene: Scene) -> str:
         f'  node [fontname="{FONT}", fontsize=11, margin="0.12,0.05"];',
         f'  edge [fontname="{FONT}", fontsize=9, arrowsize=0.7];',
     ]
+    if scene.note:
+        out.append(f'  label={quote(scene.note)}; labelloc="b"; labeljust="l"; fontcolor="#566573";')
+    if len(scene.nodes) > LARGE_LAYOUT:
+        # Cap Graphviz's optimisation passes: minutes become seconds, the layout stays readable.
+        out.append("  nslimit=0.2; mclimit=0.2;")
     nodes = {n.id: n for n in scene.nodes}
     enclosing = scene.enclosing()
     for cluster in scene.clusters:

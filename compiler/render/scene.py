@@ -18,6 +18,9 @@ __all__ = ["HIDEABLE", "Cluster", "RenderOptions", "Scene", "SceneEdge", "SceneN
 
 #: `--hide` word → node kind folded into labels.
 HIDEABLE = {"models": "model", "tools": "tool"}
+#: Above this many runnables, models and tools are folded unless asked for: a few shared
+#: models with hundreds of edges each make the picture unreadable and Graphviz take minutes.
+LARGE = 150
 CONTAINERS = ("chain", "parallel", "consolidate")
 #: Edges that are part of running their source (what --entry follows); `next` is followed per chain.
 RUN_EDGES = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until")
@@ -32,7 +35,8 @@ class RenderOptions:
     entry: str | None = None
     expand: tuple[str, ...] = ()
     direction: str = "LR"
-    hide: tuple[str, ...] = ()
+    #: Words of HIDEABLE; None folds models and tools only in graphs with more than LARGE runnables.
+    hide: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -68,6 +72,8 @@ class Scene:
     edges: list[SceneEdge]
     #: Top-level clusters; a node appears in at most one cluster.
     clusters: list[Cluster]
+    #: A line the picture carries about what it left out, or "".
+    note: str = ""
 
     def enclosing(self) -> dict[str, tuple[str, ...]]:
         """node id → ids of the clusters holding it, outermost first."""
@@ -80,6 +86,27 @@ class Scene:
                 out[n] = path
             stack.extend((child, path) for child in cluster.children)
         return out
+
+
+class _Lookup:
+    """The graph with `node(id)` as a plain dict lookup.
+
+    networkx builds a view object on every `nx.nodes[...]`; a 1,000-agent
+    scene asks for node attributes some ten thousand times.
+    """
+
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+        self._attrs = dict(graph.nx.nodes(data=True))
+
+    def node(self, id: str) -> dict:
+        return self._attrs[id]
+
+    def __contains__(self, id: str) -> bool:
+        return id in self._attrs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
 
 
 def _one_of(what: str, name: str, valid: list[str]) -> SceneError:
@@ -187,17 +214,23 @@ def _exit_hints(graph: Any, shown: dict[str, None], edges: list[SceneEdge]) -> l
     return hints
 
 
-def _hidden(options: RenderOptions) -> frozenset[str]:
+def _hidden(graph: Any, options: RenderOptions) -> tuple[frozenset[str], str]:
+    if options.hide is None:
+        count = len(graph.runnables())
+        if count <= LARGE:
+            return frozenset(), ""
+        return frozenset(HIDEABLE), f"{count} runnables: models and tools are folded into labels (--hide none draws them)"
     for word in options.hide:
-        if word not in HIDEABLE:
-            raise _one_of("--hide value", word, list(HIDEABLE))
-    return frozenset(options.hide)
+        if word not in HIDEABLE and word != "none":
+            raise _one_of("--hide value", word, [*HIDEABLE, "none"])
+    return frozenset(w for w in options.hide if w != "none"), ""
 
 
 def build_scene(graph: Any, options: RenderOptions = RenderOptions()) -> Scene:
     if options.direction not in ("LR", "TB"):
         raise _one_of("direction", options.direction, ["LR", "TB"])
-    hidden = _hidden(options)
+    graph = _Lookup(graph)
+    hidden, note = _hidden(graph, options)
     hidden_kinds = {HIDEABLE[w] for w in hidden}
     selected, entry = _selection(graph, options.entry)
     shown = {n: None for n in selected if graph.node(n)["kind"] not in hidden_kinds}
@@ -233,4 +266,4 @@ def build_scene(graph: Any, options: RenderOptions = RenderOptions()) -> Scene:
         nodes += [SceneNode(i, k, lines) for i, k, lines in turn_nodes]
         edges += [SceneEdge(*e) for e in turn_edges]
         clusters.append(Cluster(f"cluster:{agent}@turn", "turn", f"one turn of {agent}", [i for i, _, _ in turn_nodes]))
-    return Scene(options.direction, nodes, edges, clusters)
+    return Scene(options.direction, nodes, edges, clusters, note)

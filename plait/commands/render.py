@@ -27,7 +27,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--expand", metavar="AGENT", nargs="+", action="extend", default=[],
                         help="draw these agents' turns as the step pipeline")
     parser.add_argument("--direction", choices=("LR", "TB"), default="LR", help="layout direction (default LR)")
-    parser.add_argument("--hide", metavar="KINDS", default="", help="fold these into labels: models,tools")
+    parser.add_argument("--hide", metavar="KINDS", default=None,
+                        help="fold these into labels: models,tools; `none` draws them even in large graphs "
+                        "(default: folded only above 150 runnables)")
 
 
 def print_diagnostics(diagnostics: list, sources: dict) -> None:
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if result.graph is None:
         print_diagnostics(result.diagnostics, result.sources)
         return EXIT_ERRORS
-    hide = tuple(w.strip() for w in args.hide.split(",") if w.strip())
+    hide = None if args.hide is None else tuple(w.strip() for w in args.hide.split(",") if w.strip())
     options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide)
     try:
         out = render(result.graph, fmt, options, result.sources)

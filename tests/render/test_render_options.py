@@ -126,3 +126,26 @@ def test_clusters_nest_in_declaration_order():
     dot = render(graph("nested"), "dot")
     assert re.search(r'subgraph "cluster:main" \{', dot)
     assert 'lhead="cluster:inner"' in dot  # merge -> inner meets the cluster's border
+
+
+def _many_agents(count: int):
+    from plait.compiler.pipeline import compile_spec
+
+    agents = "\n".join(f"agent a{i} {{ model = m }}" for i in range(count))
+    chain = " -> ".join(f"a{i}" for i in range(count))
+    result = compile_spec(f'model m = "openai/gpt-4o"\n{agents}\nchain main = {chain}\n', path="many.plait")
+    assert result.graph is not None
+    return result.graph
+
+
+def test_large_graphs_fold_models_and_tools_unless_asked():
+    from plait.compiler.render.scene import LARGE
+
+    small, large = _many_agents(LARGE - 2), _many_agents(LARGE)
+    assert build_scene(small).note == "" and "model" in {n.kind for n in build_scene(small).nodes}
+    folded = build_scene(large)
+    assert "model" not in {n.kind for n in folded.nodes}
+    assert folded.note == f"{LARGE + 1} runnables: models and tools are folded into labels (--hide none draws them)"
+    assert 'labelloc="b"' in render(large, "dot") and "%% " in render(large, "mermaid")
+    assert "model" in {n.kind for n in build_scene(large, RenderOptions(hide=("none",))).nodes}
+    assert "nslimit=0.2" not in render(small, "dot")
