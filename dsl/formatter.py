@@ -1,11 +1,12 @@
 """AST + comments → canonical text (`plait fmt`).
 
-The layout, decided once so every spec reads the same:
+The layout, decided once so every spec reads the same (LANGUAGE.md's "A whole
+file" is the model):
 
 - two-space indentation; `plait 0.1` first, then one blank line;
 - one blank line between declarations, except that one-line declarations of
-  the same kind written on consecutive lines stay together, with their `=`
-  aligned (`model fast   = ...`);
+  the same kind written on consecutive lines stay together; a group of
+  models, chains or parallels aligns its `=` and its `{`;
 - in a block, `=` is aligned over each run of attributes not broken by a blank
   line, and parameter types over each run of parameters (keys longer than
   `ALIGN_MAX` are written unpadded so one long key does not push every value
@@ -13,18 +14,21 @@ The layout, decided once so every spec reads the same:
 - a block stays on one line (`{ a = 1, b = 2 }`) when it was written with its
   first member on the `{` line and still fits in `WIDTH` columns (the author
   decides, as prettier does for objects); `params` blocks and blocks holding a
-  comment or a block string are always expanded;
+  comment or a multi-line block string are always expanded;
 - lists and call arguments go on one line when they fit, otherwise one item
   per line with a trailing comma; a chain that does not fit breaks before `->`;
-- strings are written with JSON escapes (`\\{` kept), block strings as block
-  strings re-indented under their line; numbers and durations as written;
+- strings are written with JSON escapes (`\\{` kept); block strings stay block
+  strings, re-indented one level under their line (or on one line, if written
+  so and that decodes the same); numbers and durations as written;
 - a comment stays where it was: above the thing it preceded, or at the end of
-  the line holding what it followed, two spaces after the code.
+  the line holding what it followed, from `COMMENT_COLUMN` (further right
+  when the code is longer, and in one column over consecutive lines).
 
 Comments are placed after layout: every piece of text written records the
 source offsets it came from ("marks"), and each comment goes above the line of
 the first mark after it (own-line comments) or at the end of the line of the
-last mark before it (trailing comments). Nothing is ever dropped.
+last mark before it (trailing comments). Nothing is ever dropped, and
+`format_text` re-parses its result to prove it.
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ from . import ast
 from .diagnostics import Diagnostic
 from .source import SourceFile, Span
 
-__all__ = ["ALIGN_MAX", "WIDTH", "FormatError", "FormatterBug", "format_module", "format_text"]
+__all__ = ["ALIGN_MAX", "COMMENT_COLUMN", "WIDTH", "FormatError", "FormatterBug", "format_module", "format_text"]
 
 WIDTH = 88
 ALIGN_MAX = 12
+#: Trailing comments start here, as in LANGUAGE.md, unless the code is longer.
+COMMENT_COLUMN = 44
 INDENT = "  "
 
 _OPENERS = ("{", "[", "(")
@@ -233,8 +239,8 @@ class _Layout:
             elif i > 0 or module.version is not None:
                 self.newline("", blank=True)
             if single[i] is not None:
-                head, rest = single[i]
-                self.emit_node(head.ljust(pads[i] or 0) + rest, decl)
+                (head, middle, rest), (head_width, middle_width) = single[i], pads[i]
+                self.emit_node(head.ljust(head_width) + middle.ljust(middle_width if rest else 0) + rest, decl)
             else:
                 self.decl(decl)
         self.finish()
@@ -249,44 +255,46 @@ class _Layout:
             and "\n" in self.text[a.span.end_offset : b.span.offset]
         )
 
-    def decl_pads(self, decls: tuple, single: list) -> list[int | None]:
-        """For one-line declarations, the width their head is padded to (0: none);
-        None for declarations written over several lines."""
-        pads: list[int | None] = [None if s is None else 0 for s in single]
+    def decl_pads(self, decls: tuple, single: list) -> list[tuple[int, int]]:
+        """Widths to pad one-line declarations' heads and middles to, so a group
+        of `model`s (or chains, or parallels) lines up its `=` and its `{`."""
+        pads = [(0, 0)] * len(decls)
         i = 0
         while i < len(decls):
             j = i + 1
             while j < len(decls) and self.same_run(decls, single, j):
                 j += 1
             if single[i] is not None and decls[i].kind in ("model", "chain", "parallel"):
-                width = max(len(single[k][0]) for k in range(i, j))
-                for k in range(i, j):
-                    pads[k] = width
+                run = [single[k] for k in range(i, j)]
+                head = max(len(h) for h, _, _ in run)
+                middle = max((len(m) for _, m, r in run if r), default=0)
+                pads[i:j] = [(head, middle)] * (j - i)
             i = j
         return pads
 
-    def one_line_decl(self, d: ast.Node) -> tuple[str, str] | None:
-        """(head, rest) of a declaration that fits on one line, else None.
+    def one_line_decl(self, d: ast.Node) -> tuple[str, str, str] | None:
+        """(head, middle, body) of a declaration that fits on one line, else None:
+        `model fast`, ` = "openai/gpt-4o-mini"`, ` { temperature = 0.2 }`.
 
         Comments between a declaration's words do not stop this: on one line
         they can only go above it or after it, which is where the next run
         would put them too. Comments inside its brackets do (see `inline`).
         """
         if isinstance(d, ast.ImportDecl):
-            head, parts = "import", [self.inline(d.path)]
+            head, middle, body = "import", [self.inline(d.path)], []
         else:
             head = f"{d.kind} {d.name.name}"
             if isinstance(d, ast.ChainDecl):
-                parts = ["=", self.inline_chain(d)]
+                middle, body = ["=", self.inline_chain(d)], []
             elif isinstance(d, ast.ModelDecl | ast.ParallelDecl):
                 first = d.target if isinstance(d, ast.ModelDecl) else d.branches
-                parts = ["=", self.inline(first)] + ([self.inline(d.body)] if d.body else [])
+                middle, body = ["=", self.inline(first)], [self.inline(d.body)] if d.body else []
             else:
-                parts = ([self.inline(d.description)] if d.description else []) + [self.inline(d.body)]
-        if None in parts:
+                middle, body = [self.inline(d.description)] if d.description else [], [self.inline(d.body)]
+        if None in middle or None in body:
             return None
-        rest = "".join(" " + part for part in parts)
-        return (head, rest) if len(head) + len(rest) <= WIDTH else None
+        columns = (head, "".join(" " + part for part in middle), "".join(" " + part for part in body))
+        return columns if sum(map(len, columns)) <= WIDTH else None
 
     # --- declarations (over several lines) ----------------------------------------
 
@@ -667,13 +675,13 @@ def _place_comments(layout: _Layout, comments: tuple[ast.Comment, ...], source: 
 
 
 def _append_trailing(out: list[str], notes: dict[int, str]) -> None:
-    """Trailing comments on consecutive lines start in one column, two spaces
-    after the longest line of the run."""
+    """Trailing comments on consecutive lines start in one column: COMMENT_COLUMN,
+    or two spaces after the longest line of the run."""
     for n in sorted(notes):
         if n - 1 in notes:
             continue
         run = range(n, next(k for k in range(n, len(out) + 1) if k not in notes))
-        column = max(len(out[k]) for k in run) + 2
+        column = max(COMMENT_COLUMN, max(len(out[k]) for k in run) + 2)
         for k in run:
             out[k] = out[k].ljust(column) + notes[k]
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import plait
 from plait.cli import main
 from plait.dsl.ast import strip_spans
-from plait.dsl.formatter import FormatError, encode_string, format_text
+from plait.dsl.formatter import COMMENT_COLUMN, FormatError, encode_string, format_text
 from plait.dsl.parser import parse_module
 from plait.dsl.source import SourceFile
 
@@ -197,20 +197,33 @@ def test_every_comment_is_kept_in_its_place():
         "# tail\n"
     )
     out = fmt(text)
+
+    def note(code: str, comment: str) -> str:
+        return code.ljust(COMMENT_COLUMN) + comment + "\n"
+
     assert out == (
         "# head\n"
-        "agent a {  # after brace\n"
-        "  # above model\n"
-        "  model = m  # after model\n"
-        "  tools = [\n"
-        "    x,  # after x\n"
-        "    y,\n"
-        "  ]\n"
-        "  # dangling\n"
-        "}  # after decl\n"
-        "# tail\n"
+        + note("agent a {", "# after brace")
+        + "  # above model\n"
+        + note("  model = m", "# after model")
+        + "  tools = [\n"
+        + note("    x,", "# after x")
+        + "    y,\n"
+        + "  ]\n"
+        + "  # dangling\n"
+        + note("}", "# after decl")
+        + "# tail\n"
     )
+    assert {line.index("#") for line in out.splitlines() if "# after" in line} == {COMMENT_COLUMN}
     assert_preserved(text, out)
+
+
+def test_trailing_comments_on_consecutive_lines_share_a_column():
+    long = "x" * 50
+    out = fmt(f'agent a {{\n  system = "{long}" # one\n  model = m # two\n\n  tools = [t] # three\n}}\n')
+    lines = [line for line in out.splitlines() if "#" in line]
+    assert lines[0].index("#") == lines[1].index("#") == len(f'  system = "{long}"') + 2
+    assert lines[2].index("#") == COMMENT_COLUMN
 
 
 def test_two_comments_for_one_line_never_merge():
