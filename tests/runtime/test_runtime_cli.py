@@ -238,17 +238,20 @@ def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_
 
     from plait.runtime.engine import Engine
 
-    (tmp_path / "spec.plait").write_text(SPEC.replace("cli_e2e_tools:add", "cli_e2e_tools:slow_add"))
+    # A module name of its own: earlier tests left `cli_e2e_tools` in sys.modules.
+    (tmp_path / "spec.plait").write_text(SPEC.replace("cli_e2e_tools:add", "cli_e2e_slow:slow_add"))
     started = tmp_path / "started"
-    (tmp_path / "cli_e2e_tools.py").write_text(
-        TOOLS + f"\nimport pathlib, time\ndef slow_add(a, b):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(0.5)\n    return a + b\n")
+    (tmp_path / "cli_e2e_slow.py").write_text(
+        f"import pathlib, time\ndef slow_add(a, b):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(0.5)\n    return a + b\n")
     (tmp_path / "demo.json").write_text(json.dumps([call("add", a=1, b=2), {"text": "gave up on add"}]))
     engine = Engine.from_spec(tmp_path / "spec.plait")
 
     async def cut_off():
         run = engine.start("go")
         task = asyncio.ensure_future(run._wait())
-        while not started.exists():  # cut off while the tool is running
+        for _ in range(1000):  # cut off while the tool is running
+            if started.exists():
+                break
             await asyncio.sleep(0.01)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
