@@ -202,7 +202,7 @@ async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any
     # Deltas only cost something when someone watches them.
     started.ctx.stream = args.events
     try:
-        result = await (started.resume(decisions) if decisions is not None else _first(started))
+        result = await (started.resume(decisions) if decisions is not None else started)
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
             progress.close()
             result = await started.resume(ask_decisions(result.pending))
@@ -210,12 +210,6 @@ async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any
     finally:
         progress.close()
         await engine.aclose()
-
-
-async def _first(started: Any) -> Any:
-    if started.result is None and started.last is not None:
-        return await started.resume({})
-    return await started
 
 
 def finish(result: Any, args: argparse.Namespace) -> int:
