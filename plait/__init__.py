@@ -50,7 +50,8 @@ def arun(spec, input=None, *, entry=None, **options):
     `await plait.arun(...)` gives the `RunResult`; `async for event in
     plait.arun(...)` steps through its events first. `run.resume(decisions)`
     continues after an interrupt or pause. Options go to `Engine`
-    (`providers`, `should_pause`, `store`).
+    (`providers`, `should_pause`, `store`). When done with the run (and any
+    resume), `await run.engine.aclose()` releases HTTP connections.
     """
     from plait.runtime.engine import Engine
 
