@@ -149,3 +149,31 @@ def test_large_graphs_fold_models_and_tools_unless_asked():
     assert 'labelloc="b"' in render(large, "dot") and "%% " in render(large, "mermaid")
     assert "model" in {n.kind for n in build_scene(large, RenderOptions(hide=("none",))).nodes}
     assert "nslimit=0.2" not in render(small, "dot")
+
+
+@pytest.mark.parametrize("name", ["language", "contracts", "nested", "single"])
+def test_every_entry_expand_and_hide_combination_renders(name):
+    g = graph(name)
+    agents = g.nodes_of("agent")
+    for entry in [None, *g.runnables()]:
+        for hide in [(), ("models",), ("tools",), ("models", "tools")]:
+            scene = build_scene(g, RenderOptions(entry=entry, hide=hide))
+            shown_agents = tuple(n.id for n in scene.nodes if n.kind == "agent")
+            options = RenderOptions(entry=entry, hide=hide, expand=shown_agents, direction="TB")
+            for format in ("dot", "mermaid"):
+                out = render(g, format, options)
+                # Every edge joins two drawn nodes; nothing dangles.
+                ids = {n.id for n in build_scene(g, options).nodes}
+                assert all(e.source in ids and e.target in ids for e in build_scene(g, options).edges), (entry, hide)
+                assert out.endswith("\n")
+    assert agents
+
+
+def test_a_spec_without_an_entry_draws_no_start_or_end():
+    from plait.compiler.pipeline import compile_spec
+
+    result = compile_spec('model m = "openai/gpt-4o"\nagent a { model = m }\nagent b { model = m }\n', path="x.plait")
+    assert result.graph.entry is None
+    scene = build_scene(result.graph)
+    assert [n.id for n in scene.nodes] == ["m", "a", "b"]
+    assert "start" not in render(result.graph, "mermaid")
