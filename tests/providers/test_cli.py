@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -60,7 +61,9 @@ def test_pytest_plugin_gives_users_the_fixture(tmp_path) -> None:
         "            await provider.aclose()\n"
         "    assert asyncio.run(go()).text == 'hello from CI'\n"
     )
+    # No autoloaded plugins: the fixture must come from `-p plait.testing` alone (and startup stays fast).
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "plait.testing", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
