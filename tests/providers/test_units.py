@@ -217,3 +217,38 @@ def test_refusals_read_the_same_streamed_and_buffered() -> None:
     assert [e.text for e in events] == ["No."]
     final = {"status": "completed", "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]}
     assert parse_responses(final, req).text == "No."
+
+
+def test_gzip_response_is_decoded(monkeypatch) -> None:
+    """Real APIs compress JSON replies; the transport leaves decoding to httpx, which must still happen."""
+    import gzip
+    import json
+
+    from plait.runtime.providers.base import Message, ModelRequest
+
+    body = gzip.compress(json.dumps({"choices": [{"message": {"content": "zipped"}, "finish_reason": "stop"}]}).encode())
+    heads: list[str] = []
+
+    async def handle(reader, writer):
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        heads.append(head.lower())
+        length = next(int(line.split(":")[1]) for line in head.split("\r\n") if line.lower().startswith("content-length"))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    async def go():
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("K", "x")
+        provider = make_provider(ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="K"))
+        try:
+            return await provider.complete(ModelRequest("m", [Message.user("hi")]))
+        finally:
+            await provider.aclose()
+            server.close()
+
+    assert asyncio.run(go()).text == "zipped"
+    assert "accept-encoding: gzip" in heads[0]
