@@ -73,6 +73,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._limit = max_connections or 0
         self._keepalive = keepalive_expiry
         self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: Parsed URLs by text: providers post to a handful of endpoints, over and over.
         self._urls: dict[str, URL] = {}
         # Read proxy settings once: aiohttp's trust_env re-reads them (and .netrc, in a
@@ -80,6 +81,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._proxies = urllib.request.getproxies()
 
     def _open(self) -> aiohttp.ClientSession:
+        # An aiohttp session belongs to the loop it was made in; a provider reused
+        # under a second asyncio.run() gets a fresh one.
+        if self._session is not None:
+            _abandon(self._session)
+        self._loop = asyncio.get_running_loop()
         connector = aiohttp.TCPConnector(limit=self._limit, keepalive_timeout=self._keepalive)
         self._session = aiohttp.ClientSession(
             connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",)
@@ -93,7 +99,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         return proxy
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        session = self._session or self._open()
+        session = self._session
+        if session is None or self._loop is not asyncio.get_running_loop():
+            session = self._open()
         timeout = request.extensions.get("timeout") or {}
         text = str(request.url)
         url = self._urls.get(text)
@@ -130,6 +138,21 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _abandon(session: aiohttp.ClientSession) -> None:
+    """Drop a session whose event loop has ended, without the loop it can no longer reach.
+
+    Its sockets are closed directly (what aiohttp itself does when a connector
+    is garbage-collected), so no "unclosed session" warnings follow later.
+    """
+    connector = session.connector
+    session.detach()
+    if connector is not None:
+        try:
+            connector._close()
+        except RuntimeError:  # the dead loop refused a callback; the sockets are closed regardless
+            pass
 
 
 def make_client(*, max_connections: int | None = None) -> httpx.AsyncClient:

@@ -184,3 +184,11 @@ def test_one_shared_client_serves_many_concurrent_calls(plait_fake_server) -> No
 
     results = asyncio.run(go())
     assert sorted(r.text for r in results) == sorted(f"answer {i}" for i in range(100))
+
+
+def test_a_provider_survives_successive_event_loops(plait_fake_server) -> None:
+    """`plait chat` and `plait.run` call asyncio.run per turn; the provider object outlives each loop."""
+    plait_fake_server.push({"text": "first"}, {"text": "second"})
+    provider = make_provider(plait_fake_server.config("anthropic"))
+    assert asyncio.run(provider.complete(request())).text == "first"
+    assert asyncio.run(provider.complete(request())).text == "second"

@@ -157,6 +157,9 @@ class FakeServer:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            # Shutdown cancels idle keep-alive connections; end quietly, it is not a failure.
+            pass
         finally:
             writer.close()
 
