@@ -46,8 +46,12 @@ class Change:
         mark = {"added": "+", "removed": "-", "changed": "~"}[self.op]
         if self.what == "entry":
             return f"~ entry {_show(self.old)} → {_show(self.new)}"
-        if self.what in ("node", "edge"):
-            return f"{mark} {self.what} {self.kind} {self.subject}"
+        if self.what == "node":
+            return f"{mark} node {self.kind} {self.subject}"
+        if self.what == "edge":
+            attrs = self.new if self.op == "added" else self.old
+            extra = " (" + ", ".join(f"{k} {_show(v)}" for k, v in attrs.items()) + ")" if attrs else ""
+            return f"{mark} edge {self.kind} {self.subject}{extra}"
         return f"~ {self.kind} {self.subject}: {self.field} {_verb(self.old, self.new)}  [{self.what}]"
 
 

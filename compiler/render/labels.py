@@ -48,7 +48,8 @@ def _tool_run(run: dict) -> str:
         return f"python {run['target']}"
     # The query string can carry parameters and tokens; host and path say enough.
     parts = urlsplit(run["url"])
-    line = f"{run['method']} {parts.netloc}{parts.path}"
+    host = parts.netloc.rpartition("@")[2]  # never the user:password part
+    line = f"{run['method']} {host}{parts.path}"
     if run.get("headers"):
         line += " [headers " + ", ".join(run["headers"]) + "]"
     return line

@@ -45,6 +45,11 @@ def _headers(headers: dict | None) -> dict | None:
 
 def _url(url: str) -> str:
     parts = urlsplit(url)
+    if "@" in parts.netloc:
+        user, _, host = parts.netloc.rpartition("@")
+        name, colon, _password = user.partition(":")
+        parts = parts._replace(netloc=f"{name}{colon}{REDACTED if colon else ''}@{host}")
+        url = urlunsplit(parts)
     if not parts.query:
         return url
     query = [(k, REDACTED if looks_secret(v, k) else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]

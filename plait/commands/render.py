@@ -14,7 +14,8 @@ from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 
-FORMATS = ("svg", "png", "pdf", "dot", "mermaid", "json", "html")
+from plait.compiler.render import FORMATS
+
 _EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
                ".mermaid": "mermaid", ".json": "json", ".html": "html", ".htm": "html"}
 
@@ -77,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
     except RenderError as exc:
         print(f"plait render: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    _write(out, args.output)
+    try:
+        _write(out, args.output)
+    except OSError as exc:
+        print(f"plait render: cannot write `{args.output}`: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

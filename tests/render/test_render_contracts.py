@@ -129,3 +129,18 @@ def test_redaction_of_credential_looking_values():
     assert "zz9" not in run["url"] and "q={{q}}" in run["url"]
     assert run["headers"] == {"Authorization": "{{token}}"}  # a template is not a secret
     assert "ghp_" not in redact_text('x = "ghp_' + "A" * 36 + '"')
+
+
+def test_url_passwords_never_reach_json_or_labels():
+    from plait.compiler.render.labels import node_lines
+
+    url = "https://bot:hunter2@h.example/x?q={{q}}"
+    data = {"nodes": [{"kind": "tool", "attrs": {"run": {"type": "http", "url": url, "headers": {}}}}]}
+    assert redact_graph_json(data)["nodes"][0]["attrs"]["run"]["url"] == f"https://bot:{REDACTED}@h.example/x?q={{{{q}}}}"
+
+    class OneTool:
+        def node(self, id):
+            run = {"type": "http", "method": "GET", "url": url, "headers": {}}
+            return {"kind": "tool", "run": run, "timeout": 60.0, "result": "content", "approval": False}
+
+    assert node_lines(OneTool(), "t") == ["t", "GET h.example/x"]
