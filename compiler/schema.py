@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS"]
+__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "a"]
 
 ERROR_KINDS = (
     "auth", "content_filter", "context_length", "invalid_request", "model_not_found", "network",
@@ -92,3 +92,8 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
     },
 }
+
+
+def a(kind: str) -> str:
+    """`kind` with its indefinite article: "a tool", "an agent"."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"

@@ -17,7 +17,7 @@ from plait.dsl.source import Span
 from ..codes import make
 from ..context import CompileContext, Reference
 from ..params import params_schema
-from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr
+from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -122,7 +122,7 @@ class _Checker:
                     "P101",
                     f"undefined name `{name}`",
                     ref.span,
-                    notes=[f"`{attr}` takes a {what}"],
+                    notes=[f"`{attr}` takes {a(what)}"],
                     fix=Fix(f"did you mean `{hint}`?", ref.span, hint) if hint else None,
                 )
             )
@@ -131,7 +131,7 @@ class _Checker:
             self.report(
                 make(
                     "P103",
-                    f"`{name}` is a {decl.kind}, but `{attr}` takes a {' or '.join(kinds)}",
+                    f"`{name}` is {a(decl.kind)}, but `{attr}` takes {a(' or '.join(kinds))}",
                     ref.span,
                     labels=[Label(decl.name.span, f"`{name}` is declared here")],
                 )
@@ -350,7 +350,7 @@ class _Checker:
                 values[key] = spec.default
         values.setdefault("until_succeeded", False)
         if body is not None and body.params and kind != "tool":
-            self.report(make("P201", f"a {kind} has no `params`", body.params[0].span))
+            self.report(make("P201", f"{a(kind)} has no `params`", body.params[0].span))
 
     def model(self, decl: ast.ModelDecl) -> None:
         name = decl.name.name

@@ -7,6 +7,7 @@ from plait.dsl.diagnostics import Fix, Label
 
 from ..codes import make
 from ..context import CompileContext
+from ..schema import a
 
 
 def collect_symbols(ctx: CompileContext) -> None:
@@ -24,7 +25,7 @@ def collect_symbols(ctx: CompileContext) -> None:
                     "P102",
                     f"`{name}` is declared twice",
                     decl.name.span,
-                    labels=[Label(first.name.span, f"first declared here as a {first.kind}")],
+                    labels=[Label(first.name.span, f"first declared here as {a(first.kind)}")],
                     fix=Fix("rename one of them; all declarations share one namespace"),
                 )
             )

@@ -20,6 +20,7 @@ from plait.dsl import ast
 from plait.dsl.diagnostics import Diagnostic, Fix, Label
 
 from ..codes import make
+from ..schema import a
 from ..context import CompileContext
 from ..passes.check_attributes import suggest
 from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show
@@ -105,7 +106,7 @@ def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, u
     if head != "input":
         hint = suggest(head, ["input", "state"])
         yield make(CODE, f"`{{{{{p.path}}}}}` does not resolve in {kind} `{owner}`", p.span,
-                   notes=[f"a {kind}'s templates can use `input`, `input.<branch>` and `state.<key>`"],
+                   notes=[f"{a(kind)}'s templates can use `input`, `input.<branch>` and `state.<key>`"],
                    fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
         return
     if len(p.parts) == 1:
