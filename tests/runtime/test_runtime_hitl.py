@@ -140,3 +140,40 @@ def test_keep_last_bounds_each_request():
     go(engine.run("go"))
     last = engine.providers["m"].requests[-1]["messages"]
     assert len(last) <= 2 and not (last[0].role == "tool")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from plait.runtime.history import repair  # noqa: E402
+
+
+@st.composite
+def histories(draw):
+    """user / assistant-with-calls / some of their results, in order."""
+    messages, n = [], 0
+    for kind in draw(st.lists(st.sampled_from(["user", "calls"]), max_size=8)):
+        if kind == "user":
+            messages.append(Message.user("u"))
+            continue
+        ids = [f"c{n + i}" for i in range(draw(st.integers(1, 3)))]
+        n += len(ids)
+        messages.append(Message("assistant", [], [ToolCall(i, "t", {}) for i in ids]))
+        messages += [Message("tool", [TextPart("r")], tool_call_id=i) for i in ids if draw(st.booleans())]
+    return messages
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories(), st.integers(0, 12))
+def test_repair_answers_every_call_and_window_never_keeps_an_orphan(messages, keep):
+    repair(messages)
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            following = set()
+            for later in messages[i + 1:]:
+                if later.role != "tool":
+                    break
+                following.add(later.tool_call_id)
+            assert {c.id for c in m.tool_calls} <= following
+    kept = window(messages, keep)
+    calls = {c.id for m in kept for c in m.tool_calls}
+    assert len(kept) <= keep and all(m.tool_call_id in calls for m in kept if m.role == "tool")
