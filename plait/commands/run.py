@@ -23,14 +23,14 @@ EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt"
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the .plait spec to run")
-    parser.add_argument("stdin", nargs="?", choices=["-"], help="read the input from standard input")
+    parser.add_argument("stdin", nargs="?", choices=["-"], metavar="-", help="read the input from standard input")
     parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="TEXT", help="the input text")
     source.add_argument("--input-file", metavar="F", help="read the input from a file")
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted or paused)")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused or failed); runs are kept in .plait/runs/ beside the spec")
     parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
                         help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}")
 
