@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from render_helpers import FIXTURES, ROOT, graph
+from render_helpers import FIXTURES, ROOT, compiled, graph
 
 from plait.cli import main
 from plait.compiler.render import render
@@ -156,3 +156,32 @@ def test_render_never_imports_user_code(tmp_path):
     for format in ("dot", "json", "html"):
         done = plait("render", str(spec), "--format", format)
         assert done.returncode == 0 and b"imported!" not in done.stderr
+
+
+_DOM = """
+const els = {}; const lit = new Set();
+function el(id){ return els[id] = els[id] || {id, classList: {add(){ lit.add(id) }, remove(){ lit.delete(id) }},
+                                              scrollIntoView(){}, addEventListener(){}}; }
+const document = {
+  getElementById(id){ return id === 'spans' ? {textContent: SPANS} : (/^(f\\d+-L|plait:)/.test(id) ? el(id) : null); },
+  querySelectorAll(sel){ return sel === '.hl' ? [...lit].map(el) : []; },
+};
+"""
+
+
+def test_html_click_highlights_the_declaration_lines(tmp_path):
+    """The page's script, run by node against a minimal DOM: showing a node lights its lines and only those."""
+    import shutil
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    page = render(graph("language"), "html", sources=compiled(Path(LANGUAGE)).sources)
+    spans = page.split('<script type="application/json" id="spans">')[1].split("</script>")[0]
+    script = page.split("<script>")[1].split("</script>")[0]
+    test = f"const SPANS = {json.dumps(spans)};\n{_DOM}\n{script}\n"
+    test += "show('writer'); console.log([...lit].sort().join(' ')); show('summary'); console.log([...lit].sort().join(' '));"
+    (tmp_path / "t.js").write_text(test)
+    done = subprocess.run(["node", str(tmp_path / "t.js")], capture_output=True, text=True, check=True)
+    writer, summary = done.stdout.splitlines()
+    assert writer.split() == sorted([f"f0-L{n}" for n in range(38, 48)] + ["plait:writer"])
+    assert summary.split() == sorted([f"f0-L{n}" for n in range(66, 70)] + ["plait:summary"])
