@@ -1,4 +1,4 @@
-"""`plait diff OLD NEW [--format text|json|mermaid]`: a semantic diff of two specs.
+"""`plait diff OLD NEW [--format text|json|mermaid]`: two specs → what changed in meaning between them.
 
 Each side is a file or `git:REV:path` (read with `git show REV:path`).
 Exit 0 when they mean the same, 1 when they differ (like `diff`), 2 when a

@@ -185,3 +185,10 @@ def test_html_click_highlights_the_declaration_lines(tmp_path):
     writer, summary = done.stdout.splitlines()
     assert writer.split() == sorted([f"f0-L{n}" for n in range(38, 48)] + ["plait:writer"])
     assert summary.split() == sorted([f"f0-L{n}" for n in range(66, 70)] + ["plait:summary"])
+
+
+def test_graph_json_and_render_json_are_the_same_bytes():
+    graph_out = plait("graph", LANGUAGE, "--json")
+    render_out = plait("render", LANGUAGE, "--format", "json")
+    assert graph_out.returncode == render_out.returncode == 0
+    assert graph_out.stdout == render_out.stdout and graph_out.stdout.endswith(b"}\n")
