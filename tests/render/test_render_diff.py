@@ -189,3 +189,14 @@ def test_git_revisions(tmp_path, monkeypatch, capsys):
     assert main(["diff", "git:HEAD:missing.plait", "spec.plait"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot read `git:HEAD:missing.plait`" in err
+
+
+def test_mermaid_draws_removed_nodes_dashed_red(tmp_path, capsys):
+    old, new = tmp_path / "old.plait", tmp_path / "new.plait"
+    old.write_text(BASE)
+    new.write_text(BASE.replace('model backup = "google/gemini-2.0-flash"\n', "").replace("[strong, backup]", "[strong]"))
+    assert main(["diff", str(old), str(new), "--format", "mermaid"]) == 1
+    out = capsys.readouterr().out
+    assert "n_backup[(" in out  # still drawn, so the reader sees what went
+    assert "classDef removed fill:#fadbd8,stroke:#c0392b,stroke-width:3px,stroke-dasharray:6 4" in out
+    assert re.search(r"class [^\n]*\bn_backup\b[^\n]* removed", out)
