@@ -20,21 +20,25 @@ _TOKEN = re.compile(
     r"|(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=\-]{8,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|xox[abpr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{35}"
-    # A long run of token characters with both letters and digits: most API keys.
-    r"|(?=[A-Za-z0-9_\-+/=]*[0-9])(?=[A-Za-z0-9_\-+/=]*[A-Za-z])[A-Za-z0-9_\-+/=]{32,}"
 )
+# A long run of token characters mixing upper case, lower case and digits: most other API keys
+# (model ids and names are lower case). Only whole values, or whole quoted strings in source
+# text, so a long name is never taken for one.
+_OPAQUE = r"(?=[\w\-+/=]*[0-9])(?=[\w\-+/=]*[a-z])(?=[\w\-+/=]*[A-Z])[A-Za-z0-9_\-+/=]{32,}"
+_OPAQUE_VALUE = re.compile(_OPAQUE + r"\Z")
+_OPAQUE_QUOTED = re.compile(r'(?<=")' + _OPAQUE + r'(?=")')
 _SECRET_KEY = re.compile(r"auth|key|token|secret|passw|cookie|credential", re.IGNORECASE)
 
 
 def looks_secret(value: Any, key: str = "") -> bool:
     if not isinstance(value, str) or not value or "{{" in value:
         return False
-    return bool(_TOKEN.search(value)) or bool(key and _SECRET_KEY.search(key))
+    return bool(_TOKEN.search(value) or _OPAQUE_VALUE.match(value)) or bool(key and _SECRET_KEY.search(key))
 
 
 def redact_text(text: str) -> str:
     """Free text (a spec's source) with every token-shaped run replaced."""
-    return _TOKEN.sub(REDACTED, text)
+    return _OPAQUE_QUOTED.sub(REDACTED, _TOKEN.sub(REDACTED, text))
 
 
 def _headers(headers: dict | None) -> dict | None:

@@ -129,6 +129,12 @@ def test_redaction_of_credential_looking_values():
     assert "zz9" not in run["url"] and "q={{q}}" in run["url"]
     assert run["headers"] == {"Authorization": "{{token}}"}  # a template is not a secret
     assert "ghp_" not in redact_text('x = "ghp_' + "A" * 36 + '"')
+    key = "Zx9" * 12
+    assert redact_text(f'h = {{ "X-Key" = "{key}" }}') == f'h = {{ "X-Key" = "{REDACTED}" }}'
+    long_name = "agent_named_at_great_length_number_123456789"
+    assert redact_text(f"agent {long_name} {{ }}") == f"agent {long_name} {{ }}"
+    model = 'model m = "openai-compatible/mistral-large-instruct-2407"'
+    assert redact_text(model) == model
 
 
 def test_url_passwords_never_reach_json_or_labels():
