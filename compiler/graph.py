@@ -8,11 +8,12 @@ only this object.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Iterator
 
 from plait.dsl.source import Span
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["AgentGraph", "GRAPH_JSON_VERSION", "span_json"]
 
@@ -50,16 +51,39 @@ def _jsonable(value: Any, base: str | None) -> Any:
 
 
 class AgentGraph:
-    """A compiled spec. Build with `add_node`/`add_edge` in declaration order; then read."""
+    """A compiled spec. Build with `add_node`/`add_edge` in declaration order; then read.
+
+    `.nx` is the networkx MultiDiGraph. Importing networkx costs more than the
+    rest of `plait check`, so until `.nx` is first read the nodes and edges live
+    in dicts shaped like MultiDiGraph's own (`_node`, `_succ`); the first read
+    builds the MultiDiGraph in the same order and from then on these names are
+    its dicts, so every method reads one source of truth. Attribute dicts
+    returned by `node()` before that moment are copied, not shared.
+    """
 
     def __init__(self, base_dir: Path | None = None) -> None:
-        self.nx = nx.MultiDiGraph()
         self.base_dir = base_dir
         self.entry: str | None = None
-        # len(self.nx.edges) walks every edge: counting here keeps building linear.
+        self._nx: nx.MultiDiGraph | None = None
+        self._node: dict[str, dict[str, Any]] = {}
+        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+        # Edges in the order added, to rebuild the MultiDiGraph exactly (predecessor order too).
+        self._edge_log: list[tuple[str, str, str]] = []
+        # Edge keys count edges; len(nx.edges) would walk them all on every add.
         self._edges_added = 0
         # Every node of one file resolves the same path; resolve() is a syscall each time.
         self._resolved: dict[str, str] = {}
+
+    @property
+    def nx(self) -> "nx.MultiDiGraph":
+        if self._nx is None:
+            import networkx
+
+            graph = networkx.MultiDiGraph()
+            graph.add_nodes_from(self._node.items())
+            graph.add_edges_from((u, v, key, self._succ[u][v][key]) for u, v, key in self._edge_log)
+            self._nx, self._node, self._succ, self._edge_log = graph, graph._node, graph._succ, []
+        return self._nx
 
     # --- building -----------------------------------------------------------------
 
@@ -69,43 +93,69 @@ class AgentGraph:
             file = self._resolved.get(span.file)
             if file is None:
                 file = self._resolved[span.file] = str(Path(span.file).resolve())
-        self.nx.add_node(id, kind=kind, name=id, span=span, file=file, **attrs)
+        attrs = {"kind": kind, "name": id, "span": span, "file": file, **attrs}
+        if self._nx is not None:
+            self._nx.add_node(id, **attrs)
+        elif id in self._node:
+            self._node[id].update(attrs)
+        else:
+            self._node[id], self._succ[id] = attrs, {}
 
     def add_edge(self, source: str, target: str, kind: str, span: Span | None, **attrs: Any) -> None:
-        self.nx.add_edge(source, target, key=f"{kind}:{self._edges_added}", kind=kind, span=span, **attrs)
+        key = f"{kind}:{self._edges_added}"
         self._edges_added += 1
+        data = {"kind": kind, "span": span, **attrs}
+        if self._nx is not None:
+            self._nx.add_edge(source, target, key=key, **data)
+            return
+        for end in (source, target):  # as networkx does, an edge adds missing nodes
+            if end not in self._node:
+                self._node[end], self._succ[end] = {}, {}
+        self._succ[source].setdefault(target, {})[key] = data
+        self._edge_log.append((source, target, key))
 
     # --- reading ------------------------------------------------------------------
 
     def node(self, id: str) -> dict[str, Any]:
-        return self.nx.nodes[id]
+        return self._node[id]
 
     def __contains__(self, id: str) -> bool:
-        return id in self.nx
+        return id in self._node
+
+    def node_items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(id, attributes) in declaration order, as `nx.nodes(data=True)`."""
+        return iter(self._node.items())
+
+    def edges(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(source, target, attributes) in the order of `nx.edges(data=True)`, without importing networkx."""
+        for u, targets in self._succ.items():
+            for v, keyed in targets.items():
+                for data in keyed.values():
+                    yield u, v, data
 
     def nodes_of(self, *kinds: str) -> list[str]:
-        return [n for n, data in self.nx.nodes(data=True) if data["kind"] in kinds]
+        return [n for n, data in self._node.items() if data.get("kind") in kinds]
 
     def runnables(self) -> list[str]:
         return [n for n in self.nodes_of(*RUNNABLE) if "/" not in n]
 
     def edges_of(self, *kinds: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        for u, v, data in self.nx.edges(data=True):
+        for u, v, data in self.edges():
             if data["kind"] in kinds:
                 yield u, v, data
 
     def out(self, id: str, kind: str) -> list[str]:
-        return [v for _, v, data in self.nx.out_edges(id, data=True) if data["kind"] == kind]
+        return [v for v, keyed in self._succ[id].items() for data in keyed.values() if data["kind"] == kind]
 
     def to_json(self) -> dict[str, Any]:
         """Node-link JSON; stable: declaration order, no hash order, relative paths."""
         base = str(self.base_dir) if self.base_dir else None
         nodes = []
-        for id, data in self.nx.nodes(data=True):
+        for id, data in self._node.items():
             attrs = {k: _jsonable(v, base) for k, v in data.items() if k not in ("kind", "name", "span", "file")}
             nodes.append({"id": id, "kind": data["kind"], "attrs": attrs, "span": span_json(data["span"], self.base_dir)})
         edges = []
-        for u, v, data in self.nx.edges(data=True):
+        for u, v, data in self.edges():
             attrs = {k: _jsonable(val, base) for k, val in data.items() if k not in ("kind", "span")}
             edges.append(
                 {"source": u, "target": v, "kind": data["kind"], "attrs": attrs, "span": span_json(data["span"], self.base_dir)}

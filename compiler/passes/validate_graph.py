@@ -4,13 +4,15 @@ themselves, `until` contracts and consolidate arity, found by graph algorithms."
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
-
-from plait.dsl.diagnostics import Label
+from plait.dsl.diagnostics import Diagnostic, Label
 
 from ..codes import make
 from ..context import CompileContext
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 #: Cycles enumerated at most: a dense graph has exponentially many (12 agents
@@ -18,7 +20,38 @@ from ..context import CompileContext
 MAX_CYCLES = 100
 
 
+def _has_cycle(edges: list[tuple[str, str]]) -> bool:
+    """Whether the directed edges close a cycle: one depth-first walk, no networkx.
+
+    Almost every spec has none, and networkx's import costs more than the rest
+    of `plait check`; it is loaded only to enumerate cycles that exist."""
+    successors: dict[str, list[str]] = {}
+    for u, v in edges:
+        successors.setdefault(u, []).append(v)
+    state: dict[str, bool] = {}  # True while on the walk's path, False when finished
+    for root in successors:
+        if root in state:
+            continue
+        state[root] = True
+        path = [(root, iter(successors[root]))]
+        while path:
+            node, children = path[-1]
+            for child in children:
+                if state.get(child) is True:
+                    return True
+                if child not in state:
+                    state[child] = True
+                    path.append((child, iter(successors.get(child, ()))))
+                    break
+            else:
+                state[node] = False
+                path.pop()
+    return False
+
+
 def _cycles(graph: nx.DiGraph) -> list[list[str]]:
+    import networkx as nx
+
     # simple_cycles lists each cycle once per rotation-free form; sort for stable output.
     found = list(islice(nx.simple_cycles(graph), MAX_CYCLES))
     return sorted((c[c.index(min(c)) :] + c[: c.index(min(c))] for c in found), key=lambda c: (len(c), c))
@@ -28,28 +61,14 @@ def validate_graph(ctx: CompileContext) -> None:
     graph = ctx.graph
     report = ctx.diagnostics.append
 
-    delegation = nx.DiGraph()
-    for u, v, data in graph.edges_of("delegates"):
-        delegation.add_edge(u, v, span=data["span"])
-    for cycle in _cycles(delegation)[:20]:
-        path = " -> ".join(f"`{n}`" for n in cycle + [cycle[0]])
-        first = delegation.edges[cycle[-1], cycle[0]]["span"] if len(cycle) > 1 else delegation.edges[cycle[0], cycle[0]]["span"]
-        labels = [Label(delegation.edges[a, b]["span"], f"`{a}` delegates to `{b}`") for a, b in zip(cycle, cycle[1:])]
-        report(make("P303", f"delegation cycle: {path}", first, labels=labels,
-                    notes=["an agent that can reach itself through `tools` can recurse without end"]))
+    delegates = list(graph.edges_of("delegates"))
+    if _has_cycle([(u, v) for u, v, _ in delegates]):
+        _delegation_cycles(delegates, report)
 
-    containment = nx.DiGraph()
-    for node, data in graph.nx.nodes(data=True):
-        for child in data.get("elements") or data.get("branches") or ():
-            containment.add_edge(node, child)
-    spans = {(r.owner, r.target): r.span for r in ctx.references if r.attr in ("elements", "branches")}
-    for cycle in _cycles(containment)[:20]:
-        owner = next((n for n in cycle if "/" not in n), cycle[0])
-        i = cycle.index(owner)
-        target = cycle[(i + 1) % len(cycle)]
-        span = spans.get((owner, target)) or graph.node(owner)["span"]
-        path = " -> ".join(f"`{n}`" for n in cycle[i:] + cycle[:i] + [owner])
-        report(make("P304", f"`{owner}` contains itself: {path}", span))
+    contains = [(node, child) for node, data in graph.node_items()
+                for child in data.get("elements") or data.get("branches") or ()]
+    if _has_cycle(contains):
+        _containment_cycles(ctx, contains, report)
 
     # Grouped once: scanning every reference per agent was quadratic in large specs.
     until_refs: dict[str, list] = {}
@@ -76,3 +95,33 @@ def validate_graph(ctx: CompileContext) -> None:
         if len(agents) < 2 and "agents" in ctx.spans.get(name, {}):
             report(make("P305", f"consolidate `{name}` needs at least two agents, found {len(agents)}",
                         ctx.spans[name]["agents"]))
+
+
+def _delegation_cycles(delegates: list[tuple[str, str, dict]], report: Callable[[Diagnostic], None]) -> None:
+    import networkx as nx
+
+    delegation = nx.DiGraph()
+    for u, v, data in delegates:
+        delegation.add_edge(u, v, span=data["span"])
+    for cycle in _cycles(delegation)[:20]:
+        path = " -> ".join(f"`{n}`" for n in cycle + [cycle[0]])
+        first = delegation.edges[cycle[-1], cycle[0]]["span"] if len(cycle) > 1 else delegation.edges[cycle[0], cycle[0]]["span"]
+        labels = [Label(delegation.edges[a, b]["span"], f"`{a}` delegates to `{b}`") for a, b in zip(cycle, cycle[1:])]
+        report(make("P303", f"delegation cycle: {path}", first, labels=labels,
+                    notes=["an agent that can reach itself through `tools` can recurse without end"]))
+
+
+def _containment_cycles(ctx: CompileContext, contains: list[tuple[str, str]], report: Callable[[Diagnostic], None]) -> None:
+    import networkx as nx
+
+    graph = ctx.graph
+    containment = nx.DiGraph()
+    containment.add_edges_from(contains)
+    spans = {(r.owner, r.target): r.span for r in ctx.references if r.attr in ("elements", "branches")}
+    for cycle in _cycles(containment)[:20]:
+        owner = next((n for n in cycle if "/" not in n), cycle[0])
+        i = cycle.index(owner)
+        target = cycle[(i + 1) % len(cycle)]
+        span = spans.get((owner, target)) or graph.node(owner)["span"]
+        path = " -> ".join(f"`{n}`" for n in cycle[i:] + cycle[:i] + [owner])
+        report(make("P304", f"`{owner}` contains itself: {path}", span))
