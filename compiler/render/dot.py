@@ -111,8 +111,6 @@ def scene_to_dot(scene: Scene) -> str:
         f'  node [fontname="{FONT}", fontsize=11, margin="0.12,0.05"];',
         f'  edge [fontname="{FONT}", fontsize=9, arrowsize=0.7];',
     ]
-    if scene.note:
-        out.append(f'  label={quote(scene.note)}; labelloc="b"; labeljust="l"; fontcolor="#566573";')
     if len(scene.nodes) > LARGE_LAYOUT:
         # Cap Graphviz's optimisation passes: minutes become seconds, the layout stays readable.
         out.append("  nslimit=0.2; mclimit=0.2;")
@@ -122,6 +120,9 @@ def scene_to_dot(scene: Scene) -> str:
         _cluster(cluster, nodes, "  ", out)
     out += [_node(n, "  ") for n in scene.nodes if n.id not in enclosing]
     out += [_edge(e, enclosing) for e in scene.edges]
+    if scene.note:
+        # Last, so the clusters above do not inherit the graph's label position.
+        out.append(f'  label={quote(scene.note)}; labelloc="b"; labeljust="l"; fontcolor="#566573";')
     out.append("}")
     return "\n".join(out) + "\n"
 
