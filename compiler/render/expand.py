@@ -40,8 +40,12 @@ def _step_lines(graph: Any, agent: str, a: dict, step: str, text: str) -> list[s
     return [text, extra] if extra else [text]
 
 
+def _gated(graph: Any, a: dict) -> list[str]:
+    return [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and (graph.node(t)["approval"] or t in a["approval"])]
+
+
 def _gates(graph: Any, a: dict) -> str:
-    gated = [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and (graph.node(t)["approval"] or t in a["approval"])]
+    gated = _gated(graph, a)
     return "approval " + ", ".join(gated) if gated else "no approval gates"
 
 
@@ -65,9 +69,12 @@ def turn_scene(graph: Any, agent: str) -> tuple[list[tuple[str, str, list[str]]]
         (sid["check_budget"], xid["human"], "stop", "pause"),
         (sid["call_model"], xid["fails"], "stop", "error"),
         (sid["call_model"], xid["returns"], "stop", "done (truncated)"),
-        (sid["check_interrupts"], xid["human"], "stop", "interrupt"),
-        (sid["run_tools"], xid["human"], "stop", "interrupt (delegate)"),
     ]
+    # Only drawn when they can happen: a gate to stop at, a delegate that may stop for a human.
+    if _gated(graph, a):
+        edges.append((sid["check_interrupts"], xid["human"], "stop", "interrupt"))
+    if any(graph.node(t)["kind"] == "agent" for t in a["tools"]):
+        edges.append((sid["run_tools"], xid["human"], "stop", "interrupt (delegate)"))
     if a["until"]:
         edges.append((sid["check_until"], xid["returns"], "stop", "until satisfied"))
         edges.append((sid["loop_boundary"], xid["fails"], "stop", "error: until not called"))

@@ -33,6 +33,7 @@ def test_expand_draws_the_pipeline_and_every_exit():
     assert (f"{t}check_budget", f"{t}returns", "max steps (16)") in edges
     assert (f"{t}check_until", f"{t}returns", "until satisfied") in edges
     assert (f"{t}check_interrupts", f"{t}human", "interrupt") in edges
+    assert (f"{t}run_tools", f"{t}human", "interrupt (delegate)") in edges
     assert (f"{t}check_budget", f"{t}human", "pause") in edges
     assert (f"{t}call_model", f"{t}fails", "error") in edges
     assert (f"{t}call_model", f"{t}check_budget", "retry malformed (≤2)") in edges
@@ -48,6 +49,8 @@ def test_expand_without_until_ends_done_and_shows_the_gates():
     assert lines["researcher@turn/call_model"] == ["call model", "fast → strong"]
     assert lines["researcher@turn/check_interrupts"] == ["check interrupts", "no approval gates"]
     assert lines["researcher@turn/check_until"] == ["check until", "no until"]
+    # No gate and no delegate: nothing in this turn can stop for a human but the pause hook.
+    assert [label for s, t, label in _edges(scene) if t == "researcher@turn/human"] == ["pause"]
 
 
 @pytest.mark.parametrize("format", ["dot", "mermaid"])
