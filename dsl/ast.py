@@ -57,20 +57,29 @@ class Node(BaseModel):
         """pydantic's `model_construct` without what AST nodes never use (aliases,
         extra fields, post-init hooks, default factories). The parser builds about
         one node per token, and pydantic's general version was a quarter of the parse."""
-        fields = _FIELDS.get(cls) or _fields_of(cls)
-        if fields is None:
+        table = _FIELDS.get(cls, _UNKNOWN)
+        if table is _UNKNOWN:
+            table = _fields_of(cls)
+        if table is None:
             return super().model_construct(_fields_set, **values)
-        data: dict[str, Any] = {}
-        given: set[str] = set()
-        for name, default in fields:
-            if name in values:
-                data[name] = values[name]
-                given.add(name)
-            elif default is not _REQUIRED:
-                data[name] = default
+        template, names, required = table
+        keys = values.keys()
+        if keys <= names and required <= keys:
+            # Copying the ordered template and updating it keeps declaration order.
+            data = template.copy()
+            data.update(values)
+        else:
+            # A required field left out or an unknown name: pydantic's rules, field by field.
+            data = {}
+            for name, default in template.items():
+                if name in values:
+                    data[name] = values[name]
+                elif default is not _REQUIRED:
+                    data[name] = default
+            keys = keys & names
         node = cls.__new__(cls)
         _set(node, "__dict__", data)
-        _set(node, "__pydantic_fields_set__", given if _fields_set is None else _fields_set)
+        _set(node, "__pydantic_fields_set__", set(keys) if _fields_set is None else _fields_set)
         _set(node, "__pydantic_extra__", None)
         _set(node, "__pydantic_private__", None)
         return node
@@ -78,26 +87,29 @@ class Node(BaseModel):
 
 _set = object.__setattr__
 _REQUIRED = object()
-#: Node class -> ((field, default or _REQUIRED), ...) in declaration order, for model_construct.
-_FIELDS: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+_UNKNOWN = object()
+#: Node class -> (field -> default or _REQUIRED in declaration order, field names,
+#: required names), or None when pydantic's own model_construct must be used.
+_FIELDS: dict[type, tuple[dict[str, Any], frozenset[str], frozenset[str]] | None] = {}
 _IMMUTABLE = (str, int, float, bool, type(None), tuple)
 
 
-def _fields_of(cls: type[Node]) -> tuple[tuple[str, Any], ...] | None:
-    """The field table, or None when a default could be shared mutable state (then pydantic builds the node)."""
-    fields = []
+def _fields_of(cls: type[Node]) -> tuple[dict[str, Any], frozenset[str], frozenset[str]] | None:
+    """The field table, or None when a default could be shared mutable state."""
+    template: dict[str, Any] = {}
     for name, info in cls.model_fields.items():
         if info.is_required():
-            fields.append((name, _REQUIRED))
+            template[name] = _REQUIRED
         elif info.default_factory is not None or not isinstance(info.default, _IMMUTABLE) or info.alias:
             _FIELDS[cls] = None
             return None
         else:
-            fields.append((name, info.default))
+            template[name] = info.default
     if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
         _FIELDS[cls] = None
         return None
-    _FIELDS[cls] = table = tuple(fields)
+    required = frozenset(name for name, default in template.items() if default is _REQUIRED)
+    _FIELDS[cls] = table = (template, frozenset(template), required)
     return table
 
 
