@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .labels import until_text
+from .labels import is_gated, until_text
 
 __all__ = ["TURN_STEP_NAMES", "turn_scene"]
 
@@ -41,7 +41,7 @@ def _step_lines(graph: Any, agent: str, a: dict, step: str, text: str) -> list[s
 
 
 def _gated(graph: Any, a: dict) -> list[str]:
-    return [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and (graph.node(t)["approval"] or t in a["approval"])]
+    return [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and is_gated(graph, a, t)]
 
 
 def _gates(graph: Any, a: dict) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-__all__ = ["edge_label", "node_lines", "seconds"]
+__all__ = ["edge_label", "is_gated", "node_lines", "seconds", "until_text"]
 
 Graph = Any  # AgentGraph; typed loosely so this module needs no import cycle
 
@@ -95,9 +95,13 @@ def _agent(graph: Graph, id: str, a: dict, hidden: frozenset[str]) -> list[str]:
     return lines
 
 
+def is_gated(graph: Graph, agent: dict, tool: str) -> bool:
+    """Whether `agent`'s calls of `tool` wait for a human: the tool requires it, or the agent does."""
+    return bool(graph.node(tool)["approval"]) or tool in (agent["approval"] or ())
+
+
 def _gated(graph: Graph, agent: dict, tool: str) -> str:
-    gated = graph.node(tool)["approval"] or tool in (agent["approval"] or ())
-    return f"{tool} [approval]" if gated else tool
+    return f"{tool} [approval]" if is_gated(graph, agent, tool) else tool
 
 
 def _model_name(graph: Graph, id: str | None) -> str:
