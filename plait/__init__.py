@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "arun", "compile", "format", "parse", "run"]
+__all__ = ["__version__", "arun", "compile", "format", "parse", "render", "run"]
 
 
 def compile(path_or_text: Any, *, path: str | None = None) -> "CompileResult":
@@ -20,6 +20,27 @@ def compile(path_or_text: Any, *, path: str | None = None) -> "CompileResult":
     from plait.compiler.pipeline import compile_spec
 
     return compile_spec(path_or_text, path=path)
+
+
+def render(spec: Any, format: str = "dot", **options: Any) -> "str | bytes":
+    """Draw a spec (a path, spec text, or a compiled `CompileResult`/`AgentGraph`).
+
+    `format` is one of svg, png, pdf, dot, mermaid, json, html; `options` are
+    `RenderOptions` fields (`entry`, `expand`, `direction`, `hide`). Raises
+    `ValueError` with the diagnostics when the spec does not compile.
+    """
+    from plait.compiler.render import RenderOptions
+    from plait.compiler.render import render as draw
+
+    result = spec if hasattr(spec, "diagnostics") else None
+    if hasattr(spec, "nodes_of"):
+        graph, sources = spec, {}
+    else:
+        result = result or compile(spec)
+        if result.graph is None:
+            raise ValueError("the spec does not compile:\n" + "\n".join(str(d) for d in result.errors))
+        graph, sources = result.graph, result.sources
+    return draw(graph, format, RenderOptions(**options), sources)
 
 
 def parse(text: str, path: str = "<string>"):
