@@ -12,6 +12,7 @@ from typing import Callable
 
 from plait.dsl.diagnostics import Diagnostic
 from plait.dsl.loader import LoadResult, load, load_text
+from plait.dsl.parser import collector_paused
 
 from .context import CompileContext
 from .graph import AgentGraph
@@ -61,9 +62,11 @@ def compile_spec(path_or_text: str | os.PathLike, *, path: str | None = None) ->
 
     Text containing a newline or a `{` is always treated as text.
     """
-    if isinstance(path_or_text, os.PathLike) or (
-        "\n" not in path_or_text and "{" not in path_or_text and path_or_text.endswith(".plait")
-    ):
-        return run_passes(load(path_or_text))
-    root = Path(path).resolve().parent if path else None
-    return run_passes(load_text(path_or_text, path or "<string>", root))
+    # The AST and graph are acyclic and mostly kept: see collector_paused.
+    with collector_paused():
+        if isinstance(path_or_text, os.PathLike) or (
+            "\n" not in path_or_text and "{" not in path_or_text and path_or_text.endswith(".plait")
+        ):
+            return run_passes(load(path_or_text))
+        root = Path(path).resolve().parent if path else None
+        return run_passes(load_text(path_or_text, path or "<string>", root))
