@@ -84,7 +84,7 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
     element_spans: dict[tuple[str, int], Span | None] = {}
     contained: set[str] = set()
     text_inputs: list[tuple[str, str, dict]] = []
-    for source, target, data in graph.nx.edges(data=True):
+    for source, target, data in graph.edges():
         kind = data["kind"]
         if kind == "next" and data["chain"] is not None:
             element_spans[data["chain"], data["index"]] = data["span"]

@@ -29,3 +29,21 @@ def test_lint_runs_last_after_validate_graph():
 
 def test_rule_names_are_unique():
     assert len({r.__name__ for r in RULES}) == len(RULES)
+
+
+def test_the_rules_never_need_networkx():
+    # `plait check` avoids importing networkx; the template rule's input walk must too.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, plait\n"
+        "spec = 'model m = \"openai/x\"\\nstep a { model = m, prompt = \"{{input}}\" }\\n'"
+        " 'step s { model = m, prompt = \"{{input.b}}\" }\\nchain main = parallel(a) -> s\\n'\n"
+        "r = plait.compile(spec)\n"
+        "assert [d.code for d in r.diagnostics] == ['P401'], r.diagnostics\n"
+        "print('networkx' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
