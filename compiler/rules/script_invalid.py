@@ -12,6 +12,7 @@ must be to a tool that agent has.
 from __future__ import annotations
 
 import json
+import re
 from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,6 +35,9 @@ MAX_PROBLEMS = 10
 _REPLY_KEYS = ("text", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts")
 _CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
 _TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
+_TYPE_WORDS = {str: "string", dict: "object", list: "list"}
+#: The scripted provider's duration syntax (a bare number is seconds).
+_DELAY = re.compile(r"^\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h)?\s*$")
 
 
 def _read(path: Path) -> tuple[Any, str | None]:
@@ -62,7 +66,10 @@ def _reply(reply: Any, where: str, tools: tuple[str, ...] | None) -> Iterator[st
             hint = suggest(key, _REPLY_KEYS)
             yield f"{where} has unknown key `{key}`" + (f"; did you mean `{hint}`?" if hint else "")
         elif key in _TYPES and not isinstance(value, _TYPES[key]):
-            yield f"{where}.{key} must be a {_TYPES[key].__name__.replace('str', 'string').replace('dict', 'object')}"
+            yield f"{where}.{key} must be a {_TYPE_WORDS[_TYPES[key]]}"
+    delay = reply.get("delay")
+    if delay is not None and not (isinstance(delay, int | float) and not isinstance(delay, bool) or _DELAY.match(str(delay))):
+        yield f'{where}.delay `{delay}` is not a duration like "50ms"'
     if isinstance(reply.get("error"), dict | type(None)):
         kind = (reply.get("error") or {}).get("kind", "server_error")
         if kind not in ERROR_KINDS:

@@ -61,6 +61,7 @@ def test_script_nested_too_deeply(tmp_path):
         ({"main": [{"tool_calls": [{"name": "sub", "arguments": {}}]}]}, "calls `sub`, which is not in the agent's `tools`"),
         ({"main": [{"tool_calls": [{"arguments": {}}]}]}, 'must be an object with a "name"'),
         ({"main": {"text": "hi"}}, "`main` must map to a list of replies"),
+        ({"main": [{"text": "hi", "delay": "soon"}]}, '`main`[0].delay `soon` is not a duration like "50ms"'),
         ({"mian": [{"text": "hi"}]}, "has replies for `mian`, which nothing declares; did you mean `main`?"),
         ({"add": [{"text": "hi"}]}, "has no replies for `main`, which calls model `demo`"),
     ],
