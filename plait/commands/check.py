@@ -171,7 +171,7 @@ def _undecodable(diagnostics: list, sources: dict) -> dict:
 def _resolved(path: str | Path) -> Path:
     try:
         return Path(path).resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop on Python < 3.13
         return Path(os.path.abspath(path))
 
 
