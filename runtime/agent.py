@@ -48,6 +48,7 @@ def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
     if run.messages:
         _repair(run, ctx)
     run.messages.append(Message.user(prompt))
+    run.input = prompt
     run.steps = 0
     run.status = "running"
     run.resume_at = 0

@@ -56,6 +56,8 @@ class AgentRun:
     status: str = "running"
     #: The step index a stopped run picks up at.
     resume_at: int = 0
+    #: The text this run was started with: what `{{input}}` in the agent's `system` reads.
+    input: str = ""
 
     def to_json(self) -> dict[str, Any]:
         response = self.response
@@ -74,6 +76,7 @@ class AgentRun:
             },
             "status": self.status,
             "resume_at": self.resume_at,
+            "input": self.input,
         }
 
 
@@ -220,6 +223,7 @@ class RunContext:
         run = AgentRun(agent, tuple(d["path"]), key, self.toolset(agent), self.context_for(agent), from_json(d["messages"]), d.get("branch"))
         run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at", 0)
         run.expand = from_json(d.get("expand", []))
+        run.input = d.get("input", "")
         if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":
             run.response = ModelResponse(run.messages[-1], d["finish_reason"], model=run.messages[-1].model)
         for cid, o in d.get("results", {}).items():

@@ -161,9 +161,11 @@ class ToolRunner:
 
     # -- execution --------------------------------------------------------------------
 
-    async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None) -> ToolOutcome:
+    async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None,
+                      state: dict[str, Any] | None = None) -> ToolOutcome:
+        """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`."""
         try:
-            value = await self._invoke(tool, arguments, timeout)
+            value = await self._invoke(tool, arguments, timeout, state)
         except TimeoutError:
             return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
         except ToolImportError as exc:
@@ -172,10 +174,10 @@ class ToolRunner:
             return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
         return self._outcome(tool, value)
 
-    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None, state: dict[str, Any] | None) -> Any:
         kind = tool.run.get("type") if tool.fn is None else "function"
         if kind == "http":
-            return await _bounded(self._http_call(tool, arguments), timeout)
+            return await _bounded(self._http_call(tool, arguments, state), timeout)
         fn = tool.fn if tool.fn is not None else self._import(tool)
         is_async = self._async.get(fn)
         if is_async is None:
@@ -232,7 +234,7 @@ class ToolRunner:
 
     # -- http ---------------------------------------------------------------------------
 
-    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any]) -> Any:
+    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None) -> Any:
         spec = tool.run
         client = self.http_client
         if client is None:
@@ -241,14 +243,14 @@ class ToolRunner:
 
                 self._http = httpx.AsyncClient()
             client = self._http
-        url = render(spec["url"], params=arguments, quote=lambda s: quote(s, safe=""))
-        headers = {k: render(str(v), params=arguments) for k, v in (spec.get("headers") or {}).items()}
+        url = render(spec["url"], params=arguments, state=state, quote=lambda s: quote(s, safe=""))
+        headers = {k: render(str(v), params=arguments, state=state) for k, v in (spec.get("headers") or {}).items()}
         method = spec.get("method", "GET").upper()
         body = spec.get("body")
         content: str | None = None
         if body is not None:
             json_like = body.lstrip()[:1] in ("{", "[")
-            content = render(body, params=arguments, quote=(lambda s: json.dumps(s)[1:-1]) if json_like else None)
+            content = render(body, params=arguments, state=state, quote=(lambda s: json.dumps(s)[1:-1]) if json_like else None)
         elif method not in ("GET", "HEAD", "DELETE"):
             content = json.dumps(arguments)
             headers.setdefault("content-type", "application/json")

@@ -52,7 +52,7 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         ctx.emit("step_start", run.path, agent, step=run.steps)
     system = run.system.build()
     if system and "{{" in system:
-        system = render(system, state=ctx.state, strict=False)
+        system = render(system, input=run.input, state=ctx.state, strict=False)
     request = ModelRequest(
         "",
         window(run.messages, agent.keep_last),

@@ -76,7 +76,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
             timeout = tool.timeout
             if run.agent.tool_timeout and (timeout is None or run.agent.tool_timeout < timeout):
                 timeout = run.agent.tool_timeout
-            outcome = await ctx.tools.execute(tool, arguments, timeout)
+            outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state)
     run.results[call.id] = outcome
     ctx.report._tool_calls.append((call.name, arguments, outcome.is_error, run.agent.name, run.path))
     if ctx.bus.active:
