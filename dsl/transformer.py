@@ -68,16 +68,18 @@ class AstBuilder(Transformer):
     # --- spans ------------------------------------------------------------------
 
     def _span(self, first: object, last: object | None = None) -> Span:
+        # Called for almost every token: the Token test comes first because
+        # isinstance against a pydantic model class goes through ABCMeta.
         last = first if last is None else last
-        a = first.span if isinstance(first, ast.Node) else first
-        b = last.span if isinstance(last, ast.Node) else last
-        if isinstance(a, Token):
-            line, col, off = a.line, a.column, a.start_pos
+        if isinstance(first, Token):
+            line, col, off = first.line, first.column, first.start_pos
         else:
+            a = first.span if isinstance(first, ast.Node) else first
             line, col, off = a.line, a.column, a.offset
-        if isinstance(b, Token):
-            eline, ecol, eoff = b.end_line, b.end_column, b.end_pos
+        if isinstance(last, Token):
+            eline, ecol, eoff = last.end_line, last.end_column, last.end_pos
         else:
+            b = last.span if isinstance(last, ast.Node) else last
             eline, ecol, eoff = b.end_line, b.end_column, b.end_offset
         return Span(self.file, line, col, eline, ecol, off, eoff)
 
