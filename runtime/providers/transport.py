@@ -135,24 +135,38 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        if self._session is not None:
+        if self._session is None:
+            return
+        if self._loop is asyncio.get_running_loop():
             await self._session.close()
-            self._session = None
+        else:  # opened under an earlier asyncio.run(): that loop is gone
+            _abandon(self._session)
+        self._session = None
 
 
 def _abandon(session: aiohttp.ClientSession) -> None:
     """Drop a session whose event loop has ended, without the loop it can no longer reach.
 
-    Its sockets are closed directly (what aiohttp itself does when a connector
-    is garbage-collected), so no "unclosed session" warnings follow later.
+    aiohttp's own close needs the loop (it schedules each transport's teardown),
+    and on a closed loop it only forgets its connections, so their sockets would
+    stay open until the garbage collector warns about them. They are closed here.
     """
     connector = session.connector
     session.detach()
-    if connector is not None:
-        try:
-            connector._close()
-        except RuntimeError:  # the dead loop refused a callback; the sockets are closed regardless
-            pass
+    if connector is None:
+        return
+    idle = [proto for conns in connector._conns.values() for proto, _ in conns]
+    for proto in (*idle, *connector._acquired):
+        _close_socket(proto.transport)
+    connector._close()
+
+
+def _close_socket(transport: asyncio.BaseTransport | None) -> None:
+    # What the loop's connection-lost callback would do; the loop is gone, so do it here.
+    sock = getattr(transport, "_sock", None)
+    if sock is not None:
+        sock.close()
+        transport._sock = None  # type: ignore[union-attr]
 
 
 def make_client(*, max_connections: int | None = None) -> httpx.AsyncClient:

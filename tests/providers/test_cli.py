@@ -37,6 +37,7 @@ def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+        proc.stdout.close()
 
 
 def test_fake_server_command_reports_a_bad_script(tmp_path) -> None:

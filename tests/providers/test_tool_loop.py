@@ -198,3 +198,5 @@ def test_a_provider_survives_successive_event_loops(plait_fake_server) -> None:
     provider = make_provider(plait_fake_server.config("anthropic"))
     assert asyncio.run(provider.complete(request())).text == "first"
     assert asyncio.run(provider.complete(request())).text == "second"
+    # Closed from a third loop: both sessions' sockets are released (the suite turns leaks into errors).
+    asyncio.run(provider.aclose())

@@ -40,3 +40,20 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
     assert result.report.model_calls == 2 and result.report.usage.input_tokens >= 0
     if streamed:
         assert "text" in events and "tool_call_start" in events
+
+
+def test_plait_run_and_plait_run_api_over_the_wire_release_their_connections(plait_fake_server, tmp_path, capsys):  # noqa: F811
+    """The CLI and `plait.run` close every HTTP session they open (a leak is an error in this suite)."""
+    import gc
+
+    import plait
+    from plait.cli import main
+
+    plait_fake_server.push({"text": "from the CLI"}, {"text": "from the API"})
+    spec = tmp_path / "wire.plait"
+    spec.write_text(f'model m = "anthropic/claude" {{ base_url = "{plait_fake_server.base_url("anthropic")}", '
+                    'api_key = env("PLAIT_FAKE_API_KEY") }\nagent main { model = m }\n')
+    assert main(["run", str(spec), "--input", "hi"]) == 0
+    assert capsys.readouterr().out == "from the CLI\n"
+    assert plait.run(spec, "hi").output == "from the API"
+    gc.collect()  # an unclosed session warns when collected: make that happen inside this test
