@@ -12,10 +12,8 @@ reads; only cancellation escapes.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
-import sys
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -24,6 +22,7 @@ from urllib.parse import quote
 from .config import ToolConfig
 from .providers.base import Message, TextPart
 from .templates import as_text, render
+from .tool_modules import load as load_module
 
 __all__ = ["ToolOutcome", "ToolResult", "ToolRunner", "refusal_text"]
 
@@ -217,13 +216,8 @@ class ToolRunner:
         if fn is not None:
             return fn
         module_name, _, attr = target.partition(":")
-        if base_dir and (not sys.path or sys.path[0] != base_dir):
-            # The spec's own modules win over installed ones of the same name.
-            if base_dir in sys.path:
-                sys.path.remove(base_dir)
-            sys.path.insert(0, base_dir)
         try:
-            module = importlib.import_module(module_name)
+            module = load_module(module_name, base_dir)
         except Exception as exc:
             raise ToolImportError(f"tool `{tool.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}") from None
         fn = getattr(module, attr, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import sys
@@ -262,3 +263,22 @@ def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_
     result = asyncio.run(resumed.resume())
     assert (result.stop_reason, result.output) == ("done", "gave up on add")
     assert "unanswered_tool_calls_repaired" in [w["code"] for w in result.report.warnings]
+
+
+def test_two_specs_with_their_own_tools_py_each_run_their_own(tmp_path):
+    async def tool_results(spec):
+        run = plait.arun(spec, "go")
+        try:
+            return [e.data["content"] async for e in run if e.type == "tool_call_end"]
+        finally:
+            await run.engine.aclose()
+
+    seen = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "tools.py").write_text(f"def which():\n    return 'from {name}'\n")
+        spec = SPEC.replace("cli_e2e_tools:add", "tools:which").replace("params {\n    a: int\n    b: int\n  }", "")
+        write(folder, [call("add"), {"text": "ok"}], spec)
+        seen += asyncio.run(tool_results(folder / "spec.plait"))
+    assert seen == ["from first", "from second"]

@@ -139,3 +139,19 @@ def test_quick_check_declines_schemas_it_cannot_read():
     assert quick_check({"type": "object", "properties": {"u": {"enum": ["a", "b"]}}}) is None
     assert quick_check({"type": "object", "properties": {"s": {"type": "string", "minLength": 2}}}) is None
     assert quick_check({"type": "object", "anyOf": []}) is None
+
+
+def test_same_named_tool_modules_of_two_specs_do_not_collide(tmp_path):
+    """Two spec folders each with a `tools.py`: each spec's tool runs its own module, in one runner or two."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "rt_same_name.py").write_text(f"from rt_same_helper import tag\ndef which(): return tag + '{name}'\n")
+        (tmp_path / name / "rt_same_helper.py").write_text(f"tag = 'helper-{name}:'\n")
+    before = sys.modules.get("rt_same_name")
+    tools = {n: python_tool(tmp_path / n, "rt_same_name:which", params="") for n in ("a", "b")}
+    runner = ToolRunner()
+    got = [go(runner.execute(tools[n], {}, 5)).content for n in ("a", "b", "a")]
+    assert got == ["helper-a:a", "helper-b:b", "helper-a:a"]
+    assert go(ToolRunner().execute(tools["b"], {}, 5)).content == "helper-b:b"
+    assert go(ToolRunner().execute(tools["a"], {}, 5)).content == "helper-a:a"
+    assert before is None and sys.modules["rt_same_name"].which() == "helper-a:a"  # the name stays with its first holder
