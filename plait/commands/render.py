@@ -36,12 +36,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 def print_diagnostics(diagnostics: list, sources: dict) -> None:
     """Print a failed compile's diagnostics to stderr, in the shared text report when there is one."""
     try:
-        from plait.compiler.report import render as report
+        from plait.compiler.report import render as report, wants_color
     except ImportError:
         for d in diagnostics:
             print(str(d), file=sys.stderr)
         return
-    sys.stderr.write(report(diagnostics, sources, "text", color=sys.stderr.isatty()))
+    sys.stderr.write(report(diagnostics, sources, "text", color=wants_color(sys.stderr)))
 
 
 def _format(args: argparse.Namespace) -> str:

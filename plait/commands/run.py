@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 from typing import Any
 
@@ -86,9 +87,9 @@ def load_engine(file: str) -> Any:
 
 
 def print_diagnostics(diagnostics: list[Any], sources: dict[str, Any]) -> None:
-    from plait.compiler.report import render
+    from plait.compiler.report import render, wants_color
 
-    print(render(diagnostics, sources, "text", color=sys.stderr.isatty()), file=sys.stderr)
+    print(render(diagnostics, sources, "text", color=wants_color(sys.stderr)), file=sys.stderr)
 
 
 def read_input(args: argparse.Namespace) -> str:
@@ -158,6 +159,12 @@ def print_pending(pending: list[Any], file: str | None = None, run_id: str | Non
         print(f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON", file=sys.stderr)
 
 
+def fit(line: str, columns: int) -> str:
+    """One terminal row: a status line that wrapped could not be erased by `\\r` and would stay behind."""
+    width = max(columns - 1, 10)  # the last column would make some terminals wrap early
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 class Progress:
     """Events → what a person watching sees: a live status line on a TTY, plain lines otherwise."""
 
@@ -181,11 +188,15 @@ class Progress:
             line = f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}"
         elif event.type == "warning":
             line = f"warning[{data['code']}]: {data['message']}"
+            if self.live:  # a warning stays on screen: it goes above the status line, not into it
+                self.close()
+                print(line, file=sys.stderr, flush=True)
+                return
         else:
             return
         if self.live:
-            status = f"{line} · {self.tools} tool call(s) · {self.tokens} tokens"
-            print(f"\r\033[2K{status[:200]}", end="", file=sys.stderr, flush=True)
+            status = fit(f"{line} · {self.tools} tool call(s) · {self.tokens} tokens", shutil.get_terminal_size().columns)
+            print(f"\r\033[2K{status}", end="", file=sys.stderr, flush=True)
             self.shown = True
         else:
             print(line, file=sys.stderr)

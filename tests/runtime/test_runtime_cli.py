@@ -282,3 +282,37 @@ def test_two_specs_with_their_own_tools_py_each_run_their_own(tmp_path):
         write(folder, [call("add"), {"text": "ok"}], spec)
         seen += asyncio.run(tool_results(folder / "spec.plait"))
     assert seen == ["from first", "from second"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_live_status_fits_one_terminal_row_and_warnings_stay_above_it(monkeypatch):
+    from types import SimpleNamespace
+
+    from plait.commands.run import Progress
+
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *a: SimpleNamespace(columns=40, lines=20))
+    progress = Progress(live=True, events=False)
+    progress(SimpleNamespace(type="tool_call_end", agent="a_rather_long_agent_name", data={"name": "lookup_everything", "is_error": False}))
+    progress(SimpleNamespace(type="warning", agent="a", data={"code": "w1", "message": "careful"}))
+    progress.close()
+    status, rest = screen.getvalue().split("\r\033[2K", 2)[1:]
+    assert len(status) == 39 and status.endswith("…")  # never wraps: `\r` could not erase a wrapped line
+    assert rest == "warning[w1]: careful\n"  # printed as a line of its own; the cleared status is not redrawn empty
+
+
+@pytest.mark.parametrize("no_color", ["", "1"])
+def test_run_diagnostics_at_a_terminal_honour_no_color(tmp_path, monkeypatch, no_color):
+    (tmp_path / "bad.plait").write_text("agent a { model = nope }\n")
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setenv("NO_COLOR", no_color)
+    monkeypatch.setenv("TERM", "xterm")
+    assert main(["run", str(tmp_path / "bad.plait")]) == 1
+    assert "undefined name `nope`" in screen.getvalue()
+    assert ("\033[" in screen.getvalue()) == (not no_color)
