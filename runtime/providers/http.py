@@ -19,7 +19,7 @@ from . import errors, retry
 from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
 from .keys import Secret, resolve_key
 from .sse import SSEDecoder
-from .transport import direct_transport, make_client
+from .transport import DirectResponse, client_timeout, direct_transport, make_client
 
 __all__ = ["HTTPProvider", "StreamState"]
 
@@ -46,6 +46,7 @@ class HTTPProvider:
         self._owns_client = client is None
         self._client: httpx.AsyncClient | None = None
         self._urls: dict[str, httpx.URL] = {}
+        self._wire_urls: dict[str, str] = {}
         if client is not None:
             self._client = client
             self._open_client()
@@ -190,19 +191,22 @@ class HTTPProvider:
                 return out, self._stamp(ProviderError("server_error", f"malformed stream data: {data[:200]!r}"))
         return out, None
 
-    async def _send(self, url: str, content: bytes, headers: dict[str, str], *, stream: bool) -> httpx.Response:
+    async def _send(
+        self, url: str, content: bytes, headers: dict[str, str], *, stream: bool
+    ) -> httpx.Response | DirectResponse:
         client = self._client or self._open_client()
-        # httpx.Request built directly with a parsed URL kept per endpoint: client.build_request
-        # re-parses and re-merges everything on every call, a large share of a loopback call's cost.
+        # A parsed URL kept per endpoint: client.build_request re-parses and re-merges everything on every call.
         target = self._urls.get(url)
         if target is None:
             target = self._urls[url] = httpx.URL(url)
-        request = httpx.Request(
-            "POST", target, content=content, headers={**self._client_headers, **headers}, extensions=self._extensions
-        )
+            self._wire_urls[url] = str(target)  # httpx's normalisation, so both paths send the same URL
         try:
             if self._direct is not None:
-                return await self._direct.handle_async_request(request)
+                # No httpx.Request or Response at all: the client has nothing to add to them.
+                return await self._direct.post(self._wire_urls[url], headers, content, self._direct_timeout)
+            request = httpx.Request(
+                "POST", target, content=content, headers={**self._client_headers, **headers}, extensions=self._extensions
+            )
             return await client.send(request, stream=stream)
         except httpx.TransportError as exc:
             raise self._stamp(errors.from_exception(exc)) from exc
@@ -212,12 +216,13 @@ class HTTPProvider:
             self._client = make_client()
         self._extensions = {"timeout": self._client.timeout.as_dict()}
         self._direct = direct_transport(self._client)
+        self._direct_timeout = client_timeout(self._extensions["timeout"])
         # httpx's stock defaults (accept, user-agent...) are what aiohttp sends anyway; a user's
         # own client may carry headers that matter, so those are merged.
         self._client_headers = {} if self._direct is not None else dict(self._client.headers)
         return self._client
 
-    async def _read(self, response: httpx.Response) -> Any:
+    async def _read(self, response: httpx.Response | DirectResponse) -> Any:
         try:
             body = await response.aread()
         except httpx.TransportError as exc:
