@@ -22,6 +22,7 @@ from .compose import run_runnable
 from .config import Program
 from .context import RunContext
 from .errors import AgentError
+from .gc_scope import relaxed_gc
 from .events import Event, EventBus
 from .history import ContextRegistry
 from .outcomes import Decision, Fail
@@ -188,7 +189,8 @@ class Run:
         # Run in the caller's task: no extra task or loop iteration per run.
         joined = self._task = asyncio.get_running_loop().create_future()
         try:
-            result = await self._execute()
+            with relaxed_gc():
+                result = await self._execute()
         except BaseException:
             joined.cancel()
             self._task = None
