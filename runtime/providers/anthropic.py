@@ -6,7 +6,6 @@ consecutive tool and user messages are merged into one user turn.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from . import errors, finish
@@ -25,6 +24,7 @@ from .base import (
 )
 from .calls import CallBuffer, tool_call
 from .http import HTTPProvider, StreamState
+from .sse import loads
 
 __all__ = ["AnthropicProvider", "AnthropicStream", "anthropic_body", "parse_anthropic"]
 
@@ -154,7 +154,7 @@ class AnthropicStream:
         self.done = False
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
-        payload = json.loads(data)
+        payload = loads(data)
         kind = payload.get("type") or event
         if kind == "content_block_delta":
             delta = payload.get("delta") or {}

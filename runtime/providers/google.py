@@ -8,7 +8,6 @@ we invent one for plait's bookkeeping and never send it back. A call's
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from . import errors, finish
@@ -27,6 +26,7 @@ from .base import (
 )
 from .calls import SYNTHETIC_PREFIX, synthetic_id, tool_call
 from .http import HTTPProvider, StreamState
+from .sse import loads
 
 __all__ = ["GoogleProvider", "GoogleStream", "google_body", "parse_google"]
 
@@ -175,7 +175,7 @@ class GoogleStream:
         self.last: dict[str, Any] = {}
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
-        chunk = json.loads(data)
+        chunk = loads(data)
         if chunk.get("error"):
             raise errors.from_payload(chunk)
         self.last = chunk

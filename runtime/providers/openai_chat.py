@@ -27,7 +27,7 @@ from .base import (
     Usage,
 )
 from .calls import CallBuffer, synthetic_id, tool_call
-from .sse import is_done
+from .sse import is_done, loads
 
 __all__ = ["ChatStream", "chat_body", "chat_messages", "chat_tool_choice", "chat_tools", "parse_chat"]
 
@@ -154,7 +154,7 @@ class ChatStream:
         if data[:1] != "{" and is_done(data):
             self.done = True
             return []
-        chunk = json.loads(data)
+        chunk = loads(data)
         if chunk.get("error"):
             raise errors.from_payload(chunk)
         if not self.meta:

@@ -32,6 +32,7 @@ from .base import (
     Usage,
 )
 from .calls import CallBuffer, tool_call
+from .sse import loads
 
 __all__ = ["RETENTION", "ResponsesStream", "continuation_id", "parse_responses", "responses_body"]
 
@@ -158,7 +159,7 @@ class ResponsesStream:
         self.final: ModelResponse | None = None
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
-        payload = json.loads(data)
+        payload = loads(data)
         kind = payload.get("type") or event
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             return [TextDelta(payload.get("delta") or "", self.phases.get(payload.get("output_index")))]
