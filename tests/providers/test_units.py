@@ -252,3 +252,51 @@ def test_gzip_response_is_decoded(monkeypatch) -> None:
 
     assert asyncio.run(go()).text == "zipped"
     assert "accept-encoding: gzip" in heads[0]
+
+
+def test_direct_path_sends_what_client_send_sends(monkeypatch) -> None:
+    """make_client's calls bypass httpx's Request/Response; the wire must not tell the two paths apart."""
+    import json
+
+    from plait.runtime.providers.base import Message, ModelRequest
+    from plait.runtime.providers.transport import AiohttpTransport, direct_transport, make_client
+
+    reply = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}).encode()
+    seen: list[tuple[str, dict[str, str], bytes]] = []
+
+    async def handle(reader, writer):
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        lines = head.split("\r\n")
+        fields = dict(line.lower().split(": ", 1) for line in lines[1:] if line)
+        seen.append((lines[0], fields, await reader.readexactly(int(fields["content-length"]))))
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(reply), reply))
+        await writer.drain()
+        writer.close()
+
+    async def go():
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("K", "x")
+        config = ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1 x", api_key_env="K")
+        direct = make_client()
+        async def hook(_request: httpx.Request) -> None:
+            pass
+
+        # The same transport under a client with an event hook, which goes through client.send.
+        hooked = httpx.AsyncClient(transport=AiohttpTransport(), event_hooks={"request": [hook]})
+        hooked.headers.clear()
+        assert direct_transport(direct) is not None and direct_transport(hooked) is None
+        try:
+            for client in (direct, hooked):
+                provider = make_provider(config, client=client)
+                assert (await provider.complete(ModelRequest("m", [Message.user("hi")]))).text == "ok"
+        finally:
+            await direct.aclose()
+            await hooked.aclose()
+            server.close()
+
+    asyncio.run(go())
+    (line_a, head_a, body_a), (line_b, head_b, body_b) = seen
+    assert line_a == line_b == "POST /v1%20x/chat/completions HTTP/1.1"
+    assert body_a == body_b
+    assert head_a == head_b, (head_a, head_b)
