@@ -52,8 +52,16 @@ _OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
 MAX_QUOTE = 60
 MAX_MESSAGE = 1000
 _SEARCH_LIMIT = 64 * 1024
-#: A long quoted run, closed or cut open by the length limit.
-_LONG_QUOTE = re.compile(r"`([^`]{%d,})(?:`|$)" % (MAX_QUOTE + 1))
+#: Every quoted run, left to right, closed or cut open by the length limit. Short
+#: ones are matched too, so a closing backtick is never read as an opening one.
+_QUOTE = re.compile(r"`([^`]*)(?:`|$)")
+
+
+def _shorten_quote(match: re.Match) -> str:
+    quoted = match.group(1)
+    if len(quoted) <= MAX_QUOTE:
+        return match.group(0)
+    return f"`{quoted[:MAX_QUOTE]}{ELLIPSIS}`"
 
 
 def mask(secret: str) -> str:
@@ -138,7 +146,7 @@ class Redactor:
                 start = value.find(secret, start + len(secret))
         if ranges:
             value = mask_ranges(value, ranges)
-        value = _LONG_QUOTE.sub(lambda m: f"`{m.group(1)[:MAX_QUOTE]}{ELLIPSIS}`", value)
+        value = _QUOTE.sub(_shorten_quote, value)
         return value if len(value) <= MAX_MESSAGE else value[:MAX_MESSAGE] + ELLIPSIS
 
     def line_ranges(

@@ -252,3 +252,16 @@ def test_secret_looking_text_masked_without_a_redact_span(fmt):
     d = make("P201", f"unknown attribute near {token}", source.span(start, start + 5), notes=[token])
     out = render([d], {"s.plait": source}, fmt)
     assert token not in out and token[4:] not in out
+
+
+def test_text_after_a_closing_backtick_is_not_read_as_a_long_quote():
+    from plait.compiler.codes import make
+    from plait.compiler.report.mask import Redactor
+    from plait.dsl.source import Span
+
+    message = "script `r.json` of model `m` is not valid JSON: Expecting value: line 1 column 1 (char 0)"
+    diagnostic = make("P307", message, Span("s.plait", 1, 1, 1, 2, 0, 1))
+    assert Redactor(diagnostic, {}).text(message) == message
+    long_name = "x" * 200
+    shortened = Redactor(diagnostic, {}).text(f"undefined name `{long_name}` here")
+    assert shortened == f"undefined name `{'x' * 60}…` here"
