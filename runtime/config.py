@@ -119,6 +119,11 @@ class Program:
     entry: str | None = None
     base_dir: str | None = None
 
+    def runnables(self) -> list[str]:
+        """Names a run can start at, in declaration order within each kind; inline parallels excluded."""
+        names = [*self.agents, *self.steps, *self.chains, *self.parallels, *self.consolidates]
+        return [n for n in names if "/" not in n]
+
     def kind_of(self, name: str) -> str | None:
         for kind in ("agents", "steps", "chains", "parallels", "consolidates", "tools", "models"):
             if name in getattr(self, kind):

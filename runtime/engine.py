@@ -132,7 +132,8 @@ class Engine:
         if name is None:
             raise AgentError("no_entry", "the spec has no `main` and more than one runnable: pass an entry name")
         if self.program.kind_of(name) not in ("agent", "step", "chain", "parallel", "consolidate"):
-            raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec")
+            names = ", ".join(self.program.runnables())
+            raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}")
         return Run(self, self.new_context(), name, "" if input is None else input)
 
     async def run(self, input: Any = None, *, entry: str | None = None) -> RunResult:
@@ -141,7 +142,8 @@ class Engine:
     def agent(self, name: str) -> Agent:
         """A stateful agent (history kept across `complete` calls)."""
         if name not in self.program.agents:
-            raise AgentError("unknown_runnable", f"`{name}` is not an agent")
+            names = ", ".join(self.program.agents)
+            raise AgentError("unknown_runnable", f"`{name}` is not an agent; expected one of: {names}")
         return Agent(self.new_context(), name)
 
     def restore(self, snapshot: dict[str, Any] | str) -> "Run":

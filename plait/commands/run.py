@@ -96,8 +96,13 @@ def read_input(args: argparse.Namespace) -> str:
     if args.input is not None:
         return args.input
     if args.input_file:
-        with open(args.input_file, encoding="utf-8") as fh:
-            return fh.read()
+        try:
+            with open(args.input_file, encoding="utf-8") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise OSError(f"cannot read the input file `{args.input_file}`: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"the input file `{args.input_file}` is not UTF-8 text") from None
     if args.stdin:
         return sys.stdin.read()
     return ""
