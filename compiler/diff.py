@@ -141,7 +141,8 @@ def changes_to_text(changes: list[Change]) -> str:
         return "no semantic differences\n"
     counts = {op: sum(c.op == op for c in changes) for op in ("added", "removed", "changed")}
     lines = [c.describe() for c in changes]
-    lines.append(f"{len(changes)} changes: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed")
+    noun = "change" if len(changes) == 1 else "changes"
+    lines.append(f"{len(changes)} {noun}: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed")
     return "\n".join(lines) + "\n"
 
 

@@ -134,7 +134,7 @@ def test_cli_exit_codes_and_text(specs, capsys):
     assert capsys.readouterr().out == "no semantic differences\n"
     assert main(["diff", str(old), str(new)]) == 1
     assert capsys.readouterr().out == (
-        "~ agent scout: max_steps raised 5 → 6  [contract]\n1 changes: 0 added, 0 removed, 1 changed\n")
+        "~ agent scout: max_steps raised 5 → 6  [contract]\n1 change: 0 added, 0 removed, 1 changed\n")
 
 
 def test_cli_json(specs, capsys):
