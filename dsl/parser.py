@@ -18,11 +18,11 @@ from importlib import resources
 from typing import Iterator
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import LarkError, UnexpectedInput, UnexpectedToken
 
 from . import ast
 from .diagnostics import Diagnostic
-from .source import SourceFile, Span
+from .source import SourceFile
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
 from .transformer import AstBuilder, NumberError, StringError
 
@@ -245,5 +245,3 @@ def _chunk_end(source: SourceFile, base: int) -> int:
     return len(source.text[:end].rstrip()) if end > base else end
 
 
-# Re-exported for callers that want to catch lark errors themselves.
-_ = (UnexpectedCharacters, UnexpectedEOF, Span)

@@ -179,7 +179,7 @@ class RunContext:
     # -- records and events ----------------------------------------------------------
 
     def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **details: Any) -> None:
-        warning = self.report.warn(code, message, path, **details)
+        self.report.warn(code, message, path, **details)
         if self.bus.active:
             self.emit("warning", path, agent, code=code, message=message, details=details)
 
