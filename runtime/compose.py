@@ -74,33 +74,85 @@ async def _chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: t
     return outcome
 
 
+class _FanIn:
+    """A parallel's branches report here as they finish; the parallel wakes once, when the last is in.
+
+    Each branch reports from inside its own task, so a branch costs one task and
+    no done-callbacks (gather and a fail-fast watcher would schedule two per
+    branch), and finished tasks are freed as soon as the parallel returns.
+    """
+
+    __slots__ = ("all_in", "left", "outcomes", "tasks", "fail_fast", "failure")
+
+    def __init__(self, size: int, fail_fast: bool) -> None:
+        self.all_in: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.left = size
+        #: Per branch, in declaration order: its outcome, or the BaseException it ended with.
+        self.outcomes: list[Any] = [None] * size
+        self.tasks: list[asyncio.Task[None]] = []
+        self.fail_fast = fail_fast
+        #: The first branch to fail, when failing fast: (index, its Fail).
+        self.failure: tuple[int, Fail] | None = None
+        if size == 0:
+            self.all_in.set_result(None)
+
+    def arrive(self, index: int, outcome: Any) -> None:
+        self.outcomes[index] = outcome
+        self.left -= 1
+        if self.fail_fast and self.failure is None and isinstance(outcome, Fail):
+            self.failure = (index, outcome)
+            for i, task in enumerate(self.tasks):
+                if i != index:
+                    task.cancel()
+        if (self.left == 0 or self.failure is not None) and not self.all_in.done():
+            self.all_in.set_result(None)
+
+    async def wait(self) -> None:
+        """Until every branch is in, or one failed fast; either way no branch is still running after."""
+        try:
+            await self.all_in
+        except asyncio.CancelledError:
+            for task in self.tasks:
+                task.cancel()
+            await self._settle()
+            raise
+        if self.failure is not None:
+            await self._settle()
+
+    async def _settle(self) -> None:
+        # As gather does, cancelled branches finish before the parallel does. A branch cancelled
+        # before it started never reports in, so this waits on the tasks, not on the count.
+        running = [t for t in self.tasks if not t.done()]
+        if running:
+            await asyncio.wait(running)
+
+
+async def _branch(ctx: RunContext, fan: _FanIn, index: int, name: str, input: Any, path: tuple[str, ...]) -> None:
+    try:
+        outcome = await run_runnable(ctx, name, input, path, name)
+    except BaseException as exc:  # cancelled (a sibling failed, or the parallel was): still counted in
+        fan.arrive(index, exc)
+        raise
+    fan.arrive(index, outcome)
+
+
 async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...]) -> Outcome:
     branches = parallel.branches
-    tasks = [asyncio.ensure_future(run_runnable(ctx, b, input, path + (b,), b)) for b in branches]
-    first_failure: list[tuple[str, Fail]] = []
-    if parallel.on_error == "fail":
-        # One callback per branch keeps the fan-out linear in the number of branches.
-        def on_done(task: "asyncio.Future[Outcome]", branch: str) -> None:
-            if first_failure or task.cancelled() or not isinstance(task.result(), Fail):
-                return
-            first_failure.append((branch, task.result()))
-            for other in tasks:
-                other.cancel()
-
-        for task, b in zip(tasks, branches):
-            task.add_done_callback(lambda t, b=b: on_done(t, b))
-    results = await asyncio.gather(*tasks, return_exceptions=True)
-    if first_failure:
-        branch, failed = first_failure[0]
+    fan = _FanIn(len(branches), parallel.on_error == "fail")
+    create_task = asyncio.get_running_loop().create_task
+    fan.tasks = [create_task(_branch(ctx, fan, i, b, input, path + (b,))) for i, b in enumerate(branches)]
+    await fan.wait()
+    if fan.failure is not None:
+        index, failed = fan.failure
         try:
-            failed.error.branch = branch  # type: ignore[attr-defined]
+            failed.error.branch = branches[index]  # type: ignore[attr-defined]
         except AttributeError:
             pass
         return failed
     record: dict[str, Any] = {}
     stops: list[Outcome] = []
     bounded = False
-    for b, outcome in zip(branches, results):
+    for b, outcome in zip(branches, fan.outcomes):
         if isinstance(outcome, BaseException):
             raise outcome
         if isinstance(outcome, Done):
