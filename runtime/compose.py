@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from typing import Any, Awaitable
 
 from .agent import run_agent
 from .config import AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
@@ -51,10 +51,11 @@ async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, 
     return outcome
 
 
-async def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Outcome:
+def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Awaitable[Outcome]:
+    # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
     prompt = render(step.prompt, input=input, state=ctx.state)
     system = render(step.system, input=input, state=ctx.state, strict=False) if step.system else None
-    return await _one_shot(ctx, step.as_agent(), prompt, system, path)
+    return _one_shot(ctx, step.as_agent(), prompt, system, path)
 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:

@@ -63,16 +63,13 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         agent=agent.name,
         step=run.steps,
     )
-    if agent.fallback or ctx.stream or ctx.bus.active:
+    config = _direct(ctx, agent)
+    if config is None:
         response = await complete_with_fallbacks(ctx, agent, request, run.path)
-    else:  # one model, nobody watching: one frame less on every round
-        config = ctx.program.models[agent.model]
-        if config.timeout:
-            response = await complete_with_fallbacks(ctx, agent, request, run.path)
-        else:
-            _prepare(request, agent, config)
-            response = await ctx.provider(agent.model).complete(request)
-            _served(ctx, agent, agent.model, request, response, run.path)
+    else:  # inlined rather than awaited through complete_with_fallbacks: one frame less on every round
+        _prepare(request, agent, config)
+        response = await ctx.provider(agent.model).complete(request)
+        _served(ctx, agent, agent.model, request, response, run.path)
     finish = response.finish_reason
 
     if finish in RETRY_ON and agent.retry_malformed > 0:
@@ -109,6 +106,12 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
 
 async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
     """Primary then each fallback, once each, per call; only failures another model could survive move on."""
+    config = _direct(ctx, agent)
+    if config is not None:
+        _prepare(request, agent, config)
+        response = await ctx.provider(agent.model).complete(request)
+        _served(ctx, agent, agent.model, request, response, path)
+        return response
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
     for index, name in enumerate(models):
@@ -135,6 +138,17 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
         _served(ctx, agent, name, request, response, path)
         return response
     raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _direct(ctx: RunContext, agent: AgentConfig) -> Any:
+    """The model's config when the call needs none of the fallback, timer and event plumbing, else None.
+
+    That is the common case: one model, no per-call timeout, nobody streaming or listening.
+    """
+    if agent.fallback or ctx.stream or ctx.bus.active:
+        return None
+    config = ctx.program.models[agent.model]
+    return None if config.timeout else config
 
 
 def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
