@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, AsyncIterator, Callable, ClassVar, Protocol
+from typing import Any, AsyncIterator, ClassVar, Protocol
 
 import httpx
 
@@ -88,19 +88,25 @@ class HTTPProvider:
         content = _dumps(self.body(request, stream=False))
         url = self.url(request, stream=False)
         deadline = self._deadline(request)
-        timeout_error = self._timeout_error(request)
+        # Arguments rather than a closure: with a thousand calls in flight, every cell and
+        # frame a call holds is live, and the garbage collector walks them all.
+        return await retry.with_retries(
+            self._attempt, self.config.retries, deadline, request, url, content, headers, deadline
+        )
 
-        async def attempt() -> ModelResponse:
-            async with _until(deadline, timeout_error):
-                response = await self._send(url, content, headers, stream=False)
-                data = await self._read(response)
-            try:
-                return self.parse(data, request)
-            except ProviderError as err:
-                self._stamp(err)
-                raise
-
-        return await retry.with_retries(attempt, self.config.retries, deadline)
+    async def _attempt(
+        self, request: ModelRequest, url: str, content: bytes, headers: dict[str, str], deadline: float | None
+    ) -> ModelResponse:
+        if deadline is None:
+            data = await self._read(await self._send(url, content, headers, stream=False))
+        else:
+            async with _until(deadline, self, request):
+                data = await self._read(await self._send(url, content, headers, stream=False))
+        try:
+            return self.parse(data, request)
+        except ProviderError as err:
+            self._stamp(err)
+            raise
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         headers = self._request_headers()
@@ -137,12 +143,11 @@ class HTTPProvider:
     async def _stream_once(
         self, request: ModelRequest, url: str, content: bytes, headers: dict[str, str], deadline: float | None
     ) -> AsyncIterator[list[StreamEvent]]:
-        timeout_error = self._timeout_error(request)
-        async with _until(deadline, timeout_error):
+        async with _until(deadline, self, request):
             response = await self._send(url, content, headers, stream=True)
         try:
             if response.status_code >= 300:
-                async with _until(deadline, timeout_error):
+                async with _until(deadline, self, request):
                     await self._read(response)
             state = self.stream_state(request)
             decoder = SSEDecoder()
@@ -152,7 +157,7 @@ class HTTPProvider:
                     if deadline is None:
                         chunk = await chunks.__anext__()
                     else:
-                        async with _until(deadline, timeout_error):
+                        async with _until(deadline, self, request):
                             chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     break
@@ -254,9 +259,9 @@ class HTTPProvider:
         seconds = request.timeout if request.timeout is not None else self.config.timeout
         return None if seconds is None else time.monotonic() + seconds
 
-    def _timeout_error(self, request: ModelRequest) -> Callable[[], ProviderError]:
+    def _timeout_error(self, request: ModelRequest) -> ProviderError:
         seconds = request.timeout if request.timeout is not None else self.config.timeout
-        return lambda: self._stamp(ProviderError("timeout", f"model call exceeded its timeout of {seconds:g}s"))
+        return self._stamp(ProviderError("timeout", f"model call exceeded its timeout of {seconds:g}s"))
 
     def _stamp(self, err: ProviderError) -> ProviderError:
         err.provider = err.provider or self.provider
@@ -271,13 +276,14 @@ class HTTPProvider:
 
 
 class _until:
-    """`asyncio.timeout_at` against a monotonic deadline, raising our timeout error instead."""
+    """`asyncio.timeout_at` against a monotonic deadline, raising the provider's timeout error instead."""
 
-    __slots__ = ("_deadline", "_error", "_cm")
+    __slots__ = ("_deadline", "_provider", "_request", "_cm")
 
-    def __init__(self, deadline: float | None, error: Callable[[], ProviderError]) -> None:
+    def __init__(self, deadline: float | None, provider: HTTPProvider, request: ModelRequest) -> None:
         self._deadline = deadline
-        self._error = error
+        self._provider = provider
+        self._request = request
 
     async def __aenter__(self) -> None:
         if self._deadline is not None:
@@ -291,9 +297,13 @@ class _until:
         try:
             await self._cm.__aexit__(kind, exc, tb)
         except TimeoutError as timeout:
-            raise self._error() from timeout
+            raise self._provider._timeout_error(self._request) from timeout
         return None
 
 
+#: One encoder for every body: json.dumps with options builds a new JSONEncoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return _ENCODER.encode(body).encode()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 from .base import ProviderError
 
@@ -54,13 +54,13 @@ def next_delay(err: ProviderError, attempt: int, retries: int, deadline: float |
 
 
 async def with_retries(
-    attempt: Callable[[], Awaitable[T]], retries: int, deadline: float | None
+    attempt: Callable[..., Awaitable[T]], retries: int, deadline: float | None, *args: Any
 ) -> T:
-    """Run `attempt` until it succeeds or `next_delay` says stop; the last error is raised."""
+    """Run `attempt(*args)` until it succeeds or `next_delay` says stop; the last error is raised."""
     tries = 0
     while True:
         try:
-            return await attempt()
+            return await attempt(*args)
         except ProviderError as err:
             delay = next_delay(err, tries, retries, deadline)
             if delay is None:
