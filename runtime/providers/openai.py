@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable
 
 import httpx
 
@@ -55,7 +55,12 @@ class OpenAIProvider(HTTPProvider):
     def stream_state(self, request: ModelRequest) -> StreamState:
         return ResponsesStream(request) if self.responses_api else ChatStream(request)
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    def complete(self, request: ModelRequest) -> Awaitable[ModelResponse]:
+        if request.previous_response_id is None:
+            return super().complete(request)  # no extra coroutine layer on every call
+        return self._complete_continuing(request)
+
+    async def _complete_continuing(self, request: ModelRequest) -> ModelResponse:
         try:
             return await super().complete(request)
         except ProviderError as err:
