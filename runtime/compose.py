@@ -19,7 +19,7 @@ from .context import RunContext
 from .errors import AgentError, error_info
 from .outcomes import Done, Fail, Interrupt, Outcome
 from .providers.base import Message, ModelRequest, final_answer_text
-from .steps.call_model import complete_with_fallbacks
+from .steps.call_model import complete_with_fallbacks, direct_call, served
 from .templates import as_text, render
 
 __all__ = ["run_runnable"]
@@ -60,7 +60,12 @@ def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
     request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1)
-    response = await complete_with_fallbacks(ctx, agent, request, path)
+    call = direct_call(ctx, agent, request)
+    if call is None:
+        response = await complete_with_fallbacks(ctx, agent, request, path)
+    else:  # awaited here rather than through complete_with_fallbacks: one frame less per branch of a parallel
+        response = await call
+        served(ctx, agent, agent.model, request, response, path)
     return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
 
 

@@ -9,7 +9,7 @@ ending the run before any of its tool calls run.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Awaitable
 
 from ..config import AgentConfig
 from ..context import AgentRun, RunContext
@@ -30,7 +30,7 @@ from ..providers.base import (
     final_answer_text,
 )
 
-__all__ = ["call_model", "complete_with_fallbacks", "RETRY_ON", "TRUNCATED"]
+__all__ = ["call_model", "complete_with_fallbacks", "direct_call", "served", "RETRY_ON", "TRUNCATED"]
 
 #: Finish reasons that end the run: the response is incomplete, its calls are not run.
 TRUNCATED = frozenset({"length", "content_filter"})
@@ -63,13 +63,12 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         agent=agent.name,
         step=run.steps,
     )
-    config = _direct(ctx, agent)
-    if config is None:
+    call = direct_call(ctx, agent, request)
+    if call is None:
         response = await complete_with_fallbacks(ctx, agent, request, run.path)
-    else:  # inlined rather than awaited through complete_with_fallbacks: one frame less on every round
-        _prepare(request, agent, config)
-        response = await ctx.provider(agent.model).complete(request)
-        _served(ctx, agent, agent.model, request, response, run.path)
+    else:  # awaited here rather than through complete_with_fallbacks: one frame less on every round
+        response = await call
+        served(ctx, agent, agent.model, request, response, run.path)
     finish = response.finish_reason
 
     if finish in RETRY_ON and agent.retry_malformed > 0:
@@ -106,12 +105,6 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
 
 async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
     """Primary then each fallback, once each, per call; only failures another model could survive move on."""
-    config = _direct(ctx, agent)
-    if config is not None:
-        _prepare(request, agent, config)
-        response = await ctx.provider(agent.model).complete(request)
-        _served(ctx, agent, agent.model, request, response, path)
-        return response
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
     for index, name in enumerate(models):
@@ -135,20 +128,25 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
                 **{"from": name, "to": models[index + 1], "kind": error.kind},
             )
             continue
-        _served(ctx, agent, name, request, response, path)
+        served(ctx, agent, name, request, response, path)
         return response
     raise AssertionError("unreachable: the loop returns or raises")
 
 
-def _direct(ctx: RunContext, agent: AgentConfig) -> Any:
-    """The model's config when the call needs none of the fallback, timer and event plumbing, else None.
+def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> Awaitable[ModelResponse] | None:
+    """The provider's call, ready to await, when it needs none of the fallback, timer and event plumbing.
 
-    That is the common case: one model, no per-call timeout, nobody streaming or listening.
+    That is the common case: one model, no per-call timeout, nobody streaming or
+    listening. Otherwise None: go through complete_with_fallbacks. The caller
+    records the response with `served`.
     """
     if agent.fallback or ctx.stream or ctx.bus.active:
         return None
     config = ctx.program.models[agent.model]
-    return None if config.timeout else config
+    if config.timeout:
+        return None
+    _prepare(request, agent, config)
+    return ctx.provider(agent.model).complete(request)
 
 
 def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
@@ -204,7 +202,7 @@ async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: Mo
     raise ProviderError("server_error", "stream ended without a final response", model=request.model)
 
 
-def _served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
+def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
     """Attribute the response to the model that served it (history and report) and record the call."""
     response.message.model = name
     response.model = name
