@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from pathlib import Path
 
 __all__ = ["Position", "SourceFile", "Span"]
@@ -20,9 +21,12 @@ class Position:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A range of one source file. `file` is the path as the user gave it (or "<string>")."""
+class Span(NamedTuple):
+    """A range of one source file. `file` is the path as the user gave it (or "<string>").
+
+    A named tuple rather than a frozen dataclass: the parser makes one per
+    AST node, and a frozen dataclass's `__init__` costs five times as much.
+    """
 
     file: str
     line: int
