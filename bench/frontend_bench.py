@@ -45,9 +45,9 @@ def _measure(fn, runs: int) -> tuple[float, float]:
 
 
 def _bare_lark():
-    from plait.dsl import parser as plait_parser
+    from plait.dsl.lark_parse import make_lark
 
-    return plait_parser.make_lark(transformer=None)
+    return make_lark(transformer=None)
 
 
 def _check_in_process(path: Path) -> None:

@@ -1,132 +1,36 @@
-"""Text → AST for one file: a cached LALR parser, a separator-folding
-post-lexer, and syntax errors turned into diagnostics.
+"""Text → AST for one file.
 
 `parse_module(source)` never raises on bad input: it returns the module (or
-None) and a list of diagnostics. Only the first error of each top-level
-declaration is reported, so one broken block does not bury the rest.
+None) and a list of diagnostics. Valid text is parsed by the fast path: the
+lexer in `plait.dsl.lexer` and the table-driven parser in `plait.dsl.lalr`,
+both reading tables generated from the grammar by lark, so checking a valid
+spec never imports lark. When the fast path finds no parse, lark itself
+parses the text (`plait.dsl.lark_parse`) and its errors become diagnostics:
+only the first error of each top-level declaration, so one broken block
+does not bury the rest.
 """
 
 from __future__ import annotations
 
 import gc
-import re
 import threading
 from contextlib import contextmanager
-from dataclasses import replace
-from functools import lru_cache
-from importlib import resources
-from typing import Iterator
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError, UnexpectedInput, UnexpectedToken
+from typing import Any, Iterator
 
 from . import ast
 from .diagnostics import Diagnostic
-from .source import SourceFile
-from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
+from .lalr import ParseMismatch, TableParser
+from .lexer import Lexer, LexMismatch
+from .source import SourceFile, Span
 from .transformer import AstBuilder, NumberError, StringError
 
-__all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "collector_paused", "make_lark", "parse_module"]
+__all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "collector_paused", "parse_module"]
 
 #: Brackets deeper than this are an error, which bounds recursion everywhere downstream.
 MAX_NESTING = 64
 #: Syntax errors reported per file at most: each costs a re-parse and a lark
 #: error analysis (~1 ms), and past a hundred they are noise.
 MAX_SYNTAX_ERRORS = 100
-
-_OPENERS = {"LBRACE": "RBRACE", "LSQB": "RSQB", "LPAR": "RPAR"}
-_CLOSERS = frozenset(_OPENERS.values())
-_DECL_KEYWORDS = frozenset({"MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT"})
-
-
-class FoldSeparators:
-    """Post-lexer: newlines and commas between block members become one `_SEP`.
-
-    Inside `[...]` and `(...)` newlines are insignificant; at top level every
-    declaration starts with a keyword, so newlines there are dropped too. The
-    stack of open brackets is kept for syntax errors ("`{` opened at 3:9 by
-    `agent writer`").
-    """
-
-    always_accept = ("NL", "COMMA")
-
-    def __init__(self) -> None:
-        self.stack: list[OpenBracket] = []
-        self.glue: frozenset[str] = frozenset()
-
-    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        stack = self.stack = []
-        pending: Token | None = None
-        last_type = ""
-        owner = ""
-        glue = self.glue
-        for tok in stream:
-            kind = tok.type
-            top = stack[-1].kind if stack else None
-            if kind == "NL" or (kind == "COMMA" and top == "LBRACE"):
-                if top == "LBRACE" and last_type != "LBRACE" and pending is None:
-                    pending = tok
-                continue
-            if pending is not None:
-                if kind not in glue:
-                    yield Token.new_borrow_pos("_SEP", str(pending), pending)
-                pending = None
-            if kind in _OPENERS:
-                if len(stack) >= MAX_NESTING:
-                    raise NestingTooDeep(tok)
-                stack.append(OpenBracket(kind, tok, owner))
-            elif kind in _CLOSERS and stack and _OPENERS[stack[-1].kind] == kind:
-                stack.pop()
-            elif not stack:
-                if kind in _DECL_KEYWORDS:
-                    owner = tok.value
-                elif kind == "NAME" and last_type in _DECL_KEYWORDS:
-                    owner = f"{owner} {tok.value}"
-            last_type = kind
-            yield tok
-
-
-@lru_cache(maxsize=1)
-def _grammar() -> str:
-    return resources.files("plait.grammars").joinpath("plait.lark").read_text(encoding="utf-8")
-
-
-def make_lark(transformer: Transformer | None) -> Lark:
-    """The plait grammar's LALR parser with its post-lexer; `transformer=None`
-    gives lark's bare parse tree (the benchmark's reference)."""
-    postlex = FoldSeparators()
-    lark = Lark(
-        _grammar(),
-        parser="lalr",
-        lexer="basic",
-        postlex=postlex,
-        transformer=transformer,
-        maybe_placeholders=True,
-        cache=True,
-    )
-    # Separators before these terminals are line breaks inside one construct.
-    names = {t.name for t in lark.terminals}
-    glue = {"RBRACE", "LBRACE"}
-    for term in lark.terminals:
-        if getattr(term.pattern, "value", None) in ("->", "|"):
-            glue.add(term.name)
-    postlex.glue = frozenset(glue & names)
-    return lark
-
-
-class _Parser:
-    """One Lark instance with its inline AST builder; a lock guards the builder's file name."""
-
-    def __init__(self) -> None:
-        self.builder = AstBuilder("<string>")
-        self.lark = make_lark(self.builder)
-        self.postlex: FoldSeparators = self.lark.options.postlex
-        self.lock = threading.Lock()
-
-    def parse(self, text: str, file: str) -> tuple:
-        with self.lock, collector_paused():
-            self.builder.file = file
-            return self.lark.parse(text)
 
 
 @contextmanager
@@ -148,100 +52,63 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-_parser: _Parser | None = None
+class _FastParser:
+    """The generated tables' lexer and parser, with the AST builder; a lock guards the builder's file name."""
+
+    def __init__(self) -> None:
+        from plait.grammars import plait_tables
+
+        self.builder = AstBuilder("<string>")
+        self.lexer = Lexer(plait_tables, MAX_NESTING)
+        self.table = TableParser(plait_tables, self.builder)
+        self.lock = threading.Lock()
+
+    def parse(self, text: str, file: str) -> tuple[Any, list[tuple[int, int, int, int]]] | None:
+        """((version, declarations), comments as (offset, end, line, column)), or None when
+        the text needs lark's diagnosis (a syntax error, a bad escape or number)."""
+        with self.lock, collector_paused():
+            self.builder.file = file
+            try:
+                tokens, comments = self.lexer.tokens(text)
+                return self.table.parse(tokens), comments
+            except (LexMismatch, ParseMismatch, StringError, NumberError):
+                return None
 
 
-def _get_parser() -> _Parser:
+_parser: _FastParser | None = None
+_parser_lock = threading.Lock()
+
+
+def _get_parser() -> _FastParser:
     global _parser
-    if _parser is None:
-        _parser = _Parser()
+    with _parser_lock:
+        if _parser is None:
+            _parser = _FastParser()
     return _parser
 
 
-#: Everything a parse of bad text raises; each becomes a diagnostic.
-_PARSE_ERRORS = (LarkError, StringError, NumberError, NestingTooDeep)
-
-# A top-level declaration starts a line with its keyword; used to resynchronise after an error.
-_DECL_START = re.compile(r"^(?:model|tool|agent|step|chain|parallel|consolidate|import)\b", re.M)
-
-
 def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic]]:
-    parser = _get_parser()
-    try:
-        version, decls = parser.parse(source.text, source.path)
-    except _PARSE_ERRORS as exc:
-        return None, _all_syntax_errors(parser, source, exc)
-    comments = tuple(_comments(source))
-    end = len(source.text)
+    parsed = _get_parser().parse(source.text, source.path)
+    if parsed is not None:
+        (version, decls), comments = parsed
+    else:
+        from . import lark_parse
+
+        result, diagnostics = lark_parse.parse(source)
+        if result is None:
+            return None, diagnostics
+        # lark accepted what the fast path did not: lark is the reference.
+        version, decls = result
+        comments = [(start, end, *source.position(start)[:2]) for start, end in lark_parse.comments(source)]
+    path, text = source.path, source.text
     module = ast.Module.model_construct(
-        span=source.span(0, end),
-        file=source.path,
+        span=source.span(0, len(text)),
+        file=path,
         version=version,
         declarations=decls,
-        comments=comments,
+        comments=tuple(
+            ast.Comment.model_construct(span=Span(path, line, col, line, col + end - start, start, end), text=text[start:end])
+            for start, end, line, col in comments
+        ),
     )
     return module, []
-
-
-def _comments(source: SourceFile) -> Iterator[ast.Comment]:
-    # Comments are not tokens the parser sees; find them with the same rule the
-    # lexer uses, skipping `#` inside strings by scanning string tokens first.
-    text = source.text
-    if "#" not in text:
-        return
-    for match in _COMMENT_OR_STRING.finditer(text):
-        if match.lastgroup == "comment":
-            yield ast.Comment.model_construct(span=source.span(match.start(), match.end()), text=match.group())
-
-
-_COMMENT_OR_STRING = re.compile(r'(?P<long>"""(?s:.*?)""")|(?P<str>"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*")|(?P<comment>#[^\r\n]*)')
-
-
-def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) -> list[Diagnostic]:
-    """The first error, then the first error of every later declaration that fails on its own."""
-    diagnostics = [_to_diagnostic(parser, source, first, 0)]
-    first_offset = diagnostics[0].span.offset
-    starts = [m.start() for m in _DECL_START.finditer(source.text)]
-    # Resume at the first declaration after the one holding the first error.
-    later = [s for s in starts if s > first_offset]
-    for i, start in enumerate(later):
-        if len(diagnostics) >= MAX_SYNTAX_ERRORS:
-            last = diagnostics[-1]
-            note = f"stopped after {MAX_SYNTAX_ERRORS} syntax errors; later declarations were not checked"
-            diagnostics[-1] = replace(last, notes=(*last.notes, note))
-            break
-        end = later[i + 1] if i + 1 < len(later) else len(source.text)
-        chunk = source.text[start:end]
-        try:
-            parser.parse(chunk, source.path)
-        except _PARSE_ERRORS as exc:
-            diagnostics.append(_to_diagnostic(parser, source, exc, start))
-    return diagnostics
-
-
-def _to_diagnostic(parser: _Parser, source: SourceFile, exc: Exception, base: int) -> Diagnostic:
-    """Translate one exception raised while parsing text that starts at offset `base`."""
-    if isinstance(exc, StringError | NumberError):
-        offset = exc.span.offset + base
-        return syntax_diagnostic(source, offset, offset + (exc.span.end_offset - exc.span.offset), exc, [])
-    if isinstance(exc, NestingTooDeep):
-        offset = exc.token.start_pos + base
-        return syntax_diagnostic(source, offset, offset + 1, exc, [])
-    stack = list(parser.postlex.stack)
-    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
-        offset = len(source.text) if base == 0 else _chunk_end(source, base)
-        return syntax_diagnostic(source, offset, offset, exc, stack, base)
-    if isinstance(exc, UnexpectedInput):
-        offset = (getattr(exc, "pos_in_stream", None) or 0) + base
-        token = getattr(exc, "token", None)
-        length = len(str(token)) if token is not None and isinstance(exc, UnexpectedToken) else 1
-        return syntax_diagnostic(source, offset, offset + max(1, length), exc, stack, base)
-    return syntax_diagnostic(source, base, base + 1, exc, stack, base)
-
-
-def _chunk_end(source: SourceFile, base: int) -> int:
-    match = _DECL_START.search(source.text, base + 1)
-    end = match.start() if match else len(source.text)
-    return len(source.text[:end].rstrip()) if end > base else end
-
-

@@ -1,9 +1,10 @@
-"""Lark rule callbacks → AST nodes, one method per grammar rule.
+"""Grammar rule callbacks → AST nodes, one method per grammar rule.
 
 Runs inline in the LALR parser (no intermediate tree), so each method receives
 its children already transformed: tokens for terminals, AST nodes for rules.
 Spans are taken from the first and last child, which is why the grammar names
-the tokens a construct starts and ends on.
+the tokens a construct starts and ends on. Tokens are `str` subclasses with
+lark's token attributes: lark's own (when lark parses) or the fast lexer's.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from __future__ import annotations
 import json
 import textwrap
 
-from lark import Token, Transformer
-
 from . import ast
 from .source import Span
 
-__all__ = ["AstBuilder", "NumberError", "StringError", "decode_block_string", "decode_string"]
+__all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -58,32 +57,48 @@ def decode_block_string(raw: str) -> str:
     return textwrap.dedent(body)
 
 
-class AstBuilder(Transformer):
-    """Builds nodes for one file. `file` is written into every span."""
+class Inline:
+    """A helper rule's children (`_member`, repetitions), spliced into the parent's."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list) -> None:
+        self.data, self.children = data, children
+
+
+class AstBuilder:
+    """Builds nodes for one file. `file` is written into every span.
+
+    Used as lark's `transformer` and by the fast path; rules without a method
+    here go to `__default__`, as lark's own transformers do.
+    """
 
     def __init__(self, file: str) -> None:
-        super().__init__(visit_tokens=False)
         self.file = file
+
+    def __default__(self, data: str, children: list, meta: object = None) -> Inline:
+        return Inline(data, children)
 
     # --- spans ------------------------------------------------------------------
 
     def _span(self, first: object, last: object | None = None) -> Span:
-        # Called for almost every token: the Token test comes first because
-        # isinstance against a pydantic model class goes through ABCMeta.
+        # Called for almost every token: the token test (tokens are the only
+        # str children) comes first because isinstance against a pydantic
+        # model class goes through ABCMeta.
         last = first if last is None else last
-        if isinstance(first, Token):
+        if isinstance(first, str):
             line, col, off = first.line, first.column, first.start_pos
         else:
             a = first.span if isinstance(first, ast.Node) else first
             line, col, off = a.line, a.column, a.offset
-        if isinstance(last, Token):
+        if isinstance(last, str):
             eline, ecol, eoff = last.end_line, last.end_column, last.end_pos
         else:
             b = last.span if isinstance(last, ast.Node) else last
             eline, ecol, eoff = b.end_line, b.end_column, b.end_offset
         return Span(self.file, line, col, eline, ecol, off, eoff)
 
-    def _ident(self, tok: Token) -> ast.Ident:
+    def _ident(self, tok: str) -> ast.Ident:
         return ast.Ident.model_construct(span=self._span(tok), name=str(tok))
 
     # --- file -------------------------------------------------------------------
@@ -139,7 +154,7 @@ class AstBuilder(Transformer):
         return ast.ChainRef.model_construct(span=self._span(c[0]), name=str(c[0]))
 
     def inline_parallel(self, c: list) -> ast.InlineParallel:
-        names = [t for t in c if isinstance(t, Token) and t.type == "NAME"]
+        names = [t for t in c if isinstance(t, str) and t.type == "NAME"]
         return ast.InlineParallel.model_construct(
             span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in names)
         )
