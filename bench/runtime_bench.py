@@ -9,6 +9,10 @@
 2. 1,000 parallel branches whose model waits 50 ms: wall time over the ideal 50 ms.
 3. 1,000 concurrent runs of that loop at 50 ms per model call: wall time over
    the ideal (11 calls x 50 ms) and memory per in-flight run (tracemalloc peak).
+
+2 and 3 take turns with the same waits in bare asyncio (the floor), repetition
+by repetition, and report CPU time beside wall time: on a shared machine the
+load changes within a run, and CPU is far less sensitive to it.
 """
 
 from __future__ import annotations
@@ -94,7 +98,8 @@ def plait_overhead(runs: int) -> list[float]:
     return asyncio.run(main())
 
 
-def plait_parallel(branches: int) -> float:
+def plait_parallel(branches: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of a `parallel` of `branches` steps, on a fresh engine."""
     program = Program(entry="main")
     program.models["bench"] = ModelConfig("bench", "scripted", "bench")
     names = tuple(f"b{i}" for i in range(branches))
@@ -104,11 +109,11 @@ def plait_parallel(branches: int) -> float:
     engine = Engine(program, providers={"bench": LoopModel(LATENCY)})
 
     async def main():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = await engine.run("go")
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert len(result.output) == branches
-        return elapsed
+        return elapsed, cpu
 
     return asyncio.run(main())
 
@@ -134,19 +139,24 @@ def plait_concurrent(runs: int, measure_memory: bool = False) -> tuple[float, fl
     return asyncio.run(main())
 
 
-def asyncio_floor(sleeps: int = ROUNDS + 1) -> float:
-    """The same waits with no framework at all: what the event loop alone costs on this machine now."""
+def asyncio_floor(sleeps: int = ROUNDS + 1) -> tuple[float, float]:
+    """The same waits with no framework at all: what the event loop alone costs on this machine now (wall, CPU)."""
 
     async def one():
         for _ in range(sleeps):
             await asyncio.sleep(LATENCY)
 
     async def main():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one() for _ in range(1000)))
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - c0
 
     return asyncio.run(main())
+
+
+def interleaved(reps: int, *measures):
+    """Each measure `reps` times, taking turns, so a change in the machine's load hits all of them alike."""
+    return list(zip(*[[m() for m in measures] for _ in range(reps)]))
 
 
 # -- LangGraph -----------------------------------------------------------------------------
@@ -298,12 +308,16 @@ def main() -> int:
     samples = sorted(plait_overhead(100 if args.quick else 300))
     results["plait"]["overhead_us_per_round"] = statistics.median(samples)
     results["plait"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
-    results["plait"]["parallel_1000_x_ideal"] = statistics.median(plait_parallel(1000) for _ in range(reps)) / LATENCY
-    results["plait"]["parallel_floor_x_ideal"] = statistics.median(asyncio_floor(1) for _ in range(reps)) / LATENCY
-    concurrent = [plait_concurrent(1000) for _ in range(reps)]
+    parallel, floor = interleaved(reps, lambda: plait_parallel(1000), lambda: asyncio_floor(1))
+    results["plait"]["parallel_1000_x_ideal"] = statistics.median(p[0] for p in parallel) / LATENCY
+    results["plait"]["parallel_cpu_us_per_branch"] = statistics.median(p[1] for p in parallel) / 1000 * 1e6
+    results["plait"]["parallel_floor_x_ideal"] = statistics.median(f[0] for f in floor) / LATENCY
+    results["plait"]["parallel_floor_cpu_us_per_branch"] = statistics.median(f[1] for f in floor) / 1000 * 1e6
+    concurrent, floor = interleaved(reps, lambda: plait_concurrent(1000), asyncio_floor)
     results["plait"]["concurrent_1000_x_ideal"] = statistics.median(c[0] for c in concurrent) / ideal_loop
     results["plait"]["concurrent_cpu_us_per_call"] = statistics.median(c[2] for c in concurrent)
-    results["plait"]["asyncio_floor_x_ideal"] = statistics.median(asyncio_floor() for _ in range(reps)) / ideal_loop
+    results["plait"]["asyncio_floor_x_ideal"] = statistics.median(f[0] for f in floor) / ideal_loop
+    results["plait"]["asyncio_floor_cpu_us_per_sleep"] = statistics.median(f[1] for f in floor) / (1000 * (ROUNDS + 1)) * 1e6
     results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
     if with_lg:
         samples = sorted(langgraph_overhead(20 if args.quick else 50))
@@ -320,10 +334,13 @@ def main() -> int:
         ("overhead per round, 10-round tool loop (µs, median)", "overhead_us_per_round", "≤ 50"),
         ("overhead per round, 10-round tool loop (µs, p10)", "overhead_us_per_round_p10", ""),
         ("1,000 parallel branches at 50 ms (x ideal)", "parallel_1000_x_ideal", "≤ 1.25"),
+        ("  CPU per branch in that run (µs)", "parallel_cpu_us_per_branch", ""),
         ("  bare asyncio: 1,000 tasks x 1 sleep of 50 ms (x ideal)", "parallel_floor_x_ideal", ""),
+        ("  bare asyncio: CPU per task (µs)", "parallel_floor_cpu_us_per_branch", ""),
         ("1,000 concurrent 10-round runs at 50 ms/call (x ideal)", "concurrent_1000_x_ideal", "≤ 1.5"),
         ("  CPU per model call in that run, GC included (µs)", "concurrent_cpu_us_per_call", ""),
         ("  bare asyncio: 1,000 tasks x 11 sleeps of 50 ms (x ideal)", "asyncio_floor_x_ideal", ""),
+        ("  bare asyncio: CPU per sleep (µs)", "asyncio_floor_cpu_us_per_sleep", ""),
         ("memory per in-flight run (KiB)", "kib_per_inflight_run", "≤ 30"),
     ]
     print(f"{'measure':58} {'target':>8} {'plait':>10} {'LangGraph':>10}")
