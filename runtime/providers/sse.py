@@ -3,8 +3,9 @@
 Providers disagree on framing: `\\n\\n` or `\\r\\n\\r\\n` between events, `event:`
 lines or none, comment keep-alives (`: OPENROUTER PROCESSING`), padded `data:`
 JSON. The decoder follows the SSE spec for fields. It works on text decoded
-once per network chunk and splits on blank lines first, because a lone
-`data:` line per event is by far the common case and the stream's hot path.
+once per network chunk, because a lone `data:` line per event is by far the
+common case and the stream's hot path: a chunk made only of those is split
+in one call, anything else block by block.
 """
 
 from __future__ import annotations
@@ -29,17 +30,26 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
         text = self._buf + self._utf8.decode(chunk)
+        held = ""
         if "\r" in text:
             # A trailing \r may be the first half of \r\n split across chunks: hold it back.
-            held = text.endswith("\r")
-            text = (text[:-1] if held else text).replace("\r\n", "\n").replace("\r", "\n")
-            blocks = text.split("\n\n")
-            self._buf = blocks.pop() + ("\r" if held else "")
-        else:
-            blocks = text.split("\n\n")
-            self._buf = blocks.pop()
+            if text.endswith("\r"):
+                text, held = text[:-1], "\r"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        end = text.rfind("\n\n")
+        if end < 0:
+            self._buf = text + held
+            return []
+        self._buf = text[end + 2 :] + held
+        complete = text[:end]
+        if complete.startswith("data: "):
+            datas = complete[6:].split("\n\ndata: ")
+            # No newline left means every event was one `data: ` line: all split in one call
+            # rather than block by block (joined because `in` is a memchr and count is not).
+            if "\n" not in "".join(datas):
+                return [(None, data) for data in datas]
         out: list[tuple[str | None, str]] = []
-        for block in blocks:
+        for block in complete.split("\n\n"):
             if block.startswith("data:") and "\n" not in block:
                 out.append((None, block[6:] if block[5:6] == " " else block[5:]))
             elif block:

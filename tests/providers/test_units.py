@@ -47,6 +47,14 @@ def test_sse_last_event_without_blank_line_counts_but_partial_line_does_not() ->
     assert decode(b"data:tight\n\n\n\n\ndata: 3\n\n") == [(None, "tight"), (None, "3")]
 
 
+def test_sse_chunk_of_plain_data_lines_falls_back_for_any_other_block() -> None:
+    # One chunk of `data: ` lines is split in one go; any other line in it must not be folded into a neighbour.
+    assert decode(b"data: 1\n\ndata: 2\n\ndata: \n\n") == [(None, "1"), (None, "2"), (None, "")]
+    assert decode(b"data: 1\n\ndata: 2\ndata: 3\n\ndata: 4\n\n") == [(None, "1"), (None, "2\n3"), (None, "4")]
+    assert decode(b"data: 1\n\n: ping\n\ndata:2\n\nevent: e\ndata: 3\n\n") == [(None, "1"), (None, "2"), ("e", "3")]
+    assert decode(b"data: 1\r\n\r\ndata: 2\r\n\r\n\r\n\r\ndata: 3\n\n") == [(None, "1"), (None, "2"), (None, "3")]
+
+
 # --- arguments and finish reasons -----------------------------------------------------
 
 
