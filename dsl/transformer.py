@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from typing import Callable
 
 from . import ast
 from .source import Span
@@ -18,6 +19,32 @@ from .source import Span
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+# The parser builds about one node per token: model_construct without its checks.
+_AgentDecl = ast.constructor(ast.AgentDecl)
+_Attribute = ast.constructor(ast.Attribute)
+_Block = ast.constructor(ast.Block)
+_Bool = ast.constructor(ast.Bool)
+_Call = ast.constructor(ast.Call)
+_ChainDecl = ast.constructor(ast.ChainDecl)
+_ChainRef = ast.constructor(ast.ChainRef)
+_ConsolidateDecl = ast.constructor(ast.ConsolidateDecl)
+_Duration = ast.constructor(ast.Duration)
+_Ident = ast.constructor(ast.Ident)
+_ImportDecl = ast.constructor(ast.ImportDecl)
+_InlineParallel = ast.constructor(ast.InlineParallel)
+_ListValue = ast.constructor(ast.ListValue)
+_ModelDecl = ast.constructor(ast.ModelDecl)
+_Number = ast.constructor(ast.Number)
+_ParallelDecl = ast.constructor(ast.ParallelDecl)
+_Param = ast.constructor(ast.Param)
+_Params = ast.constructor(ast.Params)
+_Ref = ast.constructor(ast.Ref)
+_StepDecl = ast.constructor(ast.StepDecl)
+_String = ast.constructor(ast.String)
+_Succeeded = ast.constructor(ast.Succeeded)
+_ToolDecl = ast.constructor(ast.ToolDecl)
+_TypeExpr = ast.constructor(ast.TypeExpr)
 
 
 class StringError(ValueError):
@@ -99,7 +126,7 @@ class AstBuilder:
         return Span(self.file, line, col, eline, ecol, off, eoff)
 
     def _ident(self, tok: str) -> ast.Ident:
-        return ast.Ident.model_construct(span=self._span(tok), name=str(tok))
+        return _Ident(span=self._span(tok), name=str(tok))
 
     # --- file -------------------------------------------------------------------
 
@@ -111,51 +138,51 @@ class AstBuilder:
 
     # --- declarations -------------------------------------------------------------
 
-    def _described(self, cls: type, children: list) -> ast.Node:
+    def _described(self, construct: Callable[..., ast.Node], children: list) -> ast.Node:
         kw, name, description, body = children
-        return cls.model_construct(
+        return construct(
             span=self._span(kw, body), name=self._ident(name), description=description, body=body
         )
 
     def tool_decl(self, c: list) -> ast.ToolDecl:
-        return self._described(ast.ToolDecl, c)
+        return self._described(_ToolDecl, c)
 
     def agent_decl(self, c: list) -> ast.AgentDecl:
-        return self._described(ast.AgentDecl, c)
+        return self._described(_AgentDecl, c)
 
     def step_decl(self, c: list) -> ast.StepDecl:
-        return self._described(ast.StepDecl, c)
+        return self._described(_StepDecl, c)
 
     def consolidate_decl(self, c: list) -> ast.ConsolidateDecl:
-        return self._described(ast.ConsolidateDecl, c)
+        return self._described(_ConsolidateDecl, c)
 
     def model_decl(self, c: list) -> ast.ModelDecl:
         kw, name, target, body = c
-        return ast.ModelDecl.model_construct(
+        return _ModelDecl(
             span=self._span(kw, body or target), name=self._ident(name), target=target, body=body
         )
 
     def parallel_decl(self, c: list) -> ast.ParallelDecl:
         kw, name, branches, body = c
-        return ast.ParallelDecl.model_construct(
+        return _ParallelDecl(
             span=self._span(kw, body or branches), name=self._ident(name), branches=branches, body=body
         )
 
     def import_decl(self, c: list) -> ast.ImportDecl:
-        return ast.ImportDecl.model_construct(span=self._span(c[0], c[1]), path=c[1])
+        return _ImportDecl(span=self._span(c[0], c[1]), path=c[1])
 
     def chain_decl(self, c: list) -> ast.ChainDecl:
         kw, name, *elements = c
-        return ast.ChainDecl.model_construct(
+        return _ChainDecl(
             span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements)
         )
 
     def chain_ref(self, c: list) -> ast.ChainRef:
-        return ast.ChainRef.model_construct(span=self._span(c[0]), name=str(c[0]))
+        return _ChainRef(span=self._span(c[0]), name=str(c[0]))
 
     def inline_parallel(self, c: list) -> ast.InlineParallel:
         names = [t for t in c if isinstance(t, str) and t.type == "NAME"]
-        return ast.InlineParallel.model_construct(
+        return _InlineParallel(
             span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in names)
         )
 
@@ -163,7 +190,7 @@ class AstBuilder:
 
     def block(self, c: list) -> ast.Block:
         members = [m for m in c[1:-1] if m is not None]
-        return ast.Block.model_construct(
+        return _Block(
             span=self._span(c[0], c[-1]),
             attributes=tuple(m for m in members if isinstance(m, ast.Attribute)),
             params=tuple(m for m in members if isinstance(m, ast.Params)),
@@ -172,22 +199,22 @@ class AstBuilder:
     def attribute(self, c: list) -> ast.Attribute:
         key, value = c
         if isinstance(key, ast.String):
-            ident, quoted = ast.Ident.model_construct(span=key.span, name=key.value), True
+            ident, quoted = _Ident(span=key.span, name=key.value), True
         else:
             ident, quoted = key, False
-        return ast.Attribute.model_construct(span=self._span(ident, value), key=ident, quoted=quoted, value=value)
+        return _Attribute(span=self._span(ident, value), key=ident, quoted=quoted, value=value)
 
     def name(self, c: list) -> ast.Ident:
         return self._ident(c[0])
 
     def params(self, c: list) -> ast.Params:
-        return ast.Params.model_construct(
+        return _Params(
             span=self._span(c[0], c[-1]), params=tuple(p for p in c[2:-1] if p is not None)
         )
 
     def param(self, c: list) -> ast.Param:
         name, type_, description, default = c
-        return ast.Param.model_construct(
+        return _Param(
             span=self._span(name, default or description or type_),
             name=name,
             type=type_,
@@ -204,15 +231,15 @@ class AstBuilder:
         return atom.model_copy(update={"optional": True, "span": self._span(atom, c[1])})
 
     def type_name(self, c: list) -> ast.TypeExpr:
-        return ast.TypeExpr.model_construct(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
+        return _TypeExpr(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
 
     def type_generic(self, c: list) -> ast.TypeExpr:
-        return ast.TypeExpr.model_construct(
+        return _TypeExpr(
             span=self._span(c[0], c[-1]), form="generic", name=str(c[0]), args=(c[2],), optional=False
         )
 
     def type_object(self, c: list) -> ast.TypeExpr:
-        return ast.TypeExpr.model_construct(
+        return _TypeExpr(
             span=self._span(c[0], c[-1]),
             form="object",
             name=str(c[0]),
@@ -221,7 +248,7 @@ class AstBuilder:
         )
 
     def type_union(self, c: list) -> ast.TypeExpr:
-        return ast.TypeExpr.model_construct(
+        return _TypeExpr(
             span=self._span(c[0], c[-1]), form="union", literals=tuple(c), optional=False
         )
 
@@ -231,12 +258,12 @@ class AstBuilder:
         tok = c[0]
         span = self._span(tok)
         if tok.type == "LONG_STRING":
-            return ast.String.model_construct(span=span, value=decode_block_string(str(tok)), block=True)
+            return _String(span=span, value=decode_block_string(str(tok)), block=True)
         try:
             value = decode_string(str(tok))
         except ValueError:
             raise StringError("invalid escape in string", span) from None
-        return ast.String.model_construct(span=span, value=value, block=False)
+        return _String(span=span, value=value, block=False)
 
     def number(self, c: list) -> ast.Number:
         raw = str(c[0])
@@ -244,30 +271,30 @@ class AstBuilder:
             value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
         except ValueError:
             raise NumberError(self._span(c[0])) from None
-        return ast.Number.model_construct(span=self._span(c[0]), value=value, raw=raw)
+        return _Number(span=self._span(c[0]), value=value, raw=raw)
 
     def duration(self, c: list) -> ast.Duration:
         raw = str(c[0])
         unit = "ms" if raw.endswith("ms") else raw[-1]
         seconds = float(raw[: -len(unit)]) * _DURATION_UNITS[unit]
-        return ast.Duration.model_construct(span=self._span(c[0]), seconds=seconds, raw=raw)
+        return _Duration(span=self._span(c[0]), seconds=seconds, raw=raw)
 
     def true(self, c: list) -> ast.Bool:
-        return ast.Bool.model_construct(span=self._span(c[0]), value=True)
+        return _Bool(span=self._span(c[0]), value=True)
 
     def false(self, c: list) -> ast.Bool:
-        return ast.Bool.model_construct(span=self._span(c[0]), value=False)
+        return _Bool(span=self._span(c[0]), value=False)
 
     def ref(self, c: list) -> ast.Ref:
-        return ast.Ref.model_construct(span=self._span(c[0]), name=str(c[0]))
+        return _Ref(span=self._span(c[0]), name=str(c[0]))
 
     def succeeded(self, c: list) -> ast.Succeeded:
         target = self.ref([c[0]])
-        return ast.Succeeded.model_construct(span=self._span(c[0], c[1]), target=target)
+        return _Succeeded(span=self._span(c[0], c[1]), target=target)
 
     def call(self, c: list) -> ast.Call:
         func, *args, rpar, block = c
-        return ast.Call.model_construct(
+        return _Call(
             span=self._span(func, block or rpar),
             func=self._ident(func),
             args=tuple(a for a in args[1:] if a is not None),
@@ -275,6 +302,6 @@ class AstBuilder:
         )
 
     def list(self, c: list) -> ast.ListValue:
-        return ast.ListValue.model_construct(
+        return _ListValue(
             span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None)
         )

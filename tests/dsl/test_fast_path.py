@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from pydantic import BaseModel
 from hypothesis import strategies as st
 from test_fuzz import FUZZ, WHOLE_FILE, mutated, specs
 
@@ -20,6 +21,7 @@ from plait.dsl import lark_parse, tables
 from plait.dsl import parser as plait_parser
 from plait.dsl.lalr import ParseMismatch
 from plait.dsl.lexer import LexMismatch
+from plait.dsl.source import Span
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.plait"))
@@ -142,3 +144,25 @@ def test_a_syntax_error_is_explained_through_lark(tmp_path):
     module, diagnostics = plait_parser.parse_module(plait_parser.SourceFile("bad.plait", "agent a {\n  model = \n"))
     assert module is None
     assert diagnostics and diagnostics[0].code.startswith("P00")
+
+
+def _nodes(value):
+    if isinstance(value, BaseModel):
+        yield value
+        for key in type(value).model_fields:
+            yield from _nodes(getattr(value, key))
+    elif isinstance(value, tuple) and not isinstance(value, Span):
+        for item in value:
+            yield from _nodes(item)
+
+
+@pytest.mark.parametrize("text", [WHOLE_FILE, *(p.read_text(encoding="utf-8") for p in EXAMPLES)])
+def test_every_node_has_every_field_in_order(text):
+    # The parser's constructors skip model_construct's checks; a node missing a
+    # field would only fail when that field is read.
+    module, diagnostics = plait_parser.parse_module(plait_parser.SourceFile("spec.plait", text))
+    assert module is not None, diagnostics
+    nodes = list(_nodes(module))
+    assert len(nodes) > 50
+    for node in nodes:
+        assert list(node.__dict__) == list(type(node).model_fields), type(node).__name__
