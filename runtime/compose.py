@@ -14,7 +14,7 @@ import re
 from typing import Any, Awaitable
 
 from .agent import run_agent
-from .config import AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
+from .config import NO_FALLBACK, AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
 from .context import RunContext
 from .errors import AgentError, error_info
 from .outcomes import Done, Fail, Interrupt, Outcome
@@ -241,7 +241,7 @@ def _with_peers(task: str, me: str, answers: dict[str, str]) -> str:
 async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...], branch: str | None) -> Outcome:
     if judge in ctx.program.agents:
         return await run_runnable(ctx, judge, prompt, path, branch)
-    agent = AgentConfig(judge, judge, fallback_on=frozenset())
+    agent = AgentConfig(judge, judge, fallback_on=NO_FALLBACK)
     try:
         return await _one_shot(ctx, agent, prompt, None, path)
     except Exception as exc:

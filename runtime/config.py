@@ -17,6 +17,7 @@ __all__ = [
     "ChainConfig",
     "ConsolidateConfig",
     "ModelConfig",
+    "NO_FALLBACK",
     "ParallelConfig",
     "Program",
     "StepConfig",
@@ -66,6 +67,10 @@ class AgentConfig:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
+#: What a step falls back on: nothing. One shared set rather than a new one per step.
+NO_FALLBACK: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class StepConfig:
     name: str
@@ -79,7 +84,7 @@ class StepConfig:
     def as_agent(self) -> AgentConfig:
         """A step is one model call, seen through an agent config so it shares the call machinery."""
         if self._agent is None:
-            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=frozenset())
+            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=NO_FALLBACK)
         return self._agent
 
 
