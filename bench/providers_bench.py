@@ -8,6 +8,8 @@ Three measurements, each repeated and reported as a median (targets from issue 5
 2. one sequential ~5 KB request: plait ≤ 1.5 × bare aiohttp.
 3. one streamed reply (400 deltas): consuming plait's events ≤ 1.1 × reading the raw bytes,
    sent as one burst (the worst case: pure parsing) and paced at one delta per millisecond.
+   Beside the burst, two diagnostics: the same bytes read unparsed through plait's own transport,
+   and the decoding of the events' JSON alone (no I/O), the floor of any per-event parser.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import httpx
 
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import Message, ModelConfig, ModelRequest
-from plait.runtime.providers.transport import make_client
+from plait.runtime.providers.sse import SSEDecoder, loads
+from plait.runtime.providers.transport import client_timeout, direct_transport, make_client
 
 CONCURRENT = 1000
 SEQUENTIAL = 200
@@ -158,15 +161,44 @@ class Bench:
         return run
 
 
-def stream_raw_httpx(bench: Bench, client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
-    """The same bytes through plait's own client, unparsed: separates parsing cost from transport cost."""
+def transport_post(bench: Bench, client: httpx.AsyncClient) -> Callable[[], Awaitable[Any]]:
+    """The burst reply's request as the providers send it: calls on a `make_client` client go
+    straight to its transport's `post` (`direct_transport`), not through `client.stream`."""
+    transport = direct_transport(client)
+    assert transport is not None
     data = body("stream", "write", stream=True)
+    headers = {**bench.headers, "accept-encoding": "identity"}  # as the providers ask for streams
+    timeout = client_timeout(client.timeout.as_dict())
+    return lambda: transport.post(bench.chat_url, headers, data, timeout)
+
+
+def stream_raw_transport(bench: Bench, client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
+    """The same bytes through plait's own transport, unparsed: parsing cost apart from transport cost."""
+    post = transport_post(bench, client)
 
     async def run() -> None:
         for _ in range(STREAMS):
-            async with client.stream("POST", bench.chat_url, content=data, headers=bench.headers) as response:
+            response = await post()
+            try:
                 async for _chunk in response.aiter_raw():
                     pass
+            finally:
+                await response.aclose()
+
+    return run
+
+
+async def stream_json_only(bench: Bench, client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
+    """Only the JSON decoding of the reply's events, as the providers do it, no I/O: the floor of per-event parsing."""
+    response = await transport_post(bench, client)()
+    raw = b"".join([chunk async for chunk in response.aiter_raw()])
+    await response.aclose()
+    payloads = [data for _name, data in SSEDecoder().feed(raw) if data.startswith("{")]
+
+    async def run() -> None:
+        for _ in range(STREAMS):
+            for data in payloads:
+                loads(data)
 
     return run
 
@@ -199,7 +231,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             ),
             "stream": await interleaved(
                 args.rounds, STREAMS, plait=bench.stream_plait(client), aiohttp_raw=bench.stream_raw_aiohttp(),
-                plait_client_raw=stream_raw_httpx(bench, client),
+                plait_transport_raw=stream_raw_transport(bench, client),
+                json_only=await stream_json_only(bench, client),
             ),
             "paced_stream": await interleaved(
                 3, STREAMS, plait=bench.stream_plait(client, "paced"), aiohttp_raw=bench.stream_raw_aiohttp("paced")
