@@ -110,6 +110,7 @@ class _FanIn:
             for i, task in enumerate(self.tasks):
                 if i != index:
                     task.cancel()
+        # Already resolved by an earlier fast failure, or cancelled along with the parallel.
         if (self.left == 0 or self.failure is not None) and not self.all_in.done():
             self.all_in.set_result(None)
 
