@@ -7,7 +7,8 @@ compiler gives it meaning. `Module` holds one file; imports are followed by
 the parse path.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic would evaluate every
+# annotation string again when each class is created (~15% of this import).
 
 from typing import Annotated, Any, Callable, Literal, TypeVar, Union
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import cache
 
 from plait.dsl.diagnostics import Fix
 
@@ -39,9 +40,16 @@ _FORMATS = (
     ("a JSON Web Token", "API_TOKEN", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("a bearer token", "API_TOKEN", r"Bearer\s+[A-Za-z0-9._~+/=\-]{16,}"),
 )
-_PATTERNS = [(what, var, re.compile(r"(?<![A-Za-z0-9])" + pattern)) for what, var, pattern in _FORMATS]
-# One search rules most strings out; the rest are named by the most specific format they contain.
-_ANY_FORMAT = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(pattern for _, _, pattern in _FORMATS) + ")")
+
+
+@cache
+def _formats() -> tuple[re.Pattern[str], list[tuple[str, str, re.Pattern[str]]]]:
+    """(any format, each format). One search rules most strings out; the rest are
+    named by the most specific format they contain. Compiled on first use: most
+    specs hold no string that needs them, and compiling costs ~3 ms per process."""
+    each = [(what, var, re.compile(r"(?<![A-Za-z0-9])" + pattern)) for what, var, pattern in _FORMATS]
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(pattern for _, _, pattern in _FORMATS) + ")"), each
+
 # A whole word of the key: `X-Auth-Token` and `client_secret` are credentials, `max_tokens` is not.
 _CREDENTIAL_KEY = re.compile(
     r"(?:^|[^a-z0-9])(?:api[_-]?key|apikey|auth|authorization|token|secret|password|passwd|credentials?)(?:$|[^a-z0-9])", re.I
@@ -63,8 +71,9 @@ def _random_looking(token: str) -> bool:
 
 def looks_secret(text: str, key: str | None) -> tuple[str, str, int] | None:
     """(what it looks like, a variable name for it, where it starts) or None."""
-    if _ANY_FORMAT.search(text):
-        for what, var, pattern in _PATTERNS:
+    any_format, formats = _formats()
+    if any_format.search(text):
+        for what, var, pattern in formats:
             match = pattern.search(text)
             if match:
                 return what, var, match.start()
