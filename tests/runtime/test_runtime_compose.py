@@ -148,3 +148,38 @@ def test_chain_stops_at_a_bounded_stop():
                   tools={"t": fn_tool("t", lambda: "r")}, agents=agents, program=p)
     result = go(engine.run("go"))
     assert result.stop_reason == "max_steps" and engine.providers["m"].requests[-1]["agent"] == "looper"
+
+
+def _leftover_tasks() -> set:
+    return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+
+def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hanging():
+    names = ("bad", *(f"s{i}" for i in range(30)))
+    p = program(parallels=[ParallelConfig("main", names)], steps=[StepConfig(n, "m") for n in names])
+    script = {"bad": [{"error": {"kind": "auth", "message": "nope"}}], **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)}}
+    engine = make(models={"m": script}, agents={}, program=p)
+
+    async def bounded():
+        result = await asyncio.wait_for(engine.run("go"), timeout=1.0)
+        return result, _leftover_tasks()
+
+    result, leftover = go(bounded())
+    assert result.stop_reason == "error" and result.to_dict()["error"]["branch"] == "bad"
+    assert not leftover
+
+
+def test_cancelling_a_run_cancels_every_parallel_branch():
+    names = tuple(f"s{i}" for i in range(10))
+    p = program(parallels=[ParallelConfig("main", names)], steps=[StepConfig(n, "m") for n in names])
+    engine = make(models={"m": {n: [{"text": "late", "delay": "5s"}] for n in names}}, agents={}, program=p)
+
+    async def cancel_midway():
+        run = asyncio.ensure_future(engine.run("go"))
+        await asyncio.sleep(0.05)
+        run.cancel()
+        await asyncio.wait({run}, timeout=2.0)
+        return run.cancelled(), _leftover_tasks()
+
+    cancelled, leftover = go(cancel_midway())
+    assert cancelled and not leftover
