@@ -57,7 +57,12 @@ def _rule_callback(builder: Any, name: str, expand1: bool, child_filter: tuple |
             if nones:
                 out += [None] * nones
             if inline:
-                out += children[i].children
+                if out:
+                    out += children[i].children
+                else:
+                    # Repetitions are left-recursive (`xs: x | xs x`): extending the
+                    # inner list in place, as lark does, keeps a long list linear.
+                    out = children[i].children
             else:
                 out.append(children[i])
         if nones_after:
