@@ -34,11 +34,13 @@ def _rule_callback(builder: Any, name: str, expand1: bool, child_filter: tuple |
         def method(children: list, _name: str = name) -> Any:
             return default(_name, children)
 
-    call = method
-    if expand1:
+    if expand1:  # a `?rule`: one child stands for the rule
 
         def call(children: list) -> Any:
             return children[0] if len(children) == 1 else method(children)
+
+    else:
+        call = method
 
     if child_filter is None:
         return call
