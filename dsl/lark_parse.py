@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -122,16 +123,9 @@ class _LarkParser:
             return self.lark.parse(text)
 
 
-_parser: _LarkParser | None = None
-_parser_lock = threading.Lock()
-
-
+@cache
 def _get_parser() -> _LarkParser:
-    global _parser
-    with _parser_lock:
-        if _parser is None:
-            _parser = _LarkParser()
-    return _parser
+    return _LarkParser()
 
 
 #: Everything a parse of bad text raises; each becomes a diagnostic.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import threading
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, Iterator
 
 from . import ast
@@ -75,16 +76,9 @@ class _FastParser:
                 return None
 
 
-_parser: _FastParser | None = None
-_parser_lock = threading.Lock()
-
-
+@cache
 def _get_parser() -> _FastParser:
-    global _parser
-    with _parser_lock:
-        if _parser is None:
-            _parser = _FastParser()
-    return _parser
+    return _FastParser()
 
 
 def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic]]:
