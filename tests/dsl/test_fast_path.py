@@ -117,8 +117,12 @@ def test_mutated_specs(text):
     assert_agree(text)
 
 
-@settings(FUZZ, max_examples=100)
-@given(st.text(alphabet=st.sampled_from(list('ab{}[](),=:?|->"#\n\r 1.5ms\\')), max_size=60))
+_SOUP = [*'ab{}[](),=:?|->"#\n\r \t1.5ms\\e-+_', "model", "agent", "tool", "params", "parallel", "chain", '"""',
+         "succeeded", "true", "plait", "import", "step", "consolidate", " = ", "{ ", " }"]
+
+
+@settings(FUZZ, max_examples=200)
+@given(st.lists(st.sampled_from(_SOUP), max_size=60).map("".join))
 def test_token_soup(text):
     assert_agree(text)
 
