@@ -31,6 +31,7 @@ from .base import (
     ToolCallStart,
     Usage,
 )
+from .finish import normalise
 
 __all__ = ["ScriptedProvider", "parse_duration"]
 
@@ -161,9 +162,9 @@ class ScriptedProvider:
         content = [TextPart(text, reply.get("phase"))] if text else []
         for extra in reply.get("parts") or ():
             content.append(TextPart(extra["text"], extra.get("phase")))
-        finish = reply.get("finish_reason")
-        if finish is None:
-            finish = "malformed_tool_call" if any(c.malformed for c in calls) else ("tool_calls" if calls else "stop")
+        reason = reply.get("finish_reason")
+        if reason is None:
+            reason = normalise({}, None, calls)
         usage = reply.get("usage")
         if usage is not None:
             usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
@@ -172,7 +173,7 @@ class ScriptedProvider:
             seen = sum(len(p.text) for m in request.messages for p in m.content)
             usage = Usage(1 + seen // 4, 1 + sum(len(p.text) for p in content) // 4 + 8 * len(calls))
         message = Message("assistant", content, calls, model=self.name, response_id=reply.get("response_id"))
-        return ModelResponse(message, finish.lower(), raw_finish_reason=finish, usage=usage, model=self.name,
+        return ModelResponse(message, reason.lower(), raw_finish_reason=reason, usage=usage, model=self.name,
                              response_id=reply.get("response_id"))
 
     def _call(self, raw: dict[str, Any], index: int) -> ToolCall:
