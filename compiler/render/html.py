@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .dot import to_dot
+from .dot import scene_to_dot
 from .image import dot_available, dot_to_image
-from .mermaid import to_mermaid
+from .mermaid import scene_to_mermaid
 from .redact import redact_text
-from .scene import RenderOptions, build_scene
+from .scene import RenderOptions, Scene, build_scene
 
 __all__ = ["declaration_lines", "to_html"]
 
@@ -92,13 +92,13 @@ def _source_pane(sources: dict, base: Any) -> str:
     return "".join(parts)
 
 
-def _picture(graph: Any, options: RenderOptions) -> str:
+def _picture(scene: Scene) -> str:
     if dot_available():
-        svg = dot_to_image(to_dot(graph, options), "svg").decode("utf-8")
+        svg = dot_to_image(scene_to_dot(scene), "svg").decode("utf-8")
         # Drop the XML prolog and doctype: inline SVG in HTML takes the <svg> element only.
         return svg[svg.index("<svg") :]
     note = "<p>Graphviz <code>dot</code> is not installed, so the picture is shown as its Mermaid source.</p>"
-    return note + f"<pre>{_html.escape(to_mermaid(graph, options))}</pre>"
+    return note + f"<pre>{_html.escape(scene_to_mermaid(scene))}</pre>"
 
 
 def to_html(graph: Any, options: RenderOptions, sources: dict) -> str:
@@ -113,7 +113,7 @@ def to_html(graph: Any, options: RenderOptions, sources: dict) -> str:
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{_CSS}</style></head>\n'
-        f'<body><div id="picture">{_picture(graph, options)}<div id="names">{names}</div></div>\n'
+        f'<body><div id="picture">{_picture(scene)}<div id="names">{names}</div></div>\n'
         f'<div id="source">{_source_pane(sources, graph.base_dir)}</div>\n'
         f'<script type="application/json" id="spans">{span_json}</script>\n'
         f"<script>{_JS}</script></body></html>\n"
