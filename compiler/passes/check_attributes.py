@@ -173,15 +173,7 @@ class _Checker:
         if t == "refs":
             if not isinstance(value, ast.ListValue):
                 return self.wrong_type(attr, spec, value)
-            out = []
-            for i, item in enumerate(value.items):
-                if not isinstance(item, ast.Ref):
-                    self.wrong_type(attr, spec, item)
-                    continue
-                name = self.resolve(owner, attr, item, spec.kinds, i)
-                if name is not None:
-                    out.append(name)
-            return tuple(out)
+            return self.refs(owner, attr, spec, value, spec.kinds)
         if t == "until":
             return self.until(owner, attr, value)
         if t == "env":
@@ -214,16 +206,20 @@ class _Checker:
             name = self.resolve(owner, attr, value, ("tool", "agent"))
             return (name,) if name else ()
         if isinstance(value, ast.ListValue):
-            names = []
-            for i, item in enumerate(value.items):
-                if isinstance(item, ast.Ref):
-                    name = self.resolve(owner, attr, item, ("tool", "agent"), i)
-                    if name:
-                        names.append(name)
-                else:
-                    self.wrong_type(attr, spec, item)
-            return tuple(names)
+            return self.refs(owner, attr, spec, value, ("tool", "agent"))
         return self.wrong_type(attr, spec, value)
+
+    def refs(self, owner: str, attr: str, spec: Attr, value: ast.ListValue, kinds: tuple[str, ...]) -> tuple[str, ...]:
+        """The names of a list that resolve to one of `kinds`; every other item is reported."""
+        out = []
+        for i, item in enumerate(value.items):
+            if not isinstance(item, ast.Ref):
+                self.wrong_type(attr, spec, item)
+                continue
+            name = self.resolve(owner, attr, item, kinds, i)
+            if name is not None:
+                out.append(name)
+        return tuple(out)
 
     def _call(self, attr: str, spec: Attr, value: ast.Node, funcs: tuple[str, ...]) -> ast.Call | None:
         if not isinstance(value, ast.Call) or value.func.name not in funcs:
