@@ -17,7 +17,7 @@ from .agent import run_agent
 from .config import NO_FALLBACK, AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
 from .context import RunContext
 from .errors import AgentError, error_info
-from .outcomes import Done, Fail, Interrupt, Outcome
+from .outcomes import Done, Fail, Outcome, merge_stops
 from .providers.base import Message, ModelRequest, final_answer_text
 from .steps.call_model import complete_with_fallbacks, direct_call, served
 from .templates import as_text, render
@@ -174,11 +174,8 @@ async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path:
             record[b] = {"error": info}
         else:
             stops.append(outcome)
-    pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
-    if pending:
-        return Interrupt(pending)
     if stops:
-        return stops[0]
+        return merge_stops(stops)
     return Done(record, "max_steps" if bounded else "done")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "Fail", "Interrupt", "Outcome", "Pause", "PendingCall"]
+__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "Fail", "Interrupt", "Outcome", "Pause", "PendingCall", "merge_stops"]
 
 
 class Continue:
@@ -108,3 +108,11 @@ class Decision:
 
 
 Outcome = Continue | Done | Interrupt | Pause | Fail
+
+
+def merge_stops(stops: list[Interrupt | Pause]) -> Interrupt | Pause:
+    """Stops of calls or branches that ran side by side → one: every pending call at once, else the first stop."""
+    pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
+    if pending:
+        return Interrupt(pending)
+    return stops[0]

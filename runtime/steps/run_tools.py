@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from ..context import AgentRun, RunContext
-from ..outcomes import CONTINUE, Done, Fail, Interrupt, Outcome, Pause
+from ..outcomes import CONTINUE, Done, Fail, Interrupt, Outcome, Pause, merge_stops
 from ..providers.base import Message, TextPart, ToolCall
 from ..tools import ToolOutcome
 
@@ -29,7 +29,7 @@ async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
         stops = await asyncio.gather(*(_run_one(run, ctx, c) for c in todo))
     stopped = [s for s in stops if s is not None]
     if stopped:
-        return _merge(stopped)
+        return merge_stops(stopped)
     results = run.results
     outcomes = run.outcomes
     for call in calls:
@@ -96,10 +96,3 @@ async def _delegate(run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, 
         ctx.warn("delegate_failed", f"delegated agent `{agent}` failed: {error}", run.path, run.agent, agent=agent, kind=getattr(error, "kind", None))
         return ToolOutcome(f"agent `{agent}` failed: {error}", True)
     return child
-
-
-def _merge(stops: list[Interrupt | Pause]) -> Interrupt | Pause:
-    pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
-    if pending:
-        return Interrupt(pending)
-    return stops[0]
