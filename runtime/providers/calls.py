@@ -13,7 +13,7 @@ from typing import Any
 
 from .base import ToolCall
 
-__all__ = ["SYNTHETIC_PREFIX", "CallBuffer", "parse_arguments", "synthetic_id", "tool_call"]
+__all__ = ["SYNTHETIC_PREFIX", "CallBuffer", "parse_arguments", "synthetic_id", "tool_call", "wire_arguments"]
 
 #: Ids we invent for providers that send none; never sent back to the provider.
 SYNTHETIC_PREFIX = "plait_"
@@ -43,6 +43,11 @@ def tool_call(call_id: str, name: str, arguments: Any, signature: str | None = N
     raw = arguments if isinstance(arguments, str) else ("" if arguments is None else json.dumps(arguments))
     parsed, malformed = parse_arguments(raw)
     return ToolCall(call_id, name, parsed, raw, malformed, signature)
+
+
+def wire_arguments(call: ToolCall) -> str:
+    """A call's arguments as JSON text, for wires that carry them so (OpenAI): the text as received, if any."""
+    return call.raw_arguments or json.dumps(call.arguments or {}, ensure_ascii=False)
 
 
 class CallBuffer:

@@ -26,7 +26,7 @@ from .base import (
     ToolSpec,
     Usage,
 )
-from .calls import CallBuffer, synthetic_id, tool_call
+from .calls import CallBuffer, synthetic_id, tool_call, wire_arguments
 from .sse import is_done, loads
 
 __all__ = ["ChatStream", "chat_body", "chat_messages", "chat_tool_choice", "chat_tools", "parse_chat"]
@@ -86,7 +86,7 @@ def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
                     {
                         "id": c.id,
                         "type": "function",
-                        "function": {"name": c.name, "arguments": _raw(c.raw_arguments, c.arguments)},
+                        "function": {"name": c.name, "arguments": wire_arguments(c)},
                     }
                     for c in m.tool_calls
                 ]
@@ -96,12 +96,6 @@ def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
         else:
             out.append({"role": m.role, "content": m.text})
     return out
-
-
-def _raw(raw: str, arguments: dict[str, Any] | None) -> str:
-    if raw:
-        return raw
-    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
 def parse_chat(data: dict[str, Any], request: ModelRequest) -> ModelResponse:

@@ -13,7 +13,6 @@ carries it; if no message carries it, the full history goes without the id.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Sequence
 
@@ -31,7 +30,7 @@ from .base import (
     ToolCallStart,
     Usage,
 )
-from .calls import CallBuffer, tool_call
+from .calls import CallBuffer, tool_call, wire_arguments
 from .sse import loads
 
 __all__ = ["RETENTION", "ResponsesStream", "continuation_id", "parse_responses", "responses_body"]
@@ -103,9 +102,10 @@ def responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 if part.phase:
                     item["phase"] = part.phase
                 items.append(item)
-            for c in m.tool_calls:
-                arguments = c.raw_arguments or json.dumps(c.arguments or {}, ensure_ascii=False)
-                items.append({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": arguments})
+            items += [
+                {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": wire_arguments(c)}
+                for c in m.tool_calls
+            ]
         else:
             items.append({"role": "developer" if m.role == "system" else m.role, "content": m.text})
     return items
