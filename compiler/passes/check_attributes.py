@@ -8,6 +8,7 @@ a reference's expected kind is part of the attribute's type.
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from plait.dsl import ast
@@ -252,8 +253,6 @@ class _Checker:
         call = self._call(attr, spec, value, ("python", "http"))
         if call is None:
             return None
-        decl = self.ctx.decls[owner]
-        base_dir = self.ctx.load.root_dir
         if call.func.name == "python":
             arg = call.args[0] if len(call.args) == 1 else None
             if not isinstance(arg, ast.String) or ":" not in arg.value or call.block is not None:
@@ -263,9 +262,7 @@ class _Checker:
             if not all(part.isidentifier() for part in module.split(".")) or not function.isidentifier():
                 self.report(make("P204", f'`{arg.value}` is not a valid "module:function" target', arg.span))
                 return None
-            from pathlib import Path
-
-            folder = Path(decl.span.file).resolve().parent if decl.span.file != "<string>" else base_dir
+            folder = self.folder(self.ctx.decls[owner])
             return {"type": "python", "target": arg.value, "base_dir": str(folder) if folder else None}
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Ref) or not isinstance(call.args[1], ast.String):
             self.report(make("P203", '`http` takes a method and a URL: `http(GET, "https://...")`', call.span))
@@ -295,6 +292,12 @@ class _Checker:
         return {"type": "http", "method": method, "url": call.args[1].value, "headers": headers, "body": body}
 
     # --- declarations -------------------------------------------------------------
+
+    def folder(self, decl: ast.Node) -> Path | None:
+        """Where relative paths written in `decl` resolve: its file's directory, or
+        for spec text the root directory (None when there is none)."""
+        file = decl.span.file
+        return Path(file).resolve().parent if file != "<string>" else self.ctx.load.root_dir
 
     def block(self, name: str, kind: str, body: ast.Block | None) -> None:
         schema = SCHEMAS[kind]
@@ -368,9 +371,7 @@ class _Checker:
         values["provider"], values["model_id"] = provider, model_id
         values["api_key_env"] = values.pop("api_key", None)
         if values.get("script") is not None and provider == "scripted":
-            from pathlib import Path
-
-            folder = Path(decl.span.file).resolve().parent if decl.span.file != "<string>" else self.ctx.load.root_dir
+            folder = self.folder(decl)
             values["script"] = str(folder / values["script"]) if folder else values["script"]
 
     def tool(self, decl: ast.ToolDecl) -> None:
