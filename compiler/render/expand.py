@@ -29,32 +29,24 @@ TURN_STEP_NAMES = tuple(name for name, _ in TURN_STEPS)
 EXITS = (("returns", "returns output"), ("human", "stops for a human"), ("fails", "fails"))
 
 
-def _step_lines(graph: Any, agent: str, a: dict, step: str, text: str) -> list[str]:
-    extra = {
-        "check_budget": f"max_steps {a['max_steps']}",
-        "call_model": " → ".join([a["model"], *a["fallback"]]),
-        "check_interrupts": _gates(graph, a),
-        "check_until": until_text(a) if a["until"] else "no until",
-        "loop_boundary": "tool results waiting?",
-    }.get(step)
-    return [text, extra] if extra else [text]
-
-
 def _gated(graph: Any, a: dict) -> list[str]:
     return [t for t in a["tools"] if graph.node(t)["kind"] == "tool" and is_gated(graph, a, t)]
-
-
-def _gates(graph: Any, a: dict) -> str:
-    gated = _gated(graph, a)
-    return "approval " + ", ".join(gated) if gated else "no approval gates"
 
 
 def turn_scene(graph: Any, agent: str) -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, str, str]]]:
     """(nodes as (id, kind, lines), edges as (source, target, kind, label)) for `agent`'s turn."""
     a = graph.node(agent)
+    gated = _gated(graph, a)
+    extra = {
+        "check_budget": f"max_steps {a['max_steps']}",
+        "call_model": " → ".join([a["model"], *a["fallback"]]),
+        "check_interrupts": "approval " + ", ".join(gated) if gated else "no approval gates",
+        "check_until": until_text(a) if a["until"] else "no until",
+        "loop_boundary": "tool results waiting?",
+    }
     sid = {name: f"{agent}@turn/{name}" for name, _ in TURN_STEPS}
     xid = {name: f"{agent}@turn/{name}" for name, _ in EXITS}
-    nodes = [(sid[name], "turn_step", _step_lines(graph, agent, a, name, text)) for name, text in TURN_STEPS]
+    nodes = [(sid[name], "turn_step", [text, extra[name]] if extra.get(name) else [text]) for name, text in TURN_STEPS]
     nodes += [(xid[name], "turn_exit", [text]) for name, text in EXITS]
 
     edges = [(agent, sid["check_budget"], "turn", "each turn")]
@@ -71,7 +63,7 @@ def turn_scene(graph: Any, agent: str) -> tuple[list[tuple[str, str, list[str]]]
         (sid["call_model"], xid["returns"], "stop", "done (truncated)"),
     ]
     # Only drawn when they can happen: a gate to stop at, a delegate that may stop for a human.
-    if _gated(graph, a):
+    if gated:
         edges.append((sid["check_interrupts"], xid["human"], "stop", "interrupt"))
     if any(graph.node(t)["kind"] == "agent" for t in a["tools"]):
         edges.append((sid["run_tools"], xid["human"], "stop", "interrupt (delegate)"))
