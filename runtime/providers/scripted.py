@@ -33,10 +33,11 @@ from .base import (
 )
 from .finish import normalise
 
-__all__ = ["ScriptedProvider", "parse_duration"]
+__all__ = ["ScriptedProvider", "parse_duration", "words"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_WORD = re.compile(r"\S+\s*|\s+")
 
 
 def parse_duration(value: Any) -> float:
@@ -47,6 +48,11 @@ def parse_duration(value: Any) -> float:
     if match is None:
         raise ValueError(f"not a duration: {value!r}")
     return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+def words(text: str) -> list[str]:
+    """Text split the way models stream it: a word and its following space per delta."""
+    return _WORD.findall(text)
 
 
 class ScriptedProvider:
@@ -195,7 +201,7 @@ class ScriptedProvider:
         events: list[StreamEvent] = []
         for part in response.message.content:
             # Word-sized chunks, so consumers see a real sequence of deltas.
-            for chunk in re.findall(r"\S+\s*|\s+", part.text):
+            for chunk in words(part.text):
                 events.append(TextDelta(chunk, part.phase))
         for call in response.message.tool_calls:
             raw = call.raw_arguments

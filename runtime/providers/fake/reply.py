@@ -16,26 +16,17 @@ Reply shape, as in LANGUAGE.md "The scripted provider": `text`, `tool_calls`
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "Reply", "fragments", "parse_duration", "sse", "words"]
+from ..scripted import parse_duration, words
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$")
+__all__ = ["Call", "Reply", "fragments", "sse", "words"]
 
 
-def parse_duration(value: Any) -> float:
-    """Seconds from 0.05, "50ms" or "1.5s"."""
-    if value is None:
-        return 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    found = _DURATION.match(str(value))
-    if not found:
-        raise ValueError(f"not a duration: {value!r}")
-    amount = float(found.group(1))
-    return amount / 1000.0 if found.group(2) == "ms" else amount
+def _seconds(value: Any) -> float:
+    """0.05, "50ms" or "1.5s" as the scripted provider reads them; absent is no wait."""
+    return 0.0 if value is None else parse_duration(value)
 
 
 @dataclass(slots=True)
@@ -87,8 +78,8 @@ class Reply:
             calls=calls,
             finish_reason=data.get("finish_reason"),
             phase=data.get("phase"),
-            delay=parse_duration(data.get("delay")),
-            chunk_delay=parse_duration(data.get("chunk_delay")),
+            delay=_seconds(data.get("delay")),
+            chunk_delay=_seconds(data.get("chunk_delay")),
             error=data.get("error"),
             status=data.get("status"),
             headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()},
@@ -117,11 +108,6 @@ class Reply:
         """This reply's finish reason in a wire's own vocabulary; unknown values go out as given."""
         neutral = self.finish_reason or ("tool_calls" if self.calls else "stop")
         return table.get(neutral, neutral)
-
-
-def words(text: str) -> list[str]:
-    """Text split the way models stream it: a word and its following space per delta."""
-    return re.findall(r"\S+\s*|\s+", text) or ([text] if text else [])
 
 
 def fragments(text: str, size: int = 8) -> list[str]:
