@@ -126,15 +126,14 @@ def quick_check(schema: dict[str, Any] | None) -> Callable[[Any], bool] | None:
 class ToolRunner:
     """Per-run tool machinery: validator and import caches, one shared HTTP client."""
 
-    __slots__ = ("_validators", "_functions", "_async", "_http", "http_client")
+    __slots__ = ("_validators", "_functions", "_async", "_http")
 
-    def __init__(self, http_client: Any = None) -> None:
+    def __init__(self) -> None:
         #: tool name -> (its schema, quick check or None, full validator once needed)
         self._validators: dict[str, tuple[Any, Any, Any]] = {}
         self._functions: dict[tuple[str, str | None], Callable[..., Any]] = {}
         self._async: dict[Callable[..., Any], bool] = {}
         self._http: Any = None
-        self.http_client = http_client
 
     # -- validation -----------------------------------------------------------------
 
@@ -230,13 +229,11 @@ class ToolRunner:
 
     async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None) -> Any:
         spec = tool.run
-        client = self.http_client
+        client = self._http
         if client is None:
-            if self._http is None:
-                import httpx
+            import httpx
 
-                self._http = httpx.AsyncClient()
-            client = self._http
+            client = self._http = httpx.AsyncClient()
         url = render(spec["url"], params=arguments, state=state, quote=lambda s: quote(s, safe=""))
         headers = {k: render(str(v), params=arguments, state=state) for k, v in (spec.get("headers") or {}).items()}
         method = spec.get("method", "GET").upper()
