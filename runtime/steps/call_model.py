@@ -113,7 +113,7 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
         try:
             if ctx.stream or request.timeout or ctx.bus.active:
                 response = await _one_call(ctx, agent, name, request, path, started)
-            else:  # the common case, without the timer and event plumbing
+            else:  # nobody streaming or listening and no timeout: direct_call's case, for an agent with fallbacks
                 response = await ctx.provider(name).complete(request)
         except ProviderError as error:
             last = index == len(models) - 1
