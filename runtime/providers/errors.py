@@ -18,7 +18,7 @@ import httpx
 
 from .base import ProviderError
 
-__all__ = ["STATUS_KINDS", "TOKEN_KINDS", "from_exception", "from_payload", "from_response", "retry_after"]
+__all__ = ["STATUS_KINDS", "TOKEN_KINDS", "from_exception", "from_payload", "from_response", "retry_after", "status_kind"]
 
 #: Fallback by HTTP status when the body names nothing more specific.
 STATUS_KINDS: dict[int, str] = {
@@ -216,14 +216,14 @@ def _kind(error: Mapping[str, Any], message: str, status: int | None) -> str:
         return "context_length"
     if kinds:
         return kinds[0]
-    if status is not None:
-        if status in STATUS_KINDS:
-            return STATUS_KINDS[status]
-        if status >= 500:
-            return "server_error"
-        if status >= 400:
-            return "invalid_request"
+    if status is not None and status >= 400:
+        return status_kind(status)
     return "server_error"
+
+
+def status_kind(status: int) -> str:
+    """What an HTTP error status means when the body names nothing more specific."""
+    return STATUS_KINDS.get(status) or ("server_error" if status >= 500 else "invalid_request")
 
 
 def _daily_quota(error: Mapping[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..base import ModelConfig
-from ..errors import STATUS_KINDS
+from ..errors import status_kind
 from . import anthropic, google, openai_chat, openai_responses
 from .reply import Reply
 from .script import Script, ScriptExhausted
@@ -190,7 +190,8 @@ class FakeServer:
             return False
         spec = reply.failure(streamed)
         if spec is not None:
-            kind = spec.get("kind") or _kind_for(reply.status or 500)
+            # A bare scripted status gets the body a provider would send with it.
+            kind = spec.get("kind") or status_kind(reply.status or 500)
             status, payload = wire.error(kind, spec.get("message", "scripted failure"))
             await _send_json(writer, reply.status or status, payload, reply.headers, sse_type="streamGenerateContent" in path)
             return True
@@ -200,13 +201,6 @@ class FakeServer:
             await _send_json(writer, reply.status or 200, wire.body(*args), reply.headers)
             return True
         return await _send_stream(writer, wire, reply, wire.events(*args))
-
-
-def _kind_for(status: int) -> str:
-    """A bare scripted status gets the body a provider would send with it."""
-    if status in STATUS_KINDS:
-        return STATUS_KINDS[status]
-    return "server_error" if status >= 500 else "invalid_request"
 
 
 def _route(path: str, body: Any) -> tuple[ModuleType | None, str]:
