@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from plait.dsl.source import Span
 
+from .schema import RUNNABLE_KINDS
+
 if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["AgentGraph", "GRAPH_JSON_VERSION", "span_json"]
 
 GRAPH_JSON_VERSION = 1
-RUNNABLE = ("agent", "step", "chain", "parallel", "consolidate")
 
 
 def span_json(span: Span | None, base_dir: Path | None) -> dict[str, Any] | None:
@@ -137,7 +138,7 @@ class AgentGraph:
         return [n for n, data in self._node.items() if data.get("kind") in kinds]
 
     def runnables(self) -> list[str]:
-        return [n for n in self.nodes_of(*RUNNABLE) if "/" not in n]
+        return [n for n in self.nodes_of(*RUNNABLE_KINDS) if "/" not in n]
 
     def edges_of(self, *kinds: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
         for u, v, data in self.edges():

@@ -6,6 +6,7 @@ from plait.dsl import ast
 
 from ..context import CompileContext
 from ..graph import AgentGraph
+from ..schema import RUNNABLE_KINDS
 
 # Attributes each node kind carries, in the order docs/graph.md lists them.
 _NODE_ATTRS = {
@@ -45,7 +46,7 @@ def build_graph(ctx: CompileContext) -> None:
     for ref in ctx.references:
         owner, target, span = ref.owner, ref.target, ref.span
         owner_kind = graph.node(owner)["kind"]
-        if ref.attr in ("model",):
+        if ref.attr == "model":
             graph.add_edge(owner, target, "calls", span)
         elif ref.attr == "fallback":
             graph.add_edge(owner, target, "fallback", span, order=ref.index + 1)
@@ -79,7 +80,7 @@ def build_graph(ctx: CompileContext) -> None:
                 previous = element
 
     runnables = graph.runnables()
-    if "main" in graph and graph.node("main")["kind"] in ("agent", "step", "chain", "parallel", "consolidate"):
+    if "main" in graph and graph.node("main")["kind"] in RUNNABLE_KINDS:
         graph.entry = "main"
     elif len(runnables) == 1:
         graph.entry = runnables[0]

@@ -20,6 +20,9 @@ from ..context import CompileContext, Reference
 from ..params import params_schema
 from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a
 
+#: What a chain element or parallel branch may name, in the order messages list them.
+_RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
+
 _TYPE_WORDS = {
     "string": "a string",
     "template": "a string",
@@ -400,12 +403,12 @@ class _Checker:
                 inline.append((pid, element))
                 for j, branch in enumerate(element.branches):
                     ref = ast.Ref.model_construct(span=branch.span, name=branch.name)
-                    self.resolve(pid, "branches", ref, tuple(sorted(RUNNABLE_KINDS)), j)
+                    self.resolve(pid, "branches", ref, _RUNNABLE, j)
                 elements.append(pid)
                 self.ctx.references.append(Reference(name, "elements", pid, element.span, i))
             else:
                 ref = ast.Ref.model_construct(span=element.span, name=element.name)
-                if self.resolve(name, "elements", ref, tuple(sorted(RUNNABLE_KINDS)), i):
+                if self.resolve(name, "elements", ref, _RUNNABLE, i):
                     elements.append(element.name)
         self.ctx.values[name] = {"elements": tuple(elements)}
         self.ctx.inline_parallels[name] = inline
@@ -418,7 +421,7 @@ class _Checker:
             if not isinstance(item, ast.Ref):
                 self.report(make("P203", "parallel branches must be names", item.span))
                 continue
-            if self.resolve(name, "branches", item, tuple(sorted(RUNNABLE_KINDS)), i):
+            if self.resolve(name, "branches", item, _RUNNABLE, i):
                 branches.append(item.name)
         self.ctx.values[name]["branches"] = tuple(branches)
 
