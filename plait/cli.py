@@ -57,6 +57,13 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def print_diagnostics(diagnostics: list, sources: dict, **options) -> None:
+    """A failed compile's diagnostics on stderr, in `plait check`'s text report (`options` go to its emitter)."""
+    from plait.compiler.report import render, wants_color
+
+    sys.stderr.write(render(diagnostics, sources, "text", color=wants_color(sys.stderr), **options))
+
+
 def _version() -> str:
     from plait import __version__
 

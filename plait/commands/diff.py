@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +46,6 @@ def _compile(side: str):
 
 def run(args: argparse.Namespace) -> int:
     from plait.compiler.diff import changes_to_json, changes_to_text, diff_graphs
-
-    from .render import print_diagnostics
 
     graphs = []
     for side in (args.old, args.new):

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 STDIN = "-"
 
@@ -96,11 +96,9 @@ def _reason(exc: Exception) -> str:
 
 def _report(diagnostics: list, text: str, name: str) -> None:
     """Syntax errors as `plait check` shows them: the line, carets, what was expected."""
-    from plait.compiler.report import render, wants_color
     from plait.dsl.source import SourceFile
 
-    sources = {name: SourceFile(name, text)}
-    sys.stderr.write(render(diagnostics, sources, "text", wants_color(sys.stderr), summary=False))
+    print_diagnostics(diagnostics, {name: SourceFile(name, text)}, summary=False)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from plait.cli import EXIT_ERRORS, EXIT_OK
+from plait.cli import EXIT_ERRORS, EXIT_OK, print_diagnostics
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from plait.compiler.pipeline import compile_spec
     from plait.compiler.render import graph_json
-
-    from .render import print_diagnostics
 
     result = compile_spec(Path(args.file))
     if result.graph is None:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 from plait.compiler.render import FORMATS
 
@@ -31,17 +31,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hide", metavar="KINDS", default=None,
                         help="fold these into labels: models,tools; `none` draws them even in large graphs "
                         "(default: folded only above 150 runnables)")
-
-
-def print_diagnostics(diagnostics: list, sources: dict) -> None:
-    """Print a failed compile's diagnostics to stderr, in the shared text report when there is one."""
-    try:
-        from plait.compiler.report import render as report, wants_color
-    except ImportError:
-        for d in diagnostics:
-            print(str(d), file=sys.stderr)
-        return
-    sys.stderr.write(report(diagnostics, sources, "text", color=wants_color(sys.stderr)))
 
 
 def _format(args: argparse.Namespace) -> str:

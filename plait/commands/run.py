@@ -17,7 +17,7 @@ import shutil
 import sys
 from typing import Any
 
-from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_MAX_STEPS, EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_MAX_STEPS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
 
@@ -84,12 +84,6 @@ def load_engine(file: str) -> Any:
         print_diagnostics(compiled.diagnostics, compiled.sources)
         return EXIT_ERRORS
     return Engine.from_graph(compiled.graph)
-
-
-def print_diagnostics(diagnostics: list[Any], sources: dict[str, Any]) -> None:
-    from plait.compiler.report import render, wants_color
-
-    print(render(diagnostics, sources, "text", color=wants_color(sys.stderr)), file=sys.stderr)
 
 
 def read_input(args: argparse.Namespace) -> str:
