@@ -105,7 +105,7 @@ def _delegation_cycles(delegates: list[tuple[str, str, dict]], report: Callable[
         delegation.add_edge(u, v, span=data["span"])
     for cycle in _cycles(delegation)[:20]:
         path = " -> ".join(f"`{n}`" for n in cycle + [cycle[0]])
-        first = delegation.edges[cycle[-1], cycle[0]]["span"] if len(cycle) > 1 else delegation.edges[cycle[0], cycle[0]]["span"]
+        first = delegation.edges[cycle[-1], cycle[0]]["span"]  # the edge closing the cycle (a self-loop for one agent)
         labels = [Label(delegation.edges[a, b]["span"], f"`{a}` delegates to `{b}`") for a, b in zip(cycle, cycle[1:])]
         report(make("P303", f"delegation cycle: {path}", first, labels=labels,
                     notes=["an agent that can reach itself through `tools` can recurse without end"]))
