@@ -114,7 +114,10 @@ class _Checker:
             return None
         return word
 
-    def resolve(self, owner: str, attr: str, ref: ast.Ref, kinds: tuple[str, ...], index: int = 0) -> str | None:
+    def resolve(
+        self, owner: str, attr: str, ref: ast.Ref | ast.ChainRef | ast.Ident, kinds: tuple[str, ...], index: int = 0
+    ) -> str | None:
+        """The declaration `ref` names, if it is one of `kinds`, recorded as a reference; else None, reported."""
         name = ref.name
         decl = self.ctx.decls.get(name)
         if decl is None:
@@ -402,13 +405,11 @@ class _Checker:
                 pid = f"{name}/parallel#{len(inline) + 1}"
                 inline.append((pid, element))
                 for j, branch in enumerate(element.branches):
-                    ref = ast.Ref.model_construct(span=branch.span, name=branch.name)
-                    self.resolve(pid, "branches", ref, _RUNNABLE, j)
+                    self.resolve(pid, "branches", branch, _RUNNABLE, j)
                 elements.append(pid)
                 self.ctx.references.append(Reference(name, "elements", pid, element.span, i))
             else:
-                ref = ast.Ref.model_construct(span=element.span, name=element.name)
-                if self.resolve(name, "elements", ref, _RUNNABLE, i):
+                if self.resolve(name, "elements", element, _RUNNABLE, i):
                     elements.append(element.name)
         self.ctx.values[name] = {"elements": tuple(elements)}
         self.ctx.inline_parallels[name] = inline
