@@ -1,7 +1,7 @@
 """AgentGraph + format + options → the rendered output (str for text formats, bytes for images).
 
 Builders are imported on use, so `plait render -f mermaid` never loads the
-Graphviz package and the JSON path never builds a scene.
+Graphviz package.
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .scene import RenderOptions, SceneError
+from .scene import RenderOptions, SceneError, build_scene
 
 __all__ = ["FORMATS", "IMAGE_FORMATS", "TEXT_FORMATS", "RenderError", "graph_json", "render"]
 
 TEXT_FORMATS = ("dot", "mermaid", "json", "html")
 IMAGE_FORMATS = ("svg", "png", "pdf")
-FORMATS = ("svg", "png", "pdf", "dot", "mermaid", "json", "html")
+FORMATS = IMAGE_FORMATS + TEXT_FORMATS
 
 #: A bad option or a missing Graphviz; the message is one line for the user.
 RenderError = SceneError
@@ -31,8 +31,6 @@ def graph_json(graph: Any) -> str:
 def render(graph: Any, format: str = "dot", options: RenderOptions = RenderOptions(), sources: dict | None = None) -> str | bytes:
     """Draw `graph` as `format`. `sources` (path → SourceFile) feeds the HTML page's source pane."""
     if format == "json":
-        from .scene import build_scene
-
         # The scene is still built, so a bad --entry/--hide is an error in every format.
         build_scene(graph, options)
         return graph_json(graph)
