@@ -11,6 +11,7 @@ import pytest
 
 import plait
 from plait.cli import main
+from runtime_helpers import call
 
 SPEC = """
 model demo = "scripted/demo" { script = "demo.json" }
@@ -45,10 +46,6 @@ def write(tmp_path, replies, spec=SPEC):
     (tmp_path / "cli_e2e_tools.py").write_text(TOOLS)
     (tmp_path / "demo.json").write_text(json.dumps(replies))
     return str(tmp_path / "spec.plait")
-
-
-def call(name, **arguments):
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 def cli(capsys, *argv):
@@ -177,8 +174,6 @@ def test_plait_run_compiles_and_walks_chain_parallel_and_consolidate(tmp_path):
 
 
 def test_arun_steps_through_events(tmp_path):
-    import asyncio
-
     spec = write(tmp_path, [call("add", a=1, b=2), {"text": "3"}])
 
     async def consume():
@@ -235,8 +230,6 @@ def test_chat_off_tty_exits_3_on_an_interrupt_and_1_on_a_failed_turn(tmp_path, c
 
 
 def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_path):
-    import asyncio
-
     from plait.runtime.engine import Engine
 
     # A module name of its own: earlier tests left `cli_e2e_tools` in sys.modules.
