@@ -15,6 +15,8 @@ from plait.runtime.providers.calls import parse_arguments, tool_call
 from plait.runtime.providers.keys import resolve_key
 from plait.runtime.providers.sse import SSEDecoder
 
+from helpers import request
+
 
 # --- SSE ------------------------------------------------------------------------------
 
@@ -166,7 +168,7 @@ def test_missing_key_is_an_auth_error_before_any_request(monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     provider = make_provider(ModelConfig("strong", "anthropic", "claude-x", base_url="http://127.0.0.1:9"))
     with pytest.raises(ProviderError) as info:
-        asyncio.run(provider.complete(__import__("helpers").request()))
+        asyncio.run(provider.complete(request()))
     assert info.value.kind == "auth" and "ANTHROPIC_API_KEY" in info.value.message
 
 
@@ -192,7 +194,7 @@ def test_key_goes_in_its_header_and_nowhere_else(plait_fake_server, monkeypatch,
 
     async def go():
         try:
-            await provider.complete(__import__("helpers").request())
+            await provider.complete(request())
         except ProviderError as err:
             return err
         finally:
