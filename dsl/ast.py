@@ -2,9 +2,9 @@
 
 The AST mirrors what was written (no name resolution, no defaults); the
 compiler gives it meaning. `Module` holds one file; imports are followed by
-`plait.dsl.loader`. Nodes are built with `model_construct` by the transformer
-(the grammar already guarantees their shape), so validation costs nothing on
-the parse path.
+`plait.dsl.loader`. The parser builds nodes without validation (`constructor`,
+a lean `model_construct`: the grammar already guarantees their shape), so
+validation costs nothing on the parse path.
 """
 
 # No `from __future__ import annotations`: pydantic would evaluate every
@@ -54,62 +54,26 @@ class Node(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
     span: Span
 
-    @classmethod
-    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
-        """pydantic's `model_construct` without what AST nodes never use (aliases,
-        extra fields, post-init hooks, default factories). The parser builds about
-        one node per token, and pydantic's general version was a quarter of the parse."""
-        table = _FIELDS.get(cls, _UNKNOWN)
-        if table is _UNKNOWN:
-            table = _fields_of(cls)
-        if table is None:
-            return super().model_construct(_fields_set, **values)
-        template, names, required = table
-        keys = values.keys()
-        if keys <= names and required <= keys:
-            # Copying the ordered template and updating it keeps declaration order.
-            data = template.copy()
-            data.update(values)
-        else:
-            # A required field left out or an unknown name: pydantic's rules, field by field.
-            data = {}
-            for name, default in template.items():
-                if name in values:
-                    data[name] = values[name]
-                elif default is not _REQUIRED:
-                    data[name] = default
-            keys = keys & names
-        node = cls.__new__(cls)
-        _set(node, "__dict__", data)
-        _set(node, "__pydantic_fields_set__", set(keys) if _fields_set is None else _fields_set)
-        _set(node, "__pydantic_extra__", None)
-        _set(node, "__pydantic_private__", None)
-        return node
-
 
 N = TypeVar("N", bound=Node)
 _set = object.__setattr__
 _REQUIRED = object()
-_UNKNOWN = object()
-#: Node class -> (field -> default or _REQUIRED in declaration order, field names,
-#: required names), or None when pydantic's own model_construct must be used.
-_FIELDS: dict[type, tuple[dict[str, Any], frozenset[str], frozenset[str]] | None] = {}
 _IMMUTABLE = (str, int, float, bool, type(None), tuple)
 
 
 def constructor(cls: type[N]) -> Callable[..., N]:
     """A faster `cls.model_construct` for the parser, which always passes every
     required field and nothing else (the grammar guarantees the shape; a test
-    checks every node it builds has all its fields in declaration order)."""
-    table = _FIELDS.get(cls, _UNKNOWN)
-    if table is _UNKNOWN:
-        table = _fields_of(cls)
-    if table is None:
+    checks every node it builds has all its fields in declaration order).
+    pydantic's general version, with aliases, extra fields, post-init hooks and
+    default factories, was a quarter of the parse."""
+    template = _template(cls)
+    if template is None:
         return cls.model_construct
-    template = table[0]
     new = cls.__new__
 
     def construct(**values: Any) -> N:
+        # Copying the ordered template and updating it keeps declaration order.
         data = template.copy()
         data.update(values)
         node = new(cls)
@@ -122,23 +86,21 @@ def constructor(cls: type[N]) -> Callable[..., N]:
     return construct
 
 
-def _fields_of(cls: type[Node]) -> tuple[dict[str, Any], frozenset[str], frozenset[str]] | None:
-    """The field table, or None when a default could be shared mutable state."""
+def _template(cls: type[Node]) -> dict[str, Any] | None:
+    """Field -> default (or _REQUIRED) in declaration order, or None when
+    pydantic's own model_construct must be used (a default could be shared
+    mutable state, or the class has an alias, a post-init hook or extras)."""
+    if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
+        return None
     template: dict[str, Any] = {}
     for name, info in cls.model_fields.items():
         if info.is_required():
             template[name] = _REQUIRED
         elif info.default_factory is not None or not isinstance(info.default, _IMMUTABLE) or info.alias:
-            _FIELDS[cls] = None
             return None
         else:
             template[name] = info.default
-    if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
-        _FIELDS[cls] = None
-        return None
-    required = frozenset(name for name, default in template.items() if default is _REQUIRED)
-    _FIELDS[cls] = table = (template, frozenset(template), required)
-    return table
+    return template
 
 
 class Ident(Node):

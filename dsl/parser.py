@@ -33,6 +33,9 @@ MAX_NESTING = 64
 #: error analysis (~1 ms), and past a hundred they are noise.
 MAX_SYNTAX_ERRORS = 100
 
+_Comment = ast.constructor(ast.Comment)
+_Module = ast.constructor(ast.Module)
+
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
@@ -95,13 +98,13 @@ def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic
         version, decls = result
         comments = [(start, end, *source.position(start)[:2]) for start, end in lark_parse.comments(source)]
     path, text = source.path, source.text
-    module = ast.Module.model_construct(
+    module = _Module(
         span=source.span(0, len(text)),
         file=path,
         version=version,
         declarations=decls,
         comments=tuple(
-            ast.Comment.model_construct(span=Span(path, line, col, line, col + end - start, start, end), text=text[start:end])
+            _Comment(span=Span(path, line, col, line, col + end - start, start, end), text=text[start:end])
             for start, end, line, col in comments
         ),
     )
