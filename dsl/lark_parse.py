@@ -20,6 +20,7 @@ from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput, UnexpectedToken
 
 from .diagnostics import Diagnostic
+from .lexer import _CLOSERS, _OPENERS
 from .parser import MAX_NESTING, MAX_SYNTAX_ERRORS, collector_paused
 from .source import SourceFile
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
@@ -27,8 +28,6 @@ from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["FoldSeparators", "comments", "make_lark", "parse"]
 
-_OPENERS = {"LBRACE": "RBRACE", "LSQB": "RSQB", "LPAR": "RPAR"}
-_CLOSERS = frozenset(_OPENERS.values())
 _DECL_KEYWORDS = frozenset({"MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT"})
 
 

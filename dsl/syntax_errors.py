@@ -9,7 +9,9 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from .diagnostics import Diagnostic, Fix, Label, Severity
+from .lexer import _OPENERS
 from .source import SourceFile
+from .transformer import NumberError, StringError
 
 __all__ = ["NestingTooDeep", "OpenBracket", "syntax_diagnostic"]
 
@@ -109,11 +111,11 @@ def syntax_diagnostic(
 
     if isinstance(exc, NestingTooDeep):
         return Diagnostic("P004", "nesting-too-deep", Severity.ERROR, "brackets are nested too deeply", span)
-    if exc.__class__.__name__ == "NumberError":
+    if isinstance(exc, NumberError):
         return Diagnostic(
             "P002", "invalid-token", Severity.ERROR, f"number is too long ({end - offset} characters)", span
         )
-    if exc.__class__.__name__ == "StringError":
+    if isinstance(exc, StringError):
         return Diagnostic(
             "P003", "invalid-escape", Severity.ERROR, "invalid escape in string", span,
             notes=("strings use JSON escapes: \\n \\t \\\" \\\\ \\uXXXX; `\\{{` writes literal braces",),
@@ -140,8 +142,7 @@ def syntax_diagnostic(
     innermost = stack[-1] if stack else None
     if innermost is not None:
         opened = source.position(innermost.token.start_pos + base)
-        close = _CLOSE[innermost.kind]
-        closer_name = {"}": "RBRACE", "]": "RSQB", ")": "RPAR"}[close]
+        close, closer_name = _CLOSE[innermost.kind], _OPENERS[innermost.kind]  # "}", "RBRACE"
         owner = f" `{innermost.owner}`" if innermost.owner else ""
         if token is None or token.type == "$END" or expected == {closer_name}:
             message = (
