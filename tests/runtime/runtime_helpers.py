@@ -74,6 +74,11 @@ def go(awaitable: Any) -> Any:
     return asyncio.run(main())
 
 
+async def drain(stream: Any) -> list[Any]:
+    """Every item of an async iterable: a run's events, or an agent's or provider's stream."""
+    return [item async for item in stream]
+
+
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 

@@ -9,7 +9,7 @@ import pytest
 from plait.runtime.config import AgentConfig
 from plait.runtime.errors import ToolNameCollision
 from plait.runtime.providers.base import ProviderError
-from runtime_helpers import call, fn_tool, go, make, schema
+from runtime_helpers import call, drain, fn_tool, go, make, schema
 
 
 def two_models(primary, backup, **kw):
@@ -58,21 +58,14 @@ def test_streamed_step_cannot_fall_over_after_its_first_event():
     engine = two_models([{"text": "half an answer", "error": {"kind": "server_error", "after": 1}}], [{"text": "backup"}])
     run = engine.start("go")
 
-    async def consume():
-        return [e async for e in run]
-
-    events = go(consume())
+    events = go(drain(run))
     assert run.result.error.kind == "server_error" and engine.providers["b"].requests == []
     assert [e.data["text"] for e in events if e.type == "text"] == ["half "]
     # Failing before the first event still falls over.
     engine = two_models([{"error": {"kind": "server_error"}}], [{"text": "backup"}])
     run = engine.start("go")
-    go(_drain(run))
+    go(drain(run))
     assert run.result.output == "backup"
-
-
-async def _drain(run):
-    return [e async for e in run]
 
 
 def test_stateful_agent_keeps_history_across_turns():
@@ -98,10 +91,7 @@ def test_stream_forwards_text_deltas_tool_call_deltas_and_starts():
                   tools={"add": fn_tool("add", lambda a, b: a + b, schema(a="integer", b="integer"))})
     agent = engine.agent("main")
 
-    async def consume():
-        return [e async for e in agent.stream("add")]
-
-    events = go(consume())
+    events = go(drain(agent.stream("add")))
     deltas = [e for e in events if e.type == "tool_call_delta"]
     start = next(e for e in events if e.type == "tool_call_start")
     assert len(deltas) >= 2 and "".join(d.data["arguments"] for d in deltas) == json.dumps({"a": 12, "b": 30})
@@ -149,10 +139,7 @@ def test_events_carry_telemetry_names_and_paths():
     engine = make([{"text": "x"}], label="briefing", source="customer", attributes={"app.tenant": "acme"})
     run = engine.start("go")
 
-    async def consume():
-        return [e async for e in run]
-
-    events = go(consume())
+    events = go(drain(run))
     end = next(e for e in events if e.type == "agent_end")
     assert (end.label, end.source, end.attributes, end.span) == ("briefing", "customer", {"app.tenant": "acme"}, "invoke_agent briefing")
     assert end.to_dict()["path"] == ["main"] and events[0].type == "run_start" and events[-1].type == "run_end"

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from plait.runtime.config import AgentConfig, ChainConfig, ConsolidateConfig, ParallelConfig, Program, StepConfig
-from runtime_helpers import call, fn_tool, go, make
+from runtime_helpers import call, drain, fn_tool, go, make
 
 
 def program(**parts) -> Program:
@@ -88,10 +88,7 @@ def test_consolidate_agents_see_each_others_answers_and_judge_ends_early():
     engine = consolidate_engine(verdicts)
     run = engine.start("GPU or cloud?")
 
-    async def consume():
-        return [e async for e in run]
-
-    events = go(consume())
+    events = go(drain(run))
     assert run.result.output == "both say rent"
     rounds = [(e.data["round"], e.data["agreed"]) for e in events if e.type == "consolidate_round"]
     assert rounds == [(1, False), (2, True)]
@@ -117,10 +114,7 @@ def test_delegation_passes_task_and_returns_the_sub_agents_answer_with_nested_pa
     engine = make(models={"m": script}, tools={"look": fn_tool("look", lambda: "330")}, agents=agents)
     run = engine.start("How tall?")
 
-    async def consume():
-        return [e async for e in run]
-
-    events = go(consume())
+    events = go(drain(run))
     assert run.result.output == "330 m"
     main_tools = engine.providers["m"].requests[0]
     assert main_tools["tools"] == ["researcher"]

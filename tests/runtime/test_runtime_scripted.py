@@ -9,7 +9,7 @@ import pytest
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import Message, ModelConfig, ModelRequest, ProviderError, ResponseDone, TextDelta, ToolCallDelta, ToolCallStart
 from plait.runtime.providers.scripted import ScriptedProvider, parse_duration
-from runtime_helpers import go
+from runtime_helpers import drain, go
 
 
 def request(agent="a"):
@@ -55,10 +55,7 @@ def test_reply_fields(tmp_path):
 def test_stream_emits_text_deltas_argument_fragments_and_starts():
     p = provider([{"text": "two words", "tool_calls": [{"name": "f", "arguments": {"city": "Oslo"}}]}])
 
-    async def collect():
-        return [e async for e in p.stream(request())]
-
-    events = go(collect())
+    events = go(drain(p.stream(request())))
     assert [type(e) for e in events] == [TextDelta, TextDelta, ToolCallDelta, ToolCallDelta, ToolCallStart, ResponseDone]
     assert "".join(e.arguments for e in events if isinstance(e, ToolCallDelta)) == '{"city": "Oslo"}'
     assert events[-1].response.tool_calls[0].arguments == {"city": "Oslo"}
