@@ -93,7 +93,9 @@ def build(lark: Any) -> dict[str, Any]:
             callback = callback.node_builder
         # Either a method of the AST builder or lark's default (a tree to inline).
         name = getattr(callback, "__name__", None) or callback.args[0]
-        return (rule.origin.name, len(rule.expansion), name, expand1, child_filter)
+        # Built from the grammar (not lark's cache), rule names are lark Tokens,
+        # whose repr would be written into the module: plain strings either way.
+        return (str(rule.origin.name), len(rule.expansion), str(name), expand1, child_filter)
 
     return {
         "TERMINALS": tuple(kept),
