@@ -38,6 +38,8 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
     assert (result.stop_reason, result.output) == ("done", "it is 5")
     assert [(c["name"], c["arguments"], c["is_error"]) for c in result.report.tool_calls] == [("add", {"a": 2, "b": 3}, False)]
     assert result.report.model_calls == 2 and result.report.usage.input_tokens >= 0
+    # Both calls' token counts are read from the wire, buffered and streamed alike.
+    assert result.report.usage.input_tokens > 0 and result.report.usage.output_tokens > 0
     if streamed:
         assert "text" in events and "tool_call_start" in events
 
