@@ -98,12 +98,8 @@ def make_lark(transformer: Any | None) -> Lark:
         cache=True,
     )
     # Separators before these terminals are line breaks inside one construct.
-    names = {t.name for t in lark.terminals}
-    glue = {"RBRACE", "LBRACE"}
-    for term in lark.terminals:
-        if getattr(term.pattern, "value", None) in ("->", "|"):
-            glue.add(term.name)
-    postlex.glue = frozenset(glue & names)
+    arrows = {t.name for t in lark.terminals if getattr(t.pattern, "value", None) in ("->", "|")}
+    postlex.glue = frozenset({"RBRACE", "LBRACE", *arrows})
     return lark
 
 
