@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from plait.dsl.diagnostics import Diagnostic, Fix, Label, Severity
 from plait.dsl.source import Span
 
-__all__ = ["CODES", "SECTIONS", "Code", "by_name", "lookup", "make", "sections"]
+__all__ = ["CODES", "SECTIONS", "Code", "lookup", "make", "sections"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -762,10 +762,6 @@ agent main { model = fast, fallback = [strong] }
 CODES = {code: replace(entry, explanation=_DOCS.get(code, "").strip()) for code, entry in CODES.items()}
 
 _BY_NAME = {c.name: c for c in CODES.values()}
-
-
-def by_name(name: str) -> Code:
-    return _BY_NAME[name]
 
 #: The sections every explanation has, in order.
 SECTIONS = ("What it catches", "Why it matters", "Example", "Fix")
