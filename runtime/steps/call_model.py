@@ -172,11 +172,12 @@ def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
 async def _one_call(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
     provider = ctx.provider(name)
     timeout = request.timeout
-    try:
-        if timeout:
-            async with asyncio.timeout(timeout):
-                return await _fetch(ctx, agent, provider, request, path, started)
+    if not timeout:
+        # No deadline of ours: a provider's own TimeoutError passes through, as on the direct path.
         return await _fetch(ctx, agent, provider, request, path, started)
+    try:
+        async with asyncio.timeout(timeout):
+            return await _fetch(ctx, agent, provider, request, path, started)
     except TimeoutError:
         raise ProviderError("timeout", f"model `{name}` did not answer within {timeout:g}s", model=name) from None
 

@@ -251,3 +251,25 @@ def test_unknown_tool_name_gets_an_error_result():
     go(engine.run("go"))
     msg = engine.providers["m"].requests[1]["messages"][-1]
     assert msg.is_error and "unknown tool `nope`" in msg.text and "`add`" in msg.text
+
+
+def test_a_providers_own_timeout_error_is_reported_the_same_with_or_without_a_listener():
+    class TimesOut:
+        name = "m"
+
+        async def complete(self, request):
+            raise TimeoutError("upstream gave up")
+
+        async def aclose(self):
+            pass
+
+    def outcome(listen: bool):
+        engine = make([{"text": "unused"}])
+        engine.providers["m"] = TimesOut()
+        if listen:
+            engine.observe("model_call_start", lambda e: None)
+        result = go(engine.run("go"))
+        return result.stop_reason, type(result.error).__name__, str(result.error)
+
+    assert outcome(listen=True) == outcome(listen=False)
+    assert outcome(listen=True)[1] == "TimeoutError"
