@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from plait.runtime.providers import retry  # noqa: E402
-from plait.testing import plait_fake_server  # noqa: E402,F401  (re-exported fixture)
+from plait.runtime.providers import retry
+from plait.testing import plait_fake_server  # noqa: F401  (re-exported fixture)
 
 #: Every provider flavour the fake server speaks, as FakeServer.config() names them.
 FLAVOURS = ["openai", "openai-responses", "anthropic", "google", "openai-compatible"]
