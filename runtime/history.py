@@ -25,9 +25,11 @@ def message_to_json(m: Message) -> dict[str, Any]:
     if m.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments, "malformed": c.malformed}
+            | ({"signature": c.signature} if c.signature is not None else {})
             for c in m.tool_calls
         ]
-    for key in ("tool_call_id", "name", "model", "response_id"):
+    # created_at: server state expires, so a restored run needs it to continue from it.
+    for key in ("tool_call_id", "name", "model", "response_id", "created_at"):
         value = getattr(m, key)
         if value is not None:
             out[key] = value
@@ -41,7 +43,7 @@ def message_from_json(d: dict[str, Any]) -> Message:
         d["role"],
         [TextPart(p["text"], p.get("phase")) for p in d.get("content", ())],
         [
-            ToolCall(c["id"], c["name"], c.get("arguments"), c.get("raw_arguments", ""), c.get("malformed", False))
+            ToolCall(c["id"], c["name"], c.get("arguments"), c.get("raw_arguments", ""), c.get("malformed", False), c.get("signature"))
             for c in d.get("tool_calls", ())
         ],
         tool_call_id=d.get("tool_call_id"),
@@ -49,6 +51,7 @@ def message_from_json(d: dict[str, Any]) -> Message:
         is_error=d.get("is_error", False),
         model=d.get("model"),
         response_id=d.get("response_id"),
+        created_at=d.get("created_at"),
     )
 
 

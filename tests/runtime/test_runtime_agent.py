@@ -207,3 +207,20 @@ def test_an_observer_agent_watching_everything_does_not_watch_itself():
     watched = [r for r in engine.providers["m"].requests if r["agent"] == "watcher"]
     # main's agent_end and the run's run_end: two reactions, none to the watcher's own events.
     assert result.output == "done" and len(watched) == 2
+
+
+def test_a_history_snapshot_keeps_call_signatures_and_response_times():
+    # A restored Gemini run must send its calls' thought signatures back, and a
+    # restored Responses run needs created_at to continue from server state.
+    from plait.runtime.history import from_json, to_json
+    from plait.runtime.providers.base import Message, TextPart, ToolCall
+
+    messages = [
+        Message("user", [TextPart("go")]),
+        Message("assistant", [], [ToolCall("c1", "t", {"x": 1}, '{"x": 1}', signature="sig-abc")],
+                model="m", response_id="resp_1", created_at=1764470000.5),
+        Message("tool", [TextPart("r")], tool_call_id="c1", name="t"),
+    ]
+    restored = from_json(json.loads(json.dumps(to_json(messages))))
+    assert restored == messages
+    assert restored[1].tool_calls[0].signature == "sig-abc" and restored[1].created_at == 1764470000.5
