@@ -28,10 +28,6 @@ class Token(str):
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"
 
-    def __reduce__(self) -> tuple:
-        return _token, (self.type, self.value, self.start_pos, self.line, self.column,
-                        self.end_line, self.end_column, self.end_pos)
-
 
 _new_str = str.__new__
 
