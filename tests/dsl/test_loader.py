@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import plait
 from plait.dsl.source import Position, SourceFile
 
@@ -25,19 +27,20 @@ def test_directory_is_a_diagnostic(tmp_path):
     assert "directory" in result.diagnostics[0].message
 
 
-def test_invalid_utf8_points_at_the_bad_byte(tmp_path):
+@pytest.mark.parametrize(
+    "data, line, column, says",
+    [
+        (b'model m = "scripted/x"\nagent a {\xff model = m }\n', 2, 10, "0xff"),
+        (b"model \x00", 1, 7, "NUL byte; is it binary?"),
+    ],
+    ids=["invalid-utf8", "nul-byte"],
+)
+def test_undecodable_bytes_are_pointed_at_and_named(tmp_path, data, line, column, says):
     path = tmp_path / "bad.plait"
-    path.write_bytes(b'model m = "scripted/x"\nagent a {\xff model = m }\n')
+    path.write_bytes(data)
     result = plait.compile(path)
-    assert codes(result) == [("P005", 2, 10)]
-    assert "0xff" in result.diagnostics[0].message
-
-
-def test_nul_byte_is_reported_as_binary(tmp_path):
-    path = tmp_path / "bin.plait"
-    path.write_bytes(b"model \x00")
-    result = plait.compile(path)
-    assert codes(result) == [("P005", 1, 7)]
+    assert codes(result) == [("P005", line, column)]
+    assert says in result.diagnostics[0].message
 
 
 def test_source_positions_are_one_based_with_exclusive_ends():
