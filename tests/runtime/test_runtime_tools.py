@@ -128,13 +128,13 @@ ABSENT = object()
 
 def test_quick_check_never_accepts_what_the_full_validator_refuses():
     # Every property and one undeclared name, each absent or holding each edge value.
-    for schema in QUICK_SCHEMAS:
-        quick, full = quick_check(schema), Draft202012Validator(schema)
-        names = [*schema["properties"], "q"]
+    for params in QUICK_SCHEMAS:
+        quick, full = quick_check(params), Draft202012Validator(params)
+        names = [*params["properties"], "q"]
         for values in product([ABSENT, *EDGES], repeat=len(names)):
             arguments = {name: value for name, value in zip(names, values) if value is not ABSENT}
             if quick(arguments):
-                assert full.is_valid(arguments), (schema, arguments)
+                assert full.is_valid(arguments), (params, arguments)
 
 
 def test_quick_check_declines_schemas_it_cannot_read():
