@@ -8,6 +8,7 @@ from plait.dsl import ast
 from plait.dsl.diagnostics import Diagnostic, Fix
 
 from .codes import make
+from .schema import suggest
 
 __all__ = ["params_schema"]
 
@@ -25,8 +26,6 @@ def _type_schema(t: ast.TypeExpr, report: Callable[[Diagnostic], None]) -> dict[
         return None if items is None else {"type": "array", "items": items}
     if t.form == "object" and t.name == "object":
         return _object_schema(t.fields, report)
-    from .passes.check_attributes import suggest
-
     hint = suggest(t.name or "", _KNOWN)
     shape = {"generic": f"{t.name}[...]", "object": f"{t.name} {{...}}"}.get(t.form, t.name)
     report(

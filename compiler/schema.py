@@ -6,10 +6,11 @@ One table drives attribute checking, normalisation into graph attributes, and
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "a"]
+__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "a", "suggest"]
 
 ERROR_KINDS = (
     "auth", "content_filter", "context_length", "invalid_request", "model_not_found", "network",
@@ -97,3 +98,13 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
 def a(kind: str) -> str:
     """`kind` with its indefinite article: "a tool", "an agent"."""
     return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
+def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
+    """The candidate closest to `word` for a "did you mean" hint, or None."""
+    # difflib's ratio is 2*M/(len(a)+len(b)) with M <= the shorter length, so it
+    # cannot reach 0.6 when one word is over 2.34x the other. Dropping those first
+    # gives the same answer without indexing a huge word (a 1 MB string took seconds).
+    near = [c for c in candidates if len(word) <= 2.34 * len(c) and len(c) <= 2.34 * len(word)]
+    matches = difflib.get_close_matches(word, near, n=1, cutoff=0.6) if near else []
+    return matches[0] if matches else None

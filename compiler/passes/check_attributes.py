@@ -7,7 +7,6 @@ a reference's expected kind is part of the attribute's type.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from plait.dsl.source import Span
 from ..codes import make
 from ..context import CompileContext, Reference
 from ..params import params_schema
-from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a
+from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a, suggest
 
 #: What a chain element or parallel branch may name, in the order messages list them.
 _RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
@@ -54,15 +53,6 @@ def _describe(value: ast.Node) -> str:
         "call": "a call",
         "block": "a map",
     }.get(getattr(value, "kind", ""), "a value")
-
-
-def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
-    # difflib's ratio is 2*M/(len(a)+len(b)) with M <= the shorter length, so it
-    # cannot reach 0.6 when one word is over 2.34x the other. Dropping those first
-    # gives the same answer without indexing a huge word (a 1 MB string took seconds).
-    near = [c for c in candidates if len(word) <= 2.34 * len(c) and len(c) <= 2.34 * len(word)]
-    matches = difflib.get_close_matches(word, near, n=1, cutoff=0.6) if near else []
-    return matches[0] if matches else None
 
 
 def _show(number: float) -> str:

@@ -21,8 +21,7 @@ from plait.dsl.diagnostics import Fix
 
 from ..codes import make
 from ..context import CompileContext
-from ..passes.check_attributes import suggest
-from ..schema import ERROR_KINDS
+from ..schema import ERROR_KINDS, suggest
 
 __all__ = ["CODE", "script_invalid"]
 

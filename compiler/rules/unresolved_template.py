@@ -20,9 +20,8 @@ from plait.dsl import ast
 from plait.dsl.diagnostics import Diagnostic, Fix, Label
 
 from ..codes import make
-from ..schema import a
 from ..context import CompileContext
-from ..passes.check_attributes import suggest
+from ..schema import a, suggest
 from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show
 from ._placeholders import Placeholder, placeholders
 from .literal_secret import looks_secret
