@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from plait.runtime.config import AgentConfig, ParallelConfig, Program
 from plait.runtime.history import window
 from plait.runtime.providers.base import Message, TextPart, ToolCall
@@ -54,12 +56,9 @@ def test_resume_rejects_unknown_ids():
     engine = make([call("send", to="a")], tools={"send": sender([])})
     run = engine.start("go")
     go(run)
-    try:
+    with pytest.raises(Exception) as refused:
         go(run.resume({"nope:1": "approve"}))
-    except Exception as exc:
-        assert getattr(exc, "kind", None) == "resume_invalid"
-    else:
-        raise AssertionError("an unknown id must be refused")
+    assert getattr(refused.value, "kind", None) == "resume_invalid"
 
 
 def test_approved_results_expand_on_the_next_call_like_any_other():
