@@ -17,7 +17,7 @@ from .diagnostics import Diagnostic, Severity
 from .parser import parse_module
 from .source import SourceFile, Span
 
-__all__ = ["LoadResult", "load", "load_text"]
+__all__ = ["LoadResult", "load", "load_text", "resolve_path"]
 
 #: Larger files are refused before reading: nothing real comes close, and it bounds memory.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -74,18 +74,18 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
     return SourceFile(display, text), None
 
 
-def _resolve(path: Path) -> Path:
+def resolve_path(path: str | os.PathLike) -> Path:
     """`path.resolve()`, or the absolute path when it cannot be resolved (a symlink
     loop, an embedded NUL): reading it then fails with a diagnostic."""
     try:
-        return path.resolve()
+        return Path(path).resolve()
     except (OSError, ValueError, RuntimeError):
         return Path(os.path.abspath(path))
 
 
 def load(path: str | os.PathLike) -> LoadResult:
     root = Path(path)
-    result = LoadResult(root_dir=_resolve(root).parent)
+    result = LoadResult(root_dir=resolve_path(root).parent)
     _load_file(root, str(path), None, result, set())
     return result
 
@@ -99,7 +99,7 @@ def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -
 
 
 def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, seen: set[Path]) -> None:
-    resolved = _resolve(path)
+    resolved = resolve_path(path)
     if resolved in seen:
         return
     seen.add(resolved)
@@ -128,7 +128,7 @@ def _follow(decl: ast.ImportDecl, importer: Path | None, source: SourceFile, res
             _file_error("P007", "import-not-found", "imports need a spec file on disk", source.path, decl.path.span)
         )
         return
-    target = _resolve(importer.parent / decl.path.value)
+    target = resolve_path(importer.parent / decl.path.value)
     root = result.root_dir
     if not target.is_relative_to(root):
         result.diagnostics.append(

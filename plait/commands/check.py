@@ -9,7 +9,6 @@ report (one JSON or SARIF document). Everything heavy is imported inside
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -126,6 +125,7 @@ def _is_dir(path: Path) -> bool:
 def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
     """Every root compiled; a file found in a directory that another root imports is checked as part of it."""
     from plait.compiler.pipeline import compile_spec
+    from plait.dsl.loader import resolve_path
 
     results = []
     failed = False
@@ -137,12 +137,12 @@ def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
             failed = True
     imported: set[Path] = set()
     for path, _, result in results:
-        own = _resolved(path)
-        imported.update(p for p in map(_resolved, result.sources) if p != own)
+        own = resolve_path(path)
+        imported.update(p for p in map(resolve_path, result.sources) if p != own)
     diagnostics: dict = {}  # an ordered set: a file imported by two roots reports its problems once
     sources: dict = {}
     for path, searched, result in results:
-        if searched and _resolved(path) in imported:
+        if searched and resolve_path(path) in imported:
             continue
         diagnostics.update(dict.fromkeys(result.diagnostics))
         sources.update(result.sources)
@@ -167,12 +167,6 @@ def _undecodable(diagnostics: list, sources: dict) -> dict:
             continue
     return out
 
-
-def _resolved(path: str | Path) -> Path:
-    try:
-        return Path(path).resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop on Python < 3.13
-        return Path(os.path.abspath(path))
 
 
 def _write(text: str) -> None:
