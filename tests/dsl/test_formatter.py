@@ -1,7 +1,7 @@
 """`plait fmt`: golden layouts, idempotency, meaning and comments preserved, the CLI.
 
 Goldens live in tests/fixtures/fmt: `<case>.plait` is a messy input and
-`<case>.expected.plait` its canonical layout. Set PLAIT_UPDATE_GOLDEN=1 to
+`<case>.expected.plait` its canonical layout. Set UPDATE_GOLDENS=1 (as for every golden) to
 rewrite the expected files after a deliberate layout change.
 """
 
@@ -60,7 +60,7 @@ def test_golden(case):
     text = (FIXTURES / f"{case}.plait").read_text(encoding="utf-8")
     expected_path = FIXTURES / f"{case}.expected.plait"
     out = fmt(text)
-    if os.environ.get("PLAIT_UPDATE_GOLDEN"):
+    if os.environ.get("UPDATE_GOLDENS") == "1":
         expected_path.write_text(out, encoding="utf-8")
     assert out == expected_path.read_text(encoding="utf-8")
     assert_preserved(text, out)
