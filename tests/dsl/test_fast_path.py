@@ -148,6 +148,8 @@ def test_a_syntax_error_is_explained_through_lark(tmp_path):
     module, diagnostics = plait_parser.parse_module(plait_parser.SourceFile("bad.plait", "agent a {\n  model = \n"))
     assert module is None
     assert diagnostics and diagnostics[0].code.startswith("P00")
+    # Only lark's post-lexer knows which block is still open.
+    assert "expected `}` to close `agent a` opened at 1:9" in diagnostics[0].message
 
 
 def _nodes(value):
