@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plait.dsl import ast
-from plait.dsl.diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic
 from plait.dsl.loader import LoadResult
-from plait.dsl.source import Span
+from plait.core.source import Span
 
 __all__ = ["CompileContext", "Reference"]
 

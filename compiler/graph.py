@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from plait.dsl.source import Span
+from plait.core.source import Span
 
 from .schema import RUNNABLE_KINDS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from plait.dsl import ast
-from plait.dsl.diagnostics import Diagnostic, Fix
+from plait.core.diagnostics import Diagnostic, Fix
 
-from .codes import make
+from plait.core.codes import make
 from .schema import suggest
 
 __all__ = ["params_schema"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from plait.dsl.diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic
 from plait.dsl.loader import LoadResult, load, load_text
 from plait.dsl.parser import collector_paused
 

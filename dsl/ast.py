@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .source import Span
+from plait.core.source import Span
 
 __all__ = [
     "AgentDecl",

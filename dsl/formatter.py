@@ -40,8 +40,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from . import ast
-from .diagnostics import Diagnostic
-from .source import SourceFile, Span
+from plait.core.diagnostics import Diagnostic
+from plait.core.source import SourceFile, Span
 
 __all__ = ["ALIGN_MAX", "COMMENT_COLUMN", "WIDTH", "FormatError", "FormatterBug", "format_module", "format_text"]
 

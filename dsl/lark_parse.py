@@ -19,10 +19,10 @@ from typing import Any, Iterator
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput, UnexpectedToken
 
-from .diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic
 from .lexer import _CLOSERS, _OPENERS
 from .parser import MAX_NESTING, MAX_SYNTAX_ERRORS, collector_paused
-from .source import SourceFile
+from plait.core.source import SourceFile
 from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
 from .transformer import AstBuilder, NumberError, StringError
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ast
-from .diagnostics import Diagnostic, Severity
+from plait.core.diagnostics import Diagnostic, Severity
 from .parser import parse_module
-from .source import SourceFile, Span
+from plait.core.source import SourceFile, Span
 
 __all__ = ["LoadResult", "load", "load_text", "resolve_path"]
 

@@ -19,10 +19,10 @@ from functools import cache
 from typing import Any, Iterator
 
 from . import ast
-from .diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic
 from .lalr import ParseMismatch, TableParser
 from .lexer import Lexer, LexMismatch
-from .source import SourceFile, Span
+from plait.core.source import SourceFile, Span
 from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "collector_paused", "parse_module"]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
-from .diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
 from .lexer import _OPENERS
-from .source import SourceFile
+from plait.core.source import SourceFile
 from .transformer import NumberError, StringError
 
 __all__ = ["NestingTooDeep", "OpenBracket", "syntax_diagnostic"]

@@ -14,7 +14,7 @@ import textwrap
 from typing import Callable
 
 from . import ast
-from .source import Span
+from plait.core.source import Span
 
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 

@@ -46,7 +46,7 @@ def render(spec: Any, format: str = "dot", **options: Any) -> "str | bytes":
 def parse(text: str, path: str = "<string>"):
     """Parse one file's text to its AST. Returns `(module or None, diagnostics)`."""
     from plait.dsl.parser import parse_module
-    from plait.dsl.source import SourceFile
+    from plait.core.source import SourceFile
 
     return parse_module(SourceFile(path, text))
 

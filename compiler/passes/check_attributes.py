@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from plait.dsl import ast
-from plait.dsl.diagnostics import Fix, Label
-from plait.dsl.source import Span
+from plait.core.diagnostics import Fix, Label
+from plait.core.source import Span
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext, Reference
 from ..params import params_schema
 from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a, suggest

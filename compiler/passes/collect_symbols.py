@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from plait.dsl import ast
-from plait.dsl.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 from ..schema import a
 

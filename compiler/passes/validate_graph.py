@@ -6,9 +6,9 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Callable
 
-from plait.dsl.diagnostics import Diagnostic, Label
+from plait.core.diagnostics import Diagnostic, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ import os
 from importlib import import_module
 from typing import Mapping, Sequence, TextIO
 
-from plait.dsl.diagnostics import Diagnostic
-from plait.dsl.source import SourceFile
+from plait.core.diagnostics import Diagnostic
+from plait.core.source import SourceFile
 
 __all__ = ["FORMATS", "render", "wants_color"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from plait.dsl.diagnostics import Diagnostic, Severity
-from plait.dsl.source import SourceFile
+from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.source import SourceFile
 
 from .line_view import clean
 from .mask import Redactor

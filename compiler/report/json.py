@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from plait.dsl.diagnostics import Diagnostic
-from plait.dsl.source import SourceFile, Span
+from plait.core.diagnostics import Diagnostic
+from plait.core.source import SourceFile, Span
 
 from .mask import Redactor
 from .summary import summarize

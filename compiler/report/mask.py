@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping
 
-from plait.dsl.diagnostics import Diagnostic
-from plait.dsl.source import SourceFile
+from plait.core.diagnostics import Diagnostic
+from plait.core.source import SourceFile
 
 __all__ = ["ELLIPSIS", "Redactor", "mask", "mask_ranges", "secret_ranges"]
 

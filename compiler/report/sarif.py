@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
-from plait.compiler.codes import CODES, sections
-from plait.dsl.diagnostics import Diagnostic, Severity
-from plait.dsl.source import SourceFile, Span
+from plait.core.codes import CODES, sections
+from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.source import SourceFile, Span
 
 from .mask import Redactor
 from .paths import relative_path

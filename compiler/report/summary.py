@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from plait.dsl.diagnostics import Diagnostic, Severity
+from plait.core.diagnostics import Diagnostic, Severity
 
 __all__ = ["Summary", "summarize"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from plait.dsl.diagnostics import Diagnostic, Severity
-from plait.dsl.source import SourceFile, Span
+from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.source import SourceFile, Span
 
 from .line_view import clean, view_line, window
 from .mask import Redactor

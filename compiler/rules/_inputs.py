@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plait.dsl.source import Span
+from plait.core.source import Span
 
 from ..graph import AgentGraph
 

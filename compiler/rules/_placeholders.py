@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Iterator
 
 from plait.dsl import ast
-from plait.dsl.source import SourceFile, Span
+from plait.core.source import SourceFile, Span
 
 __all__ = ["Placeholder", "placeholders"]
 

@@ -9,9 +9,9 @@ suggests resilience it does not give.
 
 from __future__ import annotations
 
-from plait.dsl.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 
 __all__ = ["CODE", "agent_lists"]

@@ -8,9 +8,9 @@ minimum without having two voices).
 
 from __future__ import annotations
 
-from plait.dsl.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 from ._inputs import show
 

@@ -17,9 +17,9 @@ import re
 from collections import Counter
 from functools import cache
 
-from plait.dsl.diagnostics import Fix
+from plait.core.diagnostics import Fix
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 from ._literals import string_literals
 

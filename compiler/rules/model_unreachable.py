@@ -8,9 +8,9 @@ now; the agents, steps and judges that would make that call are labelled.
 
 from __future__ import annotations
 
-from plait.dsl.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 
 __all__ = ["CODE", "model_unreachable"]

@@ -17,9 +17,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator
 
-from plait.dsl.diagnostics import Fix
+from plait.core.diagnostics import Fix
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 from ..schema import ERROR_KINDS, suggest
 

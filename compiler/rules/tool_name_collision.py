@@ -11,9 +11,9 @@ delegated agent is offered under its own name). Function names must match
 
 from __future__ import annotations
 
-from plait.dsl.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 
 __all__ = ["CODE", "tool_name_collision"]

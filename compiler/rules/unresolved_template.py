@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from plait.dsl import ast
-from plait.dsl.diagnostics import Diagnostic, Fix, Label
+from plait.core.diagnostics import Diagnostic, Fix, Label
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 from ..schema import a, suggest
 from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show

@@ -8,9 +8,9 @@ as used, so removing one warning never hides another problem.
 
 from __future__ import annotations
 
-from plait.dsl.diagnostics import Fix
+from plait.core.diagnostics import Fix
 
-from ..codes import make
+from plait.core.codes import make
 from ..context import CompileContext
 
 __all__ = ["CODE", "unused_declaration"]

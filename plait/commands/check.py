@@ -73,7 +73,7 @@ def _usage(message: str) -> int:
 
 def _selectors(raw: str | None, flag: str) -> tuple[str, ...]:
     """`P1,undefined-name` → ("P1", "P101"); a selector matching no code is a usage error."""
-    from plait.compiler.codes import CODES, lookup
+    from plait.core.codes import CODES, lookup
 
     out = []
     for item in (raw or "").split(","):
@@ -152,7 +152,7 @@ def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
 def _undecodable(diagnostics: list, sources: dict) -> dict:
     """Files the loader refused for their bytes (invalid UTF-8, NUL), decoded leniently so the bad spot can be shown."""
     from plait.dsl.loader import MAX_FILE_BYTES
-    from plait.dsl.source import SourceFile
+    from plait.core.source import SourceFile
 
     out = {}
     for d in diagnostics:

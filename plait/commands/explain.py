@@ -22,7 +22,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plait.compiler.codes import CODES, lookup
+    from plait.core.codes import CODES, lookup
 
     if args.list:
         width = max(len(c.name) for c in CODES.values())

@@ -96,7 +96,7 @@ def _reason(exc: Exception) -> str:
 
 def _report(diagnostics: list, text: str, name: str) -> None:
     """Syntax errors as `plait check` shows them: the line, carets, what was expected."""
-    from plait.dsl.source import SourceFile
+    from plait.core.source import SourceFile
 
     print_diagnostics(diagnostics, {name: SourceFile(name, text)}, summary=False)
 

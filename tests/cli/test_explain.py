@@ -7,7 +7,7 @@ import re
 import pytest
 
 from plait.cli import main
-from plait.compiler.codes import CODES, SECTIONS, sections
+from plait.core.codes import CODES, SECTIONS, sections
 from plait.compiler.pipeline import compile_spec
 
 PLAIT_BLOCK = re.compile(r"```plait\n(.*?)```", re.S)

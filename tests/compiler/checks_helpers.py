@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 import plait
-from plait.dsl.diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic
 
 FAST = 'model fast = "openai/gpt-4o-mini"\n'
 MODELS = """

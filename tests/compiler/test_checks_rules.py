@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from plait.compiler.codes import CODES
+from plait.core.codes import CODES
 from plait.compiler.passes.lint import lint
 from plait.compiler.pipeline import PASSES
 from plait.compiler.passes.validate_graph import validate_graph

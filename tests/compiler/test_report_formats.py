@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from plait.compiler.codes import CODES, make
+from plait.core.codes import CODES, make
 from plait.compiler.report import FORMATS, render
 from plait.compiler.report.github import escape_data, escape_property
 from plait.compiler.report.sarif import SARIF_SCHEMA, to_uri
-from plait.dsl.diagnostics import Fix, Label
-from plait.dsl.source import SourceFile
+from plait.core.diagnostics import Fix, Label
+from plait.core.source import SourceFile
 
 SECRET = "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK"
 SPEC = (
@@ -255,9 +255,9 @@ def test_secret_looking_text_masked_without_a_redact_span(fmt):
 
 
 def test_text_after_a_closing_backtick_is_not_read_as_a_long_quote():
-    from plait.compiler.codes import make
+    from plait.core.codes import make
     from plait.compiler.report.mask import Redactor
-    from plait.dsl.source import Span
+    from plait.core.source import Span
 
     message = "script `r.json` of model `m` is not valid JSON: Expecting value: line 1 column 1 (char 0)"
     diagnostic = make("P307", message, Span("s.plait", 1, 1, 1, 2, 0, 1))

@@ -9,10 +9,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plait.compiler.codes import CODES, make
+from plait.core.codes import CODES, make
 from plait.compiler.report import FORMATS, render
-from plait.dsl.diagnostics import Fix, Label
-from plait.dsl.source import SourceFile, Span
+from plait.core.diagnostics import Fix, Label
+from plait.core.source import SourceFile, Span
 
 SECRET = "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK"
 

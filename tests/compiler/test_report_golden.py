@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from plait.cli import main
-from plait.compiler.codes import CODES
+from plait.core.codes import CODES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "check"
 CASES = sorted(p.stem for p in FIXTURES.glob("*.plait"))

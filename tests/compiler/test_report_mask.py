@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from plait.compiler.codes import make
+from plait.core.codes import make
 from plait.compiler.report.line_view import view_line
 from plait.compiler.report.mask import Redactor, mask, mask_ranges, secret_ranges
-from plait.dsl.source import SourceFile
+from plait.core.source import SourceFile
 
 KEYS = [
     "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK",

@@ -21,7 +21,7 @@ from plait.dsl import lark_parse, tables
 from plait.dsl import parser as plait_parser
 from plait.dsl.lalr import ParseMismatch
 from plait.dsl.lexer import LexMismatch
-from plait.dsl.source import Span
+from plait.core.source import Span
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.plait"))

@@ -21,7 +21,7 @@ from plait.cli import main
 from plait.dsl.ast import strip_spans
 from plait.dsl.formatter import COMMENT_COLUMN, FormatError, encode_string, format_text
 from plait.dsl.parser import parse_module
-from plait.dsl.source import SourceFile
+from plait.core.source import SourceFile
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "fmt"
 CASES = sorted(p.name[: -len(".plait")] for p in FIXTURES.glob("*.plait") if not p.name.endswith(".expected.plait"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import plait
-from plait.dsl.source import Position, SourceFile
+from plait.core.source import Position, SourceFile
 
 
 def codes(result):

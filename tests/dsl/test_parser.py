@@ -7,7 +7,7 @@ import pytest
 
 import plait
 from plait.dsl import ast
-from plait.dsl.source import SourceFile
+from plait.core.source import SourceFile
 
 
 def parse(text: str) -> ast.Module:

@@ -2,7 +2,7 @@
 
 Diagnostics are values collected by every pass and never raised, so one run
 reports every problem. Emitters (text, JSON, GitHub, SARIF) live in
-`plait.compiler.report`; the catalogue of codes in `plait.compiler.codes`.
+`plait.compiler.report`; the catalogue of codes in `plait.core.codes`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .source import Span
+from plait.core.source import Span
 
 __all__ = ["Diagnostic", "Fix", "Label", "Severity"]
 

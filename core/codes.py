@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from plait.dsl.diagnostics import Diagnostic, Fix, Label, Severity
-from plait.dsl.source import Span
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.source import Span
 
 __all__ = ["CODES", "SECTIONS", "Code", "lookup", "make", "sections"]
 
