@@ -9,13 +9,11 @@ import pytest
 
 import plait
 
-LANGUAGE = Path(__file__).resolve().parents[3] / "shared" / "LANGUAGE.md"
+LANGUAGE = Path(__file__).resolve().parents[2] / "docs" / "language.md"
 
 
 @pytest.fixture(scope="module")
 def spec():
-    if not LANGUAGE.exists():
-        pytest.skip("LANGUAGE.md is not beside the repository")
     return re.search(r"```plait\n(.*?)```", LANGUAGE.read_text(), re.S).group(1)
 
 

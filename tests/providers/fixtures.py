@@ -1,4 +1,4 @@
-"""The recorded provider traffic in ../shared/fixtures/providers → parsed ModelResponses and errors.
+"""The recorded provider traffic in tests/fixtures/providers → parsed ModelResponses and errors.
 
 Shared by the fixture tests: which parser and stream state each file belongs
 to, and how to replay a recorded body through them.
@@ -14,12 +14,12 @@ from plait.runtime.providers import anthropic, google, openai_chat, openai_respo
 from plait.runtime.providers.base import ModelRequest, ModelResponse, StreamEvent
 from plait.runtime.providers.sse import SSEDecoder
 
-#: CI runs a fresh clone with shared/ as its sibling.
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "providers"
+#: The repo's own copy of the recordings (kept in step with ../shared/fixtures/providers), so a clone stands alone.
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 
 
 def files(pattern: str) -> list[Path]:
-    return sorted(FIXTURES.glob(pattern)) if FIXTURES.is_dir() else []
+    return sorted(FIXTURES.glob(pattern))
 
 
 def wire(path: Path) -> str:

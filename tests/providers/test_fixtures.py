@@ -1,4 +1,4 @@
-"""Every recorded fixture in ../shared/fixtures/providers is parsed, mapped or compared here."""
+"""Every recorded fixture in tests/fixtures/providers is parsed, mapped or compared here."""
 
 from __future__ import annotations
 
