@@ -20,9 +20,11 @@ from plait.core.source import SourceFile, Span
 from .mask import Redactor
 from .paths import relative_path
 
-__all__ = ["SARIF_SCHEMA", "render_sarif", "to_uri"]
+__all__ = ["INFORMATION_URI", "SARIF_SCHEMA", "render_sarif", "to_uri"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+#: The tool's home page (pyproject's Homepage): viewers link the tool name to it.
+INFORMATION_URI = "https://plait.dev"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -120,6 +122,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], sources: Mapping[str, Source
                 "tool": {
                     "driver": {
                         "name": "plait",
+                        "informationUri": INFORMATION_URI,
                         "version": __version__,
                         "semanticVersion": __version__,
                         "rules": rules,

@@ -20,7 +20,13 @@ ALWAYS_REPORTED = "P0"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="spec files, or directories to search for *.plait")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="spec files, or directories to search for *.plait (default: the current directory; "
+        "hidden folders such as .plait/ and virtual environments are skipped)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="fail (exit 1) on warnings too")
     parser.add_argument(
@@ -38,16 +44,15 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.paths:
-        return _usage("no paths given; usage: plait check PATH... (files or directories)")
+    paths = args.paths or ["."]  # as `ruff check`: no path means the current directory, searched
     try:
         select = _selectors(args.select, "--select")
         ignore = _selectors(args.ignore, "--ignore")
     except ValueError as exc:
         return _usage(str(exc))
-    roots, empty = _specs(args.paths)
+    roots, empty = _specs(paths)
     if not roots:
-        return _usage("no .plait files found under " + ", ".join(f"`{p}`" for p in args.paths))
+        return _usage("no .plait files found under " + ", ".join(f"`{p}`" for p in paths))
     for path in empty:
         print(f"plait check: warning: no .plait files under `{path}`", file=sys.stderr)
 
@@ -98,6 +103,8 @@ def _wanted(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool
 
 def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
     """(path, found by searching a directory) for each spec to check, in a stable order; and the empty directories."""
+    from plait.dsl.discover import spec_files
+
     out: list[tuple[Path, bool]] = []
     empty: list[str] = []
     for raw in paths:
@@ -105,10 +112,7 @@ def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
         if not _is_dir(path):
             out.append((path, False))  # a missing or unreadable file becomes a P005 diagnostic
             continue
-        found = sorted(
-            p for p in path.rglob("*.plait")
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts[:-1])
-        )
+        found = spec_files(path)
         if not found:
             empty.append(raw)
         out.extend((p, True) for p in found)

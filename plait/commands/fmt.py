@@ -36,10 +36,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _expand(paths: list[str]) -> list[str]:
     """Files as given; directories become the `*.plait` files under them, sorted."""
+    from plait.dsl.discover import spec_files
+
     out: list[str] = []
     for path in paths:
         if path != STDIN and Path(path).is_dir():
-            out.extend(str(p) for p in sorted(Path(path).rglob("*.plait")) if p.is_file())
+            out.extend(str(p) for p in spec_files(path))
         else:
             out.append(path)
     return out

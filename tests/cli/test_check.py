@@ -60,10 +60,36 @@ def test_warnings_pass_unless_strict(spec, capsys):
     assert status == 1 and "warning[P601]" in out
 
 
-def test_no_paths_is_a_usage_error(capsys):
+def test_no_path_checks_the_current_directory_recursively(spec, capsys):
+    spec(CLEAN, "a.plait")
+    spec(ERRORS, "nested/deeper/b.plait")
+    for ignored in (".plait/runs/c.plait", ".venv/lib/d.plait", "venv/e.plait", "node_modules/x/f.plait", "env/g.plait"):
+        spec(ERRORS, ignored)
+    spec("home = /x\n", "env/pyvenv.cfg")  # a virtual environment under any name is skipped
+    status, out, _ = check(capsys, "--format", "json")
+    doc = json.loads(out)
+    assert status == 1 and doc["summary"]["checked"] == 2
+    assert {d["file"] for d in doc["diagnostics"]} == {str(Path("nested/deeper/b.plait"))}
+
+
+def test_no_path_in_a_folder_without_specs_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
     status, out, err = check(capsys)
-    assert status == 2 and out == ""
-    assert err.count("\n") == 1 and "no paths given" in err
+    assert (status, out, err) == (2, "", "plait check: no .plait files found under `.`\n")
+
+
+def test_a_run_store_is_never_taken_for_a_spec(spec, capsys, tmp_path):
+    """`plait run` leaves `.plait/` beside a spec; its name matches `*.plait`, its contents are no specs."""
+    spec(CLEAN, "examples/demo/demo.plait")
+    store = tmp_path / "examples" / "demo" / ".plait"
+    (store / "runs").mkdir(parents=True)
+    (store / "runs" / "r1.json").write_text("{}")
+    (store / "odd.plait").mkdir()  # even a folder named like a spec inside it
+    (tmp_path / "examples" / "stray.plait").mkdir()  # and a folder named like a spec anywhere
+    from plait.dsl.discover import spec_files
+
+    assert spec_files(tmp_path / "examples") == [tmp_path / "examples" / "demo" / "demo.plait"]
+    assert check(capsys, "examples") == (0, "No problems found in 1 file.\n", "")
 
 
 def test_unknown_format_is_a_usage_error(spec, capsys):
@@ -109,6 +135,14 @@ def test_several_files_make_one_sarif_log(spec, capsys):
     assert len(log["runs"]) == 1
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
     assert uris == ["a.plait", "a.plait", "b.plait"]
+
+
+def test_sarif_names_the_tools_home_page_as_pyproject_does(spec, capsys):
+    import tomllib
+
+    log = json.loads(check(capsys, "--format", "sarif", spec(ERRORS))[1])
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    assert log["runs"][0]["tool"]["driver"]["informationUri"] == project["urls"]["Homepage"]
 
 
 def test_ci_formats_name_files_relative_to_the_working_directory(spec, capsys, tmp_path):
@@ -289,7 +323,7 @@ def test_console_entry_in_a_subprocess(spec, tmp_path):
     path = spec(ERRORS)
     done = _run("-m", "plait", "check", path, cwd=tmp_path)
     assert done.returncode == 1 and "error[P101]" in done.stdout and "\x1b" not in done.stdout
-    assert _run("-m", "plait", "check", cwd=tmp_path).returncode == 2
+    assert _run("-m", "plait", "check", cwd=tmp_path).returncode == 1  # no path: the working directory
 
 
 def test_check_never_loads_the_runtime_or_httpx(spec, tmp_path):

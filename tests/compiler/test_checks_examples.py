@@ -14,9 +14,10 @@ import pytest
 import plait
 from plait.compiler.schema import PROVIDERS, SCHEMAS
 from plait.dsl import ast
+from plait.dsl.discover import spec_files
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SPECS = sorted(p for p in EXAMPLES.glob("**/*.plait") if p.is_file())
+SPECS = spec_files(EXAMPLES)
 
 
 def _compiled() -> dict[Path, object]:

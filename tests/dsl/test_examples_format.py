@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from plait.cli import main
+from plait.dsl.discover import spec_files
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-SPECS = sorted(p for p in EXAMPLES.rglob("*.plait") if p.is_file())
+SPECS = spec_files(EXAMPLES)
 
 
 def test_there_are_examples():

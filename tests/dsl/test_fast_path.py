@@ -19,12 +19,13 @@ from test_fuzz import FUZZ, WHOLE_FILE, mutated, specs
 
 from plait.dsl import lark_parse, tables
 from plait.dsl import parser as plait_parser
+from plait.dsl.discover import spec_files
 from plait.dsl.lalr import ParseMismatch
 from plait.dsl.lexer import LexMismatch
 from plait.core.source import Span
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").rglob("*.plait"))
+EXAMPLES = spec_files(ROOT / "examples")
 
 
 def _fields(tok) -> tuple:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from plait.compiler.pipeline import compile_spec
+from plait.dsl.discover import spec_files
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "render"
@@ -25,7 +26,7 @@ GOLDEN_FORMATS = {"dot": "dot", "mermaid": "mmd", "json": "json", "svg": "svg", 
 def cases() -> list[tuple[str, Path]]:
     """(golden name, spec path): our fixtures, then every example."""
     out = [(p.stem, p) for p in sorted(FIXTURES.glob("*.plait"))]
-    specs = [p for p in sorted(EXAMPLES.rglob("*.plait")) if p.is_file()]
+    specs = spec_files(EXAMPLES)
     imported = {(p.parent / m).resolve() for p in specs for m in re.findall(r'^import\s+"([^"]+)"', p.read_text(), re.M)}
     # A file that only exists to be imported by another example is drawn through its importer.
     out += [(f"examples/{p.relative_to(EXAMPLES).with_suffix('')}", p) for p in specs if p.resolve() not in imported]
