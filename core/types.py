@@ -1,0 +1,347 @@
+"""Type vocabulary → JSON Schema, messages and path lookups: what flows between runnables.
+
+One set of frozen records for every stage: the compiler converts a spec's
+`params`/`output`/`answer`/`input`/`state` blocks into these, infers each
+runnable's output type, checks `{{...}}` paths against them, and the graph and
+runtime carry them (the runtime validates replies against `to_json_schema`).
+Spans are kept where a type was declared so a diagnostic can point there; they
+never take part in equality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence, Union
+
+from plait.core.source import Span
+
+__all__ = [
+    "ANY",
+    "BOOL",
+    "FLOAT",
+    "INT",
+    "TEXT",
+    "AnyType",
+    "BoolType",
+    "FieldType",
+    "FloatType",
+    "IntType",
+    "ListType",
+    "LiteralType",
+    "ObjectType",
+    "OptionalType",
+    "TextType",
+    "Type",
+    "UnionType",
+    "describe",
+    "field_names",
+    "is_numeric",
+    "lookup",
+    "matches",
+    "step",
+    "strip_optional",
+    "to_json_schema",
+    "union_of",
+]
+
+Literal = Union[str, int, float, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class TextType:
+    kind: str = "string"
+
+
+@dataclass(frozen=True, slots=True)
+class IntType:
+    kind: str = "int"
+
+
+@dataclass(frozen=True, slots=True)
+class FloatType:
+    kind: str = "float"
+
+
+@dataclass(frozen=True, slots=True)
+class BoolType:
+    kind: str = "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class AnyType:
+    """Unknown until run time (a run's undeclared input, a parallel's `{{input}}` JSON): every path is allowed."""
+
+    kind: str = "any"
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralType:
+    """`"billing" | "tech"`: one of these values."""
+
+    values: tuple[Literal, ...]
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind: str = "literal"
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    item: "Type"
+    kind: str = "list"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldType:
+    name: str
+    type: "Type"
+    #: May be absent or null (`T?`); reading it renders empty text.
+    optional: bool = False
+    description: str | None = None
+    #: A tool parameter's default (only `has_default` says whether there is one: None is a value).
+    default: Any = None
+    has_default: bool = False
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectType:
+    """A record: `object { ... }`, an `output` block, a parallel's branches."""
+
+    fields: tuple[FieldType, ...]
+    #: Where it was declared (the `output` block, the `object {` ...), for a diagnostic's second label.
+    span: Span | None = field(default=None, compare=False, repr=False)
+    kind: str = "object"
+
+    def get(self, name: str) -> FieldType | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalType:
+    """`T?` where it is not a field (a list's item); a field's own `?` is `FieldType.optional`."""
+
+    inner: "Type"
+    kind: str = "optional"
+
+
+@dataclass(frozen=True, slots=True)
+class UnionType:
+    """One of several types: a route's output when its cases produce different ones."""
+
+    options: tuple["Type", ...]
+    kind: str = "union"
+
+
+Type = Union[TextType, IntType, FloatType, BoolType, AnyType, LiteralType, ListType, ObjectType, OptionalType, UnionType]
+
+TEXT, INT, FLOAT, BOOL, ANY = TextType(), IntType(), FloatType(), BoolType(), AnyType()
+
+
+def union_of(types: Iterable[Type]) -> Type:
+    """The union of `types`, flattened, without repeats; one type stays itself; any absorbs all."""
+    options: list[Type] = []
+    for t in types:
+        for option in t.options if isinstance(t, UnionType) else (t,):
+            if isinstance(option, AnyType):
+                return ANY
+            if option not in options:
+                options.append(option)
+    if not options:
+        return ANY
+    return options[0] if len(options) == 1 else UnionType(tuple(options))
+
+
+def strip_optional(t: Type) -> Type:
+    while isinstance(t, OptionalType):
+        t = t.inner
+    return t
+
+
+def is_numeric(t: Type) -> bool:
+    t = strip_optional(t)
+    if isinstance(t, LiteralType):
+        return all(isinstance(v, int | float) and not isinstance(v, bool) for v in t.values)
+    return isinstance(t, IntType | FloatType | AnyType)
+
+
+# --- paths ------------------------------------------------------------------------
+
+
+def step(t: Type, name: str) -> Type | None:
+    """The type of field `name` of `t`, or None when `t` has no such field.
+
+    A union has the field when every option has it; an optional record's field
+    is optional too (it renders empty when the record is absent)."""
+    if isinstance(t, AnyType):
+        return ANY
+    if isinstance(t, OptionalType):
+        inner = step(t.inner, name)
+        return None if inner is None else _optional(inner)
+    if isinstance(t, UnionType):
+        found = [step(option, name) for option in t.options]
+        return None if any(f is None for f in found) else union_of(f for f in found if f is not None)
+    if isinstance(t, ObjectType):
+        f = t.get(name)
+        if f is None:
+            return None
+        return _optional(f.type) if f.optional else f.type
+    return None
+
+
+def _optional(t: Type) -> Type:
+    return t if isinstance(t, OptionalType | AnyType) else OptionalType(t)
+
+
+def lookup(t: Type, path: Sequence[str]) -> Type | None:
+    """The type at `path` (field names) inside `t`, or None when some part does not exist."""
+    current: Type | None = t
+    for part in path:
+        if current is None:
+            return None
+        current = step(current, part)
+    return current
+
+
+def field_names(t: Type) -> list[str]:
+    """The fields a path may name next, for "did you mean" and for listing them."""
+    t = strip_optional(t)
+    if isinstance(t, ObjectType):
+        return [f.name for f in t.fields]
+    if isinstance(t, UnionType):
+        common: list[str] | None = None
+        for option in t.options:
+            names = field_names(option)
+            common = names if common is None else [n for n in common if n in names]
+        return common or []
+    return []
+
+
+# --- messages ---------------------------------------------------------------------
+
+
+def _literal(value: Literal) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def describe(t: Type, *, fields: bool = False) -> str:
+    """How a type is written in a spec: `string`, `"a" | "b"`, `list[int]`, `object {...}`, `T?`.
+
+    Records are `object {...}` unless `fields` asks for their field names."""
+    if isinstance(t, TextType):
+        return "string"
+    if isinstance(t, IntType | FloatType | BoolType):
+        return t.kind
+    if isinstance(t, AnyType):
+        return "any"
+    if isinstance(t, LiteralType):
+        return " | ".join(_literal(v) for v in t.values)
+    if isinstance(t, ListType):
+        return f"list[{describe(t.item, fields=fields)}]"
+    if isinstance(t, OptionalType):
+        inner = describe(t.inner, fields=fields)
+        return f"({inner})?" if isinstance(t.inner, LiteralType | UnionType) else inner + "?"
+    if isinstance(t, UnionType):
+        return " | ".join(describe(o, fields=fields) for o in t.options)
+    if not fields:
+        return "object {...}"
+    return "object { " + ", ".join(f.name + ("?" if f.optional else "") for f in t.fields) + " }"
+
+
+# --- values -----------------------------------------------------------------------
+
+
+def matches(t: Type, value: Any) -> bool:
+    """Whether a JSON value has type `t` (a default, a scripted reply, an answer)."""
+    if isinstance(t, AnyType):
+        return True
+    if isinstance(t, OptionalType):
+        return value is None or matches(t.inner, value)
+    if isinstance(t, UnionType):
+        return any(matches(o, value) for o in t.options)
+    if isinstance(t, LiteralType):
+        # `True == 1` in Python: a literal matches only a value of its own JSON type.
+        return any(value == v and type(value) is type(v) for v in t.values)
+    if isinstance(t, TextType):
+        return isinstance(value, str)
+    if isinstance(t, IntType):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(t, FloatType):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(t, BoolType):
+        return isinstance(value, bool)
+    if isinstance(t, ListType):
+        return isinstance(value, list) and all(matches(t.item, v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    declared = {f.name: f for f in t.fields}
+    for key, v in value.items():
+        f = declared.get(key)
+        if f is None or not (matches(f.type, v) or (f.optional and v is None)):
+            return False
+    return all(f.name in value for f in t.fields if not f.optional and not f.has_default)
+
+
+# --- JSON Schema ------------------------------------------------------------------
+
+
+_JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}
+
+
+def _enum_type(values: tuple[Literal, ...]) -> str | None:
+    kinds = {
+        "boolean" if isinstance(v, bool) else "string" if isinstance(v, str) else "integer" if isinstance(v, int) else "number"
+        for v in values
+    }
+    if kinds == {"integer", "number"}:
+        return "number"
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def to_json_schema(t: Type, *, strict: bool = True) -> dict[str, Any]:
+    """`t` as JSON Schema.
+
+    strict (what a model is asked for; OpenAI's structured-output rules, which
+    the other providers accept): every object has `additionalProperties: false`
+    and lists every field in `required`; an optional field is `anyOf [T, null]`;
+    no defaults. Not strict (a tool's parameters, as the model sees a function):
+    optional fields and fields with a default are simply not required, and
+    defaults are given."""
+    if isinstance(t, TextType | IntType | FloatType | BoolType):
+        return {"type": _JSON_TYPES[t.kind]}
+    if isinstance(t, AnyType):
+        return {}
+    if isinstance(t, LiteralType):
+        kind = _enum_type(t.values)
+        return {"type": kind, "enum": list(t.values)} if kind else {"enum": list(t.values)}
+    if isinstance(t, ListType):
+        return {"type": "array", "items": to_json_schema(t.item, strict=strict)}
+    if isinstance(t, OptionalType):
+        inner = to_json_schema(t.inner, strict=strict)
+        return {"anyOf": [inner, {"type": "null"}]} if strict else inner
+    if isinstance(t, UnionType):
+        return {"anyOf": [to_json_schema(o, strict=strict) for o in t.options]}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for f in t.fields:
+        schema = to_json_schema(f.type, strict=strict)
+        if strict and f.optional:
+            schema = {"anyOf": [schema, {"type": "null"}]}
+        if f.description is not None:
+            schema["description"] = f.description
+        if not strict and f.has_default:
+            schema["default"] = f.default
+        if strict or not (f.optional or f.has_default):
+            required.append(f.name)
+        properties[f.name] = schema
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required or strict:
+        out["required"] = required
+    if strict:
+        out["additionalProperties"] = False
+    return out
