@@ -17,7 +17,7 @@ from plait.core.diagnostics import Diagnostic, Severity
 from .parser import parse_module
 from plait.core.source import SourceFile, Span
 
-__all__ = ["LoadResult", "load", "load_text", "resolve_path"]
+__all__ = ["LoadResult", "load", "load_text", "read_source", "resolve_path"]
 
 #: Larger files are refused before reading: nothing real comes close, and it bounds memory.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -72,6 +72,11 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
         source = SourceFile(display, text)
         return None, _file_error("P005", "unreadable-file", "file contains a NUL byte; is it binary?", display, source.span(offset, offset + 1))
     return SourceFile(display, text), None
+
+
+def read_source(path: str | os.PathLike) -> tuple[SourceFile | None, Diagnostic | None]:
+    """One spec file's text, or the P005 diagnostic `plait check` gives for it (missing, binary, too large...)."""
+    return _read(Path(path), str(path), None)
 
 
 def resolve_path(path: str | os.PathLike) -> Path:

@@ -1,12 +1,7 @@
 """The `plait` command line: argv → one subcommand → exit code.
 
-Exit codes (every subcommand):
-
-    0  success (check: no errors; run: done or until)
-    1  errors found in the spec, or the run failed
-    2  usage error or internal failure
-    3  run stopped for a human: interrupt or pause
-    4  run stopped at max_steps
+Exit codes: EXIT_CODES below is the one table. Every subcommand returns one of
+these, and every `--help` prints the table.
 
 Each subcommand lives in `plait/commands/<name>.py` with `register(subparsers)`
 and `run(args) -> int`; only the chosen one is imported, so `plait check` never
@@ -17,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from importlib import import_module
 
 EXIT_OK = 0
@@ -24,6 +20,24 @@ EXIT_ERRORS = 1
 EXIT_USAGE = 2
 EXIT_HUMAN = 3
 EXIT_MAX_STEPS = 4
+EXIT_INTERRUPTED = 130
+
+#: The exit-code table, the same for every command (README, docs and `--help` all show this).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success: no errors (warnings allowed unless --strict), nothing to reformat, no differences, run done",
+    EXIT_ERRORS: "errors in a spec (a file that cannot be read is one: P005), a failed run, "
+    "a file `fmt --check` would change, specs `diff` finds different",
+    EXIT_USAGE: "usage error (bad option, no specs under a folder), or an internal failure",
+    EXIT_HUMAN: "the run stopped for a human: an approval, an ask or a pause (resume it)",
+    EXIT_MAX_STEPS: "the run stopped at max_steps",
+    EXIT_INTERRUPTED: "interrupted by Ctrl-C (the shell's convention, 128 + SIGINT)",
+}
+
+
+def exit_code_table() -> str:
+    """EXIT_CODES as the `--help` epilog block."""
+    rows = (textwrap.fill(text, 96, initial_indent=f"  {code:<3} ", subsequent_indent=" " * 6) for code, text in EXIT_CODES.items())
+    return "exit status (every command):\n" + "\n".join(rows)
 
 #: name -> one-line help; the module is plait.commands.<name with - as _>.
 COMMANDS: dict[str, str] = {
@@ -44,14 +58,21 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
         prog="plait",
         description="plait: a declarative language for LLM agents. "
         "Check, render and run .plait specs.",
-        epilog="Run `plait COMMAND --help` for a command's options.",
+        epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"plait {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
         if name == chosen:
             module = import_module(f"plait.commands.{name.replace('-', '_')}")
-            module.register(sub.add_parser(name, help=summary, description=summary))
+            command = sub.add_parser(name, help=summary, description=summary)
+            module.register(command)
+            # The command's own note (if any), then the one table; raw, so the table keeps its lines.
+            raw = command.formatter_class is argparse.RawDescriptionHelpFormatter
+            own = command.epilog if raw or not command.epilog else textwrap.fill(command.epilog)
+            command.epilog = (f"{own}\n\n" if own else "") + exit_code_table()
+            command.formatter_class = argparse.RawDescriptionHelpFormatter
         else:
             sub.add_parser(name, help=summary, add_help=False)
     return parser
@@ -83,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return module.run(args)
     except KeyboardInterrupt:
         print("plait: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the last line of defence: one line, never a traceback

@@ -103,6 +103,7 @@ class Engine:
             bus.observe(event, reactor)
         ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause, tools=self.tools,
                          contexts=self.contexts, make_provider=self._make_provider, toolsets=self._toolsets)
+        bus.record_warning = ctx.report.warn  # a failing observer leaves its warning in this run's report
         if any(isinstance(reactor, str) for _, reactor in self.observers):
             counter = itertools.count(1)
             bus.agent_reactor = lambda name, event: run_runnable(
@@ -241,8 +242,11 @@ class Run:
             except AttributeError:
                 pass
         if bus.active:
+            warned = len(ctx.report.warnings)
             ctx.emit("run_end", (self.entry,), None, **result.to_dict())
             await bus.drain()  # observers of run_end finish before the run is handed back
+            if len(ctx.report.warnings) != warned:
+                self._save(result)  # an observer of run_end failed: the stored report keeps its warning too
         return result
 
     def snapshot(self) -> dict[str, Any]:

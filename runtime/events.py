@@ -6,16 +6,28 @@ Event types: `run_start`, `run_end`, `agent_start`, `agent_end`, `step_start`,
 graph `path` of the run that produced it (nested agents and branches included)
 and the agent's telemetry names (`label`, `source`, `attributes`).
 Events are only built when someone listens: the hot loop checks `bus.active`.
+
+Observers are fire-and-forget reactors: whatever one does (raise, fail, hang up
+its own run) never changes the run it watches. A failure is never silent
+either: it becomes a warning, `observer_failed` for a function (sync or async)
+and `observer_agent_failed` for an observer agent, in the report and as a
+`warning` event.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["Event", "EventBus", "Observer", "span_name"]
+from .outcomes import Done, Fail
+
+__all__ = ["OBSERVER_AGENT_FAILED", "OBSERVER_FAILED", "Event", "EventBus", "Observer", "span_name"]
+
+OBSERVER_FAILED = "observer_failed"
+OBSERVER_AGENT_FAILED = "observer_agent_failed"
 
 
 @dataclass(slots=True)
@@ -63,15 +75,18 @@ class Observer:
 class EventBus:
     """Fan-out of events to listeners (callables) and observers (filtered by type)."""
 
-    __slots__ = ("listeners", "observers", "active", "_tasks", "agent_reactor")
+    __slots__ = ("listeners", "observers", "active", "_tasks", "agent_reactor", "record_warning", "_reporting")
 
     def __init__(self) -> None:
         self.listeners: list[Callable[[Event], Any]] = []
         self.observers: list[Observer] = []
         self.active = False
-        self._tasks: list[asyncio.Task[Any]] = []
-        #: Set by the engine: runs an observer agent on an event.
-        self.agent_reactor: Callable[[str, Event], Any] | None = None
+        self._tasks: list[asyncio.Future[Any]] = []
+        #: Set by the engine: runs an observer agent on an event; returns its outcome (Done, Fail, Interrupt, Pause).
+        self.agent_reactor: Callable[[str, Event], Awaitable[Any]] | None = None
+        #: Set by the engine: records a warning in the run's report (code, message, path, **details).
+        self.record_warning: Callable[..., Any] | None = None
+        self._reporting = False
 
     def listen(self, listener: Callable[[Event], Any]) -> None:
         self.listeners.append(listener)
@@ -87,16 +102,55 @@ class EventBus:
         for observer in self.observers:
             if observer.event != event.type and observer.event != "*":
                 continue
-            if isinstance(observer.reactor, str):
+            reactor = observer.reactor
+            if isinstance(reactor, str):
                 # An observer agent's own events never wake observer agents: that would never end.
                 if self.agent_reactor is not None and event.path[:1] != ("@observer",):
-                    self._spawn(self.agent_reactor(observer.reactor, event))
+                    self._spawn(self._watch_agent(reactor, event))
                 continue
-            outcome = observer.reactor(event)
+            try:
+                outcome = reactor(event)
+            except Exception as exc:  # a reactor's bug is reported, never the run's end
+                self._failed(OBSERVER_FAILED, _describe(reactor), event, exc)
+                continue
             if inspect.isawaitable(outcome):
-                self._spawn(outcome)
+                self._spawn(self._watch(reactor, event, outcome))
 
-    def _spawn(self, awaitable: Any) -> None:
+    async def _watch(self, reactor: Callable[[Event], Any], event: Event, outcome: Awaitable[Any]) -> None:
+        try:
+            await outcome
+        except Exception as exc:
+            self._failed(OBSERVER_FAILED, _describe(reactor), event, exc)
+
+    async def _watch_agent(self, name: str, event: Event) -> None:
+        assert self.agent_reactor is not None
+        try:
+            outcome = await self.agent_reactor(name, event)
+        except Exception as exc:
+            self._failed(OBSERVER_AGENT_FAILED, f"agent `{name}`", event, exc, agent=name)
+            return
+        if isinstance(outcome, Fail):
+            self._failed(OBSERVER_AGENT_FAILED, f"agent `{name}`", event, outcome.error, agent=name)
+        elif not isinstance(outcome, Done):  # no one can resume an observer: stopping for a human is failing
+            stopped = type(outcome).__name__.lower()
+            self._failed(OBSERVER_AGENT_FAILED, f"agent `{name}`", event, f"it stopped ({stopped}) and cannot be resumed",
+                         agent=name)
+
+    def _failed(self, code: str, who: str, event: Event, error: BaseException | str, **details: Any) -> None:
+        reason = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
+        message = f"observer {who} of `{event.type}` failed ({reason}); the run went on without it"
+        details = {"event": event.type, "error": reason, **details}
+        if self.record_warning is not None:
+            self.record_warning(code, message, event.path, **details)
+        if self._reporting:
+            return  # an observer that fails on the warning about an observer's failure: recorded, not re-announced
+        self._reporting = True
+        try:
+            self.emit(Event("warning", event.path, {"code": code, "message": message, "details": details}))
+        finally:
+            self._reporting = False
+
+    def _spawn(self, awaitable: Awaitable[Any]) -> None:
         self._tasks.append(asyncio.ensure_future(awaitable))
 
     async def drain(self) -> None:
@@ -104,3 +158,8 @@ class EventBus:
         while self._tasks:
             tasks, self._tasks = self._tasks, []
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _describe(reactor: Callable[..., Any]) -> str:
+    name = getattr(reactor, "__qualname__", None) or type(reactor).__name__
+    return f"`{name}`"

@@ -46,6 +46,9 @@ class ToolOutcome:
     #: Messages that arrive on the next model call (`result = messages`).
     expand: list[Message] | None = None
     value: Any = None
+    #: What the tool itself returned when `content` is only the placeholder for expanded messages:
+    #: an `until` satisfied by the call hands this back, since no next call will deliver the messages.
+    delivered: Any = None
 
 
 _JSON_TYPE = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
@@ -201,9 +204,11 @@ class ToolRunner:
         if tool.result == "messages" and messages is None:
             messages, value = value, None
         expand = _as_messages(messages) if messages is not None else None
+        delivered = None
         if expand is not None and value is None:
+            delivered = [_plain(m) for m in messages] if isinstance(messages, (list, tuple)) else messages
             value = f"(delivered as {len(expand)} message{'s' if len(expand) != 1 else ''} on the next call)"
-        return ToolOutcome(as_text(value), is_error, state, expand, value)
+        return ToolOutcome(as_text(value), is_error, state, expand, value, delivered)
 
     # -- python -----------------------------------------------------------------------
 
@@ -291,6 +296,11 @@ def _resume(coro: Any, first: Any) -> Any:
             pending = coro.send(sent)
         except StopIteration as done:
             return done.value
+
+
+def _plain(item: Any) -> Any:
+    """A message as JSON data (a run's output must serialise); dicts and strings are already."""
+    return {"role": item.role, "content": item.text} if isinstance(item, Message) else item
 
 
 def _as_messages(value: Any) -> list[Message]:

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.core.vocab import REPORT_FORMATS as FORMATS
 
-FORMATS = ("text", "json", "github", "sarif")
 #: File and syntax problems (P0xx) cannot be filtered away: nothing else is checked without them.
 ALWAYS_REPORTED = "P0"
 
@@ -37,10 +37,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")
     color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
     parser.add_argument("-q", "--quiet", action="store_true", help="print diagnostics only, no summary line")
-    parser.epilog = (
-        "Exit status: 0 no errors (warnings allowed unless --strict), 1 problems found, 2 usage or internal error. "
-        "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code."
-    )
+    parser.epilog = "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code."
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
 """`plait diff OLD NEW [--format text|json|mermaid]`: two specs → what changed in meaning between them.
 
 Each side is a file or `git:REV:path` (read with `git show REV:path`).
-Exit 0 when they mean the same, 1 when they differ (like `diff`), 2 when a
-side cannot be read or does not compile (its diagnostics are printed).
+Exit codes follow plait/cli.py's table: 0 when they mean the same, 1 when they
+differ (like `diff`) or when a side has errors, `plait check`'s diagnostics
+printed (a missing file is P005, as there; so is a `git:` side git cannot
+show); 2 for a usage error (`git:` without a path, git not installed).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
@@ -21,8 +24,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--format", choices=("text", "json", "mermaid"), default="text")
 
 
-class _Unreadable(Exception):
-    pass
+class _Unusable(Exception):
+    """A side that is not a usable argument (exit 2), as opposed to a spec that has errors (exit 1)."""
 
 
 def _compile(side: str):
@@ -32,16 +35,26 @@ def _compile(side: str):
         return compile_spec(Path(side))
     rev, _, path = side[4:].partition(":")
     if not rev or not path:
-        raise _Unreadable(f"`{side}` is not git:REV:path")
+        raise _Unusable(f"`{side}` is not git:REV:path")
     try:
         shown = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=False)
     except FileNotFoundError:
-        raise _Unreadable("git is not installed") from None
+        raise _Unusable("git is not installed") from None
     if shown.returncode != 0:
         reason = (shown.stderr.strip().splitlines() or ["git show failed"])[-1]
-        raise _Unreadable(f"cannot read `{side}`: {reason}")
+        return _unreadable(side, f"cannot read `{side}`: {reason}")
     # Named as the path, so imports resolve beside it and spans read like the file's.
     return compile_spec(shown.stdout, path=path)
+
+
+def _unreadable(side: str, message: str) -> Any:
+    """A side git cannot show, as the P005 compile result a missing file gets."""
+    from plait.compiler.pipeline import CompileResult
+    from plait.core.diagnostics import Diagnostic, Severity
+    from plait.core.source import Span
+
+    problem = Diagnostic("P005", "unreadable-file", Severity.ERROR, message, Span(side, 1, 1, 1, 1, 0, 0))
+    return CompileResult(None, [problem], {})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
     for side in (args.old, args.new):
         try:
             result = _compile(side)
-        except _Unreadable as exc:
+        except _Unusable as exc:
             print(f"plait diff: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if result.graph is None:
+        if not result.ok or result.graph is None:
             print_diagnostics(result.diagnostics, result.sources)
-            return EXIT_USAGE
+            return EXIT_ERRORS
         graphs.append(result.graph)
     changes = diff_graphs(*graphs)
     if args.format == "json":

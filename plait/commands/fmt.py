@@ -1,9 +1,13 @@
 """`plait fmt [--check|--diff] PATH...`: rewrite specs in the canonical layout.
 
-A file with syntax errors is reported and left untouched (exit 1); a file that
-cannot be read is one line on stderr (exit 2). Files are replaced atomically
-(a temporary file beside them, then a rename), so a crash never truncates one.
-`-` formats standard input to standard output.
+Exit codes follow plait/cli.py's table, as `plait check` does: a file with
+syntax errors is reported and left untouched, and a file that cannot be read is
+a P005 diagnostic (both exit 1); `--check`/`--diff` exit 1 when a file would
+change; a folder with no specs is a usage error (exit 2). Only syntax matters
+here: a spec `plait check` rejects for its meaning formats like any other.
+No path formats the current directory, searched as `plait check` searches it.
+Files are replaced atomically (a temporary file beside them, then a rename), so
+a crash never truncates one. `-` formats standard input to standard output.
 """
 
 from __future__ import annotations
@@ -21,42 +25,64 @@ STDIN = "-"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="spec files or directories (`-` for stdin)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="spec files or directories (`-` for stdin; default: the current directory)"
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="change nothing; list files that would change, exit 1 if any")
     mode.add_argument("--diff", action="store_true", help="change nothing; print a unified diff, exit 1 if any")
 
 
 def run(args: argparse.Namespace) -> int:
+    paths = args.paths or ["."]
+    files, empty = _expand(paths)
+    if not files:
+        print("plait fmt: no .plait files found under " + ", ".join(f"`{p}`" for p in empty), file=sys.stderr)
+        return EXIT_USAGE
+    for folder in empty:
+        print(f"plait fmt: warning: no .plait files under `{folder}`", file=sys.stderr)
     status = EXIT_OK
-    for path in _expand(args.paths):
+    for path in files:
         status = max(status, _one(path, args))
     return status
 
 
-def _expand(paths: list[str]) -> list[str]:
-    """Files as given; directories become the `*.plait` files under them, sorted."""
+def _expand(paths: list[str]) -> tuple[list[str], list[str]]:
+    """Files as given, directories as the specs under them (sorted); and the directories with none."""
     from plait.dsl.discover import spec_files
 
     out: list[str] = []
+    empty: list[str] = []
     for path in paths:
         if path != STDIN and Path(path).is_dir():
-            out.extend(str(p) for p in spec_files(path))
+            found = [str(p) for p in spec_files(path)]
+            out.extend(found)
+            if not found:
+                empty.append(path)
         else:
             out.append(path)
-    return out
+    return out, empty
 
 
 def _one(path: str, args: argparse.Namespace) -> int:
     from plait.dsl.formatter import FormatterBug, format_text
 
     name = "<stdin>" if path == STDIN else path
-    try:
-        data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"plait fmt: cannot read {name}: {_reason(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+    if path == STDIN:
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            print(f"plait fmt: cannot read {name}: {_reason(exc)}", file=sys.stderr)
+            return EXIT_ERRORS
+    else:
+        from plait.dsl.loader import read_source
+
+        # A file that cannot be read is a spec error, reported as `plait check` reports it (P005, exit 1).
+        source, problem = read_source(path)
+        if source is None:
+            print_diagnostics([problem], {}, summary=False)
+            return EXIT_ERRORS
+        text = source.text
     try:
         formatted, diagnostics = format_text(text, name)
     except FormatterBug as exc:

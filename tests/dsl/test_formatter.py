@@ -456,13 +456,14 @@ def test_cli_leaves_a_file_with_syntax_errors_untouched(tmp_path, capsys):
     assert path.read_text() == broken
 
 
-def test_cli_missing_or_undecodable_file_is_one_line_and_exit_2(tmp_path, capsys):
-    assert main(["fmt", str(tmp_path / "missing.plait")]) == 2
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+def test_cli_missing_or_undecodable_file_is_a_p005_diagnostic_and_exit_1(tmp_path, capsys):
+    # As `plait check` reports them (plait/cli.py's exit-code table): a file that cannot be read is a spec error.
+    assert main(["fmt", str(tmp_path / "missing.plait")]) == 1
+    assert "error[P005]: no such file" in capsys.readouterr().err
     binary = tmp_path / "binary.plait"
     binary.write_bytes(b"agent a {\xff}")
-    assert main(["fmt", str(binary)]) == 2
-    assert "UTF-8" in capsys.readouterr().err
+    assert main(["fmt", str(binary)]) == 1
+    assert "error[P005]: invalid UTF-8 (byte 0xff)" in capsys.readouterr().err
     assert binary.read_bytes() == b"agent a {\xff}"
 
 

@@ -160,11 +160,11 @@ def test_cli_mermaid_highlights_changes(tmp_path, capsys):
     assert removed and f"linkStyle {removed[0]} stroke:#c0392b,stroke-width:3px,stroke-dasharray:6 4" in out
 
 
-def test_cli_a_side_with_errors_exits_2(specs, tmp_path, capsys):
+def test_cli_a_side_with_errors_exits_1_as_check_does(specs, tmp_path, capsys):
     old, _ = specs
     bad = tmp_path / "bad.plait"
     bad.write_text("agent a { model = nope }\n")
-    assert main(["diff", str(old), str(bad)]) == 2
+    assert main(["diff", str(old), str(bad)]) == 1
     assert "undefined name `nope`" in capsys.readouterr().err
 
 
@@ -185,9 +185,9 @@ def test_git_revisions(tmp_path, monkeypatch, capsys):
     assert main(["diff", "git:HEAD~1:spec.plait", "git:HEAD:spec.plait"]) == 1
     assert "model_id changed gpt-4o-mini → gpt-4o" in capsys.readouterr().out
     assert main(["diff", "git:HEAD:spec.plait", "spec.plait"]) == 0
-    assert main(["diff", "git:HEAD:missing.plait", "spec.plait"]) == 2
+    assert main(["diff", "git:HEAD:missing.plait", "spec.plait"]) == 1  # unreadable, like a missing file: P005
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot read `git:HEAD:missing.plait`" in err
+    assert "error[P005]: cannot read `git:HEAD:missing.plait`" in err
 
 
 def test_mermaid_draws_removed_nodes_dashed_red(tmp_path, capsys):
