@@ -1,4 +1,4 @@
-"""A run's records (model calls, tool calls, warnings, usage) → the run report.
+"""A run's records (model calls, tool calls, warnings, decisions, usage) → the run report.
 
 One `Report` per run, shared by every nested agent, so `tool_calls` and
 `model_calls` cover the whole run. `to_dict` is the `--json` shape.
@@ -20,13 +20,16 @@ _TOOL_FIELDS = ("name", "arguments", "is_error", "agent", "path")
 class Report:
     """Records are kept as tuples on the hot path and become dicts only when read."""
 
-    __slots__ = ("model_calls", "_tool_calls", "warnings", "_steps", "input_tokens", "output_tokens")
+    __slots__ = ("model_calls", "_tool_calls", "warnings", "decisions", "_steps", "input_tokens", "output_tokens")
 
     def __init__(self) -> None:
         self.model_calls = 0
         #: (name, arguments, is_error, agent, path) per executed tool call.
         self._tool_calls: list[tuple[Any, ...]] = []
         self.warnings: list[dict[str, Any]] = []
+        #: What control flow decided, in order: a route's case (and the subject's value), each loop
+        #: iteration (and its condition's value), each map item's result.
+        self.decisions: list[dict[str, Any]] = []
         #: (agent, path, step, model that served, finish reason, input tokens, output tokens) per model call.
         self._steps: list[tuple[Any, ...]] = []
         self.input_tokens = 0
@@ -51,14 +54,22 @@ class Report:
         self.warnings.append(warning)
         return warning
 
+    def decide(self, kind: str, name: str, path: tuple[str, ...], /, **details: Any) -> dict[str, Any]:
+        decision = {"kind": kind, "name": name, "path": list(path), **details}
+        self.decisions.append(decision)
+        return decision
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "model_calls": self.model_calls,
             "tool_calls": list(self.tool_calls),
             "warnings": self.warnings,
             "steps": list(self.steps),
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
         }
+        if self.decisions:
+            out["decisions"] = self.decisions
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Report":
@@ -66,6 +77,7 @@ class Report:
         report.model_calls = data.get("model_calls", 0)
         report._tool_calls = [tuple(c.get(f) for f in _TOOL_FIELDS) for c in data.get("tool_calls", ())]
         report.warnings = list(data.get("warnings", ()))
+        report.decisions = list(data.get("decisions", ()))
         report._steps = [tuple(s.get(f) for f in _STEP_FIELDS) for s in data.get("steps", ())]
         usage = data.get("usage") or {}
         report.input_tokens = usage.get("input_tokens", 0)

@@ -1,8 +1,11 @@
 """A `{{ path }}` template and its values → text.
 
 Paths: `input`, `input.<branch>` (a parallel's record), `state.<key>`, or a
-tool parameter name. `\\{{` writes literal braces. Records and lists render as
-JSON, so `{{input}}` after a parallel is the JSON of the record.
+tool parameter name; with a `scope` (the run's, see scope.py) also
+`run.input...`, `NAME...` (an earlier runnable's output), `loop...` and
+`map...`. `\\{{` writes literal braces. Records and lists render as JSON, so
+`{{input}}` after a parallel is the JSON of the record; null (an optional
+field left out, `loop.last` on the first iteration) renders as empty text.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Callable
+
+from .scope import MISSING, as_record
 
 __all__ = ["as_text", "render"]
 
@@ -32,6 +37,7 @@ def render(
     params: dict[str, Any] | None = None,
     quote: Callable[[str], str] | None = None,
     strict: bool = True,
+    scope: Callable[[str], Any] | None = None,
 ) -> str:
     """Fill a template; `quote` escapes each value (URL-encoding for an http tool's URL).
 
@@ -50,15 +56,19 @@ def render(
         head, *rest = path.split(".")
         if head == "input":
             value: Any = input
-            if rest and isinstance(value, str):
-                value = _maybe_record(value)
         elif head == "state":
             value = state or {}
         elif params is not None and head in params:
             value = params[head]
+        elif scope is not None and (value := scope(head)) is not MISSING:
+            pass
         else:
             return _unresolved(match, path, strict)
         for key in rest:
+            if value is None:  # an optional record left out: its fields read as empty too
+                break
+            if isinstance(value, str):
+                value = as_record(value)
             if not isinstance(value, dict) or key not in value:
                 return _unresolved(match, path, strict)
             value = value[key]
@@ -73,9 +83,3 @@ def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:
         raise KeyError(f"template path `{path}` does not resolve")
     return match.group(0)
 
-
-def _maybe_record(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text

@@ -1,0 +1,72 @@
+"""A loop, its input and a graph path → the outcome of running its body until `until` holds or the bound is hit.
+
+Every iteration gets the loop's input as `{{input}}` and a frame with
+`loop.iteration` (from 1), `loop.last` (null on the first) and `loop.history`
+(earlier outputs, oldest first); its body runs at `path/#N`, so each
+iteration's runnables are memoised apart. After each iteration the condition's
+value is recorded (report decision, `loop_iteration` event) and the history is
+kept in the run's progress: a resumed run starts again at the iteration that
+was running, with the history it had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .conditions import ConditionError, condition_text, holds
+from .config import LoopConfig
+from .context import RunContext
+from .errors import AgentError
+from .outcomes import Done, Fail, Outcome
+from .scope import FRAME, Frame, outputs
+
+__all__ = ["ChainRunner", "run_loop"]
+
+#: compose.run_chain, passed in (compose imports this module).
+ChainRunner = Callable[[RunContext, tuple[str, ...], Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
+
+
+async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner) -> Outcome:
+    key = "/".join(path)
+    progress = ctx.progress.get(key)
+    if progress is None:
+        progress = ctx.progress[key] = {"kind": "loop", "history": []}
+    history: list[Any] = progress["history"]
+    parent = FRAME.get()
+    table = outputs(ctx)
+    condition = condition_text(loop.until) if loop.until is not None else None
+    outcome: Outcome = Done(None)
+    while len(history) < loop.max_iterations:
+        iteration = len(history) + 1
+        frame = Frame(table, {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)},
+                      parent.map if parent is not None else None)
+        token = FRAME.set(frame)
+        try:
+            outcome = await chain(ctx, loop.body, input, path + (f"#{iteration}",), branch)
+        finally:
+            FRAME.reset(token)
+        if not isinstance(outcome, Done) or outcome.reason == "max_steps":
+            return outcome  # a stop for a human, a failure or a bounded stop: progress stays for a resume
+        output = outcome.output
+        history.append(output)
+        met = None
+        if loop.until is not None:
+            try:
+                met = holds(loop.until, output, table)
+            except ConditionError as exc:
+                return Fail(AgentError("loop_condition_invalid", f"loop `{loop.name}`, iteration {iteration}: {exc}", path=path))
+        ctx.report.decide("loop", loop.name, path, iteration=iteration, condition=condition, holds=met)
+        if ctx.bus.active:
+            ctx.emit("loop_iteration", path, None, loop=loop.name, iteration=iteration, condition=condition, holds=met)
+        if met:
+            break
+    else:
+        if loop.until is not None and loop.on_exhausted != "last":
+            return Fail(AgentError("loop_exhausted", f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held "
+                                   "(on_exhausted = fail)", path=path))
+        if loop.until is not None:
+            ctx.warn("loop_exhausted", f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held; "
+                     "going on with the last output", path, loop=loop.name)
+    del ctx.progress[key]
+    return Done(history[-1] if history else None, outcome.reason, finish_reason=outcome.finish_reason)

@@ -1,0 +1,101 @@
+"""A map, its input and a graph path → the outcome of running its body once per item of a list, in item order.
+
+At most `concurrency` items run at once: that many workers take the next
+unfinished index in turn (one task per worker, not per item). Each item runs
+at `path/[i]` with `{{input}}` = the item and a frame holding `map.index`,
+`map.item` and its own table of finished outputs. `on_error = fail`: the first
+failure cancels the other workers and the map waits for them, so no task
+outlives it; `collect`: the failed item's slot holds `{"error": ...}`. Finished
+items are kept in the run's progress (by index), so a resumed map runs only
+the items that had not finished; each item's result is a report decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .config import MapConfig
+from .context import RunContext
+from .errors import AgentError, error_info
+from .loop import ChainRunner
+from .outcomes import Done, Fail, Outcome, merge_stops
+from .scope import FRAME, Frame, PathError, outputs, resolve
+
+__all__ = ["run_map"]
+
+
+async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner) -> Outcome:
+    key = "/".join(path)
+    try:
+        items = resolve(ctx, cfg.over, input)
+    except PathError as exc:
+        raise AgentError("map_over_missing", f"map `{cfg.name}`: {exc}", path=path) from None
+    if not isinstance(items, list):
+        raise AgentError("map_over_not_list", f"map `{cfg.name}`: `{'.'.join(cfg.over)}` is {type(items).__name__}, not a list", path=path)
+    progress = ctx.progress.get(key)
+    if progress is None:
+        progress = ctx.progress[key] = {"kind": "map", "done": {}}
+    done: dict[str, Any] = progress["done"]
+    todo = iter([i for i in range(len(items)) if str(i) not in done])
+    parent = FRAME.get()
+    table = outputs(ctx)
+    loop_frame = parent.loop if parent is not None else None
+    fail_fast = cfg.on_error != "collect"
+    stops: list[Outcome] = []
+    failure: list[tuple[int, Fail]] = []
+    workers: list[asyncio.Task[None]] = []
+    active = ctx.bus.active
+
+    async def work() -> None:
+        for index in todo:
+            item = items[index]
+            FRAME.set(Frame(dict(table), loop_frame, {"index": index, "item": item}))
+            outcome = await chain(ctx, cfg.body, item, path + (f"[{index}]",), branch)
+            if isinstance(outcome, Done):
+                done[str(index)] = outcome.output
+                ctx.report.decide("map", cfg.name, path, index=index, status="done", output=outcome.output)
+                if active:
+                    ctx.emit("map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output)
+            elif isinstance(outcome, Fail):
+                info = error_info(outcome.error)
+                ctx.report.decide("map", cfg.name, path, index=index, status="error", error=info)
+                if active:
+                    ctx.emit("map_item", path, None, map=cfg.name, index=index, status="error", error=info)
+                if fail_fast:
+                    if not failure:
+                        failure.append((index, outcome))
+                        me = asyncio.current_task()
+                        for task in workers:
+                            if task is not me:
+                                task.cancel()
+                    return
+                ctx.warn("map_item_failed", f"item {index} of map `{cfg.name}` failed: {info['message']}", path, index=index, kind=info["kind"])
+                done[str(index)] = {"error": info}
+            else:
+                stops.append(outcome)  # waits for a human; the other items go on
+
+    size = min(max(1, cfg.concurrency), len(items) - len(done))
+    if size > 0:
+        create_task = asyncio.get_running_loop().create_task
+        workers.extend(create_task(work()) for _ in range(size))
+        try:
+            await asyncio.wait(workers)
+        except asyncio.CancelledError:
+            for task in workers:
+                task.cancel()
+            await asyncio.wait(workers)
+            raise
+        for task in workers:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    if failure:
+        index, failed = failure[0]
+        error = failed.error
+        if isinstance(error, AgentError) and not error.path:
+            error.path = path + (f"[{index}]",)
+        return failed
+    if stops:
+        return merge_stops(stops)  # type: ignore[arg-type]
+    del ctx.progress[key]
+    return Done([done[str(i)] for i in range(len(items))])

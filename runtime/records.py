@@ -1,0 +1,81 @@
+"""A value and a JSON Schema → the problems that keep it from fitting, and the value with absent optional fields filled.
+
+One validator per schema (kept by identity: config schemas live as long as the
+program), so a code step's output, a run's input, a state write and an ask's
+answer are checked by the same full JSON Schema validator as tool arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["complete", "problem", "problems", "where"]
+
+_JSON_TYPE = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
+
+#: id(schema) → (schema, its validator); the schema is kept so its id is never reused while cached.
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def where(path: Any) -> str:
+    """A JSON path as a person reads it: `$.sections[2].title`."""
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def problem(error: Any) -> str:
+    """One jsonschema error → `$.city: expected string, got number`."""
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"{where(error.absolute_path)}: expected {expected}, got {_JSON_TYPE.get(type(error.instance), 'value')}"
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if error.message.count("'") >= 2 else error.message
+        return f"{where(error.absolute_path)}: field `{missing}` is missing"
+    return f"{where(error.absolute_path)}: {error.message}"
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    entry = _VALIDATORS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        from jsonschema import validators
+
+        entry = _VALIDATORS[id(schema)] = (schema, validators.validator_for(schema)(schema))
+    return entry[1]
+
+
+def problems(value: Any, schema: dict[str, Any] | None) -> list[str]:
+    """Every way `value` misses `schema`, in path order; [] when it fits (or there is no schema)."""
+    if not schema:
+        return []
+    validator = _validator(schema)
+    if validator.is_valid(value):
+        return []
+    return [problem(e) for e in sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])]
+
+
+def complete(value: Any, schema: dict[str, Any] | None) -> Any:
+    """`value` with every declared object field it leaves out set to its default, else null, recursively.
+
+    An optional field may be absent or null; making "absent" null once here
+    means every reader (templates, routes, conditions) sees one shape.
+    """
+    if not schema or value is None:
+        return value
+    if isinstance(value, dict) and "properties" in schema:
+        out = dict(value)
+        for name, sub in schema["properties"].items():
+            if name not in out:
+                out[name] = sub.get("default") if isinstance(sub, dict) else None
+            else:
+                out[name] = complete(out[name], sub)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        items = schema["items"]
+        return [complete(v, items) for v in value]
+    for option in schema.get("anyOf") or ():
+        if isinstance(option, dict) and option.get("type") != "null" and not problems(value, option):
+            return complete(value, option)
+    return value

@@ -1,0 +1,59 @@
+"""A route, its input and a graph path → the outcome of the one case its subject's value picks.
+
+The subject is read on the route's own input (or any visible path), the first
+case whose literal equals it runs with that same input, else the `else` case;
+the route's output is the case's. The choice is recorded (report decision and
+`route` event, with the value that decided it) and kept in the run's progress,
+so a resumed run goes back into the same case without deciding again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .conditions import same
+from .config import RouteConfig
+from .context import RunContext
+from .errors import AgentError
+from .outcomes import Done, Outcome
+from .scope import PathError, resolve
+
+__all__ = ["Runner", "pick", "run_route"]
+
+#: compose.run_runnable, passed in (compose imports this module).
+Runner = Callable[[RunContext, str, Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
+
+
+def pick(route: RouteConfig, value: Any) -> tuple[str, Any]:
+    """(target, the case's literal or "else") for a subject value; AgentError naming the value when none fits."""
+    for literal, target in route.cases:
+        if same(value, literal):
+            return target, literal
+    if route.default is not None:
+        return route.default, "else"
+    cases = ", ".join(json.dumps(literal) for literal, _ in route.cases)
+    raise AgentError("route_unmatched", f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
+                     f"(from `{'.'.join(route.subject)}`) and no `else`; the cases are {cases}")
+
+
+async def run_route(ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner) -> Outcome:
+    key = "/".join(path)
+    chosen = ctx.progress.get(key)
+    if chosen is None:
+        try:
+            value = resolve(ctx, route.subject, input)
+        except PathError as exc:
+            raise AgentError("route_subject_missing", f"route `{route.name}`: {exc}", path=path) from None
+        target, case = pick(route, value)
+        chosen = ctx.progress[key] = {"kind": "route", "target": target}
+        subject = ".".join(route.subject)
+        ctx.report.decide("route", route.name, path, subject=subject, value=value, case=case, target=target)
+        if ctx.bus.active:
+            ctx.emit("route", path, None, route=route.name, subject=subject, value=value, case=case, target=target)
+    target = chosen["target"]
+    outcome = await run(ctx, target, input, path + (target,), branch)
+    if isinstance(outcome, Done):
+        del ctx.progress[key]
+    return outcome

@@ -1,0 +1,97 @@
+"""Where a runnable stands in a run (loop iteration, map item) and a path → the value the path names there.
+
+A `Frame` is the innermost loop iteration or map item around the running
+code, held in a context variable: asyncio copies it into every task, so the
+map items running side by side each see their own `map.index`, and a loop's
+frame is reset when its iteration ends. A map item also gets its own table of
+finished outputs (`{{NAME}}` inside the body reads the item's own NAME); a
+loop iteration shares its parent's, so after the loop `{{NAME}}` is the last
+iteration's.
+"""
+
+from __future__ import annotations
+
+import json
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import RunContext
+
+__all__ = ["FRAME", "MISSING", "Frame", "PathError", "lookup", "outputs", "resolve"]
+
+
+@dataclass(slots=True)
+class Frame:
+    #: Finished runnables' outputs by name, as `{{NAME}}` reads them here.
+    outputs: dict[str, Any]
+    #: {"iteration", "last", "history"} of the innermost loop, or None.
+    loop: dict[str, Any] | None = None
+    #: {"index", "item"} of the innermost map item, or None.
+    map: dict[str, Any] | None = None
+
+
+FRAME: ContextVar[Frame | None] = ContextVar("plait_frame", default=None)
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class PathError(Exception):
+    """A route subject or a map's `over` names something that is not there at run time."""
+
+
+def outputs(ctx: RunContext) -> dict[str, Any]:
+    """The table finished outputs are written to where the caller stands."""
+    frame = FRAME.get()
+    return ctx.outputs if frame is None else frame.outputs
+
+
+def lookup(ctx: RunContext, head: str) -> Any:
+    """What a path's first part names (besides `input`, `state` and tool parameters), or MISSING."""
+    frame = FRAME.get()
+    if head == "run":
+        return {"input": ctx.run_input}
+    if head == "loop":
+        return frame.loop if frame is not None and frame.loop is not None else MISSING
+    if head == "map":
+        return frame.map if frame is not None and frame.map is not None else MISSING
+    table = ctx.outputs if frame is None else frame.outputs
+    return table.get(head, MISSING)
+
+
+def resolve(ctx: RunContext, parts: tuple[str, ...], input: Any) -> Any:
+    """The value at a path (a route's `on`, a map's `over`); PathError naming the part that is missing."""
+    head = parts[0]
+    if head == "input":
+        value: Any = input
+    elif head == "state":
+        value = ctx.state
+    else:
+        value = lookup(ctx, head)
+        if value is MISSING:
+            raise PathError(f"`{'.'.join(parts)}`: nothing named `{head}` has run yet")
+    for i, key in enumerate(parts[1:], 1):
+        value = as_record(value)
+        if not isinstance(value, dict) or key not in value:
+            raise PathError(f"`{'.'.join(parts)}`: `{'.'.join(parts[:i])}` has no field `{key}`")
+        value = value[key]
+    return value
+
+
+def as_record(value: Any) -> Any:
+    """Text that is a JSON object or list reads as one (a step that answered JSON without `output`)."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
