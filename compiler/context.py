@@ -10,6 +10,10 @@ from plait.core.diagnostics import Diagnostic
 from plait.dsl.loader import LoadResult
 from plait.core.source import Span
 
+from plait.core.types import ObjectType, Type
+
+from .graph import AgentGraph
+
 __all__ = ["CompileContext", "Reference"]
 
 
@@ -37,13 +41,35 @@ class CompileContext:
     references: list[Reference] = field(default_factory=list)
     #: chain name -> ids of its inline parallels with their branch idents, in order.
     inline_parallels: dict[str, list[tuple[str, ast.InlineParallel]]] = field(default_factory=dict)
-    graph: Any = None
+    graph: AgentGraph | None = None
+    #: The spec's `input { ... }` and `state { ... }` declarations (the first of each), if written.
+    blocks: dict[str, Any] = field(default_factory=dict)
+    #: Every runnable's output type (infer_types), and the declared run input and state records.
+    types: dict[str, Type] = field(default_factory=dict)
+    input_type: ObjectType | None = None
+    state_type: ObjectType | None = None
     #: Set by a pass whose output later passes cannot use.
     stop: bool = False
 
     def kind(self, name: str) -> str | None:
         decl = self.decls.get(name)
         return None if decl is None else decl.kind
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """The entry file's `plait X.Y` line ((0, 1) without one): 0.2 files get the stricter checks."""
+        module = self.load.modules[0] if self.load.modules else None
+        number = getattr(module, "version", None)
+        raw = getattr(number, "raw", None) or "0.1"
+        major, _, minor = str(raw).partition(".")
+        try:
+            return int(major), int(minor or 0)
+        except ValueError:
+            return 0, 1
+
+    @property
+    def strict(self) -> bool:
+        return self.version >= (0, 2)
 
     @property
     def has_errors(self) -> bool:

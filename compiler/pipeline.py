@@ -17,16 +17,20 @@ from plait.dsl.parser import collector_paused
 from .context import CompileContext
 from .graph import AgentGraph
 from .passes.build_graph import build_graph
-from .passes.check_attributes import check_attributes
+from .passes.check_chains import check_chains
+from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
 from .passes.lint import lint
+from .passes.resolve_names import resolve_names
 from .passes.validate_graph import validate_graph
 
 __all__ = ["PASSES", "CompileResult", "compile_spec"]
 
 Pass = Callable[[CompileContext], None]
 
-PASSES: tuple[Pass, ...] = (collect_symbols, check_attributes, build_graph, validate_graph, lint)
+PASSES: tuple[Pass, ...] = (
+    collect_symbols, resolve_names, check_types, check_chains, build_graph, validate_graph, lint,
+)
 
 
 @dataclass

@@ -10,14 +10,14 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "a", "suggest"]
+__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "TYPED_BLOCKS", "a", "suggest"]
 
 ERROR_KINDS = (
     "auth", "content_filter", "context_length", "invalid_request", "model_not_found", "network",
     "quota_exceeded", "rate_limit", "server_error", "timeout", "unsupported",
 )
 PROVIDERS = ("openai", "anthropic", "google", "openai-compatible", "scripted")
-RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate"})
+RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,8 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "approval": Attr("symbol", choices=("required", "never"), default="never"),
         "timeout": Attr("duration", default=60.0, minimum=0.001),
         "result": Attr("symbol", choices=("content", "messages"), default="content"),
+        # Safe to run twice: a resumed run re-runs a call a crash left unknown instead of asking a person.
+        "idempotent": Attr("bool", default=False),
     },
     "agent": {
         "model": Attr("ref", required=True, kinds=("model",)),
@@ -82,6 +84,9 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "system": Attr("template"),
         "max_tokens": Attr("int", minimum=1),
         "temperature": Attr("number", minimum=0, maximum=2),
+        "retry_malformed": Attr("int", default=0, minimum=0),
+        # A code step: `run = python(...)` instead of `model` and `prompt` (see check_types).
+        "run": Attr("run"),
     },
     "consolidate": {
         "agents": Attr("refs", required=True, kinds=("agent",)),
@@ -92,6 +97,26 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
     "parallel": {
         "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
     },
+    # `max_iterations` is required, but its absence has its own code (P312, unbounded loop).
+    "loop": {
+        "until": Attr("condition"),
+        "max_iterations": Attr("int", minimum=1),
+        "on_exhausted": Attr("symbol", choices=("fail", "last"), default="fail"),
+    },
+    "map": {
+        "over": Attr("path", required=True),
+        "concurrency": Attr("int", default=4, minimum=1),
+        "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
+    },
+    "ask": {},
+}
+
+#: The typed blocks (`params`, `output`, `answer`) each kind may have.
+TYPED_BLOCKS: dict[str, tuple[str, ...]] = {
+    "tool": ("params",),
+    "agent": ("output",),
+    "step": ("output",),
+    "ask": ("answer",),
 }
 
 

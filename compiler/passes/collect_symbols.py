@@ -15,6 +15,9 @@ def collect_symbols(ctx: CompileContext) -> None:
         for decl in module.declarations:
             if isinstance(decl, ast.ImportDecl):
                 continue
+            if decl.kind in ("input", "state"):  # unnamed: one of each per spec
+                _block(ctx, decl)
+                continue
             name = decl.name.name
             first = ctx.decls.get(name)
             if first is None:
@@ -29,3 +32,19 @@ def collect_symbols(ctx: CompileContext) -> None:
                     fix=Fix("rename one of them; all declarations share one namespace"),
                 )
             )
+
+
+def _block(ctx: CompileContext, decl: ast.Node) -> None:
+    first = ctx.blocks.get(decl.kind)
+    if first is None:
+        ctx.blocks[decl.kind] = decl
+        return
+    ctx.diagnostics.append(
+        make(
+            "P102",
+            f"`{decl.kind}` is declared twice",
+            decl.span,
+            labels=[Label(first.span, "first declared here")],
+            fix=Fix(f"merge the fields into one `{decl.kind}` block"),
+        )
+    )

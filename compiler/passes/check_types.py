@@ -1,8 +1,10 @@
 """Declarations → normalised attribute values, with every unknown, missing,
-mistyped or unresolvable attribute reported.
+duplicate or mistyped attribute reported.
 
-Driven by `compiler.schema.SCHEMAS`. References are resolved here too, since
-a reference's expected kind is part of the attribute's type.
+Driven by `compiler.schema.SCHEMAS`; names inside attributes are
+resolve_names' (it runs first and fills those values), chain and parallel
+shapes are check_chains'. Typed blocks (`params`, `output`, `answer`) are
+checked here too: which kinds have them, and that each is written once.
 """
 
 from __future__ import annotations
@@ -10,49 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from plait.dsl import ast
+from plait.core.codes import make
 from plait.core.diagnostics import Fix, Label
 from plait.core.source import Span
+from plait.dsl import ast
 
-from plait.core.codes import make
-from ..context import CompileContext, Reference
+from ..context import CompileContext
 from ..params import params_schema
-from ..schema import PROVIDERS, RUNNABLE_KINDS, SCHEMAS, Attr, a, suggest
+from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
+from ._blocks import REF_TYPES, body_of, wrong_type
 
-#: What a chain element or parallel branch may name, in the order messages list them.
-_RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
-
-_TYPE_WORDS = {
-    "string": "a string",
-    "template": "a string",
-    "number": "a number",
-    "int": "a whole number",
-    "duration": "a duration like `30s`",
-    "bool": "`true` or `false`",
-    "map": "a map `{ \"key\" = value }`",
-    "ref": "a name",
-    "refs": "a list of names `[a, b]`",
-    "symbol": "one of",
-    "symbols": "a list of",
-    "run": '`python("module:function")` or `http(METHOD, "url")`',
-    "env": '`env("VARIABLE")`',
-    "keep_last": "`keep_last(N)`",
-    "until": "a tool name, a list of tool names, or `TOOL succeeded`",
-}
-
-
-def _describe(value: ast.Node) -> str:
-    return {
-        "string": "a string",
-        "number": "a number",
-        "duration": "a duration",
-        "bool": "a boolean",
-        "ref": "a name",
-        "succeeded": "`… succeeded`",
-        "list": "a list",
-        "call": "a call",
-        "block": "a map",
-    }.get(getattr(value, "kind", ""), "a value")
+__all__ = ["check_types", "folder"]
 
 
 def _show(number: float) -> str:
@@ -63,6 +33,13 @@ def _show(number: float) -> str:
         return f"a {len(str(abs(number)))}-digit number"
 
 
+def folder(ctx: CompileContext, decl: ast.Node) -> Path | None:
+    """Where relative paths written in `decl` resolve: its file's directory, or
+    for spec text the root directory (None when there is none)."""
+    file = decl.span.file
+    return Path(file).resolve().parent if file != "<string>" else ctx.load.root_dir
+
+
 class _Checker:
     def __init__(self, ctx: CompileContext) -> None:
         self.ctx = ctx
@@ -71,10 +48,7 @@ class _Checker:
     # --- generic values -----------------------------------------------------------
 
     def wrong_type(self, attr: str, spec: Attr, value: ast.Node) -> None:
-        expected = _TYPE_WORDS[spec.type]
-        if spec.type in ("symbol", "symbols"):
-            expected += " " + ", ".join(f"`{c}`" for c in spec.choices)
-        self.report(make("P203", f"`{attr}` must be {expected}, found {_describe(value)}", value.span))
+        wrong_type(self.report, attr, spec, value)
 
     def check_range(self, attr: str, spec: Attr, number: float, span: Span) -> bool:
         if spec.minimum is not None and number < spec.minimum:
@@ -104,39 +78,6 @@ class _Checker:
             return None
         return word
 
-    def resolve(
-        self, owner: str, attr: str, ref: ast.Ref | ast.ChainRef | ast.Ident, kinds: tuple[str, ...], index: int = 0
-    ) -> str | None:
-        """The declaration `ref` names, if it is one of `kinds`, recorded as a reference; else None, reported."""
-        name = ref.name
-        decl = self.ctx.decls.get(name)
-        if decl is None:
-            candidates = [n for n, d in self.ctx.decls.items() if d.kind in kinds] or list(self.ctx.decls)
-            hint = suggest(name, candidates)
-            what = " or ".join(kinds)
-            self.report(
-                make(
-                    "P101",
-                    f"undefined name `{name}`",
-                    ref.span,
-                    notes=[f"`{attr}` takes {a(what)}"],
-                    fix=Fix(f"did you mean `{hint}`?", ref.span, hint) if hint else None,
-                )
-            )
-            return None
-        if decl.kind not in kinds:
-            self.report(
-                make(
-                    "P103",
-                    f"`{name}` is {a(decl.kind)}, but `{attr}` takes {a(' or '.join(kinds))}",
-                    ref.span,
-                    labels=[Label(decl.name.span, f"`{name}` is declared here")],
-                )
-            )
-            return None
-        self.ctx.references.append(Reference(owner, attr, name, ref.span, index))
-        return name
-
     def value(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> Any:
         t = spec.type
         if t in ("string", "template"):
@@ -163,23 +104,24 @@ class _Checker:
             if not isinstance(value, ast.ListValue):
                 return self.wrong_type(attr, spec, value)
             return tuple(w for w in (self.symbol(attr, spec, item) for item in value.items) if w)
-        if t == "ref":
-            if not isinstance(value, ast.Ref):
-                return self.wrong_type(attr, spec, value)
-            return self.resolve(owner, attr, value, spec.kinds)
-        if t == "refs":
-            if not isinstance(value, ast.ListValue):
-                return self.wrong_type(attr, spec, value)
-            return self.refs(owner, attr, spec, value, spec.kinds)
-        if t == "until":
-            return self.until(owner, attr, value)
         if t == "env":
             return self.env(attr, spec, value)
         if t == "keep_last":
             return self.keep_last(attr, spec, value)
         if t == "run":
             return self.run(owner, attr, spec, value)
+        if t == "path":
+            return self.path(attr, spec, value)
+        if t == "condition":
+            return value  # typed against the loop body's output by check_flow
         raise AssertionError(f"unknown attribute type {t}")
+
+    def path(self, attr: str, spec: Attr, value: ast.Node) -> tuple[str, ...] | None:
+        if isinstance(value, ast.PathValue):
+            return tuple(value.parts)
+        if isinstance(value, ast.Ref):
+            return (value.name,)
+        return self.wrong_type(attr, spec, value)
 
     def map(self, attr: str, spec: Attr, value: ast.Node) -> dict | None:
         if not isinstance(value, ast.Block) or value.params:
@@ -192,31 +134,6 @@ class _Checker:
             else:
                 self.report(make("P203", f"`{attr}` values must be strings, numbers or booleans", v.span))
         return out
-
-    def until(self, owner: str, attr: str, value: ast.Node) -> tuple | None:
-        spec = SCHEMAS["agent"]["until"]
-        if isinstance(value, ast.Succeeded):
-            name = self.resolve(owner, attr, value.target, ("tool", "agent"))
-            self.ctx.values[owner]["until_succeeded"] = True
-            return (name,) if name else ()
-        if isinstance(value, ast.Ref):
-            name = self.resolve(owner, attr, value, ("tool", "agent"))
-            return (name,) if name else ()
-        if isinstance(value, ast.ListValue):
-            return self.refs(owner, attr, spec, value, ("tool", "agent"))
-        return self.wrong_type(attr, spec, value)
-
-    def refs(self, owner: str, attr: str, spec: Attr, value: ast.ListValue, kinds: tuple[str, ...]) -> tuple[str, ...]:
-        """The names of a list that resolve to one of `kinds`; every other item is reported."""
-        out = []
-        for i, item in enumerate(value.items):
-            if not isinstance(item, ast.Ref):
-                self.wrong_type(attr, spec, item)
-                continue
-            name = self.resolve(owner, attr, item, kinds, i)
-            if name is not None:
-                out.append(name)
-        return tuple(out)
 
     def _call(self, attr: str, spec: Attr, value: ast.Node, funcs: tuple[str, ...]) -> ast.Call | None:
         if not isinstance(value, ast.Call) or value.func.name not in funcs:
@@ -246,7 +163,8 @@ class _Checker:
         return arg.value
 
     def run(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> dict | None:
-        call = self._call(attr, spec, value, ("python", "http"))
+        code_step = self.ctx.decls[owner].kind == "step"
+        call = self._call(attr, spec, value, ("python",) if code_step else ("python", "http"))
         if call is None:
             return None
         if call.func.name == "python":
@@ -258,8 +176,8 @@ class _Checker:
             if not all(part.isidentifier() for part in module.split(".")) or not function.isidentifier():
                 self.report(make("P204", f'`{arg.value}` is not a valid "module:function" target', arg.span))
                 return None
-            folder = self.folder(self.ctx.decls[owner])
-            return {"type": "python", "target": arg.value, "base_dir": str(folder) if folder else None}
+            where = folder(self.ctx, self.ctx.decls[owner])
+            return {"type": "python", "target": arg.value, "base_dir": str(where) if where else None}
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Ref) or not isinstance(call.args[1], ast.String):
             self.report(make("P203", '`http` takes a method and a URL: `http(GET, "https://...")`', call.span))
             return None
@@ -289,12 +207,6 @@ class _Checker:
 
     # --- declarations -------------------------------------------------------------
 
-    def folder(self, decl: ast.Node) -> Path | None:
-        """Where relative paths written in `decl` resolve: its file's directory, or
-        for spec text the root directory (None when there is none)."""
-        file = decl.span.file
-        return Path(file).resolve().parent if file != "<string>" else self.ctx.load.root_dir
-
     def block(self, name: str, kind: str, body: ast.Block | None) -> None:
         schema = SCHEMAS[kind]
         values = self.ctx.values.setdefault(name, {})
@@ -316,21 +228,24 @@ class _Checker:
             spec = schema.get(key)
             if spec is None or entry.quoted:
                 hint = suggest(key, list(schema))
+                listed = ", ".join(f"`{k}`" for k in schema) or "none"
                 self.report(
                     make(
                         "P201",
                         f"unknown attribute `{key}` for {kind} `{name}`",
                         entry.key.span,
-                        notes=[f"{kind} attributes: " + ", ".join(f"`{k}`" for k in schema)],
+                        notes=[f"{kind} attributes: {listed}"],
                         fix=Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None,
                     )
                 )
                 continue
             spans[key] = entry.value.span
-            values[key] = self.value(name, key, spec, entry.value)
+            if spec.type not in REF_TYPES:  # resolve_names has set those
+                values[key] = self.value(name, key, spec, entry.value)
+        code_step = kind == "step" and "run" in seen
         for key, spec in schema.items():
             if key not in seen:
-                if spec.required:
+                if spec.required and not (code_step and key in ("model", "prompt")):
                     decl = self.ctx.decls[name]
                     self.report(
                         make(
@@ -344,8 +259,35 @@ class _Checker:
             elif values.get(key) is None:
                 values[key] = spec.default
         values.setdefault("until_succeeded", False)
-        if body is not None and body.params and kind != "tool":
-            self.report(make("P201", f"{a(kind)} has no `params`", body.params[0].span))
+        if code_step:
+            for key in ("model", "prompt"):
+                if key in seen:
+                    self.report(
+                        make(
+                            "P201",
+                            f"step `{name}` runs python code, so `{key}` does nothing",
+                            seen[key].key.span,
+                            labels=[Label(seen["run"].key.span, "the step's code")],
+                            fix=Fix(f"remove `{key}`, or remove `run` to make it a model step"),
+                        )
+                    )
+        if body is not None:
+            self.typed_blocks(name, kind, body)
+
+    def typed_blocks(self, name: str, kind: str, body: ast.Block) -> None:
+        allowed = TYPED_BLOCKS.get(kind, ())
+        first: dict[str, ast.Params] = {}
+        for typed in body.params:
+            keyword = getattr(typed, "keyword", "params")
+            if keyword not in allowed:
+                has = " or ".join(f"`{k}`" for k in allowed)
+                notes = [f"{a(kind)} has {has}"] if has else []
+                self.report(make("P201", f"{a(kind)} has no `{keyword}`", typed.span, notes=notes))
+            elif keyword in first:
+                self.report(make("P205", f"`{keyword}` is set twice", typed.span,
+                                 labels=[Label(first[keyword].span, "first set here")]))
+            else:
+                first[keyword] = typed
 
     def model(self, decl: ast.ModelDecl) -> None:
         name = decl.name.name
@@ -367,8 +309,8 @@ class _Checker:
         values["provider"], values["model_id"] = provider, model_id
         values["api_key_env"] = values.pop("api_key", None)
         if values.get("script") is not None and provider == "scripted":
-            folder = self.folder(decl)
-            values["script"] = str(folder / values["script"]) if folder else values["script"]
+            where = folder(self.ctx, decl)
+            values["script"] = str(where / values["script"]) if where else values["script"]
 
     def tool(self, decl: ast.ToolDecl) -> None:
         name = decl.name.name
@@ -376,57 +318,27 @@ class _Checker:
         values = self.ctx.values[name]
         values["description"] = decl.description.value if decl.description else ""
         values["approval"] = values["approval"] == "required"
-        params = decl.body.params
-        for extra in params[1:]:
-            self.report(make("P205", "`params` is set twice", extra.span, labels=[Label(params[0].span, "first set here")]))
+        params = [p for p in decl.body.params if getattr(p, "keyword", "params") == "params"]
         values["parameters"] = params_schema(params[0] if params else None, self.report)
 
     def simple(self, decl: ast.Node) -> None:
         name = decl.name.name
-        self.block(name, decl.kind, decl.body)
-        self.ctx.values[name]["description"] = decl.description.value if decl.description else None
-
-    def chain(self, decl: ast.ChainDecl) -> None:
-        name = decl.name.name
-        elements: list[str] = []
-        inline: list[tuple[str, ast.InlineParallel]] = []
-        for i, element in enumerate(decl.elements):
-            if isinstance(element, ast.InlineParallel):
-                pid = f"{name}/parallel#{len(inline) + 1}"
-                inline.append((pid, element))
-                for j, branch in enumerate(element.branches):
-                    self.resolve(pid, "branches", branch, _RUNNABLE, j)
-                elements.append(pid)
-                self.ctx.references.append(Reference(name, "elements", pid, element.span, i))
-            else:
-                if self.resolve(name, "elements", element, _RUNNABLE, i):
-                    elements.append(element.name)
-        self.ctx.values[name] = {"elements": tuple(elements)}
-        self.ctx.inline_parallels[name] = inline
-
-    def parallel(self, decl: ast.ParallelDecl) -> None:
-        name = decl.name.name
-        self.block(name, "parallel", decl.body)
-        branches = []
-        for i, item in enumerate(decl.branches.items):
-            if not isinstance(item, ast.Ref):
-                self.report(make("P203", "parallel branches must be names", item.span))
-                continue
-            if self.resolve(name, "branches", item, _RUNNABLE, i):
-                branches.append(item.name)
-        self.ctx.values[name]["branches"] = tuple(branches)
+        self.block(name, decl.kind, body_of(decl))
+        description = getattr(decl, "description", None)
+        self.ctx.values[name]["description"] = description.value if description else None
 
 
-def check_attributes(ctx: CompileContext) -> None:
+def check_types(ctx: CompileContext) -> None:
     checker = _Checker(ctx)
     for decl in ctx.decls.values():
         if isinstance(decl, ast.ModelDecl):
             checker.model(decl)
         elif isinstance(decl, ast.ToolDecl):
             checker.tool(decl)
-        elif isinstance(decl, ast.ChainDecl):
-            checker.chain(decl)
-        elif isinstance(decl, ast.ParallelDecl):
-            checker.parallel(decl)
+        elif isinstance(decl, ast.ChainDecl | ast.RouteDecl | ast.McpDecl):
+            continue  # a chain and a route have no attribute block; MCP servers are checked by their own pass
+        elif isinstance(decl, ast.AskDecl):
+            checker.simple(decl)
+            ctx.values[decl.name.name]["question"] = decl.question.value
         else:
             checker.simple(decl)

@@ -1,0 +1,93 @@
+"""Declaration blocks → the attributes that count, and the wording every attribute pass shares.
+
+Shared by resolve_names, check_types and check_chains so they agree on which
+attribute a block really sets (the first of each known key) and how a wrong
+value is described.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from plait.core.codes import make
+from plait.core.diagnostics import Diagnostic
+from plait.dsl import ast
+
+from ..schema import Attr
+
+__all__ = ["REF_TYPES", "TYPE_WORDS", "body_of", "describe_value", "inline_id", "settled", "wrong_type"]
+
+#: Attribute types whose values are names: resolve_names fills them, check_types leaves them alone.
+REF_TYPES = frozenset({"ref", "refs", "until"})
+
+TYPE_WORDS = {
+    "string": "a string",
+    "template": "a string",
+    "number": "a number",
+    "int": "a whole number",
+    "duration": "a duration like `30s`",
+    "bool": "`true` or `false`",
+    "map": "a map `{ \"key\" = value }`",
+    "ref": "a name",
+    "refs": "a list of names `[a, b]`",
+    "symbol": "one of",
+    "symbols": "a list of",
+    "run": '`python("module:function")` or `http(METHOD, "url")`',
+    "env": '`env("VARIABLE")`',
+    "keep_last": "`keep_last(N)`",
+    "until": "a tool name, a list of tool names, or `TOOL succeeded`",
+    "condition": "a condition like `verdict == \"accept\"`",
+    "path": "a path like `input.sections`",
+}
+
+
+def describe_value(value: ast.Node) -> str:
+    return {
+        "string": "a string",
+        "number": "a number",
+        "duration": "a duration",
+        "size": "a size",
+        "bool": "a boolean",
+        "ref": "a name",
+        "path": "a path",
+        "succeeded": "`… succeeded`",
+        "list": "a list",
+        "call": "a call",
+        "block": "a map",
+        "compare": "a comparison",
+        "not": "a condition",
+        "boolop": "a condition",
+    }.get(getattr(value, "kind", ""), "a value")
+
+
+def wrong_type(report: Callable[[Diagnostic], None], attr: str, spec: Attr, value: ast.Node) -> None:
+    expected = TYPE_WORDS[spec.type]
+    if spec.type in ("symbol", "symbols"):
+        expected += " " + ", ".join(f"`{c}`" for c in spec.choices)
+    report(make("P203", f"`{attr}` must be {expected}, found {describe_value(value)}", value.span))
+
+
+def body_of(decl: ast.Node) -> ast.Block | None:
+    """A declaration's attribute block: `body` for most kinds, `block` for loop, map and ask."""
+    body = getattr(decl, "body", None)
+    if isinstance(body, ast.Block):
+        return body
+    block = getattr(decl, "block", None)
+    return block if isinstance(block, ast.Block) else None
+
+
+def settled(body: ast.Block | None, schema: dict[str, Attr]) -> Iterator[ast.Attribute]:
+    """The attributes whose values count: the first of each key the kind has (check_types reports the rest)."""
+    seen: set[str] = set()
+    for entry in body.attributes if body else ():
+        key = entry.key.name
+        if key in seen:
+            continue
+        seen.add(key)
+        if key in schema and not entry.quoted:
+            yield entry
+
+
+def inline_id(owner: str, count: int) -> str:
+    """The node id of the `count`-th (from 1) inline `parallel(...)` written in `owner`."""
+    return f"{owner}/parallel#{count}"

@@ -1,0 +1,138 @@
+"""Declarations → references: every name a declaration uses, resolved to a declaration of the right kind.
+
+Attribute references (`model`, `tools`, `until`, `agents`, `judge`, ...),
+chain elements, parallel branches, and from 0.2 route cases and loop and map
+bodies. Each resolved name becomes a `Reference` (the source of every graph
+edge), in declaration order and, inside one, in written order; an undefined
+or wrong-kind name is reported with a "did you mean".
+"""
+
+from __future__ import annotations
+
+from plait.core.codes import make
+from plait.core.diagnostics import Fix, Label
+from plait.dsl import ast
+
+from ..context import CompileContext, Reference
+from ..schema import RUNNABLE_KINDS, SCHEMAS, Attr, a, suggest
+from ._blocks import REF_TYPES, body_of, inline_id, settled, wrong_type
+
+__all__ = ["RUNNABLE", "Resolver", "resolve_names"]
+
+#: What a chain element, parallel branch, route case or loop/map body may name, in the order messages list them.
+RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
+
+
+class Resolver:
+    def __init__(self, ctx: CompileContext) -> None:
+        self.ctx = ctx
+        self.report = ctx.diagnostics.append
+
+    def resolve(
+        self, owner: str, attr: str, ref: ast.Ref | ast.ChainRef | ast.Ident, kinds: tuple[str, ...], index: int = 0
+    ) -> str | None:
+        """The declaration `ref` names, if it is one of `kinds`, recorded as a reference; else None, reported."""
+        name = ref.name
+        decl = self.ctx.decls.get(name)
+        if decl is None:
+            candidates = [n for n, d in self.ctx.decls.items() if d.kind in kinds] or list(self.ctx.decls)
+            hint = suggest(name, candidates)
+            what = " or ".join(kinds)
+            self.report(
+                make(
+                    "P101",
+                    f"undefined name `{name}`",
+                    ref.span,
+                    notes=[f"`{attr}` takes {a(what)}"],
+                    fix=Fix(f"did you mean `{hint}`?", ref.span, hint) if hint else None,
+                )
+            )
+            return None
+        if decl.kind not in kinds:
+            self.report(
+                make(
+                    "P103",
+                    f"`{name}` is {a(decl.kind)}, but `{attr}` takes {a(' or '.join(kinds))}",
+                    ref.span,
+                    labels=[Label(decl.name.span, f"`{name}` is declared here")],
+                )
+            )
+            return None
+        self.ctx.references.append(Reference(owner, attr, name, ref.span, index))
+        return name
+
+    def refs(self, owner: str, attr: str, spec: Attr, value: ast.ListValue, kinds: tuple[str, ...]) -> tuple[str, ...]:
+        """The names of a list that resolve to one of `kinds`; every other item is reported."""
+        out = []
+        for i, item in enumerate(value.items):
+            if not isinstance(item, ast.Ref):
+                wrong_type(self.report, attr, spec, item)
+                continue
+            name = self.resolve(owner, attr, item, kinds, i)
+            if name is not None:
+                out.append(name)
+        return tuple(out)
+
+    def until(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> tuple | None:
+        if isinstance(value, ast.Succeeded):
+            self.ctx.values[owner]["until_succeeded"] = True
+            target = value.target
+            if isinstance(target, ast.PathValue):  # `files.write_file succeeded`: a tool of an MCP server
+                name = self.resolve(owner, attr, ast.Ref(span=target.span, name=target.parts[0]), ("mcp",))
+            else:
+                name = self.resolve(owner, attr, target, ("tool", "agent"))
+            return (name,) if name else ()
+        if isinstance(value, ast.Ref):
+            name = self.resolve(owner, attr, value, ("tool", "agent"))
+            return (name,) if name else ()
+        if isinstance(value, ast.ListValue):
+            return self.refs(owner, attr, spec, value, ("tool", "agent"))
+        wrong_type(self.report, attr, spec, value)
+        return None
+
+    def attribute(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> object:
+        if spec.type == "ref":
+            if not isinstance(value, ast.Ref):
+                return wrong_type(self.report, attr, spec, value)
+            return self.resolve(owner, attr, value, spec.kinds)
+        if spec.type == "refs":
+            if not isinstance(value, ast.ListValue):
+                return wrong_type(self.report, attr, spec, value)
+            return self.refs(owner, attr, spec, value, spec.kinds)
+        return self.until(owner, attr, spec, value)
+
+    def elements(self, owner: str, attr: str, elements: tuple[ast.Node, ...]) -> None:
+        """A chain's elements, a loop's or map's body: names, and inline parallels with their branches."""
+        count = 0
+        for i, element in enumerate(elements):
+            if isinstance(element, ast.InlineParallel):
+                count += 1
+                pid = inline_id(owner, count)
+                for j, branch in enumerate(element.branches):
+                    self.resolve(pid, "branches", branch, RUNNABLE, j)
+                self.ctx.references.append(Reference(owner, attr, pid, element.span, i))
+            else:
+                self.resolve(owner, attr, element, RUNNABLE, i)
+
+
+def resolve_names(ctx: CompileContext) -> None:
+    resolver = Resolver(ctx)
+    for name, decl in ctx.decls.items():
+        kind = decl.kind
+        values = ctx.values.setdefault(name, {})
+        schema = SCHEMAS.get(kind, {})
+        for entry in settled(body_of(decl), schema):
+            spec = schema[entry.key.name]
+            if spec.type in REF_TYPES:
+                values[entry.key.name] = resolver.attribute(name, entry.key.name, spec, entry.value)
+        if isinstance(decl, ast.ChainDecl):
+            resolver.elements(name, "elements", decl.elements)
+        elif isinstance(decl, ast.ParallelDecl):
+            for i, item in enumerate(decl.branches.items):
+                if isinstance(item, ast.Ref):  # anything else is check_chains' to report
+                    resolver.resolve(name, "branches", item, RUNNABLE, i)
+        elif isinstance(decl, ast.RouteDecl):
+            for i, case in enumerate(decl.cases):
+                resolver.resolve(name, "cases", case.target, RUNNABLE, i)
+        elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
+            resolver.elements(name, "body", decl.body)
