@@ -1,9 +1,12 @@
-"""`plait chat FILE [--agent NAME]` → a multi-turn conversation with one agent, history kept.
+"""`plait chat FILE [--agent NAME] [--resume CHAT]` → a multi-turn conversation with one agent, history kept.
 
-Each line read is one turn (`agent.complete`); replies stream to stdout. At a
-TTY an approval interrupt asks approve/edit/reject; elsewhere the pending calls
-are printed and the exit code is 3. The conversation is saved as a snapshot
-under `.plait/chats/` after every turn, so nothing said is lost on a failure.
+Each line read is one turn (`agent.complete`); replies stream to stdout, and a
+banner on stderr says which agent is listening and how to quit. At a TTY an
+approval interrupt asks approve/edit/reject (edited arguments must fit the
+tool's schema); elsewhere the pending calls are printed and the exit code is 3.
+A failed turn is reported in one line and the conversation goes on; the exit
+code is then 1. The conversation is saved under `.plait/chats/` after every
+turn, so nothing said is lost on a failure, and `--resume` continues it.
 """
 
 from __future__ import annotations
@@ -18,50 +21,97 @@ from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_OK, EXIT_USAGE
 
-from .run import ask_decisions, fail, interactive, load_engine, print_pending
+from .approval import ask_decisions, tool_schemas
+from .run import fail, interactive, load_engine, print_pending
+
+QUIT = ("/exit", "/quit")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the .plait spec")
     parser.add_argument("--agent", metavar="NAME", help="the agent to talk to (default: main, or the only agent)")
+    parser.add_argument(
+        "--resume",
+        metavar="CHAT",
+        help="continue a stored chat: its id (as the banner prints it) or its file under .plait/chats/",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     engine = load_engine(args.file)
     if isinstance(engine, int):
         return engine
-    agents = list(engine.program.agents)
-    name = args.agent or ("main" if "main" in agents else (agents[0] if len(agents) == 1 else None))
-    if name not in engine.program.agents:
-        return fail(f"pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
-    saved = Path(engine.program.base_dir or ".") / ".plait" / "chats" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    return asyncio.run(_converse(engine, name, saved))
+    chats = Path(engine.program.base_dir or ".") / ".plait" / "chats"
+    snapshot = None
+    if args.resume:
+        found = _find_chat(chats, args.resume)
+        if isinstance(found, str):
+            return fail(found, EXIT_USAGE)
+        saved, snapshot = found
+        name = snapshot.get("agent")
+        if args.agent and args.agent != name:
+            return fail(f"chat `{saved.stem}` is with agent `{name}`, not `{args.agent}`", EXIT_USAGE)
+        if name not in engine.program.agents:
+            return fail(f"chat `{saved.stem}` is with agent `{name}`, which the spec no longer declares", EXIT_USAGE)
+    else:
+        agents = list(engine.program.agents)
+        name = args.agent or ("main" if "main" in agents else (agents[0] if len(agents) == 1 else None))
+        if name not in engine.program.agents:
+            return fail(f"pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
+        saved = chats / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    return asyncio.run(_converse(engine, name, saved, snapshot))
 
 
-async def _converse(engine: Any, name: str, saved: Path) -> int:
-    agent = engine.agent(name)
+def _find_chat(chats: Path, ref: str) -> tuple[Path, dict[str, Any]] | str:
+    """(file, snapshot) of a stored chat named by id or path, or why there is none (one line)."""
+    path = Path(ref)
+    if not path.suffix == ".json" or not path.exists():
+        path = chats / f"{ref}.json"
+    try:
+        snapshot = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        known = sorted(p.stem for p in chats.glob("*.json")) if chats.is_dir() else []
+        listed = f"; stored chats: {', '.join(known[-5:])}" if known else "; there are no stored chats"
+        return f"no stored chat `{ref}`{listed}"
+    except (OSError, ValueError) as exc:
+        return f"cannot read chat `{ref}`: {exc}"
+    if not isinstance(snapshot, dict) or "agent" not in snapshot or "run" not in snapshot:
+        return f"`{path}` is not a stored chat"
+    return path, snapshot
+
+
+async def _converse(engine: Any, name: str, saved: Path, snapshot: dict[str, Any] | None) -> int:
+    from plait.runtime.agent import Agent
+
+    agent = Agent.restore(snapshot, engine.new_context()) if snapshot else engine.agent(name)
     tty = interactive()
+    resumed = f", {len(agent.history)} messages so far" if snapshot else ""
+    print(f"plait chat: talking to `{name}` (chat {saved.stem}{resumed}); /exit or Ctrl-D quits", file=sys.stderr)
+    status = EXIT_OK
     try:
         while True:
             if tty:
                 print("you> ", end="", file=sys.stderr, flush=True)
             line = sys.stdin.readline()
             if not line:
-                return EXIT_OK
+                return status
             prompt = line.strip()
-            if prompt in ("/exit", "/quit"):
-                return EXIT_OK
+            if prompt in QUIT:
+                return status
             if not prompt:
                 continue
-            code = await _turn(agent, prompt, tty)
+            code = await _turn(agent, prompt, tty, tool_schemas(engine.program, agent.ctx.extra_tools))
             _save(agent, saved)
-            if code != EXIT_OK:
+            if code == EXIT_ERRORS:
+                status = EXIT_ERRORS  # reported; the conversation goes on
+            elif code != EXIT_OK:
                 return code
     finally:
         await engine.aclose()
 
 
-async def _turn(agent: Any, prompt: str, tty: bool) -> int:
+async def _turn(agent: Any, prompt: str, tty: bool, schemas: dict[str, Any]) -> int:
+    before = len(agent.history)
     try:
         async for event in agent.stream(prompt):
             if event.type == "text" and event.data.get("phase") != "commentary":
@@ -74,15 +124,35 @@ async def _turn(agent: Any, prompt: str, tty: bool) -> int:
                 print()
                 print_pending(result.pending)
                 return EXIT_HUMAN
-            result = await agent.resume(ask_decisions(result.pending))
+            try:
+                decisions = ask_decisions(result.pending, schemas)
+            except EOFError:  # input ended mid-question: the calls stay pending
+                print()
+                print_pending(result.pending)
+                return EXIT_HUMAN
+            result = await agent.resume(decisions)
             print(result.text, end="")
-    except Exception as exc:  # a failed turn ends the chat with one line; the history is saved
+    except Exception as exc:  # a failed turn is one line; the conversation before it is kept
         print()
-        return fail(f"turn failed: {getattr(exc, 'kind', type(exc).__name__)}: {getattr(exc, 'message', exc)}", EXIT_ERRORS)
+        _forget_failed_turn(agent, before)
+        kind = getattr(exc, "kind", type(exc).__name__)
+        fail(f"turn failed: {kind}: {getattr(exc, 'message', exc)}")
+        return EXIT_ERRORS
     print()
     if result.stop_reason == "pause":
         return EXIT_HUMAN
     return EXIT_OK
+
+
+def _forget_failed_turn(agent: Any, before: int) -> None:
+    """Drop a failed turn that did nothing but ask, so a retry is not the same question twice in the history.
+
+    A turn whose tools ran stays: the model must know what already happened
+    (the next turn answers any call left open with a synthetic result).
+    """
+    added = agent.history[before:]
+    if all(m.role == "user" for m in added):
+        del agent.history[before:]
 
 
 def _save(agent: Any, path: Path) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_MAX_STEPS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
+from .approval import ask_decisions, tool_schemas
+
 EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
 
 
@@ -125,31 +127,6 @@ def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def ask_decisions(pending: list[Any]) -> dict[str, Any]:
-    """approve / edit / reject for each pending call, asked on the terminal."""
-    from plait.runtime.outcomes import Decision
-
-    decisions = {}
-    for p in pending:
-        print(f"\n{p.agent}{f' (branch {p.branch})' if p.branch else ''} wants to call `{p.tool}` with {json.dumps(p.arguments)}", file=sys.stderr)
-        while True:
-            answer = input("  [a]pprove, [e]dit or [r]eject? ").strip().lower()
-            if answer in ("a", "approve"):
-                decisions[p.id] = Decision("approve")
-            elif answer in ("e", "edit"):
-                try:
-                    decisions[p.id] = Decision("edit", json.loads(input("  new arguments (JSON): ")))
-                except ValueError as exc:
-                    print(f"  not a JSON object: {exc}", file=sys.stderr)
-                    continue
-            elif answer in ("r", "reject"):
-                decisions[p.id] = Decision("reject", message=input("  message for the model (optional): ").strip() or None)
-            else:
-                continue
-            break
-    return decisions
-
-
 def print_pending(pending: list[Any], file: str | None = None, run_id: str | None = None) -> None:
     print("plait: the run is waiting for approval of:", file=sys.stderr)
     for p in pending:
@@ -215,7 +192,7 @@ async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any
         result = await (started.resume(decisions) if decisions is not None else started)
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
             progress.close()
-            result = await started.resume(ask_decisions(result.pending))
+            result = await started.resume(ask_decisions(result.pending, tool_schemas(engine.program)))
         return result
     finally:
         progress.close()
