@@ -1,28 +1,57 @@
 """plait: a declarative language for LLM agents.
 
-The public API. Everything is imported on first use, so `import plait` is cheap.
+The public API (`__all__`; `dir(plait)` shows exactly these names). Everything
+is imported on first use, so `import plait` is cheap: the functions import
+their stage inside, and the classes (`Decision`, `Engine`) load when first
+named. docs/api.md shows a run stopping for approval, and each way to answer.
+
+    result = plait.compile("spec.plait")           # graph + diagnostics
+    run = plait.arun("spec.plait", "input")        # await it, or iterate its events
+    result = await run                             # stop_reason "interrupt": result.pending
+    await run.resume({result.pending[0].id: "approve"})   # or "reject", or plait.Decision("edit", {...})
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from plait.compiler.pipeline import CompileResult
+    from plait.core.diagnostics import Diagnostic
+    from plait.dsl.ast import Module
+    from plait.runtime.engine import Engine, Run
+    from plait.runtime.outcomes import Decision
+    from plait.runtime.report import RunResult
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "arun", "compile", "format", "parse", "render", "run"]
+__all__ = ["Decision", "Engine", "__version__", "arun", "compile", "format", "parse", "render", "run"]
+
+#: Public classes, imported on first use: name → module.
+_LAZY = {"Decision": "plait.runtime.outcomes", "Engine": "plait.runtime.engine"}
 
 
-def compile(path_or_text: Any, *, path: str | None = None) -> "CompileResult":
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'plait' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def compile(path_or_text: _typing.Any, *, path: str | None = None) -> "CompileResult":
     """Compile a spec (a path to a `.plait` file, or spec text) to a graph and diagnostics."""
     from plait.compiler.pipeline import compile_spec
 
     return compile_spec(path_or_text, path=path)
 
 
-def render(spec: Any, format: str = "dot", **options: Any) -> "str | bytes":
+def render(spec: _typing.Any, format: str = "dot", **options: _typing.Any) -> "str | bytes":
     """Draw a spec (a path, spec text, or a compiled `CompileResult`/`AgentGraph`).
 
     `format` is one of svg, png, pdf, dot, mermaid, json, html; `options` are
@@ -43,7 +72,7 @@ def render(spec: Any, format: str = "dot", **options: Any) -> "str | bytes":
     return draw(graph, format, RenderOptions(**options), sources)
 
 
-def parse(text: str, path: str = "<string>"):
+def parse(text: str, path: str = "<string>") -> "tuple[Module | None, list[Diagnostic]]":
     """Parse one file's text to its AST. Returns `(module or None, diagnostics)`."""
     from plait.dsl.parser import parse_module
     from plait.core.source import SourceFile
@@ -65,14 +94,26 @@ def format(text: str, path: str = "<string>") -> str:
     return formatted
 
 
-def arun(spec, input=None, *, entry=None, **options):
+def arun(spec: _typing.Any, input: _typing.Any = None, *, entry: str | None = None, **options: _typing.Any) -> "Run":
     """Start a run of `spec` (a path, spec text, compiled graph or `Engine`) on `input`.
 
     `await plait.arun(...)` gives the `RunResult`; `async for event in
-    plait.arun(...)` steps through its events first. `run.resume(decisions)`
-    continues after an interrupt or pause. Options go to `Engine`
+    plait.arun(...)` steps through its events first. Options go to `Engine`
     (`providers`, `should_pause`, `store`). When done with the run (and any
     resume), `await run.engine.aclose()` releases HTTP connections.
+
+    A tool with `approval = required` stops the run before the call:
+    `result.stop_reason == "interrupt"` and `result.pending` lists the calls
+    (`id`, `tool`, `arguments`, `agent`). `await run.resume({id: decision})`
+    continues it, one decision per pending id:
+
+    - `"approve"`: the call runs with the model's arguments;
+    - `"reject"` or `{"action": "reject", "message": "why"}`: the call does not
+      run, and the model reads the message as the tool's result;
+    - `plait.Decision("edit", {...})` or `{"action": "edit", "arguments": {...}}`:
+      the call runs with these arguments instead.
+
+    A pause (`stop_reason == "pause"`) resumes with `await run.resume()`.
     """
     from plait.runtime.engine import Engine
 
@@ -85,12 +126,21 @@ def arun(spec, input=None, *, entry=None, **options):
     return engine.start(input, entry=entry)
 
 
-def run(spec, input=None, *, entry=None, raise_on_error=True, **options):
+def run(
+    spec: _typing.Any,
+    input: _typing.Any = None,
+    *,
+    entry: str | None = None,
+    raise_on_error: bool = True,
+    **options: _typing.Any,
+) -> "RunResult":
     """Run `spec` to its end and return the `RunResult` (stop_reason, output, report).
 
     A failed run raises its error (a provider's `ProviderError` or the runtime's
     `AgentError`, each with `kind` and the run report on `.report`) unless
-    `raise_on_error=False`.
+    `raise_on_error=False`. A run that stops for approval returns with
+    `stop_reason == "interrupt"`; to answer it in the same process use `arun`
+    and `run.resume` (see `arun`), or `plait run FILE --resume ID --decide ...`.
     """
     import asyncio
 
@@ -100,7 +150,7 @@ def run(spec, input=None, *, entry=None, raise_on_error=True, **options):
     return result
 
 
-async def _finish(started):
+async def _finish(started: "Run") -> "RunResult":
     try:
         return await started
     finally:

@@ -45,6 +45,13 @@ class SpecError(Exception):
 
 
 class Engine:
+    """One compiled spec, ready to run: its program, providers (shared by its runs), observers and run store.
+
+    `Engine.from_spec(path)` compiles and builds one; `start(input)` begins a
+    run, `agent(name)` a stateful conversation, `restore(run_id)` a stored run
+    to `resume`. `await engine.aclose()` releases its HTTP connections.
+    """
+
     def __init__(
         self,
         program: Program,
