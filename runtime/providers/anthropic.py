@@ -2,10 +2,17 @@
 
 Tool results go back inside the next *user* turn as `tool_result` blocks, so
 consecutive tool and user messages are merged into one user turn.
+
+Structured output is `output_config.format` (json_schema). Models older than the
+4.5 generation lack it; they are given a final-answer tool instead (forced when
+the agent has no tools of its own, `any` when it has), and a call of that tool
+comes back as the answer's text, so the rest of plait sees one shape.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from . import errors, finish
@@ -25,6 +32,7 @@ from .base import (
 from .calls import CallBuffer, tool_call
 from .http import HTTPProvider, StreamState
 from .sse import loads
+from .structured import output_tool_name
 
 __all__ = ["AnthropicProvider", "AnthropicStream", "anthropic_body", "parse_anthropic"]
 
@@ -32,6 +40,15 @@ API_VERSION = "2023-06-01"
 #: Messages requires max_tokens; this fits every current model's output limit.
 DEFAULT_MAX_TOKENS = 4096
 _CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+#: Claude models without `output_config.format` (before the 4.5 generation); any other id is asked natively.
+_NO_NATIVE_OUTPUT = re.compile(r"^claude-(?:instant|[23](?:[-.]|$)|(?:opus|sonnet)-4(?:$|-0|-1|-2025))")
+
+
+def answer_tool(request: ModelRequest) -> str | None:
+    """The final-answer tool's name when this request's output schema goes through one, else None."""
+    if request.output_schema is None or not _NO_NATIVE_OUTPUT.match(request.model):
+        return None
+    return output_tool_name(request)
 
 
 class AnthropicProvider(HTTPProvider):
@@ -74,11 +91,24 @@ def anthropic_body(
         ]
         if request.tool_choice:
             body["tool_choice"] = _CHOICE.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
+    if request.output_schema is not None:
+        _ask_output(body, request)
     if temperature is not None:
         body["temperature"] = temperature
     if stream:
         body["stream"] = True
     return body
+
+
+def _ask_output(body: dict[str, Any], request: ModelRequest) -> None:
+    tool = answer_tool(request)
+    if tool is None:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": request.output_schema}}
+        return
+    description = "Give your final answer. Call this exactly once, when you are done, instead of replying in text."
+    body.setdefault("tools", []).append({"name": tool, "description": description, "input_schema": request.output_schema})
+    # `any` keeps the agent's own tools callable; with none, the answer tool is the only call there is.
+    body["tool_choice"] = {"type": "any"} if request.tools else {"type": "tool", "name": tool}
 
 
 def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -117,23 +147,37 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 def parse_anthropic(data: dict[str, Any], request: ModelRequest) -> ModelResponse:
     if data.get("type") == "error":
         raise errors.from_payload(data)
+    if not data.get("content") and not data.get("stop_reason"):
+        # A 200 with neither content nor a stop reason (`{}`) is no answer at all: retried, then fallback.
+        raise ProviderError("server_error", f"reply has neither content nor a stop_reason: {str(data)[:200]}")
     parts: list[TextPart] = []
     calls = []
+    tool = answer_tool(request)
+    answered = False
     for block in data.get("content") or ():
         if block.get("type") == "text" and block.get("text"):
             parts.append(TextPart(block["text"]))
+        elif block.get("type") == "tool_use" and tool is not None and block.get("name") == tool:
+            parts.append(TextPart(json.dumps(block.get("input") or {}, ensure_ascii=False)))
+            answered = True
         elif block.get("type") == "tool_use":
             calls.append(tool_call(block.get("id") or "", block.get("name") or "", block.get("input")))
     raw_reason = data.get("stop_reason")
     return ModelResponse(
         message=Message("assistant", parts, calls, model=request.model),
-        finish_reason=finish.normalise(finish.ANTHROPIC, raw_reason, calls),
+        finish_reason=_finish(raw_reason, calls, answered),
         raw_finish_reason=raw_reason,
         usage=_usage(data.get("usage") or {}),
         model=data.get("model"),
         response_id=data.get("id"),
         raw=data,
     )
+
+
+def _finish(raw_reason: str | None, calls: list[Any], answered: bool) -> str:
+    if answered and not calls and raw_reason == "tool_use":
+        return "stop"  # the answer tool was the only call: the answer is complete
+    return finish.normalise(finish.ANTHROPIC, raw_reason, calls)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
@@ -152,6 +196,8 @@ class AnthropicStream:
         self.usage: dict[str, Any] = {}
         self.raw_reason: str | None = None
         self.done = False
+        #: The final-answer tool (legacy structured output): its arguments stream as the answer's text.
+        self.answer_tool = answer_tool(request)
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         payload = loads(data)
@@ -166,6 +212,8 @@ class AnthropicStream:
                 fragment = delta.get("partial_json") or ""
                 if fragment:
                     block.parts.append(fragment)
+                    if block.name == self.answer_tool:
+                        return [TextDelta(fragment)]
                     return [ToolCallDelta(block.id, fragment, self.request.step)]
             return []
         if kind == "content_block_start":
@@ -177,7 +225,7 @@ class AnthropicStream:
             return []
         if kind == "content_block_stop":
             block = self.blocks.get(payload.get("index"))
-            if isinstance(block, CallBuffer):
+            if isinstance(block, CallBuffer) and block.name != self.answer_tool:
                 call = block.call()
                 return [ToolCallStart(call.id, call.name, call.arguments, self.request.step)]
             return []
@@ -197,15 +245,19 @@ class AnthropicStream:
         if not self.done:
             raise ProviderError("network", "stream ended before message_stop")
         parts, calls = [], []
+        answered = False
         for index in sorted(self.blocks):
             block = self.blocks[index]
-            if isinstance(block, CallBuffer):
+            if isinstance(block, CallBuffer) and block.name == self.answer_tool:
+                parts.append(TextPart("".join(block.parts)))
+                answered = True
+            elif isinstance(block, CallBuffer):
                 calls.append(block.call())
             elif "".join(block):
                 parts.append(TextPart("".join(block)))
         response = ModelResponse(
             message=Message("assistant", parts, calls, model=self.request.model),
-            finish_reason=finish.normalise(finish.ANTHROPIC, self.raw_reason, calls),
+            finish_reason=_finish(self.raw_reason, calls, answered),
             raw_finish_reason=self.raw_reason,
             usage=_usage(self.usage),
             model=self.message.get("model"),

@@ -144,6 +144,9 @@ class ModelRequest:
     previous_response_id: str | None = None
     #: 1-based step number within the agent's run, for tool_call_delta correlation.
     step: int = 0
+    #: JSON Schema the final answer must match (a declared `output`), asked of the provider natively;
+    #: None for plain text. Tool-calling turns are unaffected: only the answer is constrained.
+    output_schema: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -158,6 +161,8 @@ class ModelResponse:
     model: str | None = None
     response_id: str | None = None
     raw: Any = None
+    #: The validated structured answer, once the runtime has checked it against `output_schema`.
+    output: Any = None
 
     @property
     def text(self) -> str:

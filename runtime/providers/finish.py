@@ -2,7 +2,9 @@
 
 Streamed and buffered paths call the same `normalise`, so a turn reads the same
 however it was fetched. The set is open: a value missing from a table passes
-through lower-cased (Google `TOO_MANY_TOOL_CALLS` → `too_many_tool_calls`).
+through lower-cased (Google `TOO_MANY_TOOL_CALLS` → `too_many_tool_calls`), and
+`ModelResponse.raw_finish_reason` keeps the provider's own word, so every terminal
+state reaches the user as itself. `NORMAL` are the endings that need no warning.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from typing import Mapping, Sequence
 
 from .base import ToolCall
 
-__all__ = ["ANTHROPIC", "GOOGLE", "OPENAI_CHAT", "OPENAI_RESPONSES", "normalise"]
+__all__ = ["ANTHROPIC", "GOOGLE", "NORMAL", "OPENAI_CHAT", "OPENAI_RESPONSES", "normalise"]
+
+#: Normalised reasons of a turn that ended as the model meant it to.
+NORMAL = frozenset({"stop", "tool_calls"})
 
 OPENAI_CHAT: Mapping[str, str] = {
     "stop": "stop",
@@ -48,7 +53,10 @@ GOOGLE: Mapping[str, str] = {
     "SPII": "content_filter",
     "IMAGE_SAFETY": "content_filter",
     "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "MODEL_ARMOR": "content_filter",
     "MALFORMED_FUNCTION_CALL": "malformed_tool_call",
+    # UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, MALFORMED_RESPONSE, LANGUAGE, OTHER... pass through
+    # lower-cased: they are not a stop, and the runtime warns with Gemini's own word.
 }
 
 

@@ -4,10 +4,19 @@ Gemini sends each function call whole, so a streamed call yields
 `tool_call_start` without `tool_call_delta`s. Calls carry no id on Gemini 2.5;
 we invent one for plait's bookkeeping and never send it back. A call's
 `thoughtSignature` must be replayed on the same part or Gemini 3 rejects the turn.
+
+Structured output is `responseMimeType: application/json` with `responseJsonSchema`.
+Gemini before 3 rejects that beside function declarations, so an agent with tools
+on those models is told the schema in its system instruction instead (the runtime
+validates the answer either way).
+
+A finish reason is passed on as Gemini sent it (UNEXPECTED_TOOL_CALL,
+MODEL_ARMOR, ...); a blocked prompt reports its own `blockReason`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import errors, finish
@@ -27,10 +36,13 @@ from .base import (
 from .calls import SYNTHETIC_PREFIX, synthetic_id, tool_call
 from .http import HTTPProvider, StreamState
 from .sse import loads
+from .structured import instruction
 
 __all__ = ["GoogleProvider", "GoogleStream", "google_body", "parse_google"]
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+#: Models that take no response schema beside function declarations.
+_NO_SCHEMA_WITH_TOOLS = re.compile(r"^(?:models/)?gemini-(?:1|2)(?:\.|-)")
 
 
 class GoogleProvider(HTTPProvider):
@@ -59,6 +71,10 @@ def google_body(request: ModelRequest, *, temperature: float | None, max_tokens:
     body: dict[str, Any] = {"contents": google_contents(request.messages)}
     system = [request.system] if request.system else []
     system += [m.text for m in request.messages if m.role == "system"]
+    schema = request.output_schema
+    told = schema is not None and bool(request.tools) and bool(_NO_SCHEMA_WITH_TOOLS.match(request.model))
+    if told:
+        system.append(instruction(schema))  # type: ignore[arg-type]
     if system:
         body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
     if request.tools:
@@ -76,6 +92,9 @@ def google_body(request: ModelRequest, *, temperature: float | None, max_tokens:
         generation["temperature"] = temperature
     if max_tokens is not None:
         generation["maxOutputTokens"] = max_tokens
+    if schema is not None and not told:
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = schema
     if generation:
         body["generationConfig"] = generation
     return body
@@ -131,9 +150,9 @@ def _read_parts(candidate: dict[str, Any]) -> tuple[list[str], list[ToolCall]]:
 def _reason(data: dict[str, Any], candidate: dict[str, Any]) -> str | None:
     if candidate.get("finishReason"):
         return candidate["finishReason"]
-    # A blocked prompt has no candidates at all, only promptFeedback.
-    block = (data.get("promptFeedback") or {}).get("blockReason")
-    return "SAFETY" if block else None
+    # A blocked prompt has no candidates at all, only promptFeedback with its own reason
+    # (SAFETY, PROHIBITED_CONTENT, BLOCKLIST, MODEL_ARMOR, ...): reported as it is.
+    return (data.get("promptFeedback") or {}).get("blockReason") or None
 
 
 def _usage(data: dict[str, Any]) -> Usage:
@@ -159,9 +178,15 @@ def _response(data: dict[str, Any], request: ModelRequest, texts: list[str], cal
 def parse_google(data: Any, request: ModelRequest) -> ModelResponse:
     if isinstance(data, dict) and data.get("error"):
         raise errors.from_payload(data)
+    if not isinstance(data, dict):
+        raise ProviderError("server_error", f"reply is not a GenerateContentResponse: {str(data)[:200]}")
     candidate = (data.get("candidates") or [{}])[0]
     texts, calls = _read_parts(candidate)
-    return _response(data, request, texts, calls, _reason(data, candidate))
+    reason = _reason(data, candidate)
+    if reason is None and not texts and not calls:
+        # `{}`, or a candidate with neither parts nor a finishReason: no answer at all.
+        raise ProviderError("server_error", f"reply has neither content nor a finishReason: {str(data)[:200]}")
+    return _response(data, request, texts, calls, reason)
 
 
 class GoogleStream:

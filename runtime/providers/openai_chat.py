@@ -28,8 +28,9 @@ from .base import (
 )
 from .calls import CallBuffer, synthetic_id, tool_call, wire_arguments
 from .sse import is_done, loads
+from .structured import schema_name
 
-__all__ = ["ChatStream", "chat_body", "chat_messages", "chat_tool_choice", "chat_tools", "parse_chat"]
+__all__ = ["ChatStream", "chat_body", "chat_messages", "chat_response_format", "chat_tool_choice", "chat_tools", "parse_chat"]
 
 
 def chat_body(
@@ -49,10 +50,18 @@ def chat_body(
         body["temperature"] = temperature
     if max_tokens is not None:
         body[max_tokens_field] = max_tokens
+    if request.output_schema is not None:
+        body["response_format"] = chat_response_format(request)
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
     return body
+
+
+def chat_response_format(request: ModelRequest) -> dict[str, Any]:
+    """Structured output: the schema as strict json_schema (plait's output schemas are written strict)."""
+    schema = {"name": schema_name(request), "schema": request.output_schema, "strict": True}
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -102,8 +111,11 @@ def parse_chat(data: dict[str, Any], request: ModelRequest) -> ModelResponse:
     if data.get("error"):
         raise errors.from_payload(data)
     choices = data.get("choices") or [{}]
-    choice = choices[0]
+    choice = min(choices, key=_index) if len(choices) > 1 else choices[0]
     message = choice.get("message") or {}
+    if not message and not choice.get("finish_reason"):
+        # `{}` or an empty choice: a 200 that answers nothing. Retried, then fallback.
+        raise ProviderError("server_error", f"reply has neither a message nor a finish_reason: {str(data)[:200]}")
     text = message.get("content")
     if isinstance(text, list):  # some compatible servers return content parts
         text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
@@ -126,6 +138,11 @@ def parse_chat(data: dict[str, Any], request: ModelRequest) -> ModelResponse:
     )
 
 
+def _index(choice: dict[str, Any]) -> int:
+    index = choice.get("index")
+    return index if isinstance(index, int) else 0
+
+
 def _usage(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
@@ -133,7 +150,11 @@ def _usage(usage: Any) -> Usage:
 
 
 class ChatStream:
-    """Chat Completions SSE → events. Calls are accumulated by `index`, never by arrival order."""
+    """Chat Completions SSE → events. Calls are accumulated by `index`, never by arrival order.
+
+    Only one choice is read (the first index seen, 0 when plait asked): a server that
+    sends several (`n` > 1) must not have them spliced into one answer.
+    """
 
     def __init__(self, request: ModelRequest) -> None:
         self.request = request
@@ -143,6 +164,7 @@ class ChatStream:
         self.usage = Usage()
         self.done = False
         self.meta: dict[str, Any] = {}
+        self.choice: int | None = None
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         if data[:1] != "{" and is_done(data):
@@ -157,6 +179,11 @@ class ChatStream:
             self.usage = _usage(chunk["usage"])
         out: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
+            index = _index(choice)
+            if self.choice is None:
+                self.choice = index
+            elif index != self.choice:
+                continue
             delta = choice.get("delta") or {}
             # A refusal is the model's answer too; the buffered path reads it the same way.
             content = delta.get("content") or delta.get("refusal")

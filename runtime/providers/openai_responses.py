@@ -13,7 +13,6 @@ carries it; if no message carries it, the full history goes without the id.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Sequence
 
 from . import errors, finish
@@ -31,30 +30,15 @@ from .base import (
     Usage,
 )
 from .calls import CallBuffer, tool_call, wire_arguments
+from .continuation import RETENTION as _RETENTION
+from .continuation import continuation_id
 from .sse import loads
+from .structured import schema_name
 
 __all__ = ["RETENTION", "ResponsesStream", "continuation_id", "parse_responses", "responses_body"]
 
-#: How long OpenAI keeps a stored response (seconds).
-RETENTION = 30 * 24 * 3600.0
-
-
-def continuation_id(messages: Sequence[Message], model_id: str, *, now: float | None = None) -> str | None:
-    """The `previous_response_id` to continue from, or None to resend the full history.
-
-    Server state is bound to the model that created it and expires, so the id is
-    offered only when the last assistant message's `Message.model` equals
-    `model_id`, it carries a `response_id`, and its `created_at` is within
-    RETENTION (unknown age: None). Providers set `Message.model` to the
-    requested model id; a loop that relabels turns with the declaration name
-    (`fast`) passes that name here instead.
-    """
-    last = next((m for m in reversed(messages) if m.role == "assistant"), None)
-    if last is None or last.response_id is None or last.model != model_id or last.created_at is None:
-        return None
-    if (time.time() if now is None else now) - last.created_at >= RETENTION:
-        return None
-    return last.response_id
+#: How long OpenAI keeps a stored response (seconds); the gate itself is `continuation.continuation_id`.
+RETENTION = _RETENTION["openai"]
 
 
 def responses_body(
@@ -86,6 +70,9 @@ def responses_body(
         body["temperature"] = temperature
     if max_tokens is not None:
         body["max_output_tokens"] = max_tokens
+    if request.output_schema is not None:
+        fmt = {"type": "json_schema", "name": schema_name(request), "schema": request.output_schema, "strict": True}
+        body["text"] = {"format": fmt}
     if stream:
         body["stream"] = True
     return body
@@ -115,6 +102,9 @@ def parse_responses(data: dict[str, Any], request: ModelRequest) -> ModelRespons
     status = data.get("status")
     if status == "failed" or (data.get("error") and status != "completed"):
         raise errors.from_payload({"error": data.get("error") or {"message": "response failed"}})
+    if not status and not data.get("output"):
+        # `{}`: a 200 that answers nothing. Retried, then fallback.
+        raise ProviderError("server_error", f"reply has neither output nor a status: {str(data)[:200]}")
     parts: list[TextPart] = []
     calls = []
     for item in data.get("output") or ():

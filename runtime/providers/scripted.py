@@ -3,9 +3,11 @@
 `model demo = "scripted/demo" { script = "demo.replies.json" }`: the script is a
 list of replies consumed in order by every call to that model, or an object
 mapping an agent or step name (`request.agent`) to its own list. A reply is
-`{"text": ..., "tool_calls": [{"name", "arguments" | "raw_arguments"}],
-"finish_reason", "phase", "delay", "usage", "response_id", "error": {"kind",
-"message", "after"}}`. It speaks the same seam as the HTTP providers, streaming included,
+`{"text": ..., "output": {...}, "tool_calls": [{"name", "arguments" | "raw_arguments"}],
+"finish_reason", "phase", "delay", "usage", "response_id", "created_at", "error":
+{"kind", "message", "after"}}`. `output` is a structured answer (sent as its JSON
+text, as a provider's structured output is); `created_at` (unix seconds, default
+now) dates a reply's server state. It speaks the same seam as the HTTP providers, streaming included,
 so every runtime path (fallbacks, deltas, malformed calls) is testable offline.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from typing import Any, AsyncIterator
 
 from .base import (
@@ -165,6 +168,8 @@ class ScriptedProvider:
     def _response(self, reply: dict[str, Any], request: ModelRequest) -> ModelResponse:
         calls = [self._call(raw, i) for i, raw in enumerate(reply.get("tool_calls") or ())]
         text = reply.get("text")
+        if "output" in reply and text is None:
+            text = json.dumps(reply["output"], ensure_ascii=False)
         content = [TextPart(text, reply.get("phase"))] if text else []
         for extra in reply.get("parts") or ():
             content.append(TextPart(extra["text"], extra.get("phase")))
@@ -178,7 +183,9 @@ class ScriptedProvider:
             # A deterministic stand-in so reports show token counts offline.
             seen = sum(len(p.text) for m in request.messages for p in m.content)
             usage = Usage(1 + seen // 4, 1 + sum(len(p.text) for p in content) // 4 + 8 * len(calls))
-        message = Message("assistant", content, calls, model=self.name, response_id=reply.get("response_id"))
+        created = reply.get("created_at")
+        message = Message("assistant", content, calls, model=self.name, response_id=reply.get("response_id"),
+                          created_at=float(created) if created is not None else time.time())
         return ModelResponse(message, reason.lower(), raw_finish_reason=reason, usage=usage, model=self.name,
                              response_id=reply.get("response_id"))
 

@@ -59,12 +59,29 @@ class SSEDecoder:
         return out
 
     def close(self) -> list[tuple[str | None, str]]:
-        """End of stream: a last event missing its blank line still counts; a partial line does not."""
+        """End of stream: a last event missing its blank line still counts.
+
+        So does a last `data:` line missing its newline when its value is whole JSON
+        (Anthropic may end on `message_stop` so, and the official SDKs accept it);
+        any other partial line is a cut-off and is dropped.
+        """
         text = self._buf.replace("\r", "\n")
         self._buf = ""
-        complete, newline, _partial = text.rpartition("\n")
+        complete, newline, partial = text.rpartition("\n")
+        if partial.startswith("data:") and _whole(partial[5:]):
+            complete, newline = text, "\n"
         event = _block(complete) if newline else None
         return [event] if event is not None else []
+
+
+def _whole(value: str) -> bool:
+    """A complete JSON object (a cut number or string could still parse) or the [DONE] terminator."""
+    if is_done(value):
+        return True
+    try:
+        return isinstance(json.loads(value), dict)
+    except ValueError:
+        return False
 
 
 def _block(block: str) -> tuple[str | None, str] | None:

@@ -33,7 +33,7 @@ def test_every_error_kind_round_trips_through_the_wire(plait_fake_server, flavou
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_in_band_stream_error_after_events_is_not_retried(plait_fake_server, sleeps, flavour: str) -> None:
-    plait_fake_server.push({"text": "one two three four five six", "stream_error": {"kind": "server_error", "after": 4}},
+    plait_fake_server.push({"text": "one two three four five six", "stream_error": {"kind": "server_error", "after": 6}},
                            {"text": "must not be used"})
     seen, err = streamed_events(plait_fake_server, flavour, request(), retries=2)
     assert isinstance(err, ProviderError) and err.kind == "server_error"

@@ -36,6 +36,19 @@ def stream_error(kind: str, message: str) -> list[bytes]:
     return [sse(payload, "error")]
 
 
+def answer_tool(request: dict[str, Any]) -> str | None:
+    """The tool a request forces its answer through (no `output_config`): named, or `any` with a final-answer tool."""
+    if request.get("output_config"):
+        return None
+    choice = request.get("tool_choice") or {}
+    if choice.get("type") == "tool":
+        return choice.get("name")
+    if choice.get("type") == "any":
+        names = [t.get("name") for t in request.get("tools") or () if isinstance(t, dict)]
+        return next((n for n in names if isinstance(n, str) and n.startswith("final_answer")), None)
+    return None
+
+
 def _content(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
     blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.parsed} for c in reply.calls]

@@ -47,7 +47,7 @@ def body(reply: Reply, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish(FINISH)}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish(FINISH)}],
         "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
                   "total_tokens": reply.input_tokens + reply.output_tokens},
     }
@@ -57,7 +57,7 @@ def events(reply: Reply, model: str) -> tuple[list[bytes], list[bytes]]:
     head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": None})
+        return sse({**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], "usage": None})
 
     out = [chunk({"role": "assistant", "content": "" if not reply.calls else None})]
     out += [chunk({"content": piece}) for piece in words(reply.text)]

@@ -1,8 +1,10 @@
 """A scripted reply (the scripted provider's JSON shape plus server knobs) → a normalised Reply.
 
-Reply shape, as in LANGUAGE.md "The scripted provider": `text`, `tool_calls`
-(`name` with `arguments` or `raw_arguments`), `finish_reason`, `phase`,
-`delay`, `error: {kind, message}`. Server-only knobs:
+Reply shape, as in LANGUAGE.md "The scripted provider": `text`, `output` (a
+structured answer, sent as its JSON text where the wire puts structured output,
+or as a call of the answer tool a request forced), `tool_calls` (`name` with
+`arguments` or `raw_arguments`), `finish_reason`, `phase`, `delay`,
+`error: {kind, message}`. Server-only knobs:
 
     status        HTTP status to answer with (an error body is built unless the reply has text)
     headers       extra response headers, e.g. {"retry-after": "0"}
@@ -11,12 +13,13 @@ Reply shape, as in LANGUAGE.md "The scripted provider": `text`, `tool_calls`
     drop          true: close the connection without answering; N: mid-stream, after N events
     truncate      true or N: end a stream cleanly after N events (default: all but the terminator)
     usage         {"input_tokens": .., "output_tokens": ..}
+    body          a JSON value sent as the whole 200 reply instead of the wire's own (`{}`, hostile shapes)
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..scripted import parse_duration, words
@@ -60,6 +63,10 @@ class Reply:
     truncate: bool | int = False
     input_tokens: int = 10
     output_tokens: int = 5
+    #: The structured answer, when the script gave one (`text` then holds its JSON).
+    output: Any = None
+    #: Sent verbatim as the reply body (buffered requests), when given.
+    body: Any = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any], index: int = 0) -> "Reply":
@@ -73,8 +80,13 @@ class Reply:
                 arguments = json.dumps(raw.get("arguments") or {})
             calls.append(Call(raw.get("id") or f"call_{index}_{n}", raw["name"], arguments))
         usage = data.get("usage") or {}
+        text = data.get("text") or ""
+        if "output" in data and not text:
+            text = json.dumps(data["output"], ensure_ascii=False)
         return cls(
-            text=data.get("text") or "",
+            text=text,
+            output=data.get("output"),
+            body=data.get("body"),
             calls=calls,
             finish_reason=data.get("finish_reason"),
             phase=data.get("phase"),
@@ -87,8 +99,13 @@ class Reply:
             drop=data.get("drop", False),
             truncate=data.get("truncate", False),
             input_tokens=usage.get("input_tokens", 10),
-            output_tokens=usage.get("output_tokens", max(1, len(data.get("text") or "") // 4)),
+            output_tokens=usage.get("output_tokens", max(1, len(text) // 4)),
         )
+
+    def through_tool(self, name: str) -> "Reply":
+        """This structured answer as a call of the tool `name` (a request that forced an answer tool)."""
+        call = Call(f"toolu_fake_{name}", name, json.dumps(self.output, ensure_ascii=False))
+        return replace(self, text="", calls=[*self.calls, call], output=None)
 
     def failure(self, streamed: bool) -> dict[str, Any] | None:
         """The error to answer with instead of a reply, if any.

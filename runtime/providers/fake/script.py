@@ -1,8 +1,8 @@
 """A replies file or list → the next Reply for each request.
 
-A list is consumed in order by every request; an object maps a key (the
-`x-plait-agent` request header, else the requested model id) to its own list,
-with `"*"` as the fallback. With `cycle`, a used-up list starts over (for
+A list is consumed in order by every request; an object maps a key (an
+agent name the request carries, see server.py, else the requested model id) to
+its own list, with `"*"` as the fallback. With `cycle`, a used-up list starts over (for
 benchmarks); without it, a request past the end gets a clear error reply.
 """
 

@@ -3,6 +3,11 @@
 A deliberately small HTTP/1.1 server on asyncio streams (keep-alive,
 Content-Length request bodies, chunked SSE responses) so the failure knobs
 (dropped connections, truncated streams) act on the real socket.
+
+A script keyed by agent is reached the way an app can without knowing plait:
+a base_url under `/agents/NAME` (`http://127.0.0.1:PORT/agents/triage/v1` for
+openai), or the request's own `metadata.agent`, `user`, Anthropic's
+`metadata.user_id`, or the `x-plait-agent` header; else the requested model id.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ import json
 import os
 import threading
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import unquote
 
 from ..base import ModelConfig
@@ -22,7 +28,10 @@ from . import anthropic, google, openai_chat, openai_responses
 from .reply import Reply
 from .script import Script, ScriptExhausted
 
-__all__ = ["FAKE_KEY_ENV", "FakeServer", "RecordedRequest"]
+__all__ = ["AGENT_PREFIX", "FAKE_KEY_ENV", "FakeServer", "RecordedRequest", "request_keys"]
+
+#: A base_url path prefix that picks a script's agent key: `/agents/NAME/...`.
+AGENT_PREFIX = "/agents/"
 
 #: The variable `FakeServer.config()` names for the key; `start()` sets it if unset.
 FAKE_KEY_ENV = "PLAIT_FAKE_API_KEY"
@@ -126,8 +135,14 @@ class FakeServer:
         """Queue replies (the scripted provider's shape) for the next requests."""
         self.script.extend(list(replies), key)
 
-    def base_url(self, provider: str) -> str:
-        return self.url + _BASE_PATHS.get(provider, "")
+    def base_url(self, provider: str, agent: str | None = None) -> str:
+        """The base_url to give `provider`'s client; with `agent`, one that reads that agent's replies."""
+        root = self.url + (AGENT_PREFIX + agent if agent else "")
+        return root + _BASE_PATHS.get(provider, "")
+
+    def base_urls(self, agent: str | None = None) -> dict[str, str]:
+        """Every provider's base_url, as `plait fake-server` prints them."""
+        return {provider: self.base_url(provider, agent) for provider in _BASE_PATHS}
 
     def config(self, provider: str, model_id: str = "fake-model", *, name: str | None = None, **fields: Any) -> ModelConfig:
         """A ModelConfig pointing `provider` at this server (`provider` may be "openai-responses")."""
@@ -166,6 +181,10 @@ class FakeServer:
     async def _answer(self, method: str, target: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> bool:
         path = target.partition("?")[0]
         path = unquote(path)
+        agent = None
+        if path.startswith(AGENT_PREFIX):
+            agent, _, rest = path[len(AGENT_PREFIX):].partition("/")
+            path = "/" + rest
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -178,11 +197,15 @@ class FakeServer:
             return True
         streamed = "streamGenerateContent" in path or body.get("stream") is True
         try:
-            reply = self.script.next(headers.get("x-plait-agent"), model)
+            reply = self.script.next(agent, *request_keys(headers, body), model)
         except ScriptExhausted as exc:
             status, payload = wire.error("invalid_request", f"fake server: {exc}")
             await _send_json(writer, status, payload)
             return True
+        if reply.output is not None and wire is anthropic:
+            tool = anthropic.answer_tool(body)
+            if tool is not None:
+                reply = reply.through_tool(tool)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.drop is True:
@@ -196,11 +219,25 @@ class FakeServer:
             await _send_json(writer, reply.status or status, payload, reply.headers, sse_type="streamGenerateContent" in path)
             return True
         self._responses += 1
-        args = (reply, model, f"resp_fake{self._responses}") if wire is openai_responses else (reply, model)
+        args = (reply, model, f"resp_fake{self._responses}", body) if wire is openai_responses else (reply, model)
         if not streamed:
-            await _send_json(writer, reply.status or 200, wire.body(*args), reply.headers)
+            payload = wire.body(*args) if reply.body is None else reply.body
+            await _send_json(writer, reply.status or 200, payload, reply.headers)
             return True
-        return await _send_stream(writer, wire, reply, wire.events(*args))
+        stream_error = wire.stream_error
+        if wire is openai_responses:  # the failed Response must keep the id the stream was created with
+            stream_error = partial(openai_responses.stream_error, response_id=args[2])
+        return await _send_stream(writer, stream_error, reply, wire.events(*args))
+
+
+def request_keys(headers: dict[str, str], body: dict[str, Any]) -> list[str]:
+    """Agent keys a request carries in fields an app already sets (before the model id, after the path)."""
+    keys = [headers.get("x-plait-agent")]
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict):
+        keys += [metadata.get("agent"), metadata.get("user_id")]
+    keys += [body.get("user"), body.get("safety_identifier")]
+    return [k for k in keys if isinstance(k, str) and k]
 
 
 def _route(path: str, body: Any) -> tuple[ModuleType | None, str]:
@@ -234,14 +271,15 @@ async def _send_json(
 
 
 async def _send_stream(
-    writer: asyncio.StreamWriter, wire: ModuleType, reply: Reply, parts: tuple[list[bytes], list[bytes]]
+    writer: asyncio.StreamWriter, stream_error: Callable[[str, str], list[bytes]], reply: Reply,
+    parts: tuple[list[bytes], list[bytes]],
 ) -> bool:
     events, terminal = parts
     cut: int | None = None
     tail = terminal
     if reply.stream_error:
         cut = int(reply.stream_error.get("after", 1))
-        tail = wire.stream_error(reply.stream_error.get("kind", "server_error"), reply.stream_error.get("message", "scripted failure"))
+        tail = stream_error(reply.stream_error.get("kind", "server_error"), reply.stream_error.get("message", "scripted failure"))
     elif reply.truncate is not False:
         cut, tail = (len(events) if reply.truncate is True else int(reply.truncate)), []
     elif reply.drop is not False:
