@@ -48,6 +48,9 @@ COMMANDS: dict[str, str] = {
     "graph": "print the compiled graph as JSON",
     "diff": "semantic diff of two specs",
     "run": "execute a spec",
+    "resume": "continue a stored run from its journal (nothing that finished runs again)",
+    "runs": "list, export, delete and prune the stored runs of a project",
+    "trace": "the timeline of a stored run: model calls, tool calls, decisions",
     "chat": "talk to one agent of a spec, keeping history",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
 }

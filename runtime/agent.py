@@ -51,7 +51,7 @@ def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
     run.input = prompt
     run.steps = 0
     run.status = "running"
-    run.resume_at = 0
+    run.resume_at = None
     run.response = None
     run.results = {}
     run.outcomes = []
@@ -60,7 +60,7 @@ def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
 
 
 async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
-    start = run.resume_at if run.status in ("interrupted", "paused") else 0
+    start = run.resume_at if run.status in ("interrupted", "paused") else None
     run.status = "running"
     try:
         outcome = await run_turn(run, ctx, start)

@@ -2,7 +2,8 @@
 
 Each step returns CONTINUE or a terminal result (Done, Interrupt, Pause, Fail)
 that is passed straight through; NEXT_TURN skips the rest of the turn. A run that
-stopped resumes at the step that stopped it (after an interrupt that is
+stopped resumes at the step that stopped it, named (never numbered, so stored
+runs survive a step being added or moved; after an interrupt that is
 `check_interrupts`), so approved calls run through the same tool, state and
 until steps as any other, and their results expand at the start of the next turn.
 """
@@ -41,13 +42,22 @@ TURN_STEPS: tuple[Step, ...] = (
 
 
 
-async def run_turn(run: AgentRun, ctx: RunContext, start: int = 0, steps: tuple[Step, ...] = TURN_STEPS) -> Outcome:
-    for index in range(start, len(steps)):
+async def run_turn(run: AgentRun, ctx: RunContext, start: str | None = None, steps: tuple[Step, ...] = TURN_STEPS) -> Outcome:
+    """Run `steps` from the one named `start` (None: the first) until one stops the turn."""
+    first = 0 if start is None else _index(steps, start)
+    for index in range(first, len(steps)):
         outcome = await steps[index](run, ctx)
         if outcome is not CONTINUE:
             if outcome is NEXT_TURN:
                 return CONTINUE
             # A run stopped for a human or a pause picks up at the step that stopped it.
-            run.resume_at = index
+            run.resume_at = steps[index].__name__
             return outcome
     return CONTINUE
+
+
+def _index(steps: tuple[Step, ...], name: str) -> int:
+    for index, step in enumerate(steps):
+        if step.__name__ == name:
+            return index
+    raise ValueError(f"the stored run resumes at step `{name}`, which this plait's turn does not have")

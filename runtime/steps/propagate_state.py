@@ -10,4 +10,6 @@ async def propagate_state(run: AgentRun, ctx: RunContext) -> Outcome:
     for _call, outcome in run.outcomes:
         if outcome.state:
             ctx.state.update(outcome.state)
+            if ctx.journal is not None:
+                ctx.journal.record_state(run.path, outcome.state)
     return CONTINUE

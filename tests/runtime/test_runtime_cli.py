@@ -48,6 +48,16 @@ def write(tmp_path, replies, spec=SPEC):
     return str(tmp_path / "spec.plait")
 
 
+def stored_runs(project):
+    from plait.runtime.store import SQLiteJournal, journal_path
+
+    journal = SQLiteJournal(journal_path(project))
+    try:
+        return journal.runs()
+    finally:
+        journal.close()
+
+
 def cli(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -59,7 +69,7 @@ def test_run_prints_output_and_exits_0(tmp_path, capsys):
     spec = write(tmp_path, [call("add", a=2, b=3), {"text": "5"}])
     code, out, err = cli(capsys, "run", spec, "--input", "2+3")
     assert (code, out) == (0, "5\n") and "main: tool add ok" in err
-    assert len(list((tmp_path / ".plait" / "runs").glob("*.json"))) == 1
+    assert [r["status"] for r in stored_runs(tmp_path)] == ["done"]
 
 
 def test_json_report_has_the_documented_fields(tmp_path, capsys):
@@ -79,8 +89,8 @@ def test_failure_is_one_line_exit_1_with_error_in_report(tmp_path, capsys):
     assert code == 1 and report["stop_reason"] == "error"
     assert report["error"]["type"] == "ProviderError" and report["error"]["kind"] == "rate_limit" and report["error"]["message"] == "slow down"
     assert err.strip().splitlines()[-1].startswith("plait: run failed: rate_limit: slow down")
-    stored = json.loads(next((tmp_path / ".plait" / "runs").glob("*.json")).read_text())
-    assert stored["result"]["stop_reason"] == "error"
+    [stored] = stored_runs(tmp_path)
+    assert stored["status"] == "error" and stored["result"]["stop_reason"] == "error"
 
 
 def test_max_steps_exits_4(tmp_path, capsys):
@@ -229,7 +239,7 @@ def test_chat_off_tty_exits_3_on_an_interrupt_and_1_on_a_failed_turn(tmp_path, c
     assert code == 1 and err.strip().splitlines()[-1] == "plait: turn failed: auth: bad key"
 
 
-def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_path):
+def test_a_run_cut_off_mid_tool_is_stored_and_its_resume_asks_about_the_unknown_call(tmp_path):
     from plait.runtime.engine import Engine
 
     # A module name of its own: earlier tests left `cli_e2e_tools` in sys.modules.
@@ -253,9 +263,13 @@ def test_a_run_cut_off_mid_tool_is_stored_and_resumes_with_repaired_history(tmp_
 
     run_id = asyncio.run(cut_off())
     resumed = Engine.from_spec(tmp_path / "spec.plait").restore(run_id)
+    # The tool was cut off mid-call: it may or may not have acted, and `add` is not idempotent, so a person decides.
     result = asyncio.run(resumed.resume())
+    assert result.stop_reason == "pause" and "main:demo-1-1" in result.pause_reason and "retry" in result.pause_reason
+    result = asyncio.run(resumed.resume({"main:demo-1-1": "skip"}))
     assert (result.stop_reason, result.output) == ("done", "gave up on add")
-    assert "unanswered_tool_calls_repaired" in [w["code"] for w in result.report.warnings]
+    told = [m.text for m in resumed.ctx.runs["main"].messages if m.role == "tool"]
+    assert len(told) == 1 and "chose not to run it again" in told[0]
 
 
 def test_two_specs_with_their_own_tools_py_each_run_their_own(tmp_path):

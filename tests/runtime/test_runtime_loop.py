@@ -40,11 +40,14 @@ def test_run_turn_passes_a_terminal_result_through_and_skips_later_steps():
         return CONTINUE
 
     class Run:
-        resume_at = 0
+        resume_at = None
 
     run = Run()
-    outcome = go(run_turn(run, None, 0, (first, pausing, never)))
-    assert outcome == Pause("draining node") and seen == ["first"] and run.resume_at == 1
+    outcome = go(run_turn(run, None, None, (first, pausing, never)))
+    # The resume point is the step's name: a stored run survives steps being added or reordered.
+    assert outcome == Pause("draining node") and seen == ["first"] and run.resume_at == "pausing"
+    seen.clear()
+    assert go(run_turn(run, None, "pausing", (never, first, pausing))) == Pause("draining node") and seen == []
 
 
 def test_tool_loop_runs_tool_and_returns_final_answer():

@@ -1,0 +1,51 @@
+"""`plait resume ID`: a stored run → continued from its journal, exactly as `plait run SPEC --resume ID` would.
+
+The spec is the one the run recorded (`--spec` overrides it, e.g. after the
+project moved). Whatever finished is replayed, not redone: model replies and
+tool results come from the journal. Exit codes are `plait run`'s (0, 1, 3, 4),
+and 2 when the run is unknown, its spec is gone, or another process holds it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from plait.commands.runs import add_dir, fail, find_run, open_journal
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
+    parser.add_argument("--spec", metavar="FILE", help="the spec to resume with (default: the one the run recorded)")
+    parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
+                        help="a decision for a pending call: ID=approve, ID=reject[:message], ID=edit:{json}; "
+                             "for a tool call whose outcome is unknown after a crash: ID=retry or ID=skip")
+    parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
+    parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
+    add_dir(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from plait.commands import run as run_command
+
+    spec = args.spec
+    if spec is None:
+        journal = open_journal(getattr(args, "dir", "."))
+        if isinstance(journal, int):
+            return journal
+        try:
+            row = find_run(journal, args.id)
+        finally:
+            journal.close()
+        if isinstance(row, int):
+            return row
+        spec = row["spec"]
+        if not spec:
+            return fail(f"run {args.id} did not record its spec file; pass --spec FILE")
+        if not Path(spec).is_file():
+            return fail(f"the spec of run {args.id}, {spec}, is gone; pass --spec FILE")
+    parser = argparse.ArgumentParser(prog="plait run")
+    run_command.register(parser)
+    argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in args.decide)]
+    argv += ["--json"] * args.json + ["--events"] * args.events
+    return run_command.run(parser.parse_args(argv))

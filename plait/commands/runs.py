@@ -1,0 +1,198 @@
+"""`plait runs [list|export|rm|prune]`: the project's run journal → a listing, an exported snapshot, or fewer runs.
+
+Runs are kept in `.plait/journal.db` beside their spec (`--dir`, default the
+current directory). `plait runs` lists them (status, entry, started, steps,
+tokens; `--status` filters); `export ID` prints a run's JSON snapshot;
+`rm ID...` deletes runs; `prune --older-than 30d` deletes every stopped run
+that started before then. Exit 0 ok, 2 for a usage error (an unknown id, no
+journal, a bad duration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from plait.cli import EXIT_OK, EXIT_USAGE
+
+#: What a run's status can be in a listing; `crashed` = admitted, never stopped, and nobody holds it.
+STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "interrupt", "pause")
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
+                     "plait runs rm ID   ·   plait runs prune --older-than 30d")
+    add_dir(parser)
+    parser.add_argument("--status", choices=STATUSES, help="list only runs with this status")
+    parser.add_argument("--json", action="store_true", help="print the listing as JSON lines")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    export = actions.add_parser("export", help="print a run's JSON snapshot (the version-2 snapshot format)",
+                                description="Print a run's JSON snapshot: what it stopped with, its decisions and its context.")
+    export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    add_dir(export)
+    rm = actions.add_parser("rm", help="delete runs and their history", description="Delete runs and their whole history.")
+    rm.add_argument("ids", metavar="ID", nargs="+", help="run ids")
+    add_dir(rm)
+    prune = actions.add_parser("prune", help="delete stopped runs older than a duration",
+                               description="Delete every run that started before the cut-off and is not running now.")
+    prune.add_argument("--older-than", metavar="AGE", required=True, help="e.g. 30d, 12h, 90m (d, h, m, s)")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    add_dir(prune)
+
+
+def add_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", metavar="DIR", default=argparse.SUPPRESS,
+                        help="the project directory whose .plait/journal.db holds the runs (default: the current directory)")
+
+
+def run(args: argparse.Namespace) -> int:
+    journal = open_journal(getattr(args, "dir", "."))
+    if isinstance(journal, int):
+        return journal
+    try:
+        action = getattr(args, "action", None)
+        if action == "export":
+            return export(journal, args)
+        if action == "rm":
+            return remove(journal, args.ids)
+        if action == "prune":
+            return prune(journal, args)
+        return listing(journal, args)
+    finally:
+        journal.close()
+
+
+# -- shared with `plait resume` and `plait trace` -----------------------------------------
+
+
+def open_journal(directory: str) -> Any:
+    """The project's journal, or EXIT_USAGE after saying there is none."""
+    from plait.runtime.store import JournalVersionError, SQLiteJournal, journal_path
+
+    path = journal_path(directory)
+    if not path.is_file():
+        return fail(f"no run journal at {path}: runs are kept beside their spec (pass --dir DIR)")
+    journal = SQLiteJournal(path)
+    try:
+        journal.conn  # noqa: B018 - opens and migrates, so a bad file is reported here, once
+    except (JournalVersionError, OSError, Exception) as exc:  # sqlite3.DatabaseError: not a database
+        return fail(f"cannot read the run journal {path}: {exc}")
+    return journal
+
+
+def find_run(journal: Any, run_id: str) -> Any:
+    row = journal.run(run_id)
+    if row is None:
+        return fail(f"no run `{run_id}` in {journal.path} (see `plait runs`)")
+    return row
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"plait: {message}", file=sys.stderr)
+    return code
+
+
+def when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def with_totals(journal: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """Steps and tokens of a run that never stopped, counted from its replies (a stopped run has them in its row)."""
+    if row["status"] not in ("running", "crashed"):
+        return row
+    steps = tokens_in = tokens_out = 0
+    for event in journal.events(row["id"]):
+        if event["kind"] == "model_reply":
+            steps += 1
+            usage = event["data"].get("usage") or (0, 0)
+            tokens_in, tokens_out = tokens_in + usage[0], tokens_out + usage[1]
+    return {**row, "steps": steps, "input_tokens": tokens_in, "output_tokens": tokens_out}
+
+
+# -- actions ------------------------------------------------------------------------------
+
+
+def listing(journal: Any, args: argparse.Namespace) -> int:
+    rows = [with_totals(journal, r) for r in journal.runs()]
+    if args.status:
+        rows = [r for r in rows if r["status"] == args.status]
+    if args.json:
+        for r in rows:
+            print(json.dumps({k: r[k] for k in ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")}))
+        return EXIT_OK
+    if not rows:
+        print(f"no runs{f' with status {args.status}' if args.status else ''} in {journal.path}", file=sys.stderr)
+        return EXIT_OK
+    header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
+    table = [(r["id"], r["status"], r["entry"], when(r["started"]), str(r["steps"]), str(r["input_tokens"] + r["output_tokens"]))
+             for r in rows]
+    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
+    for line in (header, *table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+    return EXIT_OK
+
+
+def export(journal: Any, args: argparse.Namespace) -> int:
+    row = find_run(journal, args.id)
+    if isinstance(row, int):
+        return row
+    snapshot = row["snapshot"]
+    if snapshot is None:  # never stopped: what the journal knows, without a context to continue from
+        from plait.runtime.store import SNAPSHOT_VERSION
+
+        snapshot = {"version": SNAPSHOT_VERSION, "run_id": row["id"], "entry": row["entry"], "input": row["input"],
+                    "result": None, "decisions": {}, "status": row["status"]}
+    text = json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def remove(journal: Any, ids: list[str]) -> int:
+    missing = [i for i in ids if journal.run(i) is None]
+    if missing:
+        return fail(f"no run {', '.join(f'`{i}`' for i in missing)} in {journal.path}; nothing was deleted")
+    live = [i for i in ids if (lease := journal.lease(i)) is not None and lease["live"]]
+    if live:
+        return fail(f"run {', '.join(live)} is running in another process; nothing was deleted")
+    gone = journal.delete(ids)
+    print(f"deleted {gone} run{'s' if gone != 1 else ''}", file=sys.stderr)
+    return EXIT_OK
+
+
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_age(text: str) -> float:
+    """`30d` → seconds; ValueError for anything else."""
+    number, unit = text[:-1], text[-1:].lower()
+    if unit not in _UNITS or not number.isdigit():
+        raise ValueError(f"--older-than wants a number and a unit (d, h, m or s), like 30d; got `{text}`")
+    return int(number) * _UNITS[unit]
+
+
+def prune(journal: Any, args: argparse.Namespace) -> int:
+    try:
+        cutoff = time.time() - parse_age(args.older_than)
+    except ValueError as exc:
+        return fail(str(exc))
+    # A crashed run is kept until it is old too: it may still be resumed. A running one is never pruned.
+    old = [r["id"] for r in journal.runs() if r["started"] < cutoff and r["status"] != "running"]
+    if args.dry_run:
+        for run_id in old:
+            print(run_id)
+        print(f"would delete {len(old)} run{'s' if len(old) != 1 else ''}", file=sys.stderr)
+        return EXIT_OK
+    gone = journal.delete(old) if old else 0
+    print(f"deleted {gone} run{'s' if gone != 1 else ''} older than {args.older_than}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,130 @@
+"""`plait trace ID`: a run's journal rows → its timeline (model calls with latency and tokens, tool calls, decisions).
+
+Text by default, one line per moment, offset from the run's first row;
+`--json` prints the timeline as one JSON object (`{"run": ..., "timeline":
+[...]}`) for other tools. Exit 0, or 2 when there is no such run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from plait.cli import EXIT_OK
+from plait.commands.runs import add_dir, find_run, open_journal, when, with_totals
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
+    parser.add_argument("--json", action="store_true", help="print the timeline as one JSON object")
+    add_dir(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    journal = open_journal(getattr(args, "dir", "."))
+    if isinstance(journal, int):
+        return journal
+    try:
+        row = find_run(journal, args.id)
+        if isinstance(row, int):
+            return row
+        row = with_totals(journal, row)
+        timeline = build(list(journal.events(args.id)))
+    finally:
+        journal.close()
+    summary = {k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")}
+    if args.json:
+        print(json.dumps({"run": summary, "timeline": timeline}, ensure_ascii=False, default=str))
+        return EXIT_OK
+    print(f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
+          f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens")
+    for item in timeline:
+        print(f"{item['t']:>9.3f}s  {line(item)}")
+    return EXIT_OK
+
+
+def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Journal rows → timeline items: a model request and its reply become one model call, an intent and its completion one tool call."""
+    start = events[0]["at"] if events else 0.0
+    items: list[dict[str, Any]] = []
+    open_models: dict[str, dict[str, Any]] = {}
+    open_tools: dict[str, dict[str, Any]] = {}
+    for e in events:
+        kind, key, data = e["kind"], e["key"], e["data"]
+        base = {"t": round(e["at"] - start, 3), "seq": e["seq"]}
+        if kind == "model_request":
+            item = base | {"kind": "model_call", "position": key, "agent": data.get("agent"), "step": data.get("step"),
+                           "model": data.get("model"), "status": "in flight"}
+            open_models[key] = item
+            items.append(item)
+        elif kind in ("model_reply", "model_error"):
+            item = open_models.pop(key, None) or (base | {"kind": "model_call", "position": key})
+            item.update(model=data.get("model"), latency_ms=data.get("latency_ms"))
+            if kind == "model_reply":
+                usage = data.get("usage") or (0, 0)
+                message = data.get("message") or {}
+                item.update(status="ok", finish_reason=data.get("finish_reason"), input_tokens=usage[0], output_tokens=usage[1],
+                            tool_calls=[c["name"] for c in message.get("tool_calls", ())], text=_text(message))
+            else:
+                item.update(status="error", error={"kind": data.get("kind"), "message": data.get("message")})
+        elif kind == "tool_intent":
+            item = base | {"kind": "tool_call", "position": key, "tool": data.get("tool"), "arguments": data.get("arguments"),
+                           "attempt": data.get("attempt", 1), "status": "started, no outcome recorded"}
+            open_tools[key] = item
+            items.append(item)
+        elif kind == "tool_completed":
+            item = open_tools.pop(key, None) or (base | {"kind": "tool_call", "position": key, "tool": data.get("tool")})
+            item.update(status="skipped" if data.get("skipped") else "error" if data.get("is_error") else "ok",
+                        result=data.get("content"), latency_ms=data.get("latency_ms"))
+        elif kind == "decision":
+            items.append(base | {"kind": "decision", "of": data.get("kind"), "key": key,
+                                 "decision": {k: v for k, v in data.items() if k != "kind"}})
+        elif kind == "state":
+            items.append(base | {"kind": "state", "path": key, "updates": data})
+        elif kind in ("pause", "stop", "resume", "admit", "base"):
+            items.append(base | {"kind": kind} | ({} if kind == "base" else {k: v for k, v in data.items() if v not in (None, [], {})}))
+    return items
+
+
+def _text(message: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for p in message.get("content", ()))
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def line(item: dict[str, Any]) -> str:
+    kind = item["kind"]
+    if kind == "model_call":
+        head = f"model  {item.get('agent') or ''} step {item.get('step')} ({item.get('model')})"
+        if item.get("status") == "ok":
+            calls = f" → {', '.join(item['tool_calls'])}" if item.get("tool_calls") else f" {_short(item.get('text', ''), 50)!r}"
+            return (f"{head} {item.get('finish_reason')}  {item.get('latency_ms', 0):.0f} ms  "
+                    f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens{calls}")
+        if item.get("status") == "error":
+            return f"{head} failed: {item['error']['kind']}: {_short(item['error']['message'], 60)}"
+        return f"{head} in flight (no reply recorded)"
+    if kind == "tool_call":
+        attempt = f" attempt {item['attempt']}" if item.get("attempt", 1) > 1 else ""
+        head = f"tool   {item.get('tool')}({_short(item.get('arguments'), 40)}){attempt}"
+        if "result" in item:
+            return f"{head} {item['status']}  {item.get('latency_ms', 0):.0f} ms  → {_short(item['result'], 60)}"
+        return f"{head} {item['status']}"
+    if kind == "decision":
+        return f"decide {item['of']} {item.get('key') or ''}: {_short(item['decision'], 70)}"
+    if kind == "state":
+        return f"state  {_short(item['updates'], 80)}"
+    if kind == "stop":
+        extra = item.get("pause_reason") or (item.get("error") or {}).get("message") or ""
+        return f"stop   {item.get('stop_reason')}{f': {_short(extra, 80)}' if extra else ''}"
+    if kind == "pause":
+        return f"pause  {_short(item.get('reason', ''), 100)}"
+    if kind == "admit":
+        return f"start  {item.get('entry')} input {_short(item.get('input', ''), 60)}"
+    if kind == "base":
+        return "start  (from a stored snapshot)"
+    return kind

@@ -1,0 +1,83 @@
+"""The journal's tables → SQL, as a tuple of migrations; a database → migrated to the newest version.
+
+Migration N (1-based) turns a schema at version N-1 into version N. A database
+written by a newer plait (a version this code does not know) is refused, never
+guessed at. Values are JSON text: nothing is pickled and no class is rebuilt
+from what is stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "JournalVersionError", "migrate"]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # One row per run: written when the run is admitted, updated when it stops.
+        """CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            entry TEXT NOT NULL,
+            spec TEXT,
+            input TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started REAL NOT NULL,
+            updated REAL NOT NULL,
+            steps INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            snapshot TEXT
+        )""",
+        "CREATE INDEX runs_status ON runs(status, started)",
+        # The history: every model request and reply, tool intent and completion, state write,
+        # decision, pause and stop, in the order the run made them (seq is per run).
+        """CREATE TABLE events (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT,
+            at REAL NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        )""",
+        # Who may write a run: one owner at a time, until `expires` (renewed while it runs).
+        """CREATE TABLE leases (
+            run_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            expires REAL NOT NULL
+        )""",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class JournalVersionError(Exception):
+    """The database was written by a newer plait."""
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to SCHEMA_VERSION in one transaction; returns the version found before."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+        found = row[0] if row else 0
+        if found > SCHEMA_VERSION:
+            raise JournalVersionError(
+                f"the run journal has schema version {found}, newer than this plait knows ({SCHEMA_VERSION}); upgrade plait")
+        for statements in MIGRATIONS[found:]:
+            for sql in statements:
+                conn.execute(sql)
+        if row is None:
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        elif found != SCHEMA_VERSION:
+            conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found

@@ -1,0 +1,167 @@
+"""`plait runs`, `plait runs export|rm|prune`, `plait trace`, `plait resume`: output, filters, exit codes, help."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+
+from plait.cli import main
+from plait.runtime.store import journal_path
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+tool add "Add two numbers." {
+  params {
+    a: int
+    b: int
+  }
+  run = python("durable_cmd_tools:add")
+}
+
+tool send "Send a message." {
+  params { to: string }
+  run = python("durable_cmd_tools:send")
+  approval = required
+}
+
+agent main {
+  model = demo
+  tools = [add, send]
+}
+"""
+
+TOOLS = "def add(a, b):\n    return a + b\n\ndef send(to):\n    return 'sent to ' + to\n"
+
+
+def call(name, **arguments):
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path, capsys, monkeypatch):
+    """Two runs: one done (a tool call), one waiting for approval."""
+    (tmp_path / "spec.plait").write_text(SPEC)
+    (tmp_path / "durable_cmd_tools.py").write_text(TOOLS)
+    (tmp_path / "demo.json").write_text(json.dumps([call("add", a=2, b=3), {"text": "5"}]))
+    assert cli(capsys, "run", tmp_path / "spec.plait", "--input", "2+3")[0] == 0
+    (tmp_path / "demo.json").write_text(json.dumps([call("send", to="ann"), {"text": "sent"}]))
+    assert cli(capsys, "run", tmp_path / "spec.plait", "--input", "mail ann")[0] == 3
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def ids(capsys, *argv):
+    code, out, _ = cli(capsys, "runs", "--json", *argv)
+    assert code == 0
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_runs_lists_status_entry_started_steps_tokens_and_filters(project, capsys):
+    code, out, _ = cli(capsys, "runs")
+    header, *lines = out.splitlines()
+    assert code == 0 and header.split() == ["ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS"] and len(lines) == 2
+    assert [line.split()[1] for line in lines] == ["done", "interrupt"] and lines[0].split()[5] == "2"
+    [waiting] = ids(capsys, "--status", "interrupt")
+    assert waiting["entry"] == "main" and waiting["steps"] == 1 and waiting["spec"] == str(project / "spec.plait")
+    assert cli(capsys, "runs", "--status", "crashed")[2].startswith("no runs with status crashed")
+
+
+def test_runs_without_a_journal_is_a_one_line_usage_error(tmp_path, capsys):
+    code, _, err = cli(capsys, "runs", "--dir", tmp_path)
+    assert code == 2 and err.strip() == f"plait: no run journal at {journal_path(tmp_path)}: runs are kept beside their spec (pass --dir DIR)"
+
+
+def test_export_prints_the_version_2_snapshot_and_unknown_ids_exit_2(project, capsys):
+    done = ids(capsys, "--status", "done")[0]["id"]
+    code, out, _ = cli(capsys, "runs", "export", done)
+    snapshot = json.loads(out)
+    assert code == 0 and snapshot["version"] == 2 and snapshot["run_id"] == done and snapshot["result"]["output"] == "5"
+    assert snapshot["context"]["runs"]["main"]["resume_at"] == "loop_boundary"  # a step name, never an index
+    assert cli(capsys, "runs", "export", done, "-o", project / "out.json")[0] == 0 and json.loads((project / "out.json").read_text()) == snapshot
+    code, _, err = cli(capsys, "runs", "export", "nope")
+    assert code == 2 and "no run `nope`" in err
+
+
+def test_rm_deletes_a_run_and_its_history(project, capsys):
+    done = ids(capsys, "--status", "done")[0]["id"]
+    assert cli(capsys, "runs", "rm", done, "nope")[0] == 2 and len(ids(capsys)) == 2  # all or nothing
+    code, _, err = cli(capsys, "runs", "rm", done)
+    assert code == 0 and "deleted 1 run" in err and [r["status"] for r in ids(capsys)] == ["interrupt"]
+    conn = sqlite3.connect(journal_path(project))
+    assert conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (done,)).fetchone() == (0,)
+    conn.close()
+
+
+def test_prune_deletes_only_runs_older_than_the_age(project, capsys):
+    conn = sqlite3.connect(journal_path(project))
+    old = ids(capsys)[0]["id"]
+    conn.execute("UPDATE runs SET started = ? WHERE id = ?", (time.time() - 40 * 86400, old))
+    conn.commit()
+    conn.close()
+    code, out, _ = cli(capsys, "runs", "prune", "--older-than", "30d", "--dry-run")
+    assert code == 0 and out.split() == [old] and len(ids(capsys)) == 2
+    code, _, err = cli(capsys, "runs", "prune", "--older-than", "30d")
+    assert code == 0 and "deleted 1 run" in err and old not in [r["id"] for r in ids(capsys)]
+    code, _, err = cli(capsys, "runs", "prune", "--older-than", "thirty")
+    assert code == 2 and "like 30d" in err
+
+
+def test_trace_shows_model_calls_with_latency_and_tokens_tool_calls_with_results(project, capsys):
+    done = ids(capsys, "--status", "done")[0]["id"]
+    code, out, _ = cli(capsys, "trace", done)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"run {done}  done  entry main")
+    assert "model  main step 1 (demo) tool_calls" in lines[2] and " ms " in lines[2] and "tokens → add" in lines[2]
+    assert "tool   add(" in lines[3] and "→ 5" in lines[3]
+    assert lines[-1].endswith("stop   done")
+    code, out, _ = cli(capsys, "trace", done, "--json")
+    trace = json.loads(out)
+    assert trace["run"]["status"] == "done" and [i["kind"] for i in trace["timeline"]] == ["admit", "model_call", "tool_call", "model_call", "stop"]
+    model = trace["timeline"][1]
+    assert model["status"] == "ok" and model["latency_ms"] >= 0 and model["input_tokens"] > 0 and model["tool_calls"] == ["add"]
+    assert trace["timeline"][2]["result"] == "5" and trace["timeline"][2]["status"] == "ok"
+    assert cli(capsys, "trace", "nope")[0] == 2
+
+
+def test_resume_finds_the_spec_and_continues_with_decisions(project, capsys):
+    waiting = ids(capsys, "--status", "interrupt")[0]["id"]
+    pid = next(r for r in json.loads(cli(capsys, "runs", "export", waiting)[1])["result"]["pending"])["id"]
+    code, out, _ = cli(capsys, "resume", waiting, "--decide", f"{pid}=approve", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["output"] == "sent" and [c["name"] for c in report["tool_calls"]] == ["send"]
+    trace = json.loads(cli(capsys, "trace", waiting, "--json")[1])["timeline"]
+    assert [i["of"] for i in trace if i["kind"] == "decision"] == ["approval"]
+    assert cli(capsys, "resume", "nope")[0] == 2
+    (project / "spec.plait").rename(project / "moved.plait")
+    code, _, err = cli(capsys, "resume", waiting)
+    assert code == 2 and "is gone; pass --spec FILE" in err
+
+
+def test_a_run_another_process_holds_is_refused_with_exit_2(project, capsys):
+    from plait.runtime.store import SQLiteJournal
+
+    waiting = ids(capsys, "--status", "interrupt")[0]["id"]
+    holder = SQLiteJournal(journal_path(project))
+    holder.acquire(waiting)
+    code, _, err = cli(capsys, "resume", waiting)
+    holder.close()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "is being run by another process" in err
+
+
+@pytest.mark.parametrize("command", [["runs"], ["runs", "export"], ["runs", "rm"], ["runs", "prune"], ["trace"], ["resume"]])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "usage: plait" in out and "--dir" in out

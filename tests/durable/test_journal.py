@@ -1,0 +1,178 @@
+"""The journal: a run is admitted before its first step, every call is a row committed before the next side effect,
+values are JSON, the schema is versioned, a resume replays instead of re-calling, unknown outcomes are a person's call,
+and one process at a time may write a run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from durable_helpers import call, engine, go, kinds, rows, tool
+from plait.runtime.errors import AgentError
+from plait.runtime.store import SCHEMA_VERSION, JournalVersionError, LeaseHeld, SQLiteJournal, idempotency_key, journal_path
+from plait.runtime.store.schema import MIGRATIONS
+
+
+def committed(project, run_id):
+    """What another process would see of a run right now: its row's status and its committed row kinds."""
+    conn = sqlite3.connect(journal_path(project))
+    try:
+        status = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return (status[0] if status else None), [k for (k,) in conn.execute("SELECT kind FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]
+    finally:
+        conn.close()
+
+
+def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_runs(tmp_path):
+    seen = []
+    eng = engine(tmp_path, [call("add", a=1), call("add", a=2), {"text": "3"}], {})
+    eng.program.tools["add"] = tool("add", lambda a: seen.append(committed(tmp_path, run.id)) or a, props={"a": "integer"})
+    eng.program.agents["main"].tools = ("add",)
+    run = eng.start("go")
+    result = go(run)
+    assert (result.stop_reason, result.output) == ("done", "3")
+    # Seen from another connection while the tool ran: the run's row, and this call's intent as the last row.
+    assert seen[0] == ("running", ["admit", "model_request", "model_reply", "tool_intent"])
+    assert seen[1] == ("running", ["admit", "model_request", "model_reply", "tool_intent", "tool_completed",
+                                   "model_request", "model_reply", "tool_intent"])
+    assert kinds(tmp_path, run.id) == ["admit", "model_request", "model_reply", "tool_intent", "tool_completed",
+                                       "model_request", "model_reply", "tool_intent", "tool_completed",
+                                       "model_request", "model_reply", "stop"]
+    assert committed(tmp_path, run.id)[0] == "done"
+
+
+def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(tmp_path):
+    from plait.runtime.tools import ToolResult
+
+    eng = engine(tmp_path, [call("note", text="hi"), {"text": "ok"}],
+                 {"note": tool("note", lambda text: ToolResult("noted", state={"last": text}), props={"text": "string"})})
+    result = go(eng.run("go"))
+    stored = rows(tmp_path, result.run_id)
+    conn = sqlite3.connect(journal_path(tmp_path))
+    assert {t for (t,) in conn.execute("SELECT DISTINCT typeof(data) FROM events")} == {"text"}  # never a pickled blob
+    conn.close()
+    data = {kind: (key, json.loads(d)) for _, _, kind, key, d in stored}
+    assert data["model_request"][0] == "main#2" and data["tool_intent"][0] == "main#1:m-1-1"
+    assert data["tool_completed"][1]["content"] == "noted" and data["state"] == ("main", {"last": "hi"})
+    reply = data["model_reply"][1]
+    assert reply["message"]["content"] == [{"text": "ok"}] and all(isinstance(n, int) for n in reply["usage"]) and "latency_ms" in reply
+    assert data["tool_intent"][1]["idempotency_key"] == idempotency_key(result.run_id, "main#1:m-1-1")
+
+
+def test_the_schema_is_versioned_and_a_newer_journal_is_refused(tmp_path):
+    journal = SQLiteJournal(journal_path(tmp_path))
+    journal.conn  # noqa: B018 - creates and migrates
+    journal.close()
+    conn = sqlite3.connect(journal_path(tmp_path))
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)] and SCHEMA_VERSION == len(MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.execute("UPDATE schema_version SET version = 99")
+    conn.commit()
+    conn.close()
+    with pytest.raises(JournalVersionError, match="schema version 99"):
+        SQLiteJournal(journal_path(tmp_path)).conn  # noqa: B018
+
+
+def test_a_resume_after_a_provider_failure_replays_what_finished(tmp_path):
+    ran = []
+    replies = [call("add", a=2), {"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "done"}]
+    eng = engine(tmp_path, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
+    failed = go(eng.run("go"))
+    assert failed.stop_reason == "error" and ran == [2]
+    fresh = engine(tmp_path, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
+    result = go(fresh.restore(failed.run_id).resume())
+    assert (result.stop_reason, result.output, ran) == ("done", "done", [2])  # the tool is not run again
+    # The failed call is the only one asked again: the first reply came from the journal.
+    assert kinds(tmp_path, failed.run_id).count("model_request") == 3 and result.report.model_calls == 2
+
+
+async def cut_off_during(run, started: asyncio.Event) -> None:
+    """Cancel the run while its tool is running: like a kill, the call's outcome is unknown."""
+    task = asyncio.ensure_future(run._wait())
+    await started.wait()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def blocking_tool(keys: list, idempotent: bool):
+    started = asyncio.Event()
+
+    async def send(to: str, idempotency_key: str = "") -> str:
+        keys.append(idempotency_key)
+        if len(keys) == 1:
+            started.set()
+            await asyncio.Event().wait()  # never finishes: the run is cut off here
+        return f"sent to {to}"
+
+    return tool("send", send, props={"to": "string"}, idempotent=idempotent), started
+
+
+def cut_off_send(tmp_path, idempotent: bool, final: str):
+    """A run cut off inside its one `send` call; returns (its id, the keys send saw, a resumer in a fresh engine)."""
+    keys: list = []
+    send, started = blocking_tool(keys, idempotent)
+    replies = [call("send", to="ann"), {"text": final}]
+    run = engine(tmp_path, replies, {"send": send}).start("go")
+    go(cut_off_during(run, started))
+    return run.id, keys, lambda: engine(tmp_path, replies, {"send": send}).restore(run.id)
+
+
+def test_an_idempotent_call_of_unknown_outcome_runs_again_with_the_same_key(tmp_path):
+    run_id, keys, resumer = cut_off_send(tmp_path, True, "sent")
+    result = go(resumer().resume())
+    assert (result.stop_reason, result.output) == ("done", "sent")
+    assert len(keys) == 2 and keys[0] == keys[1] == idempotency_key(run_id, "main#1:m-1-1")
+
+
+def test_a_non_idempotent_call_of_unknown_outcome_waits_for_retry_or_skip(tmp_path):
+    run_id, keys, resumer = cut_off_send(tmp_path, False, "sent")
+    resumed = resumer()
+    paused = go(resumed.resume())
+    assert paused.stop_reason == "pause" and len(keys) == 1
+    assert "main:m-1-1" in paused.pause_reason and "`send`" in paused.pause_reason and "--decide main:m-1-1=retry" in paused.pause_reason
+    with pytest.raises(AgentError, match="retry and skip answer"):
+        go(resumed.resume({"main:m-1-1": "approve"}))
+    # A later process sees the same question, and the person's answer is kept with the run.
+    result = go(resumer().resume({"main:m-1-1": "retry"}))
+    assert (result.stop_reason, result.output, len(keys)) == ("done", "sent", 2) and keys[0] == keys[1]
+    assert "decision" in kinds(tmp_path, run_id)
+
+
+def test_skip_tells_the_model_the_call_may_not_have_run(tmp_path):
+    _, keys, resumer = cut_off_send(tmp_path, False, "maybe sent")
+    resumed = resumer()
+    assert go(resumed.resume()).stop_reason == "pause"
+    result = go(resumed.resume({"main:m-1-1": "skip"}))
+    assert (result.stop_reason, len(keys)) == ("done", 1)
+    [told] = [m for m in resumed.ctx.runs["main"].messages if m.role == "tool"]
+    assert told.is_error and "chose not to run it again" in told.text
+
+
+def test_one_process_at_a_time_writes_a_run(tmp_path):
+    eng = engine(tmp_path, [call("add", a=1), {"error": {"kind": "auth", "message": "no"}}], {"add": tool("add", lambda a: a, props={"a": "integer"})})
+    failed = go(eng.run("go"))
+    other = SQLiteJournal(journal_path(tmp_path))
+    other.acquire(failed.run_id)  # someone else (live: this very process) is resuming it
+    with pytest.raises(AgentError) as locked:
+        engine(tmp_path, [], {}).restore(failed.run_id)
+    assert locked.value.kind == "run_locked" and "another process" in str(locked.value)
+    other.close()
+
+
+def test_a_lease_whose_holder_died_is_taken_over(tmp_path):
+    journal = SQLiteJournal(journal_path(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    journal.admit("r1", "main", None, "")
+    journal.flush()
+    journal.conn.execute("UPDATE leases SET pid = ?, owner = 'elsewhere'", (dead.pid,))
+    SQLiteJournal(journal_path(tmp_path)).acquire("r1")  # no LeaseHeld: the holder is gone
+    journal.conn.execute("UPDATE leases SET pid = ?, owner = 'elsewhere', host = 'another-host'", (dead.pid,))
+    with pytest.raises(LeaseHeld):  # on another host liveness is unknowable: only expiry frees it
+        SQLiteJournal(journal_path(tmp_path)).acquire("r1")
+    journal.close()
