@@ -27,7 +27,7 @@ async def run_ask(ctx: RunContext, ask: AskConfig, input: Any, path: tuple[str, 
     key = "/".join(path)
     if key in ctx.answers:
         answer = ctx.answers[key]
-        ctx.report.decide("ask", ask.name, path, answer=answer)
+        ctx.decide("ask", ask.name, path, key, answer=answer)
         if ctx.bus.active:
             ctx.emit("ask_answered", path, None, ask=ask.name, answer=answer)
         return Done(answer)

@@ -1,9 +1,11 @@
-"""A runnable's name, its input and a graph path → its outcome: agents, steps, chains, parallels, consolidates.
+"""A runnable's name, its input and a graph path → its outcome: agents, steps, chains, parallels, consolidates,
+routes, loops, maps and asks (the last four in route.py, loop.py, mapping.py and ask.py).
 
 Every finished runnable is memoised by path in the run context, so a resume
-re-walks the composition and replays nothing that already finished. Outcomes
-that stop for a human propagate upward; a parallel gathers every branch's
-pending calls so they can all be answered at once.
+re-walks the composition and replays nothing that already finished; its output
+is also written under its name where it ran (scope.py), which is what
+`{{NAME}}` reads. Outcomes that stop for a human propagate upward; a parallel
+gathers every branch's pending calls so they can all be answered at once.
 """
 
 from __future__ import annotations
@@ -14,21 +16,28 @@ import re
 from typing import Any, Awaitable
 
 from .agent import run_agent
+from .ask import run_ask
+from .code_step import run_code_step
 from .config import NO_FALLBACK, AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
 from .context import RunContext
 from .errors import AgentError, error_info
+from .loop import run_loop
+from .mapping import run_map
+from .model_call import complete_with_fallbacks, direct_call, served, structured_answer
 from .outcomes import Done, Fail, Outcome, merge_stops
 from .providers.base import Message, ModelRequest, final_answer_text
-from .steps.call_model import complete_with_fallbacks, direct_call, served
+from .route import run_route
+from .scope import outputs
 from .templates import as_text, render
 
-__all__ = ["run_runnable"]
+__all__ = ["run_chain", "run_runnable"]
 
 
 async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
     key = "/".join(path)
     done = ctx.results.get(key)
     if done is not None:
+        outputs(ctx)[name] = done.output  # a resume re-walks finished runnables: `{{NAME}}` reads them again
         return done
     program = ctx.program
     try:
@@ -37,39 +46,58 @@ async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, 
         elif name in program.steps:
             outcome = await _step(ctx, program.steps[name], input, path)
         elif name in program.chains:
-            outcome = await _chain(ctx, program.chains[name].elements, input, path, branch)
+            outcome = await run_chain(ctx, program.chains[name].elements, input, path, branch)
         elif name in program.parallels:
             outcome = await _parallel(ctx, program.parallels[name], input, path)
         elif name in program.consolidates:
             outcome = await _consolidate(ctx, program.consolidates[name], input, path, branch)
+        elif name in program.routes:
+            outcome = await run_route(ctx, program.routes[name], input, path, branch, run_runnable)
+        elif name in program.loops:
+            outcome = await run_loop(ctx, program.loops[name], input, path, branch, run_chain)
+        elif name in program.maps:
+            outcome = await run_map(ctx, program.maps[name], input, path, branch, run_chain)
+        elif name in program.asks:
+            outcome = await run_ask(ctx, program.asks[name], input, path, branch)
         else:
-            raise AgentError("unknown_runnable", f"`{name}` is not an agent, step, chain, parallel or consolidate", path=path)
+            raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec", path=path)
     except Exception as exc:
         outcome = Fail(exc)
     if isinstance(outcome, Done):
         ctx.results[key] = outcome
+        outputs(ctx)[name] = outcome.output
     return outcome
 
 
 def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Awaitable[Outcome]:
     # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
-    prompt = render(step.prompt, input=input, state=ctx.state)
-    system = render(step.system, input=input, state=ctx.state, strict=False) if step.system else None
+    if step.run is not None:
+        if ctx.journal is not None:  # its result replayed on a resume, like a tool's (runtime/store/effects.py)
+            from .store.effects import journaled_code_step
+
+            return journaled_code_step(ctx, step, input, path, run_code_step)
+        return run_code_step(step, input, path)
+    prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
+    system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
     return _one_shot(ctx, step.as_agent(), prompt, system, path)
 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
-    request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1)
+    request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1, output_schema=agent.output)
     call = direct_call(ctx, agent, request)
     if call is None:
         response = await complete_with_fallbacks(ctx, agent, request, path)
     else:  # awaited here rather than through complete_with_fallbacks: one frame less per branch of a parallel
         response = await call
         served(ctx, agent, agent.model, request, response, path)
+    if agent.output is not None:
+        response = await structured_answer(ctx, agent, request, response, path)
+        return Done(response.output, "done", finish_reason=response.finish_reason)
     return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
 
 
-async def _chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+async def run_chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+    """Each element's output is the next one's input; the first that does not finish normally ends the chain."""
     outcome: Outcome = Done(input)
     for element in elements:
         outcome = await run_runnable(ctx, element, input, path + (element,), branch)
@@ -206,7 +234,7 @@ def _verdict(text: str) -> tuple[bool, str, bool]:
 
 
 async def _consolidate(ctx: RunContext, cfg: ConsolidateConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
-    task = render(cfg.task, input=input, state=ctx.state)
+    task = render(cfg.task, input=input, state=ctx.state, scope=ctx.scope)
     answers: dict[str, str] = {}
     summary = ""
     for round_no in range(1, max(1, cfg.rounds) + 1):

@@ -14,12 +14,16 @@ from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = [
     "AgentConfig",
+    "AskConfig",
     "ChainConfig",
     "ConsolidateConfig",
+    "LoopConfig",
+    "MapConfig",
     "ModelConfig",
     "NO_FALLBACK",
     "ParallelConfig",
     "Program",
+    "RouteConfig",
     "StepConfig",
     "ToolConfig",
 ]
@@ -40,6 +44,8 @@ class ToolConfig:
     result: str = "content"
     #: A Python callable registered in code (sync or async), keyword arguments in.
     fn: Callable[..., Any] | None = None
+    #: Safe to run twice: after a crash mid-call the journal re-runs it (with the same idempotency key) instead of asking.
+    idempotent: bool = False
 
 
 @dataclass(slots=True)
@@ -65,6 +71,8 @@ class AgentConfig:
     label: str | None = None
     source: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: JSON Schema of the declared `output` (strict form, what the model is asked for); None = text.
+    output: dict[str, Any] | None = None
 
 
 #: What a step falls back on: nothing. One shared set rather than a new one per step.
@@ -79,12 +87,18 @@ class StepConfig:
     system: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    #: JSON Schema of the declared `output`: what a model is asked for (strict form), or what a code step must return.
+    output: dict[str, Any] | None = None
+    #: A code step: {"type": "python", "target": "mod:fn", "base_dir": ...}; then `model` is "" and no model is called.
+    run: dict[str, Any] | None = None
+    retry_malformed: int = 0
     _agent: AgentConfig | None = field(default=None, repr=False, compare=False)
 
     def as_agent(self) -> AgentConfig:
         """A step is one model call, seen through an agent config so it shares the call machinery."""
         if self._agent is None:
-            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=NO_FALLBACK)
+            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=NO_FALLBACK,
+                                      output=self.output, retry_malformed=self.retry_malformed)
         return self._agent
 
 
@@ -111,6 +125,49 @@ class ConsolidateConfig:
 
 
 @dataclass(slots=True)
+class RouteConfig:
+    name: str
+    #: The path the route switches on, as written: ("input", "category"), ("run", "input", "kind"), ...
+    subject: tuple[str, ...]
+    #: (literal, target runnable) in spec order; the first equal literal wins.
+    cases: tuple[tuple[Any, str], ...]
+    #: The `else` target, or None (then an unmatched value fails the run).
+    default: str | None = None
+
+
+@dataclass(slots=True)
+class LoopConfig:
+    name: str
+    #: The body: one runnable, or the elements of an inline chain.
+    body: tuple[str, ...]
+    max_iterations: int
+    #: A `conditions.py` expression over the body's output; None runs exactly max_iterations.
+    until: Any = None
+    #: "fail" (the run fails) or "last" (go on with the last output, with a warning).
+    on_exhausted: str = "fail"
+
+
+@dataclass(slots=True)
+class MapConfig:
+    name: str
+    body: tuple[str, ...]
+    #: The path of the list: ("input", "sections"), ...
+    over: tuple[str, ...]
+    concurrency: int = 4
+    #: "fail" (the first failure cancels the rest) or "collect" (a failed item's slot holds {"error": ...}).
+    on_error: str = "fail"
+
+
+@dataclass(slots=True)
+class AskConfig:
+    name: str
+    #: The question, a template over the ask's input.
+    question: str
+    #: JSON Schema of the `answer` block (non-strict: optional fields may be left out); None = free text.
+    answer: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
 class Program:
     """Everything one spec declares, by name: what an engine runs."""
 
@@ -121,16 +178,24 @@ class Program:
     chains: dict[str, ChainConfig] = field(default_factory=dict)
     parallels: dict[str, ParallelConfig] = field(default_factory=dict)
     consolidates: dict[str, ConsolidateConfig] = field(default_factory=dict)
+    routes: dict[str, RouteConfig] = field(default_factory=dict)
+    loops: dict[str, LoopConfig] = field(default_factory=dict)
+    maps: dict[str, MapConfig] = field(default_factory=dict)
+    asks: dict[str, AskConfig] = field(default_factory=dict)
     entry: str | None = None
     base_dir: str | None = None
+    #: JSON Schema of the `input` block (non-strict, defaults given); None = undeclared (any text).
+    input: dict[str, Any] | None = None
+    #: JSON Schema of the `state` block (an object; non-strict); None = undeclared (tools write any key).
+    state: dict[str, Any] | None = None
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""
-        names = [*self.agents, *self.steps, *self.chains, *self.parallels, *self.consolidates]
+        names = [*self.agents, *self.steps, *self.chains, *self.parallels, *self.consolidates, *self.routes, *self.loops, *self.maps, *self.asks]
         return [n for n in names if "/" not in n]
 
     def kind_of(self, name: str) -> str | None:
-        for kind in ("agents", "steps", "chains", "parallels", "consolidates", "tools", "models"):
+        for kind in ("agents", "steps", "chains", "parallels", "consolidates", "routes", "loops", "maps", "asks", "tools", "models"):
             if name in getattr(self, kind):
                 return kind[:-1]
         return None

@@ -9,6 +9,7 @@ resume replays nothing that already finished.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from .config import AgentConfig, Program, ToolConfig
@@ -18,6 +19,7 @@ from .history import ContextRegistry, from_json, to_json
 from .outcomes import Decision, Done
 from .providers.base import Message, ModelResponse, Provider, ToolCall, ToolSpec
 from .report import Report
+from .scope import lookup
 from .tools import ToolOutcome, ToolRunner
 
 __all__ = ["AgentRun", "RunContext", "Toolset"]
@@ -54,8 +56,8 @@ class AgentRun:
     outcomes: list[tuple[ToolCall, ToolOutcome]] = field(default_factory=list)
     #: "running", "interrupted", "paused", "done", "error".
     status: str = "running"
-    #: The step index a stopped run picks up at.
-    resume_at: int = 0
+    #: The name of the turn step a stopped run picks up at (None: the start of a turn).
+    resume_at: str | None = None
     #: The text this run was started with: what `{{input}}` in the agent's `system` reads.
     input: str = ""
 
@@ -104,11 +106,24 @@ class RunContext:
         self.extra_tools = extra_tools or {}
         self.contexts = contexts if contexts is not None else {}
         self.report = Report()
-        self.state: dict[str, Any] = {}
+        #: Declared keys start out null, so `{{state.key}}` before any write renders empty.
+        self.state: dict[str, Any] = dict.fromkeys((program.state or {}).get("properties", ()))
         self.runs: dict[str, AgentRun] = {}
         self.results: dict[str, Done] = {}
         self.decisions: dict[str, Decision] = {}
+        #: The run's (validated) input: what `{{run.input}}` reads.
+        self.run_input: Any = None
+        #: Finished runnables' outputs by name outside any map item: what `{{NAME}}` reads (rebuilt on resume).
+        self.outputs: dict[str, Any] = {}
+        #: Where each unfinished route, loop and map stands, by graph path: what a resume picks up from.
+        self.progress: dict[str, dict[str, Any]] = {}
+        #: Answers to `ask`s, by pending id (the ask's graph path).
+        self.answers: dict[str, Any] = {}
+        #: Template lookups of `run`, `loop`, `map` and earlier outputs, bound once per run.
+        self.scope: Callable[[str], Any] = partial(lookup, self)
         self.stream = False
+        #: The run's journal (runtime/store/), or None: where model and tool calls are recorded and replayed.
+        self.journal: Any = None
         #: Shared by an engine's runs; a context that registers its own tools gets a private one.
         self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
@@ -183,6 +198,12 @@ class RunContext:
         if self.bus.active:
             self.emit("warning", path, agent, code=code, message=message, details=details)
 
+    def decide(self, kind: str, name: str, path: tuple[str, ...], key: str, /, **details: Any) -> None:
+        """Record what control flow decided (route case, loop iteration, map item, ask answer): report and journal."""
+        decision = self.report.decide(kind, name, path, **details)
+        if self.journal is not None:
+            self.journal.record_decision(kind, decision, key)
+
     def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **data: Any) -> None:
         if agent is None:
             self.bus.emit(Event(type, path, data))
@@ -206,6 +227,8 @@ class RunContext:
             "state": self.state,
             "runs": {key: run.to_json() for key, run in self.runs.items()},
             "results": {key: done_to_json(d) for key, d in self.results.items()},
+            "progress": self.progress,
+            "answers": self.answers,
             "providers": self.provider_snapshots(),
             "report": self.report.to_dict(),
         }
@@ -213,6 +236,8 @@ class RunContext:
     def load_json(self, data: dict[str, Any]) -> None:
         self.state = dict(data.get("state", {}))
         self.results = {key: done_from_json(d) for key, d in data.get("results", {}).items()}
+        self.progress = {key: dict(p) for key, p in data.get("progress", {}).items()}
+        self.answers = dict(data.get("answers", {}))
         self.report = Report.from_dict(data.get("report", {}))
         self.restore_providers(data.get("providers", {}))
         for key, d in data.get("runs", {}).items():
@@ -221,7 +246,7 @@ class RunContext:
     def agent_run_from_json(self, key: str, d: dict[str, Any]) -> AgentRun:
         agent = self.program.agents[d["agent"]]
         run = AgentRun(agent, tuple(d["path"]), key, self.toolset(agent), self.context_for(agent), from_json(d["messages"]), d.get("branch"))
-        run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at", 0)
+        run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at")
         run.expand = from_json(d.get("expand", []))
         run.input = d.get("input", "")
         if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":

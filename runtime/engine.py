@@ -4,6 +4,11 @@
 makes a fresh run context (providers are shared, so a scripted model's replies
 are consumed in order across the engine's runs). A run is saved to the store at
 every stop, so an interrupted or failed run can be inspected and resumed.
+
+With a journal (`store`, the project's `.plait/journal.db`; on for every spec
+loaded from a file) a run is admitted before its first step and every model
+call, tool call, decision and stop is a row (runtime/store/); `restore(run_id)`
+replays it, so a run killed at any point resumes without redoing what finished.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from .agent import Agent
+from .ask import accept_answers
 from .compose import run_runnable
 from .config import Program
 from .context import RunContext
@@ -25,14 +31,18 @@ from .errors import AgentError
 from .gc_scope import relaxed_gc
 from .events import Event, EventBus
 from .history import ContextRegistry
+from .inputs import check_input
 from .outcomes import Decision, Fail
 from .providers.base import Provider
 from .report import RunResult
 from .stepping import iterate
-from .store import RunStore
+from .store import SNAPSHOT_VERSION, SQLiteJournal, journal_path, legacy_snapshot, lifecycle, upgrade
 from .tools import ToolRunner
 
 __all__ = ["Engine", "Run", "SpecError"]
+
+#: What `start` may begin at (the config kinds a run can be).
+RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"})
 
 
 class SpecError(Exception):
@@ -58,12 +68,14 @@ class Engine:
         *,
         providers: dict[str, Provider] | None = None,
         should_pause: Callable[[], Any] | None = None,
-        store: RunStore | None = None,
+        store: SQLiteJournal | None = None,
     ) -> None:
         self.program = program
         self.providers: dict[str, Provider] = dict(providers or {})
         self.should_pause = should_pause
         self.store = store
+        #: The spec file the engine was built from, recorded with each run so `plait resume ID` can find it.
+        self.spec: str | None = None
         self.observers: list[tuple[str, Callable[[Event], Any] | str]] = []
         #: Layered system prompts per agent, shared by every run of this engine.
         self.contexts: dict[str, ContextRegistry] = {}
@@ -80,7 +92,7 @@ class Engine:
 
         program = program_from_graph(graph)
         if "store" not in options and program.base_dir:
-            options["store"] = RunStore(program.base_dir)
+            options["store"] = SQLiteJournal(journal_path(program.base_dir))
         return cls(program, **options)
 
     @classmethod
@@ -90,7 +102,10 @@ class Engine:
         result = compile_spec(Path(source) if isinstance(source, os.PathLike) else source)
         if not result.ok or result.graph is None:
             raise SpecError(list(result.diagnostics))
-        return cls.from_graph(result.graph, **options)
+        engine = cls.from_graph(result.graph, **options)
+        if isinstance(source, os.PathLike):
+            engine.spec = str(Path(source).resolve())
+        return engine
 
     # -- running -------------------------------------------------------------------------
 
@@ -139,10 +154,12 @@ class Engine:
         name = entry or self.program.entry
         if name is None:
             raise AgentError("no_entry", "the spec has no `main` and more than one runnable: pass an entry name")
-        if self.program.kind_of(name) not in ("agent", "step", "chain", "parallel", "consolidate"):
+        if self.program.kind_of(name) not in RUNNABLE_KINDS:
             names = ", ".join(self.program.runnables())
             raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}")
-        return Run(self, self.new_context(), name, "" if input is None else input)
+        if self.program.input is not None:
+            input = check_input("" if input is None else input, self.program.input)
+        return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input))
 
     async def run(self, input: Any = None, *, entry: str | None = None) -> RunResult:
         return await self.start(input, entry=entry)
@@ -157,17 +174,25 @@ class Engine:
     def restore(self, snapshot: dict[str, Any] | str) -> "Run":
         """A run from its snapshot (or its stored id), ready to `resume`."""
         if isinstance(snapshot, str):
-            if self.store is None:
-                raise AgentError("resume_invalid", "this engine has no run store")
-            snapshot = self.store.load(snapshot)
+            replayed = lifecycle.replay(self, snapshot)
+            if replayed is not None:
+                return replayed
+            legacy = legacy_snapshot(self.program.base_dir, snapshot) if self.program.base_dir else None
+            if legacy is None:
+                raise AgentError("resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.path}" if self.store else ""))
+            snapshot = legacy
+        snapshot = upgrade(snapshot)
         ctx = self.new_context()
         ctx.load_json(snapshot["context"])
         run = Run(self, ctx, snapshot["entry"], snapshot["input"], snapshot["run_id"])
         ctx.decisions = {k: Decision.of(v) for k, v in snapshot.get("decisions", {}).items()}
         run.last = snapshot.get("result")
+        lifecycle.continue_snapshot(run, snapshot)
         return run
 
     async def aclose(self) -> None:
+        if self.store is not None:
+            self.store.close()
         await self.tools.aclose()
         for provider in self.providers.values():
             await provider.aclose()
@@ -184,6 +209,7 @@ class Run:
         self.ctx = ctx
         self.entry = entry
         self.input = input
+        ctx.run_input = input
         self.id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self.result: RunResult | None = None
         #: The stored result dict of a restored run (what it stopped with).
@@ -215,14 +241,21 @@ class Run:
     def events(self) -> AsyncIterator[Event]:
         return self.__aiter__()
 
-    async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]] | None = None) -> RunResult:
-        """Continue after an interrupt (a decision per pending id: approve, edit or reject) or a pause."""
-        pending = {p.id for p in self.result.pending} if self.result else {p["id"] for p in (self.last or {}).get("pending", [])}
+    async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]] | None = None, *,
+                     answers: dict[str, Any] | None = None) -> RunResult:
+        """Continue after an interrupt (a decision per pending call id: approve, edit or reject; an answer per
+        pending ask, by its id or its name) or a pause. A bad answer raises `answer_invalid` and changes nothing."""
+        listed = [p.to_dict() for p in self.result.pending] if self.result else list((self.last or {}).get("pending", []))
+        pending = {p["id"] for p in listed}
         decisions = {k: Decision.of(v) for k, v in (decisions or {}).items()}
-        unknown = sorted(set(decisions) - pending - set(self.ctx.decisions))
+        journal = self.ctx.journal
+        unknown = sorted(set(decisions) - pending - set(self.ctx.decisions) - set(journal.unknown if journal else ()))
         if unknown:
             raise AgentError("resume_invalid", f"no pending call with id {', '.join(unknown)}")
+        accepted = accept_answers(self.engine.program, [p for p in listed if p.get("kind") == "ask"], answers or {})
+        decisions = lifecycle.take_decisions(self, decisions, accepted)
         self.ctx.decisions.update(decisions)
+        self.ctx.answers.update(accepted)
         self._task = None
         self.result = None
         return await self
@@ -230,6 +263,7 @@ class Run:
     async def _execute(self) -> RunResult:
         ctx = self.ctx
         bus = ctx.bus
+        await lifecycle.admit(self)
         if bus.active:
             ctx.emit("run_start", (self.entry,), None, run_id=self.id, entry=self.entry)
         outcome = None
@@ -258,7 +292,7 @@ class Run:
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "version": 1,
+            "version": SNAPSHOT_VERSION,
             "run_id": self.id,
             "entry": self.entry,
             "input": self.input,
@@ -268,10 +302,4 @@ class Run:
         }
 
     def _save(self, result: RunResult) -> None:
-        store = self.engine.store
-        if store is None:
-            return
-        try:
-            store.save(self.id, self.snapshot())
-        except OSError as exc:
-            result.report.warn("run_not_stored", f"could not store the run: {exc}")
+        lifecycle.record_stop(self, result)

@@ -1,88 +1,99 @@
-"""The compiled `AgentGraph` → a `Program` of runtime config objects.
+"""The compiled graph's records (`plait.core.graph`) → a `Program` of runtime config objects.
 
-The one place that reads graph node attributes (docs/graph.md); everything
-after it works on `config.py` objects, so the loop never depends on how the
-compiler stores things.
+The one place that reads graph nodes (docs/graph.md); everything after it
+works on `config.py` objects, so the loop never depends on how the compiler
+stores things. The records carry every default already (`core.defaults`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .config import AgentConfig, ChainConfig, ConsolidateConfig, ParallelConfig, Program, StepConfig, ToolConfig
+from plait.core import graph as g
+from plait.core.types import TextType, Type, to_json_schema
+from plait.core.redact import reveal_record
+
+from .config import (
+    AgentConfig,
+    AskConfig,
+    ChainConfig,
+    ConsolidateConfig,
+    LoopConfig,
+    MapConfig,
+    ParallelConfig,
+    Program,
+    RouteConfig,
+    StepConfig,
+    ToolConfig,
+)
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = ["program_from_graph"]
 
 
-def _given(attrs: dict[str, Any], key: str, default: Any) -> Any:
-    value = attrs.get(key)
-    return default if value is None else value
+def _schema(output: Type, strict: bool = True) -> dict[str, Any] | None:
+    """A declared type's JSON Schema; None for text (nothing to ask a provider for)."""
+    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)
 
 
-def program_from_graph(graph: Any) -> Program:
+def _model(n: g.ModelNode) -> ModelConfig:
+    return ModelConfig(
+        name=n.name, provider=n.provider, model_id=n.model_id, temperature=n.temperature, max_tokens=n.max_tokens,
+        timeout=n.timeout, base_url=n.base_url, api_key_env=n.api_key_env, retries=n.retries,
+        headers=tuple(n.headers.items()), api=n.api, script=n.script,
+    )
+
+
+def _tool(n: g.ToolNode) -> ToolConfig:
+    return ToolConfig(n.name, n.description, n.parameters, dict(n.run), approval=n.approval, timeout=n.timeout, result=n.result,
+                      idempotent=n.idempotent)
+
+
+def _agent(n: g.AgentNode) -> AgentConfig:
+    return AgentConfig(
+        n.name, n.model, description=n.description, fallback=n.fallback,
+        fallback_on=frozenset(n.fallback_on) if n.fallback_on is not None else FALLBACK_KINDS,
+        system=n.system, tools=n.tools, max_steps=n.max_steps, until=n.until, until_succeeded=n.until_succeeded,
+        retry_malformed=n.retry_malformed, validate_arguments=n.validate_arguments, keep_last=n.keep_last,
+        approval=n.approval, tool_timeout=n.tool_timeout, temperature=n.temperature, max_tokens=n.max_tokens,
+        label=n.label, source=n.source, attributes=dict(n.attributes), output=_schema(n.output),
+    )
+
+
+def _step(n: g.StepNode) -> StepConfig:
+    return StepConfig(n.name, n.model or "", n.prompt, n.system, n.max_tokens, n.temperature,
+                      # A model is held to the strict form; a Python function may leave optional fields out.
+                      output=_schema(n.output, strict=not n.run), run=dict(n.run) if n.run else None, retry_malformed=n.retry_malformed)
+
+
+def program_from_graph(graph: g.GraphView) -> Program:
     program = Program(entry=graph.entry, base_dir=str(graph.base_dir) if graph.base_dir else None)
-    for id in graph.nodes_of("model"):
-        a = graph.node(id)
-        program.models[id] = ModelConfig(
-            name=id,
-            provider=a["provider"],
-            model_id=a["model_id"],
-            temperature=a.get("temperature"),
-            max_tokens=a.get("max_tokens"),
-            timeout=a.get("timeout"),
-            base_url=a.get("base_url"),
-            api_key_env=a.get("api_key_env"),
-            retries=_given(a, "retries", 2),
-            headers=tuple((a.get("headers") or {}).items()),
-            api=a.get("api"),
-            script=a.get("script"),
-        )
-    for id in graph.nodes_of("tool"):
-        a = graph.node(id)
-        program.tools[id] = ToolConfig(
-            id,
-            a.get("description") or "",
-            a.get("parameters") or {"type": "object", "properties": {}},
-            dict(a.get("run") or {}),
-            approval=bool(a.get("approval")),
-            timeout=_given(a, "timeout", 60.0),
-            result=_given(a, "result", "content"),
-        )
-    for id in graph.nodes_of("agent"):
-        a = graph.node(id)
-        fallback_on = a.get("fallback_on")
-        program.agents[id] = AgentConfig(
-            id,
-            a["model"],
-            description=a.get("description"),
-            fallback=tuple(a.get("fallback") or ()),
-            fallback_on=frozenset(fallback_on) if fallback_on is not None else FALLBACK_KINDS,
-            system=a.get("system"),
-            tools=tuple(a.get("tools") or ()),
-            max_steps=_given(a, "max_steps", 16),
-            until=tuple(a.get("until") or ()),
-            until_succeeded=bool(a.get("until_succeeded")),
-            retry_malformed=_given(a, "retry_malformed", 0),
-            validate_arguments=_given(a, "validate_arguments", True),
-            keep_last=a.get("keep_last"),
-            approval=tuple(a.get("approval") or ()),
-            tool_timeout=a.get("tool_timeout"),
-            temperature=a.get("temperature"),
-            max_tokens=a.get("max_tokens"),
-            label=a.get("label"),
-            source=a.get("source"),
-            attributes=dict(a.get("attributes") or {}),
-        )
-    for id in graph.nodes_of("step"):
-        a = graph.node(id)
-        program.steps[id] = StepConfig(id, a["model"], _given(a, "prompt", "{{input}}"), a.get("system"), a.get("max_tokens"), a.get("temperature"))
-    for id in graph.nodes_of("chain"):
-        program.chains[id] = ChainConfig(id, tuple(graph.node(id)["elements"]))
-    for id in graph.nodes_of("parallel"):
-        a = graph.node(id)
-        program.parallels[id] = ParallelConfig(id, tuple(a["branches"]), _given(a, "on_error", "fail"))
-    for id in graph.nodes_of("consolidate"):
-        a = graph.node(id)
-        program.consolidates[id] = ConsolidateConfig(id, tuple(a["agents"]), a["judge"], _given(a, "rounds", 3), _given(a, "task", "{{input}}"))
+    # Secrets are hidden in the records (every output shows "<redacted>"); a run sends the real values.
+    for n in map(reveal_record, graph.nodes()):
+        if isinstance(n, g.ModelNode):
+            program.models[n.name] = _model(n)
+        elif isinstance(n, g.ToolNode):
+            program.tools[n.name] = _tool(n)
+        elif isinstance(n, g.AgentNode):
+            program.agents[n.name] = _agent(n)
+        elif isinstance(n, g.StepNode):
+            program.steps[n.name] = _step(n)
+        elif isinstance(n, g.ChainNode):
+            program.chains[n.name] = ChainConfig(n.name, n.elements)
+        elif isinstance(n, g.ParallelNode):
+            program.parallels[n.name] = ParallelConfig(n.name, n.branches, n.on_error)
+        elif isinstance(n, g.ConsolidateNode):
+            program.consolidates[n.name] = ConsolidateConfig(n.name, n.agents, n.judge, n.rounds, n.task)
+        elif isinstance(n, g.RouteNode):
+            program.routes[n.name] = RouteConfig(n.name, n.subject, tuple((c.value, c.target) for c in n.cases), n.otherwise)
+        elif isinstance(n, g.LoopNode) and n.max_iterations is not None:
+            program.loops[n.name] = LoopConfig(n.name, n.body, n.max_iterations, n.until, n.on_exhausted)
+        elif isinstance(n, g.MapNode):
+            program.maps[n.name] = MapConfig(n.name, n.body, n.over, n.concurrency, n.on_error)
+        elif isinstance(n, g.AskNode):
+            program.asks[n.name] = AskConfig(n.name, n.question, _schema(n.output, strict=False))
+        elif isinstance(n, g.InputNode):
+            program.input = to_json_schema(n.type, strict=False)
+        elif isinstance(n, g.StateNode):
+            program.state = to_json_schema(n.type, strict=False)
     return program

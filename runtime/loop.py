@@ -56,7 +56,7 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
                 met = holds(loop.until, output, table)
             except ConditionError as exc:
                 return Fail(AgentError("loop_condition_invalid", f"loop `{loop.name}`, iteration {iteration}: {exc}", path=path))
-        ctx.report.decide("loop", loop.name, path, iteration=iteration, condition=condition, holds=met)
+        ctx.decide("loop", loop.name, path, f"{key}#{iteration}", iteration=iteration, condition=condition, holds=met)
         if ctx.bus.active:
             ctx.emit("loop_iteration", path, None, loop=loop.name, iteration=iteration, condition=condition, holds=met)
         if met:

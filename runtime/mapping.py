@@ -54,12 +54,12 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
             outcome = await chain(ctx, cfg.body, item, path + (f"[{index}]",), branch)
             if isinstance(outcome, Done):
                 done[str(index)] = outcome.output
-                ctx.report.decide("map", cfg.name, path, index=index, status="done", output=outcome.output)
+                ctx.decide("map", cfg.name, path, f"{key}[{index}]", index=index, status="done", output=outcome.output)
                 if active:
                     ctx.emit("map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output)
             elif isinstance(outcome, Fail):
                 info = error_info(outcome.error)
-                ctx.report.decide("map", cfg.name, path, index=index, status="error", error=info)
+                ctx.decide("map", cfg.name, path, f"{key}[{index}]", index=index, status="error", error=info)
                 if active:
                     ctx.emit("map_item", path, None, map=cfg.name, index=index, status="error", error=info)
                 if fail_fast:

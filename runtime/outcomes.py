@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "Fail", "Interrupt", "Outcome", "Pause", "PendingCall", "merge_stops"]
+__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "EFFECT_ACTIONS", "Fail", "Interrupt", "Outcome", "Pause", "PendingAsk", "PendingCall",
+           "merge_stops"]
 
 
 class Continue:
@@ -70,8 +71,26 @@ class PendingCall:
 
 
 @dataclass(slots=True)
+class PendingAsk:
+    """An `ask` waiting for a person's answer; `id` is the ask's graph path, unique across the run."""
+
+    id: str
+    path: tuple[str, ...]
+    ask: str
+    question: str
+    #: JSON Schema the answer must fit; None = free text.
+    schema: dict[str, Any] | None
+    branch: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": "ask", "ask": self.ask, "question": self.question, "answer_schema": self.schema,
+                "branch": self.branch, "path": list(self.path)}
+
+
+@dataclass(slots=True)
 class Interrupt:
-    pending: list[PendingCall] = field(default_factory=list)
+    #: Tool calls waiting for approval and asks waiting for an answer.
+    pending: list[PendingCall | PendingAsk] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -84,17 +103,22 @@ class Fail:
     error: BaseException
 
 
+#: Answers to a tool call of unknown outcome (runtime/store/effects.py): run it again, or tell the model it may not have run.
+EFFECT_ACTIONS = frozenset({"retry", "skip"})
+
+
 @dataclass(slots=True)
 class Decision:
-    """A human's answer to one pending call: approve, edit (new arguments) or reject (message)."""
+    """A human's answer to one pending call: approve, edit (new arguments) or reject (message);
+    or, for a tool call whose outcome is unknown after a crash, retry or skip (EFFECT_ACTIONS)."""
 
     action: str
     arguments: dict[str, Any] | None = None
     message: str | None = None
 
     def __post_init__(self) -> None:
-        if self.action not in ("approve", "edit", "reject"):
-            raise ValueError(f"decision must be approve, edit or reject, not {self.action!r}")
+        if self.action not in ("approve", "edit", "reject") and self.action not in EFFECT_ACTIONS:
+            raise ValueError(f"decision must be approve, edit, reject, retry or skip, not {self.action!r}")
         if self.action == "edit" and not isinstance(self.arguments, dict):
             raise ValueError("an edit decision needs the new arguments as an object")
 

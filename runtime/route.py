@@ -49,7 +49,7 @@ async def run_route(ctx: RunContext, route: RouteConfig, input: Any, path: tuple
         target, case = pick(route, value)
         chosen = ctx.progress[key] = {"kind": "route", "target": target}
         subject = ".".join(route.subject)
-        ctx.report.decide("route", route.name, path, subject=subject, value=value, case=case, target=target)
+        ctx.decide("route", route.name, path, key, subject=subject, value=value, case=case, target=target)
         if ctx.bus.active:
             ctx.emit("route", path, None, route=route.name, subject=subject, value=value, case=case, target=target)
     target = chosen["target"]

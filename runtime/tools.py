@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from .config import ToolConfig
 from .providers.base import Message, TextPart
+from .records import problem
 from .templates import as_text, render
 from .tool_modules import load as load_module
 
@@ -51,26 +52,8 @@ class ToolOutcome:
     delivered: Any = None
 
 
-_JSON_TYPE = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
-
-
 def refusal_text(tool: str, problems: list[str]) -> str:
     return f'Invalid arguments for "{tool}": {"; ".join(problems)}.\nCall the tool again with arguments matching its schema.'
-
-
-def _where(path: Any) -> str:
-    out = "$"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def _problem(error: Any) -> str:
-    if error.validator == "type":
-        expected = error.validator_value
-        expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"{_where(error.absolute_path)}: expected {expected}, got {_JSON_TYPE.get(type(error.instance), 'value')}"
-    return f"{_where(error.absolute_path)}: {error.message}"
 
 
 _SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
@@ -157,16 +140,20 @@ class ToolRunner:
             self._validators[tool.name] = (tool.parameters, quick, validator)
         if validator.is_valid(arguments):
             return None
-        problems = [_problem(e) for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))]
+        problems = [problem(e) for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))]
         return refusal_text(tool.name, problems)
 
     # -- execution --------------------------------------------------------------------
 
     async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None,
-                      state: dict[str, Any] | None = None) -> ToolOutcome:
-        """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`."""
+                      state: dict[str, Any] | None = None, idempotency_key: str | None = None) -> ToolOutcome:
+        """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`.
+
+        `idempotency_key` (journaled runs: stable per run and call position) goes to an http tool as the
+        `Idempotency-Key` header and to a python function that has an `idempotency_key` parameter.
+        """
         try:
-            value = await self._invoke(tool, arguments, timeout, state)
+            value = await self._invoke(tool, arguments, timeout, state, idempotency_key)
         except TimeoutError:
             return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
         except ToolImportError as exc:
@@ -175,11 +162,14 @@ class ToolRunner:
             return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
         return self._outcome(tool, value)
 
-    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None, state: dict[str, Any] | None) -> Any:
+    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None, state: dict[str, Any] | None,
+                      idempotency_key: str | None = None) -> Any:
         kind = tool.run.get("type") if tool.fn is None else "function"
         if kind == "http":
-            return await _bounded(self._http_call(tool, arguments, state), timeout)
+            return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
         fn = tool.fn if tool.fn is not None else self._import(tool)
+        if idempotency_key is not None and _takes_key(fn):
+            arguments = {**arguments, "idempotency_key": idempotency_key}
         is_async = self._async.get(fn)
         if is_async is None:
             is_async = self._async[fn] = inspect.iscoroutinefunction(fn)
@@ -232,7 +222,8 @@ class ToolRunner:
 
     # -- http ---------------------------------------------------------------------------
 
-    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None) -> Any:
+    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None,
+                         idempotency_key: str | None = None) -> Any:
         spec = tool.run
         client = self._http
         if client is None:
@@ -241,6 +232,8 @@ class ToolRunner:
             client = self._http = httpx.AsyncClient()
         url = render(spec["url"], params=arguments, state=state, quote=lambda s: quote(s, safe=""))
         headers = {k: render(str(v), params=arguments, state=state) for k, v in (spec.get("headers") or {}).items()}
+        if idempotency_key is not None:
+            headers.setdefault("Idempotency-Key", idempotency_key)
         method = spec.get("method", "GET").upper()
         body = spec.get("body")
         content: str | None = None
@@ -263,6 +256,21 @@ class ToolRunner:
 
 class ToolImportError(Exception):
     pass
+
+
+_KEYED: dict[Any, bool] = {}
+
+
+def _takes_key(fn: Callable[..., Any]) -> bool:
+    """Whether a tool function declares an `idempotency_key` parameter (asked once per function)."""
+    known = _KEYED.get(fn)
+    if known is None:
+        try:
+            known = "idempotency_key" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            known = False
+        _KEYED[fn] = known
+    return known
 
 
 async def _bounded(awaitable: Any, timeout: float | None) -> Any:

@@ -31,7 +31,7 @@ MAX_SCRIPT_BYTES = 16 * 1024 * 1024
 #: Problems reported per script: past this, the rest are noise.
 MAX_PROBLEMS = 10
 
-_REPLY_KEYS = ("text", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts")
+_REPLY_KEYS = ("text", "output", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts")
 _CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
 _TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
 _TYPE_WORDS = {str: "string", dict: "object", list: "list"}

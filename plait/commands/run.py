@@ -3,9 +3,14 @@
 Progress goes to stderr (a live line on a TTY, plain lines otherwise), the
 final output to stdout; `--events` prints every event as a JSON line and
 `--json` the run report as one object. An approval interrupt asks
-approve/edit/reject at a TTY; elsewhere the pending calls are printed and the
-exit code is 3 (resume with `--resume RUN_ID --decide ID=approve`). Every run
-is stored under `.plait/runs/` beside the spec, whatever way it ends.
+approve/edit/reject at a TTY, an `ask` its question; elsewhere the pending
+items are printed and the exit code is 3 (resume with `--resume RUN_ID
+--decide ID=approve` or `--answer NAME=JSON`). A spec with an `input` block
+gets `--input` (text or JSON) or `--input-file` (JSON) checked first: a
+mismatch, like a refused answer, is a usage error (2) naming the field. Every run
+is journaled in `.plait/journal.db` beside the spec as it goes, so even a run
+that was killed can be resumed. SIGTERM stops a run as Ctrl-C does: it is
+stored as stopped and the exit code is 143.
 """
 
 from __future__ import annotations
@@ -14,11 +19,20 @@ import argparse
 import asyncio
 import json
 import shutil
+import signal
 import sys
 from typing import Any
 
-from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_MAX_STEPS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.cli import (
+    EXIT_ERRORS,
+    EXIT_HUMAN,
+    EXIT_MAX_STEPS,
+    EXIT_OK,
+    EXIT_USAGE,
+    print_diagnostics,
+)
 
+from .answers import ask_answers, asks_of, parse_answers, print_asks
 from .approval import ask_decisions, tool_schemas
 
 EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
@@ -30,12 +44,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="TEXT", help="the input text")
-    source.add_argument("--input-file", metavar="F", help="read the input from a file")
+    source.add_argument("--input-file", metavar="F", help="read the input from a file (JSON when the spec declares `input`)")
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused or failed); runs are kept in .plait/runs/ beside the spec")
     parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
                         help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}")
+    parser.add_argument("--answer", metavar="NAME=JSON", action="append", default=[],
+                        help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,22 +60,41 @@ def run(args: argparse.Namespace) -> int:
     engine = load_engine(args.file)
     if isinstance(engine, int):
         return engine
-    try:
-        text = read_input(args)
-        decisions = parse_decisions(args.decide)
-    except (OSError, ValueError) as exc:
-        return fail(str(exc), EXIT_USAGE)
+    if (args.answer or args.decide) and not args.resume:
+        return fail("--decide and --answer answer a stopped run: give --resume RUN_ID too", EXIT_USAGE)
     from plait.runtime.errors import AgentError
+
+    try:
+        text = read_input(args, typed=engine.program.input is not None)
+        decisions = parse_decisions(args.decide)
+        answers = parse_answers(args.answer, engine.program)
+    except (OSError, ValueError, AgentError) as exc:
+        return fail(str(exc), EXIT_USAGE)
 
     try:
         if args.resume:
             started = engine.restore(args.resume)
         else:
             started = engine.start(text, entry=args.entry)
-    except (AgentError, KeyError) as exc:
-        return fail(str(exc).strip("'\""), EXIT_USAGE if args.resume is None else EXIT_ERRORS)
-    result = asyncio.run(drive(started, args, decisions if args.resume else None, engine))
+    except (AgentError, KeyError, ValueError) as exc:
+        # Another process holds the run (its lease in the journal): a usage error, like an unknown id.
+        locked = getattr(exc, "kind", None) == "run_locked"
+        return fail(str(exc).strip("'\""), EXIT_USAGE if args.resume is None or locked else EXIT_ERRORS)
+    try:
+        result = asyncio.run(drive(started, args, decisions if args.resume else None, engine, answers))
+    except AgentError as exc:  # a refused answer or decision changes nothing: the run still waits
+        return fail(str(exc), EXIT_USAGE)
+    except Terminated:
+        return fail(f"terminated; the run is stored: resume with `plait resume {started.id}`", EXIT_TERMINATED)
     return finish(result, args)
+
+
+#: SIGTERM's conventional exit status (128 + 15).
+EXIT_TERMINATED = 143
+
+
+class Terminated(Exception):
+    """The process got SIGTERM; the run was stopped (and stored) like a cancelled one."""
 
 
 # -- shared with `plait chat` ----------------------------------------------------------
@@ -85,20 +120,29 @@ def load_engine(file: str) -> Any:
     if not compiled.ok or compiled.graph is None:
         print_diagnostics(compiled.diagnostics, compiled.sources)
         return EXIT_ERRORS
-    return Engine.from_graph(compiled.graph)
+    engine = Engine.from_graph(compiled.graph)
+    engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
+    return engine
 
 
-def read_input(args: argparse.Namespace) -> str:
+def read_input(args: argparse.Namespace, typed: bool = False) -> Any:
+    """The run's input: text; for a spec that declares `input` (`typed`), `--input-file` holds JSON."""
     if args.input is not None:
         return args.input
     if args.input_file:
         try:
             with open(args.input_file, encoding="utf-8") as fh:
-                return fh.read()
+                text = fh.read()
         except OSError as exc:
             raise OSError(f"cannot read the input file `{args.input_file}`: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise ValueError(f"the input file `{args.input_file}` is not UTF-8 text") from None
+        if not typed:
+            return text
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"the input file `{args.input_file}` is not JSON ({exc}); the spec's `input` block wants an object") from None
     if args.stdin:
         return sys.stdin.read()
     return ""
@@ -128,8 +172,14 @@ def interactive() -> bool:
 
 
 def print_pending(pending: list[Any], file: str | None = None, run_id: str | None = None) -> None:
+    asks = asks_of(pending)
+    calls = [p for p in pending if p not in asks]
+    if asks:
+        print_asks(asks, file, run_id)
+    if not calls:
+        return
     print("plait: the run is waiting for approval of:", file=sys.stderr)
-    for p in pending:
+    for p in calls:
         print(f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}", file=sys.stderr)
     if file and run_id:
         print(f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON", file=sys.stderr)
@@ -162,6 +212,12 @@ class Progress:
         elif event.type == "tool_call_end":
             self.tools += 1
             line = f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}"
+        elif event.type == "route":
+            line = f"{data['route']}: case {json.dumps(data['case'])} -> {data['target']} ({data['subject']} = {json.dumps(data['value'], default=str)})"
+        elif event.type == "loop_iteration":
+            line = f"{data['loop']}: iteration {data['iteration']}" + (f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else "")
+        elif event.type == "map_item":
+            line = f"{data['map']}: item {data['index']} {'done' if data['status'] == 'done' else 'failed'}"
         elif event.type == "warning":
             line = f"warning[{data['code']}]: {data['message']}"
             if self.live:  # a warning stays on screen: it goes above the status line, not into it
@@ -183,18 +239,42 @@ class Progress:
             self.shown = False
 
 
-async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any] | None, engine: Any) -> Any:
+async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any] | None, engine: Any,
+                answers: dict[str, Any] | None = None) -> Any:
     progress = Progress(live=sys.stderr.isatty() and not args.events, events=args.events)
     started.ctx.bus.listen(progress)
     # Deltas only cost something when someone watches them.
     started.ctx.stream = args.events
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated: list[bool] = []
+
+    def on_sigterm() -> None:
+        terminated.append(True)
+        if task is not None:
+            task.cancel()
+
     try:
-        result = await (started.resume(decisions) if decisions is not None else started)
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        pass
+    try:
+        result = await (started.resume(decisions, answers=answers) if decisions is not None else started)
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
             progress.close()
-            result = await started.resume(ask_decisions(result.pending, tool_schemas(engine.program)))
+            calls = [p for p in result.pending if p not in asks_of(result.pending)]
+            result = await started.resume(ask_decisions(calls, tool_schemas(engine.program)),
+                                          answers=ask_answers(result.pending, engine.program))
         return result
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated() from None
+        raise
     finally:
+        try:
+            loop.remove_signal_handler(signal.SIGTERM)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
         progress.close()
         await engine.aclose()
 

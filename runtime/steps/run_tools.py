@@ -14,6 +14,8 @@ import asyncio
 from ..context import AgentRun, RunContext
 from ..outcomes import CONTINUE, Done, Fail, Interrupt, Outcome, Pause, merge_stops
 from ..providers.base import Message, TextPart, ToolCall
+from ..state import refuse_write
+from ..store.effects import journaled_tool_call
 from ..tools import ToolOutcome
 
 
@@ -76,7 +78,18 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
             timeout = tool.timeout
             if run.agent.tool_timeout and (timeout is None or run.agent.tool_timeout < timeout):
                 timeout = run.agent.tool_timeout
-            outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state)
+            if ctx.journal is None:
+                outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state)
+            else:  # intent before, completion after, replayed on a resume (runtime/store/effects.py)
+                journaled = await journaled_tool_call(ctx, run, call, tool, arguments, timeout)
+                if isinstance(journaled, Pause):
+                    return journaled
+                outcome = journaled
+            if outcome.state and ctx.program.state is not None:
+                refusal = refuse_write(call.name, outcome.state, ctx.program.state)
+                if refusal is not None:
+                    ctx.warn("state_write_refused", refusal, run.path, run.agent, tool=call.name)
+                    outcome = ToolOutcome(refusal, True)
     run.results[call.id] = outcome
     ctx.report._tool_calls.append((call.name, arguments, outcome.is_error, run.agent.name, run.path))
     if ctx.bus.active:

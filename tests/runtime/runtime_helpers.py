@@ -85,3 +85,24 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def texts(request: dict[str, Any]) -> list[tuple[str, str]]:
     return [(m.role, m.text) for m in request["messages"]]
+
+
+def program(**parts: Any) -> Program:
+    """A program from config objects by kind: program(steps=[...], routes=[...])."""
+    p = Program()
+    for kind, items in parts.items():
+        getattr(p, kind).update({i.name: i for i in items})
+    return p
+
+
+def code(name: str, target: str, base_dir: Any, **kw: Any) -> Any:
+    """A code step calling `target` ("mod:fn") from `base_dir`."""
+    from plait.runtime.config import StepConfig
+
+    return StepConfig(name, "", run={"type": "python", "target": target, "base_dir": str(base_dir)}, **kw)
+
+
+def record(**fields: Any) -> dict[str, Any]:
+    """The strict JSON Schema of an output record: record(verdict=["accept", "revise"], feedback="string")."""
+    props = {k: {"type": "string", "enum": v} if isinstance(v, list) else {"type": v} for k, v in fields.items()}
+    return {"type": "object", "properties": props, "required": list(fields), "additionalProperties": False}

@@ -39,3 +39,61 @@ def test_briefing_state_reaches_the_summary_system_prompt(tmp_path):
     result = plait.run(engine, "the Lisbon office move")
     assert result.stop_reason == "done"
     assert ("summary", "You close briefings about Lisbon office.") in seen
+
+
+# -- the plait 0.2 examples: each runs offline and passes `plait check --strict` -------------------------------------
+
+EXAMPLES = EXAMPLE.parent
+
+
+def copied(tmp_path, name):
+    shutil.copytree(EXAMPLES / name, tmp_path / name)
+    return tmp_path / name
+
+
+def run_json(capsys, *argv):
+    code = main(["run", *map(str, argv), "--json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def test_the_0_2_examples_pass_check_strict(capsys):
+    for name in ("triage", "polish", "report", "approve", "support"):
+        code = main(["check", "--strict", str(EXAMPLES / name)])
+        assert code == 0, f"{name}: {capsys.readouterr()}"
+
+
+def test_triage_routes_on_the_classified_category(tmp_path, capsys):
+    folder = copied(tmp_path, "triage")
+    code, report = run_json(capsys, folder / "triage.plait", "--input-file", folder / "ticket.json")
+    assert code == 0 and report["output"].startswith("Hi Ann, you were charged twice")
+    [route] = report["decisions"]
+    assert (route["name"], route["value"], route["target"]) == ("triage", "billing", "billing")
+    assert [s["agent"] for s in report["steps"]] == ["classify", "billing"]
+
+
+def test_polish_loops_until_the_reviewer_accepts(tmp_path, capsys):
+    folder = copied(tmp_path, "polish")
+    code, report = run_json(capsys, folder / "polish.plait", "--input", "My order arrived broken.")
+    assert code == 0 and report["output"].endswith("The support team")
+    assert [(d["iteration"], d["holds"]) for d in report["decisions"]] == [(1, False), (2, True)]
+    assert report["warnings"] == []
+
+
+def test_report_maps_over_the_planned_sections_in_order(tmp_path, capsys):
+    folder = copied(tmp_path, "report")
+    code, report = run_json(capsys, folder / "report.plait", "--input", "heat pumps")
+    assert code == 0 and report["output"].startswith("1. A heat pump moves heat")
+    assert [line[:2] for line in report["output"].split("\n\n")] == ["1.", "2.", "3."]
+    assert sorted(d["index"] for d in report["decisions"]) == [0, 1, 2]
+
+
+def test_approve_asks_a_person_and_routes_on_the_answer(tmp_path, capsys):
+    folder = copied(tmp_path, "approve")
+    spec = folder / "approve.plait"
+    code, report = run_json(capsys, spec, "--input-file", folder / "request.json")
+    assert code == 3 and report["pending"][0]["question"].startswith("Approve buying a 4K monitor for 640.0 EUR? Risk: high")
+    code, done = run_json(capsys, spec, "--resume", report["run_id"], "--answer", 'approval={"decision": "reject", "note": "get a quote"}')
+    assert code == 0 and done["output"] == "Your request was declined. Please attach a quote and ask again."
+    assert done["decisions"][-1]["target"] == "decline"

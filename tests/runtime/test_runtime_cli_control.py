@@ -1,0 +1,99 @@
+"""`plait run` on a 0.2 spec: --input / --input-file checked against `input`, an ask stops with exit 3, --answer resumes."""
+
+from __future__ import annotations
+
+import json
+
+from plait.cli import main
+
+SPEC = r'''plait 0.2
+
+model fast = "scripted/fast" { script = "spec.replies.json" }
+
+input {
+  ticket:   string
+  customer: string
+}
+
+step draft { model = fast, prompt = "Reply to {{input.customer}}: {{input.ticket}}" }
+
+ask confirm "Send this reply?\n{{input}}" {
+  answer {
+    decision: "send" | "drop"
+    note: string?
+  }
+}
+
+step send { model = fast, prompt = "Send it. {{input.note}}" }
+step drop { model = fast, prompt = "Drop it." }
+
+route decide on input.decision {
+  "send" -> send
+  "drop" -> drop
+}
+
+chain main = draft -> confirm -> decide
+'''
+
+REPLIES = {"draft": [{"text": "Dear Ann"}], "send": [{"text": "sent"}], "drop": [{"text": "dropped"}]}
+TICKET = '{"ticket": "broken", "customer": "Ann"}'
+
+
+def write(tmp_path):
+    (tmp_path / "spec.plait").write_text(SPEC)
+    (tmp_path / "spec.replies.json").write_text(json.dumps(REPLIES))
+    return str(tmp_path / "spec.plait")
+
+
+def cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_an_input_that_does_not_fit_is_a_usage_error_naming_the_field(tmp_path, capsys):
+    spec = write(tmp_path)
+    code, out, err = cli(capsys, "run", spec, "--input", '{"ticket": "x"}')
+    assert (code, out) == (2, "") and err.strip() == "plait: input_invalid: the input does not fit the `input` block: $: field `customer` is missing"
+    code, _, err = cli(capsys, "run", spec, "--input", "just text")
+    assert code == 2 and "declares `ticket`, `customer`: pass a JSON object" in err
+
+
+def test_input_file_is_json_when_input_is_declared(tmp_path, capsys):
+    spec = write(tmp_path)
+    (tmp_path / "in.json").write_text(TICKET)
+    code, out, _ = cli(capsys, "run", spec, "--input-file", str(tmp_path / "in.json"), "--json")
+    assert code == 3 and json.loads(out)["pending"][0]["question"] == "Send this reply?\nDear Ann"
+    (tmp_path / "bad.json").write_text("ticket: broken")
+    code, _, err = cli(capsys, "run", spec, "--input-file", str(tmp_path / "bad.json"))
+    assert code == 2 and "is not JSON" in err
+
+
+def test_an_ask_stops_with_exit_3_and_answer_resumes_into_the_route(tmp_path, capsys):
+    spec = write(tmp_path)
+    code, out, err = cli(capsys, "run", spec, "--input", TICKET, "--json")
+    report = json.loads(out)
+    assert code == 3 and report["stop_reason"] == "interrupt"
+    [pending] = report["pending"]
+    assert pending["kind"] == "ask" and pending["id"] == "main/confirm" and "--answer NAME=JSON" in err
+    code, out, _ = cli(capsys, "run", spec, "--resume", report["run_id"], "--answer", 'confirm={"decision": "send", "note": "thanks"}', "--json")
+    report = json.loads(out)
+    assert code == 0 and report["output"] == "sent"
+    assert [(d["kind"], d.get("case")) for d in report["decisions"]] == [("ask", None), ("route", "send")]
+
+
+def test_a_bad_answer_is_refused_with_the_reason_and_the_run_still_waits(tmp_path, capsys):
+    spec = write(tmp_path)
+    run_id = json.loads(cli(capsys, "run", spec, "--input", TICKET, "--json")[1])["run_id"]
+    code, out, err = cli(capsys, "run", spec, "--resume", run_id, "--answer", 'confirm={"decision": "maybe"}')
+    assert (code, out) == (2, "") and "'maybe' is not one of ['send', 'drop']" in err
+    code, out, _ = cli(capsys, "run", spec, "--resume", run_id, "--answer", "confirm=not json")
+    assert code == 2
+    code, out, err = cli(capsys, "run", spec, "--resume", run_id, "--answer", 'main/confirm={"decision": "drop"}')
+    assert (code, out) == (0, "dropped\n"), err
+
+
+def test_answer_without_resume_is_a_usage_error(tmp_path, capsys):
+    code, _, err = cli(capsys, "run", write(tmp_path), "--answer", "confirm=1")
+    assert code == 2 and "--resume" in err
