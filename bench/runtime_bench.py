@@ -9,6 +9,10 @@
 2. 1,000 parallel branches whose model waits 50 ms: wall time over the ideal 50 ms.
 3. 1,000 concurrent runs of that loop at 50 ms per model call: wall time over
    the ideal (11 calls x 50 ms) and memory per in-flight run (tracemalloc peak).
+4. Control flow (plait 0.2), with an instant in-process model: what a route, a
+   loop iteration and a map item add on top of the step they run, as a
+   multiple of what one chain element costs; and a 1,000-item map whose
+   body waits 50 ms, at concurrency 1,000, over bare asyncio's 1,000 sleeps.
 
 2 and 3 take turns with the same waits in bare asyncio (the floor), repetition
 by repetition, and report CPU time beside wall time: on a shared machine the
@@ -35,7 +39,19 @@ from typing import Annotated, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plait.runtime.config import AgentConfig, ModelConfig, ParallelConfig, Program, StepConfig, ToolConfig  # noqa: E402
+from plait.runtime.conditions import Field  # noqa: E402
+from plait.runtime.config import (  # noqa: E402
+    AgentConfig,
+    ChainConfig,
+    LoopConfig,
+    MapConfig,
+    ModelConfig,
+    ParallelConfig,
+    Program,
+    RouteConfig,
+    StepConfig,
+    ToolConfig,
+)
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
 
@@ -150,6 +166,102 @@ def asyncio_floor(sleeps: int = ROUNDS + 1) -> tuple[float, float]:
         t0, c0 = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one() for _ in range(1000)))
         return time.perf_counter() - t0, time.process_time() - c0
+
+    return asyncio.run(main())
+
+
+# -- control flow (plait 0.2) ---------------------------------------------------------------
+
+#: Elements per measured run: long enough that a run's fixed cost is spread thin, short enough to repeat often.
+FLOW_N = 200
+
+
+class TextModel:
+    """In-process model that answers every call with the same text (a JSON object, so a loop's condition can read it)."""
+
+    name = "bench"
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.message = Message("assistant", [TextPart('{"ok": false}')])
+
+    async def complete(self, request):
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return ModelResponse(self.message, "stop", usage=Usage(1, 1))
+
+    async def aclose(self):
+        pass
+
+
+def flow_engine(kind: str, n: int, latency: float = 0.0, concurrency: int = 4) -> Engine:
+    """A program whose entry runs `n` steps: chained, each behind a route, as loop iterations, or as map items."""
+    program = Program(entry="main")
+    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    steps = [f"s{i}" for i in range(n)]
+    for name in steps:
+        program.steps[name] = StepConfig(name, "bench")
+    if kind == "chain":
+        program.chains["main"] = ChainConfig("main", tuple(steps))
+    elif kind == "route":
+        routes = [f"r{i}" for i in range(n)]
+        for route, step in zip(routes, steps):
+            program.routes[route] = RouteConfig(route, ("input",), (("go", step),), step)
+        program.chains["main"] = ChainConfig("main", tuple(routes))
+    elif kind == "loop":
+        program.loops["main"] = LoopConfig("main", ("s0",), n, Field(("ok",)), "last")
+    elif kind == "map":
+        program.maps["main"] = MapConfig("main", ("s0",), ("input",), concurrency)
+    return Engine(program, providers={"bench": TextModel(latency)})
+
+
+def flow_run_seconds(kind: str, n: int, runs: int) -> list[float]:
+    """Wall seconds of each of `runs` runs (after a warm-up) of `flow_engine(kind, n)`."""
+    engine = flow_engine(kind, n)
+    items = [f"item {i}" for i in range(n)]
+
+    async def main():
+        samples = []
+        for rep in range(runs + 5):
+            t0 = time.perf_counter()
+            result = await engine.run(items if kind == "map" else "go")
+            if rep >= 5:
+                samples.append(time.perf_counter() - t0)
+            assert result.stop_reason == "done", result.to_dict().get("error")
+        return samples
+
+    return asyncio.run(main())
+
+
+def flow_overheads(runs: int) -> dict[str, float]:
+    """µs per chain element, and what a route, a loop iteration and a map item add to the step they run (µs and x element)."""
+    kinds = ("chain", "route", "loop", "map")
+    medians: dict[str, list[float]] = {k: [] for k in kinds}
+    ones: list[float] = []
+    for _ in range(5):  # taking turns, so a change in load hits every kind alike
+        ones.append(statistics.median(flow_run_seconds("chain", 1, runs)))
+        for kind in kinds:
+            medians[kind].append(statistics.median(flow_run_seconds(kind, FLOW_N, runs)))
+    t = {k: statistics.median(v) for k, v in medians.items()}
+    element = (t["chain"] - statistics.median(ones)) / (FLOW_N - 1)
+    out = {"chain_element_us": element * 1e6}
+    for kind in ("route", "loop", "map"):
+        extra = (t[kind] - t["chain"]) / FLOW_N
+        out[f"{kind}_extra_us"] = extra * 1e6
+        out[f"{kind}_x_element"] = extra / element
+    return out
+
+
+def plait_map(items: int, concurrency: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of a map of `items` steps whose model waits 50 ms, on a fresh engine."""
+    engine = flow_engine("map", 1, LATENCY, concurrency)
+
+    async def main():
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = await engine.run([f"item {i}" for i in range(items)])
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        assert len(result.output) == items
+        return elapsed, cpu
 
     return asyncio.run(main())
 
@@ -294,17 +406,57 @@ def machine() -> dict[str, str]:
             "load": load}
 
 
+FLOW_ROWS = [
+    ("one chain element, instant model (µs)", "chain_element_us", ""),
+    ("  a route adds (x one chain element)", "route_x_element", "≤ 2"),
+    ("  a loop iteration adds (x one chain element)", "loop_x_element", "≤ 2"),
+    ("  a map item adds (x one chain element)", "map_x_element", "≤ 2"),
+    ("1,000-item map at 50 ms, concurrency 1,000 (x bare asyncio)", "map_1000_x_asyncio", "≤ 1.15"),
+    ("  the same map (x ideal 50 ms)", "map_1000_x_ideal", ""),
+    ("  CPU per item in that map (µs)", "map_cpu_us_per_item", ""),
+    ("  bare asyncio: 1,000 tasks x 1 sleep of 50 ms (x ideal)", "map_floor_x_ideal", ""),
+    ("  bare asyncio: CPU per task (µs)", "map_floor_cpu_us_per_task", ""),
+]
+
+
+def flow_results(quick: bool, reps: int) -> dict[str, float]:
+    out = flow_overheads(5 if quick else 15)
+    mapped, floor = interleaved(reps, lambda: plait_map(1000, 1000), lambda: asyncio_floor(1))
+    wall, floor_wall = statistics.median(m[0] for m in mapped), statistics.median(f[0] for f in floor)
+    out["map_1000_x_asyncio"] = wall / floor_wall
+    out["map_1000_x_ideal"] = wall / LATENCY
+    out["map_cpu_us_per_item"] = statistics.median(m[1] for m in mapped) / 1000 * 1e6
+    out["map_floor_x_ideal"] = floor_wall / LATENCY
+    out["map_floor_cpu_us_per_task"] = statistics.median(f[1] for f in floor) / 1000 * 1e6
+    return out
+
+
+def report_flow(results: dict[str, float], as_json: bool) -> int:
+    info = machine()
+    if as_json:
+        print(json.dumps({"machine": info, "results": {"plait": results}}, indent=2))
+        return 0
+    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}")
+    print(f"{'measure':62} {'target':>8} {'plait':>10}")
+    for label, key, target in FLOW_ROWS:
+        print(f"{label:62} {target:>8} {results[key]:>10.2f}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph even if installed")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--flow", action="store_true", help="only the control-flow measures (route, loop, map)")
     args = parser.parse_args()
     reps = 3 if args.quick else 5
     with_lg = langgraph_available() and not args.no_langgraph
     ideal_loop = (ROUNDS + 1) * LATENCY
     results: dict[str, dict[str, float]] = {"plait": {}, "langgraph": {}}
 
+    if args.flow:
+        return report_flow(flow_results(args.quick, reps), args.json)
     samples = sorted(plait_overhead(100 if args.quick else 300))
     results["plait"]["overhead_us_per_round"] = statistics.median(samples)
     results["plait"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
@@ -319,6 +471,7 @@ def main() -> int:
     results["plait"]["asyncio_floor_x_ideal"] = statistics.median(f[0] for f in floor) / ideal_loop
     results["plait"]["asyncio_floor_cpu_us_per_sleep"] = statistics.median(f[1] for f in floor) / (1000 * (ROUNDS + 1)) * 1e6
     results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
+    results["plait"].update(flow_results(args.quick, reps))
     if with_lg:
         samples = sorted(langgraph_overhead(20 if args.quick else 50))
         results["langgraph"]["overhead_us_per_round"] = statistics.median(samples)
@@ -342,6 +495,7 @@ def main() -> int:
         ("  bare asyncio: 1,000 tasks x 11 sleeps of 50 ms (x ideal)", "asyncio_floor_x_ideal", ""),
         ("  bare asyncio: CPU per sleep (µs)", "asyncio_floor_cpu_us_per_sleep", ""),
         ("memory per in-flight run (KiB)", "kib_per_inflight_run", "≤ 30"),
+        *FLOW_ROWS,
     ]
     print(f"{'measure':58} {'target':>8} {'plait':>10} {'LangGraph':>10}")
     for label, key, target in rows:

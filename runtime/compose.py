@@ -56,7 +56,7 @@ async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, 
         elif name in program.loops:
             outcome = await run_loop(ctx, program.loops[name], input, path, branch, run_chain)
         elif name in program.maps:
-            outcome = await run_map(ctx, program.maps[name], input, path, branch, run_chain)
+            outcome = await run_map(ctx, program.maps[name], input, path, branch, run_runnable, run_chain)
         elif name in program.asks:
             outcome = await run_ask(ctx, program.asks[name], input, path, branch)
         else:

@@ -198,7 +198,7 @@ class RunContext:
         if self.bus.active:
             self.emit("warning", path, agent, code=code, message=message, details=details)
 
-    def decide(self, kind: str, name: str, path: tuple[str, ...], key: str, /, **details: Any) -> None:
+    def decide(self, kind: str, name: str, path: tuple[str, ...] | list[str], key: str, /, **details: Any) -> None:
         """Record what control flow decided (route case, loop iteration, map item, ask answer): report and journal."""
         decision = self.report.decide(kind, name, path, **details)
         if self.journal is not None:

@@ -20,12 +20,14 @@ from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import ChainRunner
 from .outcomes import Done, Fail, Outcome, merge_stops
+from .route import Runner
 from .scope import FRAME, Frame, PathError, outputs, resolve
 
 __all__ = ["run_map"]
 
 
-async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner) -> Outcome:
+async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner,
+                  chain: ChainRunner) -> Outcome:
     key = "/".join(path)
     try:
         items = resolve(ctx, cfg.over, input)
@@ -36,8 +38,10 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
     progress = ctx.progress.get(key)
     if progress is None:
         progress = ctx.progress[key] = {"kind": "map", "done": {}}
-    done: dict[str, Any] = progress["done"]
-    todo = iter([i for i in range(len(items)) if str(i) not in done])
+    # Indexes are ints here; a stored snapshot's JSON object keys come back as text.
+    done: dict[int, Any] = {int(i): v for i, v in progress["done"].items()}
+    progress["done"] = done
+    todo = iter([i for i in range(len(items)) if i not in done])
     parent = FRAME.get()
     table = outputs(ctx)
     loop_frame = parent.loop if parent is not None else None
@@ -46,46 +50,67 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
     failure: list[tuple[int, Fail]] = []
     workers: list[asyncio.Task[None]] = []
     active = ctx.bus.active
+    where = list(path)  # one list for every item's decision record
+    body = cfg.body
+    single = body[0] if len(body) == 1 else None
+
+    loop = asyncio.get_running_loop()
+    # The workers report here as they end; the map wakes once, when the last is out (or one failed fast).
+    finished: asyncio.Future[None] = loop.create_future()
+    left = 0
 
     async def work() -> None:
-        for index in todo:
-            item = items[index]
-            FRAME.set(Frame(dict(table), loop_frame, {"index": index, "item": item}))
-            outcome = await chain(ctx, cfg.body, item, path + (f"[{index}]",), branch)
-            if isinstance(outcome, Done):
-                done[str(index)] = outcome.output
-                ctx.decide("map", cfg.name, path, f"{key}[{index}]", index=index, status="done", output=outcome.output)
-                if active:
-                    ctx.emit("map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output)
-            elif isinstance(outcome, Fail):
-                info = error_info(outcome.error)
-                ctx.decide("map", cfg.name, path, f"{key}[{index}]", index=index, status="error", error=info)
-                if active:
-                    ctx.emit("map_item", path, None, map=cfg.name, index=index, status="error", error=info)
-                if fail_fast:
-                    if not failure:
-                        failure.append((index, outcome))
-                        me = asyncio.current_task()
-                        for task in workers:
-                            if task is not me:
-                                task.cancel()
-                    return
-                ctx.warn("map_item_failed", f"item {index} of map `{cfg.name}` failed: {info['message']}", path, index=index, kind=info["kind"])
-                done[str(index)] = {"error": info}
-            else:
-                stops.append(outcome)  # waits for a human; the other items go on
+        nonlocal left
+        try:
+            for index in todo:
+                item = items[index]
+                FRAME.set(Frame(dict(table), loop_frame, {"index": index, "item": item}))
+                at = path + (f"[{index}]",)
+                # A one-runnable body is run directly: no chain frame per item.
+                outcome = await (run(ctx, single, item, at + (single,), branch) if single is not None else chain(ctx, body, item, at, branch))
+                if isinstance(outcome, Done):
+                    done[index] = outcome.output
+                    ctx.decide("map", cfg.name, where, f"{key}[{index}]", index=index, status="done", output=outcome.output)
+                    if active:
+                        ctx.emit("map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output)
+                elif isinstance(outcome, Fail):
+                    info = error_info(outcome.error)
+                    ctx.decide("map", cfg.name, where, f"{key}[{index}]", index=index, status="error", error=info)
+                    if active:
+                        ctx.emit("map_item", path, None, map=cfg.name, index=index, status="error", error=info)
+                    if fail_fast:
+                        if not failure:
+                            failure.append((index, outcome))
+                            me = asyncio.current_task()
+                            for task in workers:
+                                if task is not me:
+                                    task.cancel()
+                        return
+                    ctx.warn("map_item_failed", f"item {index} of map `{cfg.name}` failed: {info['message']}", path, index=index, kind=info["kind"])
+                    done[index] = {"error": info}
+                else:
+                    stops.append(outcome)  # waits for a human; the other items go on
+        finally:
+            left -= 1
+            if (left == 0 or failure) and not finished.done():
+                finished.set_result(None)
 
-    size = min(max(1, cfg.concurrency), len(items) - len(done))
+    size = left = min(max(1, cfg.concurrency), len(items) - len(done))
     if size > 0:
-        create_task = asyncio.get_running_loop().create_task
+        create_task = loop.create_task
         workers.extend(create_task(work()) for _ in range(size))
         try:
-            await asyncio.wait(workers)
+            await finished
         except asyncio.CancelledError:
             for task in workers:
                 task.cancel()
             await asyncio.wait(workers)
             raise
+        # After a fast failure the others were cancelled; as gather does, the map ends after them. One
+        # cancelled before it started never reports in, so this waits on the tasks, not on the count.
+        running = [t for t in workers if not t.done()]
+        if running:
+            await asyncio.wait(running)
         for task in workers:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
@@ -98,4 +123,4 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
     if stops:
         return merge_stops(stops)  # type: ignore[arg-type]
     del ctx.progress[key]
-    return Done([done[str(i)] for i in range(len(items))])
+    return Done([done[i] for i in range(len(items))])

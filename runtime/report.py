@@ -54,8 +54,9 @@ class Report:
         self.warnings.append(warning)
         return warning
 
-    def decide(self, kind: str, name: str, path: tuple[str, ...], /, **details: Any) -> dict[str, Any]:
-        decision = {"kind": kind, "name": name, "path": list(path), **details}
+    def decide(self, kind: str, name: str, path: tuple[str, ...] | list[str], /, **details: Any) -> dict[str, Any]:
+        # A list is taken as it is: a map shares one among its items' records.
+        decision = {"kind": kind, "name": name, "path": path if isinstance(path, list) else list(path), **details}
         self.decisions.append(decision)
         return decision
 
