@@ -2,7 +2,10 @@
 
 Event types: `run_start`, `run_end`, `agent_start`, `agent_end`, `step_start`,
 `step_end`, `text`, `tool_call_delta`, `tool_call_start`, `tool_call_end`,
-`warning`, `interrupt`, `pause`, `consolidate_round`. Every event carries the
+`warning`, `interrupt`, `pause`, `consolidate_round`, and from 0.2 `route`
+(the case taken and the subject's value), `loop_iteration` (its number and
+the condition's value), `map_item` (its index and result), `ask` (the pending
+question) and `ask_answered`. Every event carries the
 graph `path` of the run that produced it (nested agents and branches included)
 and the agent's telemetry names (`label`, `source`, `attributes`).
 Events are only built when someone listens: the hot loop checks `bus.active`.
