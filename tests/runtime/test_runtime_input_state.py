@@ -94,3 +94,14 @@ def test_without_a_state_block_any_key_may_be_written():
     engine = state_engine({"order_id": "A-1", "count": "anything"}, state=None)
     go(engine.run("x"))
     assert engine.providers["m"].requests[-1]["messages"][0].text == "order=[A-1] count=[anything]"
+
+
+def test_an_agents_system_prompt_reads_the_run_input_and_the_map_item():
+    from plait.runtime.config import MapConfig
+
+    p = program(maps=[MapConfig("main", ("helper",), ("input", "names"), concurrency=1)])
+    p.agents["helper"] = AgentConfig("helper", "m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}.")
+    engine = make(models={"m": {"helper": [{"text": "hi A"}, {"text": "hi B"}]}}, agents={}, program=p)
+    result = go(engine.run({"names": ["A", "B"], "host": "Ann"}))
+    assert result.output == ["hi A", "hi B"]
+    assert [r["system"] for r in engine.providers["m"].requests] == ["Greet A (#0) for Ann.", "Greet B (#1) for Ann."]
