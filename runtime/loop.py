@@ -36,7 +36,7 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
     parent = FRAME.get()
     table = outputs(ctx)
     condition = condition_text(loop.until) if loop.until is not None else None
-    outcome: Outcome = Done(None)
+    last = Done(None)
     while len(history) < loop.max_iterations:
         iteration = len(history) + 1
         frame = Frame(table, {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)},
@@ -48,6 +48,7 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
             FRAME.reset(token)
         if not isinstance(outcome, Done) or outcome.reason == "max_steps":
             return outcome  # a stop for a human, a failure or a bounded stop: progress stays for a resume
+        last = outcome
         output = outcome.output
         history.append(output)
         met = None
@@ -69,4 +70,4 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
             ctx.warn("loop_exhausted", f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held; "
                      "going on with the last output", path, loop=loop.name)
     del ctx.progress[key]
-    return Done(history[-1] if history else None, outcome.reason, finish_reason=outcome.finish_reason)
+    return Done(history[-1] if history else None, last.reason, finish_reason=last.finish_reason)
