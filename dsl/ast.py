@@ -1,44 +1,58 @@
-"""Parse tree → AST: frozen pydantic nodes, each with the span it came from.
+"""Parse tree → AST: frozen slotted dataclasses, each with the span it came from.
 
 The AST mirrors what was written (no name resolution, no defaults); the
 compiler gives it meaning. `Module` holds one file; imports are followed by
-`plait.dsl.loader`. The parser builds nodes without validation (`constructor`,
-a lean `model_construct`: the grammar already guarantees their shape), so
-validation costs nothing on the parse path.
+`plait.dsl.loader`. Nodes are plain dataclasses rather than pydantic models:
+the grammar already guarantees their shape, so validation would buy nothing,
+and building ~40 model classes was a quarter of a small `plait check`.
 """
 
-# No `from __future__ import annotations`: pydantic would evaluate every
-# annotation string again when each class is created (~15% of this import).
+from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, TypeVar, Union
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, Callable, Literal, TypeVar, Union
 
 from plait.core.source import Span
 
 __all__ = [
     "AgentDecl",
+    "AskDecl",
     "Attribute",
     "Block",
     "Bool",
+    "BoolOp",
     "Call",
     "ChainDecl",
+    "ChainElement",
     "ChainRef",
     "Comment",
+    "Compare",
+    "Condition",
     "ConsolidateDecl",
     "Decl",
     "Duration",
     "Ident",
     "ImportDecl",
     "InlineParallel",
+    "InputDecl",
     "ListValue",
+    "LoopDecl",
+    "MapDecl",
+    "McpDecl",
     "ModelDecl",
     "Module",
     "Node",
+    "Not",
     "Number",
     "Param",
     "ParallelDecl",
+    "Params",
+    "PathValue",
     "Ref",
+    "RouteCase",
+    "RouteDecl",
+    "Size",
+    "StateDecl",
     "StepDecl",
     "String",
     "Succeeded",
@@ -49,66 +63,52 @@ __all__ = [
     "strip_spans",
 ]
 
+# Every node: immutable, no per-instance dict, keyword-only construction.
+_node = dataclass(frozen=True, slots=True, kw_only=True)
 
-class Node(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
+
+@_node
+class Node:
     span: Span
 
 
 N = TypeVar("N", bound=Node)
-_set = object.__setattr__
-_REQUIRED = object()
-_IMMUTABLE = (str, int, float, bool, type(None), tuple)
 
 
 def constructor(cls: type[N]) -> Callable[..., N]:
-    """A faster `cls.model_construct` for the parser, which always passes every
-    required field and nothing else (the grammar guarantees the shape; a test
-    checks every node it builds has all its fields in declaration order).
-    pydantic's general version, with aliases, extra fields, post-init hooks and
-    default factories, was a quarter of the parse."""
-    template = _template(cls)
-    if template is None:
-        return cls.model_construct
-    new = cls.__new__
+    """A constructor of `cls` for the parser, which makes about one node per token.
 
-    def construct(**values: Any) -> N:
-        # Copying the ordered template and updating it keeps declaration order.
-        data = template.copy()
-        data.update(values)
-        node = new(cls)
-        _set(node, "__dict__", data)
-        _set(node, "__pydantic_fields_set__", set(values))
-        _set(node, "__pydantic_extra__", None)
-        _set(node, "__pydantic_private__", None)
-        return node
-
+    It takes the same keyword arguments as `cls(...)` and makes the same node,
+    but sets each slot through its descriptor (Python's data model, not a
+    library's internals) instead of the frozen `__init__`'s
+    `object.__setattr__` per field, which costs twice as much.
+    """
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    env: dict[str, Any] = {"_new": cls.__new__, "_cls": cls, "_MISSING": MISSING}
+    params = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            env[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+    body = "".join(f"    _set_{name}(n, {name})\n" for name in names)
+    source = f"def construct(*, {', '.join(params)}):\n    n = _new(_cls)\n{body}    return n\n"
+    exec(source, env)  # noqa: S102 - generated from the dataclass's own field names, as dataclasses does
+    construct: Callable[..., N] = env["construct"]
+    construct.__qualname__ = f"constructor({cls.__name__})"
     return construct
 
 
-def _template(cls: type[Node]) -> dict[str, Any] | None:
-    """Field -> default (or _REQUIRED) in declaration order, or None when
-    pydantic's own model_construct must be used (a default could be shared
-    mutable state, or the class has an alias, a post-init hook or extras)."""
-    if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
-        return None
-    template: dict[str, Any] = {}
-    for name, info in cls.model_fields.items():
-        if info.is_required():
-            template[name] = _REQUIRED
-        elif info.default_factory is not None or not isinstance(info.default, _IMMUTABLE) or info.alias:
-            return None
-        else:
-            template[name] = info.default
-    return template
-
-
+@_node
 class Ident(Node):
     """A name as written where it is *declared* or used as a key."""
 
     name: str
 
 
+@_node
 class Comment(Node):
     text: str
 
@@ -116,6 +116,7 @@ class Comment(Node):
 # --- values -------------------------------------------------------------------
 
 
+@_node
 class String(Node):
     kind: Literal["string"] = "string"
     #: The decoded value (escapes applied; `\{` kept so templates see a literal brace).
@@ -124,23 +125,36 @@ class String(Node):
     block: bool = False
 
 
+@_node
 class Number(Node):
     kind: Literal["number"] = "number"
     value: int | float
     raw: str
 
 
+@_node
 class Duration(Node):
     kind: Literal["duration"] = "duration"
     seconds: float
     raw: str
 
 
+@_node
+class Size(Node):
+    """`4MB`, `512KB`, `1GB`, `100B` (binary units: 1KB = 1024 bytes)."""
+
+    kind: Literal["size"] = "size"
+    bytes: int
+    raw: str
+
+
+@_node
 class Bool(Node):
     kind: Literal["bool"] = "bool"
     value: bool
 
 
+@_node
 class Ref(Node):
     """A bare name used as a value: a reference (`fast`) or a symbol (`required`)."""
 
@@ -148,40 +162,86 @@ class Ref(Node):
     name: str
 
 
+@_node
+class PathValue(Node):
+    """A dotted name used as a value: `input.sections`, `review.verdict`, `files.read_text_file`.
+
+    A single word is a `Ref`; a route's subject is always a PathValue (`on input`
+    gives `parts == ("input",)`).
+    """
+
+    kind: Literal["path"] = "path"
+    parts: tuple[str, ...]
+
+
+@_node
 class Succeeded(Node):
-    """`until = submit_report succeeded`."""
+    """`until = submit_report succeeded` (or `files.write_file succeeded`)."""
 
     kind: Literal["succeeded"] = "succeeded"
-    target: Ref
+    target: Ref | PathValue
 
 
+@_node
 class ListValue(Node):
     kind: Literal["list"] = "list"
-    items: tuple["Value", ...]
+    items: tuple[Value, ...]
 
 
+@_node
 class Call(Node):
     """`python("m:f")`, `http(GET, "url") { ... }`, `env("KEY")`, `keep_last(8)`."""
 
     kind: Literal["call"] = "call"
     func: Ident
-    args: tuple["Value", ...]
-    block: "Block | None" = None
+    args: tuple[Value, ...]
+    block: Block | None = None
 
 
+# --- conditions (an attribute's value, e.g. a loop's `until`) -----------------
+
+
+@_node
+class Compare(Node):
+    """`verdict == "accept"`, `score >= 8`: the operands as written (usually Ref or PathValue, then a literal)."""
+
+    kind: Literal["compare"] = "compare"
+    left: Value
+    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    right: Value
+
+
+@_node
+class Not(Node):
+    kind: Literal["not"] = "not"
+    operand: Condition
+
+
+@_node
+class BoolOp(Node):
+    """`a and b and c` (one node, operands flattened) or `a or b`."""
+
+    kind: Literal["boolop"] = "boolop"
+    op: Literal["and", "or"]
+    operands: tuple[Condition, ...]
+
+
+@_node
 class Attribute(Node):
     key: Ident
     #: True when the key was written as a string (`"app.tenant" = ...`): map entries.
     quoted: bool = False
-    value: "Value"
+    value: Value | Compare | Not | BoolOp
 
 
+@_node
 class Block(Node):
     """`{ ... }`: a declaration body, or a map value (`headers = { ... }`)."""
 
     kind: Literal["block"] = "block"
     attributes: tuple[Attribute, ...]
-    params: tuple["Params", ...] = ()
+    #: Every typed block in it, in order: `params`, `output`, `answer` (see `Params.keyword`).
+    params: tuple[Params, ...] = ()
 
     def get(self, key: str) -> Attribute | None:
         for attr in self.attributes:
@@ -189,16 +249,23 @@ class Block(Node):
                 return attr
         return None
 
+    def typed(self, keyword: str) -> Params | None:
+        """The first `params` / `output` / `answer` block, or None."""
+        for params in self.params:
+            if params.keyword == keyword:
+                return params
+        return None
 
-Value = Annotated[
-    Union[String, Number, Duration, Bool, Ref, Succeeded, ListValue, Call, Block],
-    Field(discriminator="kind"),
-]
+
+Value = Union[String, Number, Duration, Size, Bool, Ref, PathValue, Succeeded, ListValue, Call, Block]
+#: An expression in a condition; a plain operand (a `Ref`, a `PathValue`) is a condition of one.
+Condition = Union[Compare, Not, BoolOp, Value]
 
 
 # --- types --------------------------------------------------------------------
 
 
+@_node
 class TypeExpr(Node):
     """A parameter type. `form` says which fields are used:
 
@@ -210,12 +277,13 @@ class TypeExpr(Node):
 
     form: Literal["name", "generic", "object", "union"]
     name: str | None = None
-    args: tuple["TypeExpr", ...] = ()
-    fields: tuple["Param", ...] = ()
+    args: tuple[TypeExpr, ...] = ()
+    fields: tuple[Param, ...] = ()
     literals: tuple[String, ...] = ()
     optional: bool = False
 
 
+@_node
 class Param(Node):
     name: Ident
     type: TypeExpr
@@ -223,13 +291,19 @@ class Param(Node):
     default: Value | None = None
 
 
+@_node
 class Params(Node):
+    """`params { ... }`, and from 0.2 `output { ... }`, `answer { ... }`, and the
+    fields of `input { ... }` / `state { ... }`: `keyword` says which."""
+
     params: tuple[Param, ...]
+    keyword: Literal["params", "output", "answer", "input", "state"] = "params"
 
 
 # --- declarations -------------------------------------------------------------
 
 
+@_node
 class ModelDecl(Node):
     kind: Literal["model"] = "model"
     name: Ident
@@ -237,50 +311,65 @@ class ModelDecl(Node):
     body: Block | None = None
 
 
-class ToolDecl(Node):
+@_node
+class _Described(Node):
+    """`KEYWORD NAME ["description"] { ... }`: the shape tool, agent, step, consolidate and mcp share."""
+
+    name: Ident
+    description: String | None = None
+    body: Block
+
+
+@_node
+class ToolDecl(_Described):
     kind: Literal["tool"] = "tool"
-    name: Ident
-    description: String | None = None
-    body: Block
 
 
-class AgentDecl(Node):
+@_node
+class AgentDecl(_Described):
     kind: Literal["agent"] = "agent"
-    name: Ident
-    description: String | None = None
-    body: Block
 
 
-class StepDecl(Node):
+@_node
+class StepDecl(_Described):
     kind: Literal["step"] = "step"
-    name: Ident
-    description: String | None = None
-    body: Block
 
 
-class ConsolidateDecl(Node):
+@_node
+class ConsolidateDecl(_Described):
     kind: Literal["consolidate"] = "consolidate"
-    name: Ident
-    description: String | None = None
-    body: Block
 
 
+@_node
+class McpDecl(_Described):
+    """`mcp NAME "description" { command = [...] | url = "...", tools = [...], ... }`."""
+
+    kind: Literal["mcp"] = "mcp"
+
+
+@_node
 class ChainRef(Node):
     kind: Literal["ref"] = "ref"
     name: str
 
 
+@_node
 class InlineParallel(Node):
     kind: Literal["parallel"] = "parallel"
     branches: tuple[Ident, ...]
 
 
+ChainElement = Union[ChainRef, InlineParallel]
+
+
+@_node
 class ChainDecl(Node):
     kind: Literal["chain"] = "chain"
     name: Ident
-    elements: tuple[Annotated[Union[ChainRef, InlineParallel], Field(discriminator="kind")], ...]
+    elements: tuple[ChainElement, ...]
 
 
+@_node
 class ParallelDecl(Node):
     kind: Literal["parallel"] = "parallel"
     name: Ident
@@ -288,17 +377,88 @@ class ParallelDecl(Node):
     body: Block | None = None
 
 
+@_node
 class ImportDecl(Node):
     kind: Literal["import"] = "import"
     path: String
 
 
-Decl = Annotated[
-    Union[ModelDecl, ToolDecl, AgentDecl, StepDecl, ConsolidateDecl, ChainDecl, ParallelDecl, ImportDecl],
-    Field(discriminator="kind"),
+@_node
+class InputDecl(Node):
+    """`input { ticket: string ... }`: the run's input."""
+
+    kind: Literal["input"] = "input"
+    fields: Params
+
+
+@_node
+class StateDecl(Node):
+    """`state { order_id: string? ... }`: the keys tools may write."""
+
+    kind: Literal["state"] = "state"
+    fields: Params
+
+
+@_node
+class RouteCase(Node):
+    """`"billing" -> billing`; `literal` is None for `else -> sales`."""
+
+    literal: String | Bool | Number | None
+    target: Ident
+
+
+@_node
+class RouteDecl(Node):
+    """`route NAME ["description"] on PATH { LITERAL -> runnable ... [else -> runnable] }`."""
+
+    kind: Literal["route"] = "route"
+    name: Ident
+    description: String | None = None
+    subject: PathValue
+    cases: tuple[RouteCase, ...]
+
+
+@_node
+class _BodyDecl(Node):
+    """`KEYWORD NAME ["description"] = a -> b { ... }`: `body` is the chain's elements."""
+
+    name: Ident
+    description: String | None = None
+    body: tuple[ChainElement, ...]
+    block: Block
+
+
+@_node
+class LoopDecl(_BodyDecl):
+    """`loop NAME = BODY { until = ..., max_iterations = N, on_exhausted = ... }`."""
+
+    kind: Literal["loop"] = "loop"
+
+
+@_node
+class MapDecl(_BodyDecl):
+    """`map NAME = BODY { over = PATH, concurrency = N, on_error = ... }`."""
+
+    kind: Literal["map"] = "map"
+
+
+@_node
+class AskDecl(Node):
+    """`ask NAME "question template" { answer { ... } }`."""
+
+    kind: Literal["ask"] = "ask"
+    name: Ident
+    question: String
+    block: Block | None = None
+
+
+Decl = Union[
+    ModelDecl, ToolDecl, AgentDecl, StepDecl, ConsolidateDecl, ChainDecl, ParallelDecl, ImportDecl,
+    InputDecl, StateDecl, RouteDecl, LoopDecl, MapDecl, AskDecl, McpDecl,
 ]
 
 
+@_node
 class Module(Node):
     """One parsed file."""
 
@@ -308,19 +468,13 @@ class Module(Node):
     comments: tuple[Comment, ...] = ()
 
 
-# No model_rebuild() here: with `defer_build` pydantic resolves the forward
-# references and builds validators on first validation or dump. The parser
-# never validates (model_construct), so `plait check` skips the ~0.3 s that
-# building schemas for every node class costs at import.
-
-
 def strip_spans(node: object) -> object:
     """The node as plain data without spans or comments: equal iff two trees mean the same."""
-    if isinstance(node, BaseModel):
+    if isinstance(node, Node):
         return {
-            key: strip_spans(getattr(node, key))
-            for key in type(node).model_fields
-            if key not in ("span", "comments", "file")
+            f.name: strip_spans(getattr(node, f.name))
+            for f in fields(node)
+            if f.name not in ("span", "comments", "file")
         } | {"__type__": type(node).__name__}
     if isinstance(node, tuple | list):
         return [strip_spans(item) for item in node]

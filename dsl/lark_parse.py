@@ -28,7 +28,12 @@ from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["FoldSeparators", "comments", "make_lark", "parse"]
 
-_DECL_KEYWORDS = frozenset({"MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT"})
+_DECL_KEYWORDS = frozenset({
+    "MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT",
+    "INPUT", "STATE", "ROUTE", "LOOP", "MAP", "ASK", "MCP",
+})
+#: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
+_NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", *_DECL_KEYWORDS})
 
 
 class FoldSeparators:
@@ -70,9 +75,9 @@ class FoldSeparators:
             elif kind in _CLOSERS and stack and _OPENERS[stack[-1].kind] == kind:
                 stack.pop()
             elif not stack:
-                if kind in _DECL_KEYWORDS:
+                if kind in _DECL_KEYWORDS and last_type not in _NAME_AFTER:
                     owner = tok.value
-                elif kind == "NAME" and last_type in _DECL_KEYWORDS:
+                elif last_type in _DECL_KEYWORDS and kind not in ("STRING", "LONG_STRING"):
                     owner = f"{owner} {tok.value}"
             last_type = kind
             yield tok
@@ -127,7 +132,9 @@ def _get_parser() -> _LarkParser:
 _PARSE_ERRORS = (LarkError, StringError, NumberError, NestingTooDeep)
 
 # A top-level declaration starts a line with its keyword; used to resynchronise after an error.
-_DECL_START = re.compile(r"^(?:model|tool|agent|step|chain|parallel|consolidate|import)\b", re.M)
+_DECL_START = re.compile(
+    r"^(?:model|tool|agent|step|chain|parallel|consolidate|import|input|state|route|loop|map|ask|mcp)\b", re.M
+)
 
 
 def parse(source: SourceFile) -> tuple[Any, list[Diagnostic]]:

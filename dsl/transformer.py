@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from typing import Callable
 
 from . import ast
@@ -19,9 +20,23 @@ from plait.core.source import Span
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 
-# The parser builds about one node per token: model_construct without its checks.
+# The parser builds about one node per token: constructors without the frozen __init__'s cost.
 _AgentDecl = ast.constructor(ast.AgentDecl)
+_AskDecl = ast.constructor(ast.AskDecl)
+_BoolOp = ast.constructor(ast.BoolOp)
+_Compare = ast.constructor(ast.Compare)
+_InputDecl = ast.constructor(ast.InputDecl)
+_LoopDecl = ast.constructor(ast.LoopDecl)
+_MapDecl = ast.constructor(ast.MapDecl)
+_McpDecl = ast.constructor(ast.McpDecl)
+_Not = ast.constructor(ast.Not)
+_PathValue = ast.constructor(ast.PathValue)
+_RouteCase = ast.constructor(ast.RouteCase)
+_RouteDecl = ast.constructor(ast.RouteDecl)
+_Size = ast.constructor(ast.Size)
+_StateDecl = ast.constructor(ast.StateDecl)
 _Attribute = ast.constructor(ast.Attribute)
 _Block = ast.constructor(ast.Block)
 _Bool = ast.constructor(ast.Bool)
@@ -156,6 +171,9 @@ class AstBuilder:
     def consolidate_decl(self, c: list) -> ast.ConsolidateDecl:
         return self._described(_ConsolidateDecl, c)
 
+    def mcp_decl(self, c: list) -> ast.McpDecl:
+        return self._described(_McpDecl, c)
+
     def model_decl(self, c: list) -> ast.ModelDecl:
         kw, name, target, body = c
         return _ModelDecl(
@@ -181,10 +199,99 @@ class AstBuilder:
         return _ChainRef(span=self._span(c[0]), name=str(c[0]))
 
     def inline_parallel(self, c: list) -> ast.InlineParallel:
-        names = [t for t in c if isinstance(t, str) and t.type == "NAME"]
+        # `parallel ( name ... )`: the names lie between the brackets.
         return _InlineParallel(
-            span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in names)
+            span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in c[2:-1])
         )
+
+    # --- plait 0.2 declarations -------------------------------------------------
+
+    def _fields(self, c: list) -> ast.Params:
+        """`KEYWORD { param ... }`: a typed block (params, output, answer) or input/state's fields."""
+        return _Params(
+            span=self._span(c[0], c[-1]), params=tuple(p for p in c[2:-1] if p is not None), keyword=c[0].value
+        )
+
+    def input_decl(self, c: list) -> ast.InputDecl:
+        fields = self._fields(c)
+        return _InputDecl(span=fields.span, fields=fields)
+
+    def state_decl(self, c: list) -> ast.StateDecl:
+        fields = self._fields(c)
+        return _StateDecl(span=fields.span, fields=fields)
+
+    def route_decl(self, c: list) -> ast.RouteDecl:
+        kw, name, description, _on, subject, _lbrace, *cases, rbrace = c
+        return _RouteDecl(
+            span=self._span(kw, rbrace),
+            name=self._ident(name),
+            description=description,
+            subject=subject,
+            cases=tuple(case for case in cases if case is not None),
+        )
+
+    def route_case(self, c: list) -> ast.RouteCase:
+        label, target = c
+        # `else` arrives as its token; a literal as its node.
+        literal = None if isinstance(label, str) else label
+        return _RouteCase(span=self._span(label, target), literal=literal, target=self._ident(target))
+
+    def else_label(self, c: list) -> str:
+        return c[0]
+
+    def _body_decl(self, construct: Callable[..., ast.Node], c: list) -> ast.Node:
+        kw, name, description, *elements, block = c
+        return construct(
+            span=self._span(kw, block), name=self._ident(name), description=description,
+            body=tuple(elements), block=block,
+        )
+
+    def loop_decl(self, c: list) -> ast.LoopDecl:
+        return self._body_decl(_LoopDecl, c)
+
+    def map_decl(self, c: list) -> ast.MapDecl:
+        return self._body_decl(_MapDecl, c)
+
+    def ask_decl(self, c: list) -> ast.AskDecl:
+        kw, name, question, block = c
+        return _AskDecl(
+            span=self._span(kw, block or question), name=self._ident(name), question=question, block=block
+        )
+
+    def path(self, c: list) -> ast.PathValue:
+        # The head is a token; later parts went through `name` (keywords allowed there).
+        return _PathValue(
+            span=self._span(c[0], c[-1]), parts=(str(c[0]), *(part.name for part in c[1:]))
+        )
+
+    path_value = path
+
+    def path_succeeded(self, c: list) -> ast.Succeeded:
+        target = self.path(c[:-1])
+        return _Succeeded(span=self._span(c[0], c[-1]), target=target)
+
+    # --- conditions ---------------------------------------------------------------
+
+    def _boolop(self, op: str, c: list) -> ast.BoolOp:
+        operands = tuple(c[::2])  # operand, keyword, operand, ...
+        return _BoolOp(span=self._span(c[0], c[-1]), op=op, operands=operands)
+
+    def or_test(self, c: list) -> ast.BoolOp:
+        return self._boolop("or", c)
+
+    def and_test(self, c: list) -> ast.BoolOp:
+        return self._boolop("and", c)
+
+    def not_test(self, c: list) -> ast.Not:
+        return _Not(span=self._span(c[0], c[1]), operand=c[1])
+
+    def compare(self, c: list) -> ast.Compare:
+        left, op, right = c
+        return _Compare(span=self._span(left, right), left=left, op=str(op), right=right)
+
+    def group(self, c: list) -> ast.Node:
+        # `( expr )`: the expression itself, its span widened to the brackets.
+        return replace(c[1], span=self._span(c[0], c[2]))
 
     # --- blocks -------------------------------------------------------------------
 
@@ -208,9 +315,7 @@ class AstBuilder:
         return self._ident(c[0])
 
     def params(self, c: list) -> ast.Params:
-        return _Params(
-            span=self._span(c[0], c[-1]), params=tuple(p for p in c[2:-1] if p is not None)
-        )
+        return self._fields(c)
 
     def param(self, c: list) -> ast.Param:
         name, type_, description, default = c
@@ -228,7 +333,7 @@ class AstBuilder:
         atom = c[0]
         if len(c) == 1:
             return atom
-        return atom.model_copy(update={"optional": True, "span": self._span(atom, c[1])})
+        return replace(atom, optional=True, span=self._span(atom, c[1]))
 
     def type_name(self, c: list) -> ast.TypeExpr:
         return _TypeExpr(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
@@ -278,6 +383,16 @@ class AstBuilder:
         unit = "ms" if raw.endswith("ms") else raw[-1]
         seconds = float(raw[: -len(unit)]) * _DURATION_UNITS[unit]
         return _Duration(span=self._span(c[0]), seconds=seconds, raw=raw)
+
+    def size(self, c: list) -> ast.Size:
+        raw = str(c[0])
+        unit = raw.lstrip("0123456789.")
+        amount = raw[: -len(unit)]
+        try:
+            count = int(float(amount) * _SIZE_UNITS[unit]) if "." in amount else int(amount) * _SIZE_UNITS[unit]
+        except (ValueError, OverflowError):
+            raise NumberError(self._span(c[0])) from None
+        return _Size(span=self._span(c[0]), bytes=count, raw=raw)
 
     def true(self, c: list) -> ast.Bool:
         return _Bool(span=self._span(c[0]), value=True)

@@ -102,6 +102,89 @@ step summary {
 '''
 
 
+#: Every construct plait 0.2 adds, with the old forms they must not disturb.
+WHOLE_FILE_02 = """plait 0.2
+
+input {
+  ticket:   string "The customer's message"
+  customer: string
+}
+
+state {
+  order_id: string?                         # keys tools may write
+}
+
+model fast = "scripted/demo" { script = "demo.replies.json" }
+
+mcp files "The project's files." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+  tools   = [read_text_file, list_directory]
+  timeout = 30s
+}
+
+tool fetch "Fetch a page." {
+  params { url: string }
+  run          = http(GET, "https://example.com/{{url}}")
+  max_response = 4MB
+}
+
+step classify "Sort a ticket." {
+  model  = fast
+  prompt = "Ticket from {{run.input.customer}}:\\n{{run.input.ticket}}"
+  output {
+    category: "billing" | "tech" | "sales"
+    urgency:  int "1 (low) to 5 (high)"
+  }
+}
+
+route triage "Who takes it." on input.category {
+  "billing" -> billing
+  "tech"    -> tech_support
+  else      -> sales
+}
+
+route by_flag on input { true -> billing, false -> sales }
+route by_level on classify.urgency { 1 -> sales
+  -2 -> billing
+  2.5
+    -> tech_support }
+
+step review { model = fast, prompt = "Grade:\\n{{input}}", output { verdict: "accept" | "revise", score: int } }
+
+loop polish = draft -> review {
+  until          = verdict == "accept" or (score >= 8 and not review.flagged)
+  max_iterations = 3
+  on_exhausted   = fail
+}
+
+loop retry "Again." = parallel(draft, review) -> draft { until = review.verdict != "revise", max_iterations = 2 }
+
+map write_all = write_section { over = input.sections, concurrency = 4, on_error = collect }
+
+ask approve "Ship {{input}}?" {
+  answer { ok: bool, note: string? }
+}
+
+ask quick "Anything to add?"
+
+agent a {
+  model = fast
+  tools = [files, files.read_text_file, fetch]
+  until = files.write_file succeeded
+  on = 1
+  input = 2
+  else = [loop, map, state, answer]
+}
+
+agent b { model = fast, tools = [fetch], until = fetch succeeded }
+agent c { model = fast, tools = [fetch], until = [fetch] }
+agent d { x = a < 1, y = a <= 1, z = a > 1, w = a >= 1, v = not a, u = a and b or c }
+tool t { params { on: int, input: string, loop: bool }, run = python("m:f") }
+step answer { model = fast, prompt = "x" }
+chain loop = classify -> triage -> polish -> loop -> answer
+"""
+
+
 # --- checking one input ----------------------------------------------------------
 
 
@@ -486,12 +569,14 @@ def test_generated_specs_parse(text):
 _TOKEN = re.compile(r'"""(?s:.*?)"""|"(?:[^"\\\n]|\\.)*"|\w+|->|\s+|.', re.S)
 _VOCABULARY = ["{", "}", "[", "]", "(", ")", "=", ",", ":", "?", "|", "->", '"', '"""', "#", "\n", "\r", "\r\n",
                "\\", "\x00", "\ufeff", "\ud800", "model", "agent", "tool", "params", "parallel", "succeeded",
+               "input", "state", "output", "answer", "route", "loop", "map", "ask", "mcp", "on", "else", "not",
+               "and", "or", ".", "==", "!=", "<=", ">", "4MB", "1.5KB",
                "1e999", "9" * 400, "30s", "é", "\u202e"]
 
 
 @st.composite
 def mutated(draw) -> str:
-    text = draw(st.one_of(st.just(WHOLE_FILE), specs()))
+    text = draw(st.one_of(st.just(WHOLE_FILE), st.just(WHOLE_FILE_02), specs()))
     for _ in range(draw(st.integers(1, 4))):
         if draw(st.booleans()):  # characters
             i = draw(st.integers(0, max(0, len(text) - 1)))
