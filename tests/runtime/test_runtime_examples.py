@@ -8,6 +8,7 @@ from pathlib import Path
 
 import plait
 from plait.cli import main
+from runtime_helpers import Recorder, call
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "briefing"
 
@@ -97,3 +98,22 @@ def test_approve_asks_a_person_and_routes_on_the_answer(tmp_path, capsys):
     code, done = run_json(capsys, spec, "--resume", report["run_id"], "--answer", 'approval={"decision": "reject", "note": "get a quote"}')
     assert code == 0 and done["output"] == "Your request was declined. Please attach a quote and ask again."
     assert done["decisions"][-1]["target"] == "decline"
+
+
+def test_support_passes_the_typed_label_to_the_agent(tmp_path):
+    from plait.runtime.config import ModelConfig
+    from plait.runtime.engine import Engine
+    from plait.runtime.providers.scripted import ScriptedProvider
+
+    folder = copied(tmp_path, "support")
+    replies = {"classify": [{"output": {"label": "refund", "summary": "The kettle arrived broken."}}],
+               "support": [call("hand_off", summary="Broken kettle; wants a refund.", priority=2)]}
+    quick = Recorder(ScriptedProvider(ModelConfig("quick", "scripted", "quick"), replies=replies))
+    engine = Engine.from_spec(folder / "support.plait", providers={"quick": quick})
+    engine.program.tools["hand_off"].run = {"type": "function"}
+    engine.program.tools["hand_off"].fn = lambda summary, priority=2: "ticket T-1"
+    result = plait.run(engine, "My kettle arrived broken, I want my money back.")
+    assert result.stop_reason == "until" and result.until_result == "ticket T-1"
+    classify, support = quick.requests
+    assert classify["agent"] == "classify" and support["system"].startswith("You resolve support cases (refund).")
+    assert json.loads(support["messages"][0].text) == {"label": "refund", "summary": "The kettle arrived broken."}
