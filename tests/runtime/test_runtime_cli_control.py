@@ -97,3 +97,37 @@ def test_a_bad_answer_is_refused_with_the_reason_and_the_run_still_waits(tmp_pat
 def test_answer_without_resume_is_a_usage_error(tmp_path, capsys):
     code, _, err = cli(capsys, "run", write(tmp_path), "--answer", "confirm=1")
     assert code == 2 and "--resume" in err
+
+
+LOOP_SPEC = r'''plait 0.2
+
+model fast = "scripted/fast" { script = "loop.replies.json" }
+
+step draft { model = fast, prompt = "Try {{loop.iteration}}: {{input}}" }
+
+ask check "Good? {{input}}" {
+  answer { ok: bool }
+}
+
+loop main = draft -> check {
+  until          = ok
+  max_iterations = 3
+}
+'''
+
+
+def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
+    (tmp_path / "loop.plait").write_text(LOOP_SPEC)
+    (tmp_path / "loop.replies.json").write_text(json.dumps({"draft": [{"text": "d1"}, {"text": "d2"}]}))
+    spec = str(tmp_path / "loop.plait")
+    code, out, _ = cli(capsys, "run", spec, "--input", "x", "--json")
+    first = json.loads(out)
+    assert code == 3 and first["pending"][0]["id"] == "main/#1/check"
+    code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'check={"ok": false}', "--json")
+    second = json.loads(out)
+    assert code == 3 and [p["id"] for p in second["pending"]] == ["main/#2/check"] and second["pending"][0]["question"] == "Good? d2"
+    code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'check={"ok": true}', "--json")
+    done = json.loads(out)
+    assert code == 0 and done["output"] == {"ok": True} and done["model_calls"] == 2  # each draft made once
+    loops = [(d["iteration"], d["holds"]) for d in done["decisions"] if d["kind"] == "loop"]
+    assert loops == [(1, False), (2, True)]
