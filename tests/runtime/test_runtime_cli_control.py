@@ -131,3 +131,18 @@ def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
     assert code == 0 and done["output"] == {"ok": True} and done["model_calls"] == 2  # each draft made once
     loops = [(d["iteration"], d["holds"]) for d in done["decisions"] if d["kind"] == "loop"]
     assert loops == [(1, False), (2, True)]
+
+
+def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys):
+    from plait.commands.answers import ask_answers
+    from plait.runtime.config import AskConfig, Program
+    from plait.runtime.outcomes import PendingAsk
+
+    schema = {"type": "object", "properties": {"decision": {"type": "string", "enum": ["send", "drop"]}}, "required": ["decision"]}
+    program = Program(asks={"confirm": AskConfig("confirm", "Send?", schema)})
+    typed = iter(['{"decision": "maybe"}', '{"decision": "send"}'])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(typed))
+    answers = ask_answers([PendingAsk("main/confirm", ("main", "confirm"), "confirm", "Send this?", schema)], program)
+    assert answers == {"main/confirm": {"decision": "send"}}
+    err = capsys.readouterr().err
+    assert "Send this?" in err and "'maybe' is not one of ['send', 'drop']" in err
