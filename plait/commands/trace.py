@@ -69,7 +69,8 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             else:
                 item.update(status="error", error={"kind": data.get("kind"), "message": data.get("message")})
         elif kind == "tool_intent":
-            item = base | {"kind": "tool_call", "position": key, "tool": data.get("tool"), "arguments": data.get("arguments"),
+            tool = data.get("tool") or f"code step {data.get('step')}"
+            item = base | {"kind": "tool_call", "position": key, "tool": tool, "arguments": data.get("arguments"),
                            "attempt": data.get("attempt", 1), "status": "started, no outcome recorded"}
             open_tools[key] = item
             items.append(item)

@@ -2,8 +2,10 @@
 
 The effects ledger. A model call writes its request, waits for the journal to
 be durable, calls, and records the reply (or the error). A tool call writes
-its intent, waits, runs, and records its completion (and any state it wrote)
-durably before the run goes on. On a resume, replies and completed results
+its intent, waits, runs, and records its completion. Nothing external happens
+between a completion and the next barrier (the next model call, tool call or
+code step waits for it; a stop flushes it), so the completion is durable before
+anything else is done, and costs no commit of its own. On a resume, replies and completed results
 are replayed from the journal and nothing is called again; a tool call with
 an intent but no completion has an unknown outcome: it runs again only when
 the tool is `idempotent`, else the run pauses for a person to decide
@@ -16,17 +18,17 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..history import from_json, message_from_json, message_to_json, to_json
-from ..outcomes import Pause
+from ..outcomes import Done, Pause
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
 from ..tools import ToolOutcome
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig, ToolConfig
+    from ..config import AgentConfig, StepConfig, ToolConfig
     from ..context import AgentRun, RunContext
     from ..providers.base import ToolCall
 
-__all__ = ["SKIPPED", "journaled_model_call", "journaled_tool_call"]
+__all__ = ["SKIPPED", "journaled_code_step", "journaled_model_call", "journaled_tool_call"]
 
 SKIPPED = ("the outcome of this call to `{name}` is unknown (the run stopped while it ran) and a person chose not to run it "
            "again; assume it may or may not have happened")
@@ -99,10 +101,27 @@ async def journaled_tool_call(ctx: RunContext, run: AgentRun, call: ToolCall, to
     started = time.perf_counter()
     outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, idempotency_key=key)
     journal.record("tool_completed", position, _completion(call, outcome, _ms(started)))
-    if outcome.state:
-        journal.record_state(run.path, outcome.state)
-    # Durable before the run goes on: a completion lost to a crash would make this call's outcome unknown.
+    return outcome
+
+
+async def journaled_code_step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...],
+                              run: Callable[[StepConfig, Any, tuple[str, ...]], Awaitable[Done]]) -> Done:
+    """A code step's result replayed when it finished before; run (again, if it was cut off) when not.
+
+    A code step has no `idempotent` attribute: one cut off mid-call is redone as the step in flight, so
+    effects that must not repeat belong in a tool.
+    """
+    journal = ctx.journal
+    position = journal.model_position(path, 0)
+    done = journal.completed(position)
+    if done is not None:
+        return Done(done["value"])
+    journal.record("tool_intent", position, {"step": step.name, "code": True, "attempt": 1 + (journal.intent(position) is not None)})
     await journal.durable()
+    started = time.perf_counter()
+    outcome = await run(step, input, path)
+    journal.record("tool_completed", position, {"step": step.name, "code": True, "value": outcome.output, "content": None,
+                                                "is_error": False, "latency_ms": _ms(started)})
     return outcome
 
 

@@ -126,10 +126,11 @@ def record_stop(run: Run, result: RunResult) -> None:
     if journal is None or not journal.admitted:
         return
     report = result.report
-    data = result.to_dict()
+    snapshot = run.snapshot()  # its `result` is result.to_dict()
+    data = snapshot["result"]
     journal.record("stop", None, {"stop_reason": result.stop_reason, "pause_reason": result.pause_reason,
                                   "pending": data.get("pending", []), "error": data.get("error")})
-    journal.store.stopped(run.id, result.stop_reason, data, run.snapshot(), report.model_calls, (report.input_tokens, report.output_tokens))
+    journal.store.stopped(run.id, result.stop_reason, snapshot, report.model_calls, (report.input_tokens, report.output_tokens))
     try:
         journal.store.flush()
     except Exception as exc:  # the disk is full or read-only: say so in the report rather than lose the result

@@ -14,7 +14,8 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "JournalVersionError", "migrate"]
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
-        # One row per run: written when the run is admitted, updated when it stops.
+        # One row per run: written when the run is admitted, updated when it stops (`snapshot` is the
+        # version-2 JSON snapshot at the last stop, what `plait runs export` prints; its `result` is the report).
         """CREATE TABLE runs (
             id TEXT PRIMARY KEY,
             entry TEXT NOT NULL,
@@ -26,7 +27,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             steps INTEGER NOT NULL DEFAULT 0,
             input_tokens INTEGER NOT NULL DEFAULT 0,
             output_tokens INTEGER NOT NULL DEFAULT 0,
-            result TEXT,
             snapshot TEXT
         )""",
         "CREATE INDEX runs_status ON runs(status, started)",

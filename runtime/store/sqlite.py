@@ -2,10 +2,12 @@
 
 Every run of a process writes through one `SQLiteJournal`. Rows are buffered
 and committed together: a step that is about to start a side effect awaits
-`durable()`, which schedules one commit for everything buffered so far (by
-every run) and resumes every waiter when it lands. So a thousand runs that
-reach a tool call in the same loop iteration cost one commit, and no side
-effect starts before the rows that lead to it are on disk.
+`durable()`. With one run in flight that commits at once, in place (a trip
+through the event loop would cost more than the commit); with several it
+schedules one commit for everything buffered so far, by every run, and
+resumes every waiter when it lands. So a thousand runs that reach a tool call
+in the same loop iteration cost one commit, and no side effect starts before
+the rows that lead to it are on disk.
 
 WAL with `synchronous = NORMAL`: a commit survives the process being killed
 (SIGKILL included); only an OS crash or power cut can lose the last few
@@ -35,6 +37,8 @@ JOURNAL_NAME = "journal.db"
 LEASE_SECONDS = 30.0
 
 _INSERT_EVENT = "INSERT INTO events (run_id, seq, kind, key, at, data) VALUES (?, ?, ?, ?, ?, ?)"
+#: One encoder for every row (json.dumps with options builds a new one per call).
+encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 
 
 def journal_path(project: str | os.PathLike[str]) -> Path:
@@ -73,6 +77,8 @@ class SQLiteJournal:
         self._pending: list[tuple[str | None, tuple[Any, ...]]] = []
         self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._held: set[str] = set()
+        #: Runs of this process admitted or resumed and not yet stopped.
+        self._active = 0
         self._renewal: asyncio.TimerHandle | None = None
 
     # -- connection ------------------------------------------------------------------
@@ -107,7 +113,7 @@ class SQLiteJournal:
 
     def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None:
         """Buffer one history row (committed by the next `durable()` or `flush()`)."""
-        self._pending.append((None, (run_id, seq, kind, key, time.time(), json.dumps(data, ensure_ascii=False, default=str))))
+        self._pending.append((None, (run_id, seq, kind, key, time.time(), encode(data))))
 
     def later(self, sql: str, params: tuple[Any, ...]) -> None:
         self._pending.append((sql, params))
@@ -115,6 +121,9 @@ class SQLiteJournal:
     async def durable(self) -> None:
         """Until every row buffered so far is committed: one commit for all the runs waiting now."""
         if not self._pending:
+            return
+        if self._active <= 1 and self._waiting is None:  # alone: nobody to share a commit with
+            self._commit_now()
             return
         loop = asyncio.get_running_loop()
         waiting = self._waiting
@@ -131,6 +140,12 @@ class SQLiteJournal:
             future = waiting[1]
         # Shielded: one waiter being cancelled must not cancel the commit the others wait for.
         await asyncio.shield(future)
+
+    def _commit_now(self) -> None:
+        try:
+            self.flush()
+        except Exception as exc:
+            raise JournalWriteError(f"the run journal {self.path} could not be written: {exc}") from exc
 
     def _commit_group(self) -> None:
         waiting, self._waiting = self._waiting, None
@@ -174,9 +189,10 @@ class SQLiteJournal:
         """Buffer a new run's row and its lease (the caller awaits `durable()` before the first step)."""
         now = time.time()
         self.later("INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?)",
-                   (run_id, entry, spec, json.dumps(input, ensure_ascii=False, default=str), now, now))
+                   (run_id, entry, spec, encode(input), now, now))
         self.later("INSERT OR REPLACE INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?)",
                    (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+        self._active += 1
         self._hold(run_id)
 
     def acquire(self, run_id: str) -> None:
@@ -198,15 +214,16 @@ class SQLiteJournal:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        self._active += 1
         self._hold(run_id)
 
-    def stopped(self, run_id: str, status: str, result: Any, snapshot: Any, steps: int, tokens: tuple[int, int]) -> None:
-        """Buffer a stop: the run's row gets its status, result and export snapshot; the lease is let go."""
-        self.later("UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, result = ?, snapshot = ? "
-                   "WHERE id = ?", (status, time.time(), steps, tokens[0], tokens[1], json.dumps(result, ensure_ascii=False, default=str),
-                                    json.dumps(snapshot, ensure_ascii=False, default=str), run_id))
+    def stopped(self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
+        """Buffer a stop: the run's row gets its status and export snapshot (the result is its `result`); the lease is let go."""
+        self.later("UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
+                   "WHERE id = ?", (status, time.time(), steps, tokens[0], tokens[1], encode(snapshot), run_id))
         self.later("DELETE FROM leases WHERE run_id = ? AND owner = ?", (run_id, self.owner))
         self._held.discard(run_id)
+        self._active = max(0, self._active - 1)
 
     def _hold(self, run_id: str) -> None:
         self._held.add(run_id)
@@ -276,9 +293,10 @@ class SQLiteJournal:
     def _run_dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
         out = dict(zip(_RUN_FIELDS, row))
         out["input"] = json.loads(out["input"])
-        for name in ("result", "snapshot"):
-            if out[name] is not None:
-                out[name] = json.loads(out[name])
+        out["result"] = None
+        if out["snapshot"] is not None:
+            out["snapshot"] = json.loads(out["snapshot"])
+            out["result"] = out["snapshot"].get("result")
         if out["status"] == "running":
             lease = self.lease(out["id"])
             if lease is None or not lease["live"]:
@@ -287,7 +305,7 @@ class SQLiteJournal:
         return out
 
 
-_RUN_FIELDS = ("id", "entry", "spec", "input", "status", "started", "updated", "steps", "input_tokens", "output_tokens", "result", "snapshot")
+_RUN_FIELDS = ("id", "entry", "spec", "input", "status", "started", "updated", "steps", "input_tokens", "output_tokens", "snapshot")
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 
 

@@ -176,3 +176,24 @@ def test_a_lease_whose_holder_died_is_taken_over(tmp_path):
     with pytest.raises(LeaseHeld):  # on another host liveness is unknowable: only expiry frees it
         SQLiteJournal(journal_path(tmp_path)).acquire("r1")
     journal.close()
+
+
+def test_a_finished_code_step_is_replayed_not_run_again(tmp_path):
+    from plait.runtime.config import ChainConfig, StepConfig
+
+    (tmp_path / "durable_code_step.py").write_text(
+        "from pathlib import Path\n\ndef shout(input):\n"
+        f"    with open({str(tmp_path / 'ran.txt')!r}, 'a') as fh:\n        fh.write('x')\n    return input.upper()\n")
+    replies = [{"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "done"}]
+
+    def build():
+        eng = engine(tmp_path, replies, {})
+        eng.program.steps["shout"] = StepConfig("shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(tmp_path)})
+        eng.program.chains["flow"] = ChainConfig("flow", ("shout", "main"))
+        eng.program.entry = "flow"
+        return eng
+
+    failed = go(build().run("hi"))
+    assert failed.stop_reason == "error" and (tmp_path / "ran.txt").read_text() == "x"
+    result = go(build().restore(failed.run_id).resume())
+    assert (result.stop_reason, result.output) == ("done", "done") and (tmp_path / "ran.txt").read_text() == "x"

@@ -1,0 +1,336 @@
+"""Crash proof: a spec whose tools append to a file is killed (SIGKILL, SIGTERM) at many points, or hit by a provider
+failure, and resumed until it finishes. Every run ends with the uninterrupted run's output, no non-idempotent effect
+happens twice, and at most the calls in flight at the kill are redone.
+
+The kill points are found by watching the journal and the effects file from outside, as a person or a supervisor
+would: "a model call is in flight", "a tool has acted but its completion is not recorded", "inside the map"...
+A resumed run that pauses on a call of unknown outcome is answered as a person would: skip when the effects file
+shows the call acted, retry when it does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+tool append "Append a line to the effects file (not idempotent)." {
+  params { line: string }
+  run = python("crash_tools:append")
+}
+
+tool note "Append a line once per idempotency key." {
+  params { line: string }
+  run = python("crash_tools:note")
+  idempotent = true
+}
+
+agent writer {
+  model = demo
+  tools = [append, note]
+}
+
+step review {
+  model = demo
+  prompt = "Grade {{input}}"
+  output { verdict: "accept" | "revise" }
+}
+
+loop polish = writer -> review {
+  until = verdict == "accept"
+  max_iterations = 3
+}
+
+step plan {
+  model = demo
+  prompt = "Plan {{input}}"
+  output { items: list[string] }
+}
+
+agent item {
+  model = demo
+  tools = [append]
+}
+
+map each = item { over = input.items, concurrency = 1 }
+
+agent left {
+  model = demo
+  tools = [append]
+}
+
+agent right {
+  model = demo
+  tools = [append]
+}
+
+parallel both = [left, right]
+
+chain main = polish -> plan -> each -> both
+"""
+
+# Each effect line names its call by the idempotency key (stable per run and call position), so a call
+# that acted twice shows up as a repeated line. `append` acts midway through its call: a kill can land before
+# the effect, or after it but before the journal hears the call finished.
+TOOLS = '''
+import time
+from pathlib import Path
+
+EFFECTS = Path(__file__).with_name("effects.txt")
+
+
+def append(line, idempotency_key=""):
+    time.sleep(0.03)
+    with EFFECTS.open("a") as fh:
+        fh.write(f"{line} {idempotency_key}\\n")
+    time.sleep(0.03)
+    return "appended " + line
+
+
+def note(line, idempotency_key=""):
+    time.sleep(0.03)
+    done = EFFECTS.read_text().split("\\n") if EFFECTS.exists() else []
+    if f"{line} {idempotency_key}" not in done:
+        with EFFECTS.open("a") as fh:
+            fh.write(f"{line} {idempotency_key}\\n")
+    time.sleep(0.03)
+    return "noted " + line
+'''
+
+
+def call(name: str, delay: str = "20ms", **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}], "delay": delay}
+
+
+def text(value: Any, delay: str = "20ms") -> dict[str, Any]:
+    return {"text": value if isinstance(value, str) else json.dumps(value), "delay": delay}
+
+
+def script(fail_at_writer: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    writer = [call("append", line="w1"), call("note", line="n1"), text("draft 1"), call("append", line="w2"), text("draft 2")]
+    if fail_at_writer is not None:
+        writer.insert(fail_at_writer, {"error": {"kind": "server_error", "message": "overloaded"}, "delay": "20ms"})
+    return {
+        "writer": writer,
+        "review": [text({"verdict": "revise"}), text({"verdict": "accept"})],
+        "plan": [text({"items": ["a", "b"]})],
+        "item": [call("append", line="i"), text("item done"), call("append", line="i"), text("item done")],
+        "left": [call("append", line="l"), text("left done")],
+        "right": [call("append", line="r"), text("right done")],
+    }
+
+
+def make_project(root: Path, replies: dict[str, Any]) -> Path:
+    root.mkdir()
+    (root / "spec.plait").write_text(SPEC)
+    (root / "crash_tools.py").write_text(TOOLS)
+    (root / "demo.json").write_text(json.dumps(replies))
+    return root
+
+
+#: Bytecode for the many short plait processes, kept out of the source tree (and reused by each of them).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "plait-crash-test-pycache")
+
+
+def plait(root: Path, *argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "plait", *argv], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV)
+
+
+class Journal:
+    """The journal and the effects file as seen from outside the process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def rows(self) -> list[tuple[str, str, dict[str, Any]]]:
+        path = self.root / ".plait" / "journal.db"
+        if not path.exists():
+            return []
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+            try:
+                return [(k, key or "", json.loads(d)) for k, key, d in conn.execute("SELECT kind, key, data FROM events ORDER BY run_id, seq")]
+            finally:
+                conn.close()
+        except sqlite3.Error:  # created but not yet migrated
+            return []
+
+    def effects(self) -> list[str]:
+        path = self.root / "effects.txt"
+        return path.read_text().splitlines() if path.exists() else []
+
+    def run_id(self) -> str:
+        conn = sqlite3.connect(self.root / ".plait" / "journal.db")
+        try:
+            [(run_id,)] = conn.execute("SELECT id FROM runs").fetchall()
+            return run_id
+        finally:
+            conn.close()
+
+    def in_flight(self, rows: list[tuple[str, str, dict[str, Any]]]) -> tuple[int, int]:
+        """(model calls, tool calls) started and not finished in these rows."""
+        models = {key for kind, key, _ in rows if kind == "model_request"} - {key for kind, key, _ in rows if kind in ("model_reply", "model_error")}
+        tools = {key for kind, key, _ in rows if kind == "tool_intent"} - {key for kind, key, _ in rows if kind == "tool_completed"}
+        return len(models), len(tools)
+
+
+def count(rows, kind: str, where: str = "") -> int:
+    return sum(1 for k, key, _ in rows if k == kind and where in key)
+
+
+def acted_unrecorded(rows, effects) -> bool:
+    """A non-idempotent call has acted (its line is in the file) and its completion is not in the journal."""
+    done_positions = {key for k, key, _ in rows if k == "tool_completed"}
+    unfinished = {d["idempotency_key"] for k, key, d in rows if k == "tool_intent" and d.get("tool") == "append" and key not in done_positions}
+    return any(line.split(" ", 1)[1] in unfinished for line in effects)
+
+
+#: Where to kill: a name and a predicate over (journal rows, effect lines).
+POINTS: dict[str, Callable[[list, list], bool]] = {
+    "first model call in flight": lambda r, e: count(r, "model_request") == 1 and count(r, "model_reply") == 0,
+    "tool running, before its effect": lambda r, e: count(r, "tool_intent") == 1 and not e,
+    "tool acted, completion not recorded": lambda r, e: acted_unrecorded(r, e) and count(r, "tool_completed") == 0,
+    "after a tool call, next model call in flight": lambda r, e: count(r, "tool_completed") == 1 and count(r, "model_request") == 2,
+    "idempotent tool acted, completion not recorded": lambda r, e: any(x.startswith("n1 ") for x in e) and count(r, "tool_completed") == 1,
+    "loop iteration 2, its tool acted": lambda r, e: any(x.startswith("w2 ") for x in e) and count(r, "tool_completed") == 2,
+    "inside the map, a model call in flight": lambda r, e: count(r, "model_request", "each") >= 1 and count(r, "model_reply", "each") == 0,
+    "inside the map, a tool acted": lambda r, e: any(x.startswith("i ") for x in e) and acted_unrecorded(r, e),
+    "map item 2": lambda r, e: count(r, "model_request", "each") == 3 and count(r, "model_reply", "each") == 2,
+    "inside the parallel, both branches calling the model": lambda r, e: count(r, "model_request", "both") >= 2 and count(r, "model_reply", "both") == 0,
+    "inside the parallel, a branch's tool acted": lambda r, e: any(x[:2] in ("l ", "r ") for x in e) and acted_unrecorded(r, e),
+    "last model calls in flight": lambda r, e: count(r, "tool_completed") == 7 and count(r, "model_reply", "both") == 2,
+}
+
+SIGTERM_POINTS = ("first model call in flight", "tool running, before its effect", "inside the parallel, a branch's tool acted")
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> dict[str, Any]:
+    """The uninterrupted run: its output, its effects (by line text) and how many model calls it made."""
+    root = make_project(tmp_path_factory.mktemp("crash") / "baseline", script())
+    done = plait(root, "run", "spec.plait", "--input", "go", "--json")
+    out, err = done.communicate(timeout=30)
+    assert done.returncode == 0, err
+    report = json.loads(out)
+    journal = Journal(root)
+    effects = journal.effects()
+    assert sorted(line.split()[0] for line in effects) == ["i", "i", "l", "n1", "r", "w1", "w2"] and len(set(effects)) == 7
+    return {"output": report["output"], "effects": sorted(line.split()[0] for line in effects), "model_calls": report["model_calls"],
+            "rows": len(journal.rows())}
+
+
+def kill_at(root: Path, point: str, sig: int) -> tuple[int, tuple[int, int]]:
+    """Start the run, wait until the point is reached, send `sig`; returns (exit code, calls in flight at the kill)."""
+    journal = Journal(root)
+    process = plait(root, "run", "spec.plait", "--input", "go", "--json")
+    predicate = POINTS[point]
+    deadline = time.monotonic() + 20
+    try:
+        while time.monotonic() < deadline:
+            rows, effects = journal.rows(), journal.effects()
+            if predicate(rows, effects):
+                process.send_signal(sig)
+                process.communicate(timeout=20)
+                # Read once the process is gone: what it had started and not finished when the signal landed.
+                return process.returncode, journal.in_flight(journal.rows())
+            if process.poll() is not None:
+                break
+            time.sleep(0.003)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        if process.stdout is not None and not process.stdout.closed:
+            process.communicate()
+    raise AssertionError(f"the run never reached `{point}` (exit {process.returncode})")
+
+
+def resume_until_done(root: Path) -> tuple[dict[str, Any], int]:
+    """`plait resume` until the run finishes, deciding unknown outcomes as a person would; returns (report, decisions)."""
+    journal = Journal(root)
+    run_id = journal.run_id()
+    decisions: list[str] = []
+    for _ in range(6):
+        process = plait(root, "resume", run_id, "--json", *(f"--decide={d}" for d in decisions))
+        out, err = process.communicate(timeout=30)
+        assert "Traceback" not in err
+        if process.returncode == 0:
+            return json.loads(out), len(decisions)
+        assert process.returncode == 3, err
+        report = json.loads(out)
+        assert report["stop_reason"] == "pause", err
+        # The pause names the call (side-by-side calls pause together); the person looks at the world (the
+        # effects file) and decides each.
+        rows = journal.rows()
+        since = max(i for i, (k, _, _) in enumerate(rows) if k == "resume")
+        decisions = []
+        for kind, position, pause in rows[since:]:
+            if kind != "pause":
+                continue
+            intent = next(d for k, key, d in reversed(rows) if k == "tool_intent" and key == position)
+            acted = f"{intent['arguments']['line']} {intent['idempotency_key']}" in journal.effects()
+            decisions.append(f"{pause['call']}={'skip' if acted else 'retry'}")
+    raise AssertionError("the run did not finish after six resumes")
+
+
+def check(root: Path, baseline: dict[str, Any], report: dict[str, Any], flight: tuple[int, int]) -> None:
+    journal = Journal(root)
+    effects = journal.effects()
+    assert report["output"] == baseline["output"]
+    assert len(effects) == len(set(effects)), f"an effect happened twice: {effects}"
+    assert sorted(line.split()[0] for line in effects) == baseline["effects"]
+    rows = journal.rows()
+    # Live model calls over every attempt: the uninterrupted run's, plus at most the ones in flight at the kill.
+    assert baseline["model_calls"] <= count(rows, "model_request") <= baseline["model_calls"] + flight[0] + 1
+    # Tool calls started again: at most those in flight at the kill.
+    assert sum(1 for k, _, d in rows if k == "tool_intent" and d.get("attempt", 1) > 1) <= flight[1]
+
+
+@pytest.mark.parametrize("point", list(POINTS))
+def test_sigkill_anywhere_then_resume_finishes_like_an_uninterrupted_run(point, baseline, tmp_path):
+    root = make_project(tmp_path / "p", script())
+    code, flight = kill_at(root, point, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    report, _ = resume_until_done(root)
+    check(root, baseline, report, flight)
+
+
+@pytest.mark.parametrize("point", SIGTERM_POINTS)
+def test_sigterm_stops_the_run_stored_and_resume_finishes_it(point, baseline, tmp_path):
+    root = make_project(tmp_path / "p", script())
+    code, flight = kill_at(root, point, signal.SIGTERM)
+    assert code == 143
+    conn = sqlite3.connect(root / ".plait" / "journal.db")
+    assert conn.execute("SELECT status FROM runs").fetchone() == ("error",)  # stopped and stored, its lease let go
+    assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+    conn.close()
+    report, _ = resume_until_done(root)
+    check(root, baseline, report, flight)
+
+
+def test_a_provider_failure_mid_run_resumes_without_redoing_effects(baseline, tmp_path):
+    root = make_project(tmp_path / "p", script(fail_at_writer=3))
+    failed = plait(root, "run", "spec.plait", "--input", "go", "--json")
+    out, _ = failed.communicate(timeout=30)
+    assert failed.returncode == 1 and json.loads(out)["error"]["kind"] == "server_error"
+    before = Journal(root).effects()
+    assert [line.split()[0] for line in before] == ["w1", "n1"]
+    report, decisions = resume_until_done(root)
+    assert decisions == 0  # a clean failure leaves no call of unknown outcome
+    check(root, baseline, report, (1, 0))
+
