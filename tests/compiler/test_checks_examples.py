@@ -97,6 +97,8 @@ def _decl_tags(decl: ast.Node) -> set[str]:
     if getattr(decl, "description", None) is not None:
         tags.add(f"{decl.kind}:description")
     body = getattr(decl, "body", None)
+    if not isinstance(body, ast.Block):  # a loop's or a map's body is its elements; its attributes are in `block`
+        body = getattr(decl, "block", None)
     for entry in body.attributes if body else ():
         tags |= {f"{decl.kind}.{entry.key.name}"} | _value_tags(entry.value)
         if entry.key.name == "until":
