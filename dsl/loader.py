@@ -109,8 +109,9 @@ def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, s
         return
     seen.add(resolved)
     source, error = _read(path, display, via)
-    if error is not None:
-        result.diagnostics.append(error)
+    if source is None:
+        if error is not None:
+            result.diagnostics.append(error)
         return
     _add(source, resolved, result, seen)
 

@@ -63,7 +63,7 @@ def render(spec: _typing.Any, format: str = "dot", **options: _typing.Any) -> "s
 
     result = spec if hasattr(spec, "diagnostics") else None
     if hasattr(spec, "nodes_of"):
-        graph, sources = spec, {}
+        graph, sources = spec, dict[str, _typing.Any]()
     else:
         result = result or compile(spec)
         if result.graph is None:

@@ -48,16 +48,17 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(found, str):
             return fail(found, EXIT_USAGE)
         saved, snapshot = found
-        name = snapshot.get("agent")
+        name = str(snapshot["agent"])
         if args.agent and args.agent != name:
             return fail(f"chat `{saved.stem}` is with agent `{name}`, not `{args.agent}`", EXIT_USAGE)
         if name not in engine.program.agents:
             return fail(f"chat `{saved.stem}` is with agent `{name}`, which the spec no longer declares", EXIT_USAGE)
     else:
         agents = list(engine.program.agents)
-        name = args.agent or ("main" if "main" in agents else (agents[0] if len(agents) == 1 else None))
-        if name not in engine.program.agents:
+        picked = args.agent or ("main" if "main" in agents else (agents[0] if len(agents) == 1 else None))
+        if picked not in engine.program.agents:
             return fail(f"pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
+        name = str(picked)
         saved = chats / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     return asyncio.run(_converse(engine, name, saved, snapshot))
 

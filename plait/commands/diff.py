@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "mermaid":
         from plait.compiler.render.diff_mermaid import diff_to_mermaid
 
-        sys.stdout.write(diff_to_mermaid(*graphs, changes))
+        old, new = graphs
+        sys.stdout.write(diff_to_mermaid(old, new, changes))
     else:
         sys.stdout.write(changes_to_text(changes))
     return EXIT_ERRORS if changes else EXIT_OK
