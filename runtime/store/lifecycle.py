@@ -132,6 +132,6 @@ def record_stop(run: Run, result: RunResult) -> None:
                                   "pending": data.get("pending", []), "error": data.get("error")})
     journal.store.stopped(run.id, result.stop_reason, snapshot, report.model_calls, (report.input_tokens, report.output_tokens))
     try:
-        journal.store.flush()
+        journal.store.settle()
     except Exception as exc:  # the disk is full or read-only: say so in the report rather than lose the result
         report.warn("run_not_stored", f"could not store the run: {exc}")

@@ -1,19 +1,20 @@
-"""Journal rows → one SQLite database per project (`.plait/journal.db`, WAL), committed in groups.
+"""Journal rows → one SQLite database per project (`.plait/journal.db`, WAL), written through a segment file.
 
-Every run of a process writes through one `SQLiteJournal`. Rows are buffered
-and committed together: a step that is about to start a side effect awaits
-`durable()`. With one run in flight that commits at once, in place (a trip
-through the event loop would cost more than the commit); with several it
-schedules one commit for everything buffered so far, by every run, and
-resumes every waiter when it lands. So a thousand runs that reach a tool call
-in the same loop iteration cost one commit, and no side effect starts before
-the rows that lead to it are on disk.
+Every run of a process writes through one `SQLiteJournal`. A step that is
+about to start a side effect awaits `durable()`: the rows buffered so far are
+appended to this process's segment (log.py) in one write, which survives the
+process being killed. With one run in flight that happens at once, in place;
+with several, one write serves every run waiting in the same loop iteration.
+Rows move into the tables in one transaction at a stop, before any read, and
+every few thousand rows; admissions and stops are table statements committed
+with them (an admission is committed before the run's first step, so other
+processes see the run and its lease at once).
 
-WAL with `synchronous = NORMAL`: a commit survives the process being killed
-(SIGKILL included); only an OS crash or power cut can lose the last few
-commits (PLAIT_JOURNAL_SYNC=full makes every commit fsync). Leases say which
-process may write a run; a lease whose holder died on this host is taken
-over at once, one held elsewhere only when it expires.
+WAL with `synchronous = NORMAL`, and segment writes without fsync: what is
+written survives a killed process; an OS crash or power cut can lose the last
+rows (PLAIT_JOURNAL_SYNC=full makes table commits fsync). Leases say which
+process may write a run; a lease whose holder died on this host is taken over
+at once, one held elsewhere only when it expires.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+from .log import Segment, line, read, segments
 from .schema import migrate
 
 __all__ = ["JOURNAL_NAME", "LEASE_SECONDS", "LeaseHeld", "SQLiteJournal", "journal_path"]
@@ -36,7 +38,12 @@ JOURNAL_NAME = "journal.db"
 #: How long a lease lasts without renewal; a live holder renews it every third of that.
 LEASE_SECONDS = 30.0
 
-_INSERT_EVENT = "INSERT INTO events (run_id, seq, kind, key, at, data) VALUES (?, ?, ?, ?, ?, ?)"
+# OR IGNORE: a row may come in twice (read from a live process's segment, then committed by it); one whose run
+# was deleted meanwhile is dropped.
+_INSERT_EVENT = ("INSERT OR IGNORE INTO events (run_id, seq, kind, key, at, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
+                 "WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)")
+#: Rows in this process's segment that trigger a move into the tables without waiting for a stop.
+_INGEST_AT = 5000
 #: One encoder for every row (json.dumps with options builds a new one per call).
 encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 
@@ -71,10 +78,16 @@ class SQLiteJournal:
         self.path = Path(path)
         self.host = socket.gethostname()
         self.pid = os.getpid()
-        self.owner = f"{self.host}:{self.pid}:{uuid.uuid4().hex[:8]}"
+        token = uuid.uuid4().hex[:8]
+        self.owner = f"{self.host}:{self.pid}:{token}"
         self._conn: sqlite3.Connection | None = None
-        #: Buffered statements, in order: (sql, params) or (None, event row) for the common insert.
-        self._pending: list[tuple[str | None, tuple[Any, ...]]] = []
+        self.log_dir = self.path.with_name(self.path.name + "-log")
+        self._segment = Segment(self.log_dir, f"{self.pid}-{token}")
+        #: Rows not yet appended to the segment, as lines; and rows in the segment, not yet in the tables.
+        self._lines: list[str] = []
+        self._unsynced: list[tuple[Any, ...]] = []
+        #: Statements for the tables (admissions, stops, leases), run with the next flush.
+        self._sql: list[tuple[str, tuple[Any, ...]]] = []
         self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._held: set[str] = set()
         #: Runs of this process admitted or resumed and not yet stopped.
@@ -92,9 +105,11 @@ class SQLiteJournal:
             conn.execute("PRAGMA journal_mode = WAL")
             sync = "FULL" if os.environ.get("PLAIT_JOURNAL_SYNC", "").lower() == "full" else "NORMAL"
             conn.execute(f"PRAGMA synchronous = {sync}")
-            conn.execute("PRAGMA foreign_keys = ON")
+            # Checkpoints are what fsync: a larger WAL between them (16 MB) makes them rare.
+            conn.execute("PRAGMA wal_autocheckpoint = 4000")
             migrate(conn)
             self._conn = conn
+            self._take_in_others()
         return conn
 
     def exists(self) -> bool:
@@ -105,6 +120,7 @@ class SQLiteJournal:
         if self._renewal is not None:
             self._renewal.cancel()
             self._renewal = None
+        self._segment.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -112,45 +128,47 @@ class SQLiteJournal:
     # -- writing ---------------------------------------------------------------------
 
     def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None:
-        """Buffer one history row (committed by the next `durable()` or `flush()`)."""
-        self._pending.append((None, (run_id, seq, kind, key, time.time(), encode(data))))
+        """Buffer one history row (durable after the next `durable()` or `flush()`)."""
+        row = (run_id, seq, kind, key, time.time(), encode(data))
+        self._lines.append(line(*row))
+        self._unsynced.append(row)
 
     def later(self, sql: str, params: tuple[Any, ...]) -> None:
-        self._pending.append((sql, params))
+        self._sql.append((sql, params))
 
     async def durable(self) -> None:
-        """Until every row buffered so far is committed: one commit for all the runs waiting now."""
-        if not self._pending:
+        """Until every row buffered so far is durable: one write (or commit) for all the runs waiting now."""
+        if not self._lines and not self._sql:
             return
-        if self._active <= 1 and self._waiting is None:  # alone: nobody to share a commit with
-            self._commit_now()
+        if self._active <= 1 and self._waiting is None:  # alone: nobody to share a write with
+            self._write_now()
             return
         loop = asyncio.get_running_loop()
         waiting = self._waiting
         if waiting is not None and waiting[0] is not loop:  # left over from a loop that ended
-            self.flush()
+            self._write_now()
             waiting = None
-            if not self._pending:
+            if not self._lines and not self._sql:
                 return
         if waiting is None:
             future = loop.create_future()
             self._waiting = (loop, future)
-            loop.call_soon(self._commit_group)
+            loop.call_soon(self._write_group)
         else:
             future = waiting[1]
-        # Shielded: one waiter being cancelled must not cancel the commit the others wait for.
+        # Shielded: one waiter being cancelled must not cancel the write the others wait for.
         await asyncio.shield(future)
 
-    def _commit_now(self) -> None:
+    def _write_now(self) -> None:
         try:
-            self.flush()
+            self._write()
         except Exception as exc:
             raise JournalWriteError(f"the run journal {self.path} could not be written: {exc}") from exc
 
-    def _commit_group(self) -> None:
+    def _write_group(self) -> None:
         waiting, self._waiting = self._waiting, None
         try:
-            self.flush()
+            self._write()
         except Exception as exc:
             if waiting is not None and not waiting[1].done():
                 waiting[1].set_exception(JournalWriteError(f"the run journal {self.path} could not be written: {exc}"))
@@ -158,30 +176,74 @@ class SQLiteJournal:
         if waiting is not None and not waiting[1].done():
             waiting[1].set_result(None)
 
+    def _write(self) -> None:
+        """Rows to the segment (one write); statements for the tables, or a large segment, to a commit."""
+        if self._lines:
+            text = "".join(self._lines)
+            self._lines = []
+            self._segment.write(text)
+        if self._sql or len(self._unsynced) >= _INGEST_AT:
+            self.flush()
+
     def flush(self) -> None:
-        """Commit everything buffered, now, in one transaction."""
-        pending = self._pending
-        if not pending:
+        """Everything buffered into the tables, now, in one transaction; the segment starts again."""
+        if self._lines:
+            text = "".join(self._lines)
+            self._lines = []
+            self._segment.write(text)
+        if not self._sql and not self._unsynced:
             return
-        self._pending = []
+        sql, self._sql = self._sql, []
+        rows, self._unsynced = self._unsynced, []
         conn = self.conn
         conn.execute("BEGIN")
         try:
-            rows: list[tuple[Any, ...]] = []
-            for sql, params in pending:
-                if sql is None:
-                    rows.append(params)
-                    continue
-                if rows:
-                    conn.executemany(_INSERT_EVENT, rows)
-                    rows = []
-                conn.execute(sql, params)
+            for statement, params in sql:  # admissions first: a run's row comes before its history
+                conn.execute(statement, params)
             if rows:
                 conn.executemany(_INSERT_EVENT, rows)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        self._segment.truncate()
+
+    def settle(self) -> None:
+        """After a stop: alone, everything goes into the tables now; with other runs in flight, the stop row is
+        written (durable) and the table update rides with the next commit, so a thousand stops cost one."""
+        if self._active > 0:
+            if self._lines:
+                text = "".join(self._lines)
+                self._lines = []
+                self._segment.write(text)
+            if len(self._unsynced) < _INGEST_AT:
+                return
+        self.flush()
+
+    def _take_in_others(self) -> None:
+        """Move other processes' segments into the tables; delete those whose writer has died."""
+        for path, pid in segments(self.log_dir):
+            if path == self._segment.path:
+                continue
+            alive = _alive(pid)  # this process's other journals included: theirs are live too
+            rows = read(path)
+            if rows:
+                conn = self.conn
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany(_INSERT_EVENT, rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            if not alive:
+                path.unlink(missing_ok=True)
+
+    def sync(self) -> None:
+        """Before a read: this process's rows and every other process's segment are in the tables."""
+        self.flush()
+        if self._conn is not None:
+            self._take_in_others()
 
     # -- runs and leases -------------------------------------------------------------
 
@@ -197,7 +259,7 @@ class SQLiteJournal:
 
     def acquire(self, run_id: str) -> None:
         """Take the lease of an existing run, now; LeaseHeld when a live process owns it."""
-        self.flush()
+        self.sync()
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the read and the write are one step for every process
         try:
@@ -248,12 +310,12 @@ class SQLiteJournal:
     # -- reading ---------------------------------------------------------------------
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        self.flush()
+        self.sync()
         row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         return self._run_dict(row) if row else None
 
     def runs(self, status: str | None = None) -> list[dict[str, Any]]:
-        self.flush()
+        self.sync()
         sql = f"SELECT {_RUN_COLUMNS} FROM runs"
         params: tuple[Any, ...] = ()
         if status:
@@ -262,7 +324,7 @@ class SQLiteJournal:
         return [self._run_dict(r) for r in self.conn.execute(sql + " ORDER BY started, id", params)]
 
     def events(self, run_id: str) -> Iterator[dict[str, Any]]:
-        self.flush()
+        self.sync()
         for seq, kind, key, at, data in self.conn.execute(
                 "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq", (run_id,)):
             yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
@@ -275,7 +337,7 @@ class SQLiteJournal:
         return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3], "live": live}
 
     def delete(self, run_ids: list[str]) -> int:
-        self.flush()
+        self.sync()
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import pytest
 
+from plait.runtime.store import log
+
 pytestmark = pytest.mark.slow
 
 SPEC = """
@@ -129,8 +131,9 @@ def script(fail_at_writer: int | None = None) -> dict[str, list[dict[str, Any]]]
         "review": [text({"verdict": "revise"}), text({"verdict": "accept"})],
         "plan": [text({"items": ["a", "b"]})],
         "item": [call("append", line="i"), text("item done"), call("append", line="i"), text("item done")],
-        "left": [call("append", line="l"), text("left done")],
-        "right": [call("append", line="r"), text("right done")],
+        # Slower, so a watcher polling from outside sees both branches waiting on the model at once.
+        "left": [call("append", "150ms", line="l"), text("left done")],
+        "right": [call("append", "150ms", line="r"), text("right done")],
     }
 
 
@@ -159,17 +162,23 @@ class Journal:
         self.root = root
 
     def rows(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(kind, key, data) of every durable row, in order: the tables' and the segments' (read, never moved)."""
         path = self.root / ".plait" / "journal.db"
-        if not path.exists():
-            return []
-        try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        found: dict[tuple[str, int], tuple[str, str, str]] = {}
+        if path.exists():
             try:
-                return [(k, key or "", json.loads(d)) for k, key, d in conn.execute("SELECT kind, key, data FROM events ORDER BY run_id, seq")]
-            finally:
-                conn.close()
-        except sqlite3.Error:  # created but not yet migrated
-            return []
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+                try:
+                    for run_id, seq, k, key, d in conn.execute("SELECT run_id, seq, kind, key, data FROM events"):
+                        found[(run_id, seq)] = (k, key or "", d)
+                finally:
+                    conn.close()
+            except sqlite3.Error:  # created but not yet migrated
+                pass
+        for segment, _ in log.segments(path.with_name("journal.db-log")):
+            for run_id, seq, k, key, _at, d in log.read(segment):
+                found[(run_id, seq)] = (k, key or "", d)
+        return [(k, key, json.loads(d)) for _, (k, key, d) in sorted(found.items())]
 
     def effects(self) -> list[str]:
         path = self.root / "effects.txt"

@@ -19,13 +19,13 @@ from plait.runtime.store.schema import MIGRATIONS
 
 
 def committed(project, run_id):
-    """What another process would see of a run right now: its row's status and its committed row kinds."""
-    conn = sqlite3.connect(journal_path(project))
+    """What another process would see of a run right now: its row's status and the kinds of its durable rows."""
+    other = SQLiteJournal(journal_path(project))
     try:
-        status = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return (status[0] if status else None), [k for (k,) in conn.execute("SELECT kind FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]
+        row = other.run(run_id)
+        return (row["status"] if row else None), [e["kind"] for e in other.events(run_id)]
     finally:
-        conn.close()
+        other.close()
 
 
 def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_runs(tmp_path):
@@ -197,3 +197,22 @@ def test_a_finished_code_step_is_replayed_not_run_again(tmp_path):
     assert failed.stop_reason == "error" and (tmp_path / "ran.txt").read_text() == "x"
     result = go(build().restore(failed.run_id).resume())
     assert (result.stop_reason, result.output) == ("done", "done") and (tmp_path / "ran.txt").read_text() == "x"
+
+
+@pytest.mark.slow
+def test_rows_a_killed_process_left_in_its_segment_are_moved_in_by_the_next_one(tmp_path):
+    script = (
+        "import asyncio, os, sys\n"
+        "from plait.runtime.store import SQLiteJournal, journal_path\n"
+        "j = SQLiteJournal(journal_path(sys.argv[1]))\n"
+        "j.admit('r1', 'main', None, 'go')\n"
+        "j.flush()\n"
+        "j.event('r1', 1, 'tool_intent', 'main#1:c1', {'tool': 'send'})\n"
+        "asyncio.run(j.durable())\n"
+        "os._exit(0)  # dies without moving its segment into the tables\n")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
+    [segment] = (tmp_path / ".plait" / "journal.db-log").glob("*.jsonl")
+    journal = SQLiteJournal(journal_path(tmp_path))
+    assert [(e["kind"], e["key"], e["data"]) for e in journal.events("r1")] == [("tool_intent", "main#1:c1", {"tool": "send"})]
+    assert not segment.exists() and journal.run("r1")["status"] == "crashed"
+    journal.close()
