@@ -52,3 +52,24 @@ def test_a_disabled_threshold_stays_disabled(default_threshold):
     engine = make([call("peek"), {"text": "ok"}], tools={"peek": fn_tool("peek", lambda: seen.append(gc.get_threshold()) or "x")})
     go(engine.run("go"))
     assert seen == [(0, 10, 10)] and gc.get_threshold() == (0, 10, 10)
+
+
+def test_the_host_can_keep_its_own_gc_settings(default_threshold, monkeypatch):
+    from plait.runtime import gc_scope
+
+    monkeypatch.setattr(gc_scope, "enabled", False)
+    seen = []
+    engine = make([call("peek"), {"text": "ok"}], tools={"peek": fn_tool("peek", lambda: seen.append(gc.get_threshold()) or "x")})
+    go(engine.run("a"))
+    assert seen == [(700, 10, 10)] and gc.get_threshold() == (700, 10, 10)
+
+
+@pytest.mark.slow
+def test_plait_gc_keep_in_the_environment_turns_it_off():
+    import subprocess
+    import sys
+
+    code = "import plait.runtime.gc_scope as g; print(g.enabled)"
+    outs = [subprocess.run([sys.executable, "-c", code], env={"PLAIT_GC": value}, capture_output=True, text=True,
+                           check=True).stdout.strip() for value in ("keep", "")]
+    assert outs == ["False", "True"]
