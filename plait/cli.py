@@ -21,6 +21,7 @@ EXIT_USAGE = 2
 EXIT_HUMAN = 3
 EXIT_MAX_STEPS = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 #: The exit-code table, the same for every command (README, docs and `--help` all show this).
 EXIT_CODES: dict[int, str] = {
@@ -31,6 +32,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_HUMAN: "the run stopped for a human: an approval, an ask or a pause (resume it)",
     EXIT_MAX_STEPS: "the run stopped at max_steps",
     EXIT_INTERRUPTED: "interrupted by Ctrl-C (the shell's convention, 128 + SIGINT)",
+    EXIT_TERMINATED: "terminated by SIGTERM (128 + 15); a run is stored first, so `plait resume` continues it",
 }
 
 

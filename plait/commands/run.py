@@ -28,6 +28,7 @@ from plait.cli import (
     EXIT_HUMAN,
     EXIT_MAX_STEPS,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     print_diagnostics,
 )
@@ -87,10 +88,6 @@ def run(args: argparse.Namespace) -> int:
     except Terminated:
         return fail(f"terminated; the run is stored: resume with `plait resume {started.id}`", EXIT_TERMINATED)
     return finish(result, args)
-
-
-#: SIGTERM's conventional exit status (128 + 15).
-EXIT_TERMINATED = 143
 
 
 class Terminated(Exception):
