@@ -48,10 +48,9 @@ async def journaled_model_call(ctx: RunContext, agent: AgentConfig, request: Mod
                                  Usage(*hit.get("usage", (0, 0))), hit["model"], hit.get("response_id"))
         served(ctx, agent, hit["model"], request, response, path)
         return response
-    journal.record("model_request", position, {
-        "agent": agent.name, "path": list(path), "step": request.step, "model": agent.model,
-        "messages": len(request.messages), "new": to_json(_since_last_reply(request)),
-    })
+    # What was asked, not the messages themselves: each is already a row (the input, a reply, a tool's completion).
+    journal.record("model_request", position, {"agent": agent.name, "step": request.step, "model": agent.model,
+                                               "messages": len(request.messages)})
     await journal.durable()
     started = time.perf_counter()
     try:
@@ -123,15 +122,6 @@ async def journaled_code_step(ctx: RunContext, step: StepConfig, input: Any, pat
     journal.record("tool_completed", position, {"step": step.name, "code": True, "value": outcome.output, "content": None,
                                                 "is_error": False, "latency_ms": _ms(started)})
     return outcome
-
-
-def _since_last_reply(request: ModelRequest) -> list[Any]:
-    """The messages this request adds to the conversation: everything after the last assistant turn."""
-    messages = request.messages
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "assistant":
-            return messages[index + 1:]
-    return messages
 
 
 def _completion(call: ToolCall, outcome: ToolOutcome, latency: float) -> dict[str, Any]:
