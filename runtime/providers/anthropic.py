@@ -217,11 +217,11 @@ class AnthropicStream:
                     return [ToolCallDelta(block.id, fragment, self.request.step)]
             return []
         if kind == "content_block_start":
-            block = payload.get("content_block") or {}
-            if block.get("type") == "tool_use":
-                self.blocks[payload.get("index")] = CallBuffer(block.get("id"), block.get("name"))
-            elif block.get("type") == "text":
-                self.blocks[payload.get("index")] = [block.get("text") or ""]
+            started = payload.get("content_block") or {}
+            if started.get("type") == "tool_use":
+                self.blocks[payload.get("index")] = CallBuffer(started.get("id"), started.get("name"))
+            elif started.get("type") == "text":
+                self.blocks[payload.get("index")] = [started.get("text") or ""]
             return []
         if kind == "content_block_stop":
             block = self.blocks.get(payload.get("index"))

@@ -176,7 +176,7 @@ class HTTPProvider:
             try:
                 tail = state.finish()
             except ProviderError as err:
-                raise self._stamp(err)
+                raise self._stamp(err) from None
             yield tail
         finally:
             await response.aclose()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, AsyncIterator, Awaitable
+from typing import Any, AsyncIterator, Coroutine
 
 import httpx
 
@@ -55,7 +55,7 @@ class OpenAIProvider(HTTPProvider):
     def stream_state(self, request: ModelRequest) -> StreamState:
         return ResponsesStream(request) if self.responses_api else ChatStream(request)
 
-    def complete(self, request: ModelRequest) -> Awaitable[ModelResponse]:
+    def complete(self, request: ModelRequest) -> Coroutine[Any, Any, ModelResponse]:
         if request.previous_response_id is None:
             return super().complete(request)  # no extra coroutine layer on every call
         return self._complete_continuing(request)

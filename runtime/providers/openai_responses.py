@@ -165,13 +165,13 @@ class ResponsesStream:
             if item.get("type") == "message":
                 self.phases[payload.get("output_index")] = item.get("phase")
             elif item.get("type") == "function_call":
-                self.calls[item.get("id")] = CallBuffer(item.get("call_id") or item.get("id"), item.get("name"))
+                self.calls[item.get("id") or ""] = CallBuffer(item.get("call_id") or item.get("id"), item.get("name"))
             return []
         if kind == "response.output_item.done":
             item = payload.get("item") or {}
             if item.get("type") != "function_call":
                 return []
-            call = tool_call(item.get("call_id") or item.get("id"), item.get("name") or "", item.get("arguments"))
+            call = tool_call(item.get("call_id") or item.get("id") or "", item.get("name") or "", item.get("arguments"))
             return [ToolCallStart(call.id, call.name, call.arguments, self.request.step)]
         if kind == "error":
             # The wire nests the error; the SDK's type declares it flat. Accept both.

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import codecs
 import json
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["SSEDecoder", "is_done", "loads"]
 
-_scan = json.JSONDecoder().scan_once
+#: The C scanner json.loads wraps; typeshed does not declare the attribute the decoder sets on itself.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class SSEDecoder:

@@ -149,7 +149,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def _proxy(self, url: URL) -> str | None:
         proxy = self._proxies.get(url.scheme)
-        if proxy is None or urllib.request.proxy_bypass(url.host):
+        if proxy is None or urllib.request.proxy_bypass(url.host or ""):
             return None
         return proxy
 

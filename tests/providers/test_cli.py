@@ -8,12 +8,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import ModelConfig
 
 from helpers import request
 
 
+@pytest.mark.slow
 def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps({"*": [{"text": "from the script"}], "gpt-special": [{"text": "keyed by model"}]}))
@@ -40,6 +43,7 @@ def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
         proc.stdout.close()
 
 
+@pytest.mark.slow
 def test_fake_server_command_reports_a_bad_script(tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -47,6 +51,7 @@ def test_fake_server_command_reports_a_bad_script(tmp_path) -> None:
     assert done.returncode == 2 and "cannot load" in done.stderr
 
 
+@pytest.mark.slow
 def test_pytest_plugin_gives_users_the_fixture(tmp_path) -> None:
     (tmp_path / "test_user.py").write_text(
         "import asyncio\n"
@@ -68,3 +73,34 @@ def test_pytest_plugin_gives_users_the_fixture(tmp_path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+@pytest.mark.slow
+def test_fake_server_command_prints_each_providers_base_url_and_serves_an_agent_by_path(tmp_path) -> None:
+    import openai
+
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps({"triage": [{"text": "triage's reply"}], "*": [{"text": "anyone's"}]}))
+    proc = subprocess.Popen([sys.executable, "-m", "plait", "fake-server", str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        lines = [proc.stdout.readline().split("base_url =") for _ in range(4)]
+        printed = {name.strip(): where.strip() for name, where in lines}
+        assert printed == {"openai:": url + "/v1", "openai-compatible:": url + "/v1", "anthropic:": url, "google:": url}
+        assert f"{url}/agents/NAME/v1" in proc.stdout.readline()
+        client = openai.OpenAI(base_url=f"{url}/agents/triage/v1", api_key="any", max_retries=0)
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "triage's reply"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+
+
+def test_fake_server_help_says_how_to_reach_an_agents_replies(capsys) -> None:
+    from plait.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["fake-server", "--help"])
+    text = capsys.readouterr().out
+    assert "/agents/NAME" in text and "metadata.agent" in text and "base_url" in text

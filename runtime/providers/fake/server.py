@@ -59,7 +59,7 @@ class FakeServer:
 
     def __init__(
         self,
-        replies: list[Any] | dict[str, list[Any]] | None = None,
+        replies: Script | list[Any] | dict[str, list[Any]] | None = None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -226,7 +226,7 @@ class FakeServer:
             return True
         stream_error = wire.stream_error
         if wire is openai_responses:  # the failed Response must keep the id the stream was created with
-            stream_error = partial(openai_responses.stream_error, response_id=args[2])
+            stream_error = partial(openai_responses.stream_error, response_id=f"resp_fake{self._responses}")
         return await _send_stream(writer, stream_error, reply, wire.events(*args))
 
 
