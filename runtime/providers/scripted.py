@@ -19,8 +19,6 @@ import re
 import time
 from typing import Any, AsyncIterator
 
-from plait.core.paths import read_regular
-
 from .base import (
     Message,
     ModelConfig,
@@ -120,9 +118,9 @@ class ScriptedProvider:
             if not path:
                 raise ProviderError("invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name)
             try:
-                # Only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
-                self._script = json.loads(read_regular(path))
-            except (OSError, ValueError, RecursionError) as exc:
+                with open(path, encoding="utf-8") as fh:
+                    self._script = json.load(fh)
+            except (OSError, ValueError) as exc:
                 raise ProviderError(
                     "invalid_request", f"cannot read script `{path}`: {exc}", provider="scripted", model=self.name
                 ) from None
