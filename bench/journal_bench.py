@@ -84,8 +84,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 repetitions instead of 7")
     args = parser.parse_args()
     reps = 3 if args.quick else 7
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  Python {platform.python_version()}  {platform.machine()}  "
-          f"{os.cpu_count()} CPUs  load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  Python {platform.python_version()}  {platform.machine()}  "
+        f"{os.cpu_count()} CPUs  load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
 
     loop = {True: [], False: []}
     for _ in range(reps):
@@ -95,8 +97,10 @@ def main() -> None:
     on = statistics.median(w for w, _ in loop[True])
     cpu_off = statistics.median(c for _, c in loop[False])
     cpu_on = statistics.median(c for _, c in loop[True])
-    print(f"10-round tool loop, per round: off {off:.1f} µs, on {on:.1f} µs -> {on / off:.2f}x (target <= 1.3x); "
-          f"CPU {cpu_off:.1f} / {cpu_on:.1f} µs")
+    print(
+        f"10-round tool loop, per round: off {off:.1f} µs, on {on:.1f} µs -> {on / off:.2f}x (target <= 1.3x); "
+        f"CPU {cpu_off:.1f} / {cpu_on:.1f} µs"
+    )
 
     many = {True: [], False: []}
     for _ in range(max(3, reps // 2)):
@@ -105,9 +109,11 @@ def main() -> None:
     off = statistics.median(w for w, _ in many[False])
     on = statistics.median(w for w, _ in many[True])
     ideal = (ROUNDS + 1) * LATENCY
-    print(f"1,000 concurrent runs at {LATENCY * 1000:.0f} ms per call: off {off:.3f} s ({off / ideal:.2f}x ideal), "
-          f"on {on:.3f} s -> {on / off:.2f}x (target <= 1.1x); CPU {statistics.median(c for _, c in many[False]):.2f} / "
-          f"{statistics.median(c for _, c in many[True]):.2f} s")
+    print(
+        f"1,000 concurrent runs at {LATENCY * 1000:.0f} ms per call: off {off:.3f} s ({off / ideal:.2f}x ideal), "
+        f"on {on:.3f} s -> {on / off:.2f}x (target <= 1.1x); CPU {statistics.median(c for _, c in many[False]):.2f} / "
+        f"{statistics.median(c for _, c in many[True]):.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -247,14 +247,14 @@ class Run:
         pending ask, by its id or its name) or a pause. A bad answer raises `answer_invalid` and changes nothing."""
         listed = [p.to_dict() for p in self.result.pending] if self.result else list((self.last or {}).get("pending", []))
         pending = {p["id"] for p in listed}
-        decisions = {k: Decision.of(v) for k, v in (decisions or {}).items()}
+        given = {k: Decision.of(v) for k, v in (decisions or {}).items()}
         journal = self.ctx.journal
-        unknown = sorted(set(decisions) - pending - set(self.ctx.decisions) - set(journal.unknown if journal else ()))
+        unknown = sorted(set(given) - pending - set(self.ctx.decisions) - set(journal.unknown if journal else ()))
         if unknown:
             raise AgentError("resume_invalid", f"no pending call with id {', '.join(unknown)}")
         accepted = accept_answers(self.engine.program, [p for p in listed if p.get("kind") == "ask"], answers or {})
-        decisions = lifecycle.take_decisions(self, decisions, accepted)
-        self.ctx.decisions.update(decisions)
+        # retry/skip go to the journal's effects ledger; approvals to the run's decisions
+        self.ctx.decisions.update(lifecycle.take_decisions(self, given, accepted))
         self.ctx.answers.update(accepted)
         self._task = None
         self.result = None

@@ -17,9 +17,14 @@ from plait.commands.runs import add_dir, fail, find_run, open_journal
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     parser.add_argument("--spec", metavar="FILE", help="the spec to resume with (default: the one the run recorded)")
-    parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
-                        help="a decision for a pending call: ID=approve, ID=reject[:message], ID=edit:{json}; "
-                             "for a tool call whose outcome is unknown after a crash: ID=retry or ID=skip")
+    parser.add_argument(
+        "--decide",
+        metavar="ID=ACTION",
+        action="append",
+        default=[],
+        help="a decision for a pending call: ID=approve, ID=reject[:message], ID=edit:{json}; "
+        "for a tool call whose outcome is unknown after a crash: ID=retry or ID=skip",
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     add_dir(parser)

@@ -24,30 +24,44 @@ STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "interr
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = ("examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
-                     "plait runs rm ID   ·   plait runs prune --older-than 30d")
+    parser.epilog = (
+        "examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
+        "plait runs rm ID   ·   plait runs prune --older-than 30d"
+    )
     add_dir(parser)
     parser.add_argument("--status", choices=STATUSES, help="list only runs with this status")
     parser.add_argument("--json", action="store_true", help="print the listing as JSON lines")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    export = actions.add_parser("export", help="print a run's JSON snapshot (the version-2 snapshot format)",
-                                description="Print a run's JSON snapshot: what it stopped with, its decisions and its context.")
+    export = actions.add_parser(
+        "export",
+        help="print a run's JSON snapshot (the version-2 snapshot format)",
+        description="Print a run's JSON snapshot: what it stopped with, its decisions and its context.",
+    )
     export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     add_dir(export)
-    rm = actions.add_parser("rm", help="delete runs and their history", description="Delete runs and their whole history.")
+    rm = actions.add_parser(
+        "rm", help="delete runs and their history", description="Delete runs and their whole history."
+    )
     rm.add_argument("ids", metavar="ID", nargs="+", help="run ids")
     add_dir(rm)
-    prune = actions.add_parser("prune", help="delete stopped runs older than a duration",
-                               description="Delete every run that started before the cut-off and is not running now.")
+    prune = actions.add_parser(
+        "prune",
+        help="delete stopped runs older than a duration",
+        description="Delete every run that started before the cut-off and is not running now.",
+    )
     prune.add_argument("--older-than", metavar="AGE", required=True, help="e.g. 30d, 12h, 90m (d, h, m, s)")
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     add_dir(prune)
 
 
 def add_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", metavar="DIR", default=argparse.SUPPRESS,
-                        help="the project directory whose .plait/journal.db holds the runs (default: the current directory)")
+    parser.add_argument(
+        "--dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project directory whose .plait/journal.db holds the runs (default: the current directory)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,14 +137,30 @@ def listing(journal: Any, args: argparse.Namespace) -> int:
         rows = [r for r in rows if r["status"] == args.status]
     if args.json:
         for r in rows:
-            print(json.dumps({k: r[k] for k in ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")}))
+            print(
+                json.dumps(
+                    {
+                        k: r[k]
+                        for k in ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")
+                    }
+                )
+            )
         return EXIT_OK
     if not rows:
         print(f"no runs{f' with status {args.status}' if args.status else ''} in {journal.path}", file=sys.stderr)
         return EXIT_OK
     header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
-    table = [(r["id"], r["status"], r["entry"], when(r["started"]), str(r["steps"]), str(r["input_tokens"] + r["output_tokens"]))
-             for r in rows]
+    table = [
+        (
+            r["id"],
+            r["status"],
+            r["entry"],
+            when(r["started"]),
+            str(r["steps"]),
+            str(r["input_tokens"] + r["output_tokens"]),
+        )
+        for r in rows
+    ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     for line in (header, *table):
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
@@ -145,8 +175,15 @@ def export(journal: Any, args: argparse.Namespace) -> int:
     if snapshot is None:  # never stopped: what the journal knows, without a context to continue from
         from plait.runtime.store import SNAPSHOT_VERSION
 
-        snapshot = {"version": SNAPSHOT_VERSION, "run_id": row["id"], "entry": row["entry"], "input": row["input"],
-                    "result": None, "decisions": {}, "status": row["status"]}
+        snapshot = {
+            "version": SNAPSHOT_VERSION,
+            "run_id": row["id"],
+            "entry": row["entry"],
+            "input": row["input"],
+            "result": None,
+            "decisions": {},
+            "status": row["status"],
+        }
     text = json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:

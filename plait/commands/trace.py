@@ -33,12 +33,16 @@ def run(args: argparse.Namespace) -> int:
         timeline = build(list(journal.events(args.id)))
     finally:
         journal.close()
-    summary = {k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")}
+    summary = {
+        k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")
+    }
     if args.json:
         print(json.dumps({"run": summary, "timeline": timeline}, ensure_ascii=False, default=str))
         return EXIT_OK
-    print(f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
-          f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens")
+    print(
+        f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
+        f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens"
+    )
     for item in timeline:
         print(f"{item['t']:>9.3f}s  {line(item)}")
     return EXIT_OK
@@ -54,37 +58,73 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind, key, data = e["kind"], e["key"], e["data"]
         base = {"t": round(e["at"] - start, 3), "seq": e["seq"]}
         if kind == "model_request":
-            item = base | {"kind": "model_call", "position": key, "agent": data.get("agent"), "step": data.get("step"),
-                           "model": data.get("model"), "status": "in flight"}
+            item = base | {
+                "kind": "model_call",
+                "position": key,
+                "agent": data.get("agent"),
+                "step": data.get("step"),
+                "model": data.get("model"),
+                "status": "in flight",
+            }
             open_models[key] = item
             items.append(item)
         elif kind in ("model_reply", "model_error"):
-            item = open_models.pop(key, None) or (base | {"kind": "model_call", "position": key})
+            item = open_models.pop(key) if key in open_models else base | {"kind": "model_call", "position": key}
             item.update(model=data.get("model"), latency_ms=data.get("latency_ms"))
             if kind == "model_reply":
                 usage = data.get("usage") or (0, 0)
                 message = data.get("message") or {}
-                item.update(status="ok", finish_reason=data.get("finish_reason"), input_tokens=usage[0], output_tokens=usage[1],
-                            tool_calls=[c["name"] for c in message.get("tool_calls", ())], text=_text(message))
+                item.update(
+                    status="ok",
+                    finish_reason=data.get("finish_reason"),
+                    input_tokens=usage[0],
+                    output_tokens=usage[1],
+                    tool_calls=[c["name"] for c in message.get("tool_calls", ())],
+                    text=_text(message),
+                )
             else:
                 item.update(status="error", error={"kind": data.get("kind"), "message": data.get("message")})
         elif kind == "tool_intent":
             tool = data.get("tool") or f"code step {data.get('step')}"
-            item = base | {"kind": "tool_call", "position": key, "tool": tool, "arguments": data.get("arguments"),
-                           "attempt": data.get("attempt", 1), "status": "started, no outcome recorded"}
+            item = base | {
+                "kind": "tool_call",
+                "position": key,
+                "tool": tool,
+                "arguments": data.get("arguments"),
+                "attempt": data.get("attempt", 1),
+                "status": "started, no outcome recorded",
+            }
             open_tools[key] = item
             items.append(item)
         elif kind == "tool_completed":
-            item = open_tools.pop(key, None) or (base | {"kind": "tool_call", "position": key, "tool": data.get("tool")})
-            item.update(status="skipped" if data.get("skipped") else "error" if data.get("is_error") else "ok",
-                        result=data.get("content"), latency_ms=data.get("latency_ms"))
+            item = (
+                open_tools.pop(key)
+                if key in open_tools
+                else base | {"kind": "tool_call", "position": key, "tool": data.get("tool")}
+            )
+            item.update(
+                status="skipped" if data.get("skipped") else "error" if data.get("is_error") else "ok",
+                result=data.get("content"),
+                latency_ms=data.get("latency_ms"),
+            )
         elif kind == "decision":
-            items.append(base | {"kind": "decision", "of": data.get("kind"), "key": key,
-                                 "decision": {k: v for k, v in data.items() if k != "kind"}})
+            items.append(
+                base
+                | {
+                    "kind": "decision",
+                    "of": data.get("kind"),
+                    "key": key,
+                    "decision": {k: v for k, v in data.items() if k != "kind"},
+                }
+            )
         elif kind == "state":
             items.append(base | {"kind": "state", "path": key, "updates": data})
         elif kind in ("pause", "stop", "resume", "admit", "base"):
-            items.append(base | {"kind": kind} | ({} if kind == "base" else {k: v for k, v in data.items() if v not in (None, [], {})}))
+            items.append(
+                base
+                | {"kind": kind}
+                | ({} if kind == "base" else {k: v for k, v in data.items() if v not in (None, [], {})})
+            )
     return items
 
 
@@ -103,9 +143,15 @@ def line(item: dict[str, Any]) -> str:
     if kind == "model_call":
         head = f"model  {item.get('agent') or ''} step {item.get('step')} ({item.get('model')})"
         if item.get("status") == "ok":
-            calls = f" → {', '.join(item['tool_calls'])}" if item.get("tool_calls") else f" {_short(item.get('text', ''), 50)!r}"
-            return (f"{head} {item.get('finish_reason')}  {item.get('latency_ms', 0):.0f} ms  "
-                    f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens{calls}")
+            calls = (
+                f" → {', '.join(item['tool_calls'])}"
+                if item.get("tool_calls")
+                else f" {_short(item.get('text', ''), 50)!r}"
+            )
+            return (
+                f"{head} {item.get('finish_reason')}  {item.get('latency_ms', 0):.0f} ms  "
+                f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens{calls}"
+            )
         if item.get("status") == "error":
             return f"{head} failed: {item['error']['kind']}: {_short(item['error']['message'], 60)}"
         return f"{head} in flight (no reply recorded)"

@@ -30,13 +30,19 @@ if TYPE_CHECKING:
 
 __all__ = ["SKIPPED", "journaled_code_step", "journaled_model_call", "journaled_tool_call"]
 
-SKIPPED = ("the outcome of this call to `{name}` is unknown (the run stopped while it ran) and a person chose not to run it "
-           "again; assume it may or may not have happened")
+SKIPPED = (
+    "the outcome of this call to `{name}` is unknown (the run stopped while it ran) and a person chose not to run it "
+    "again; assume it may or may not have happened"
+)
 
 
-async def journaled_model_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...],
-                               call: Callable[[RunContext, AgentConfig, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]]
-                               ) -> ModelResponse:
+async def journaled_model_call(
+    ctx: RunContext,
+    agent: AgentConfig,
+    request: ModelRequest,
+    path: tuple[str, ...],
+    call: Callable[[RunContext, AgentConfig, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]],
+) -> ModelResponse:
     """`call` (the fallback loop, which records the serving model itself) runs only when the journal has no reply."""
     from ..model_call import served
 
@@ -44,32 +50,60 @@ async def journaled_model_call(ctx: RunContext, agent: AgentConfig, request: Mod
     position = journal.model_position(path, request.step)
     hit = journal.reply(position)
     if hit is not None:
-        response = ModelResponse(message_from_json(hit["message"]), hit["finish_reason"], hit.get("raw_finish_reason"),
-                                 Usage(*hit.get("usage", (0, 0))), hit["model"], hit.get("response_id"))
+        response = ModelResponse(
+            message_from_json(hit["message"]),
+            hit["finish_reason"],
+            hit.get("raw_finish_reason"),
+            Usage(*hit.get("usage", (0, 0))),
+            hit["model"],
+            hit.get("response_id"),
+        )
         served(ctx, agent, hit["model"], request, response, path)
         return response
     # What was asked, not the messages themselves: each is already a row (the input, a reply, a tool's completion).
-    journal.record("model_request", position, {"agent": agent.name, "step": request.step, "model": agent.model,
-                                               "messages": len(request.messages)})
+    journal.record(
+        "model_request",
+        position,
+        {"agent": agent.name, "step": request.step, "model": agent.model, "messages": len(request.messages)},
+    )
     await journal.durable()
     started = time.perf_counter()
     try:
         response = await call(ctx, agent, request, path)
     except ProviderError as error:
-        journal.record("model_error", position, {"model": error.model or agent.model, "kind": error.kind, "message": str(error),
-                                                 "latency_ms": _ms(started), "providers": ctx.provider_snapshots()})
+        journal.record(
+            "model_error",
+            position,
+            {
+                "model": error.model or agent.model,
+                "kind": error.kind,
+                "message": str(error),
+                "latency_ms": _ms(started),
+                "providers": ctx.provider_snapshots(),
+            },
+        )
         raise
     usage = response.usage
-    journal.record("model_reply", position, {
-        "model": response.model, "message": message_to_json(response.message), "finish_reason": response.finish_reason,
-        "raw_finish_reason": response.raw_finish_reason, "response_id": response.response_id,
-        "usage": (usage.input_tokens, usage.output_tokens), "latency_ms": _ms(started), "providers": ctx.provider_snapshots(),
-    })
+    journal.record(
+        "model_reply",
+        position,
+        {
+            "model": response.model,
+            "message": message_to_json(response.message),
+            "finish_reason": response.finish_reason,
+            "raw_finish_reason": response.raw_finish_reason,
+            "response_id": response.response_id,
+            "usage": (usage.input_tokens, usage.output_tokens),
+            "latency_ms": _ms(started),
+            "providers": ctx.provider_snapshots(),
+        },
+    )
     return response
 
 
-async def journaled_tool_call(ctx: RunContext, run: AgentRun, call: ToolCall, tool: ToolConfig, arguments: dict[str, Any],
-                              timeout: float | None) -> ToolOutcome | Pause:
+async def journaled_tool_call(
+    ctx: RunContext, run: AgentRun, call: ToolCall, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None
+) -> ToolOutcome | Pause:
     journal = ctx.journal
     position = journal.tool_position(run.key, run.steps, call.id)
     done = journal.completed(position)
@@ -88,14 +122,26 @@ async def journaled_tool_call(ctx: RunContext, run: AgentRun, call: ToolCall, to
             return outcome
         if not tool.idempotent and not (action == "retry" and answers == attempt - 1):
             journal.unknown[pid] = (position, attempt - 1)
-            reason = (f"the outcome of tool call {pid} (`{call.name}`) is unknown: the run stopped while it ran, and `{call.name}` "
-                      f"is not idempotent, so it is not run again on its own. Decide with --decide {pid}=retry (run it again) "
-                      f"or --decide {pid}=skip (tell the model it may not have run)")
+            reason = (
+                f"the outcome of tool call {pid} (`{call.name}`) is unknown: the run stopped while it ran, and `{call.name}` "
+                f"is not idempotent, so it is not run again on its own. Decide with --decide {pid}=retry (run it again) "
+                f"or --decide {pid}=skip (tell the model it may not have run)"
+            )
             journal.record("pause", position, {"reason": reason, "call": pid, "tool": call.name})
             return Pause(reason)
     key = idempotency_key(journal.run_id, position)
-    journal.record("tool_intent", position, {"tool": call.name, "call_id": call.id, "arguments": arguments, "attempt": attempt,
-                                             "idempotent": tool.idempotent, "idempotency_key": key})
+    journal.record(
+        "tool_intent",
+        position,
+        {
+            "tool": call.name,
+            "call_id": call.id,
+            "arguments": arguments,
+            "attempt": attempt,
+            "idempotent": tool.idempotent,
+            "idempotency_key": key,
+        },
+    )
     await journal.durable()
     started = time.perf_counter()
     outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, idempotency_key=key)
@@ -103,8 +149,13 @@ async def journaled_tool_call(ctx: RunContext, run: AgentRun, call: ToolCall, to
     return outcome
 
 
-async def journaled_code_step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...],
-                              run: Callable[[StepConfig, Any, tuple[str, ...]], Awaitable[Done]]) -> Done:
+async def journaled_code_step(
+    ctx: RunContext,
+    step: StepConfig,
+    input: Any,
+    path: tuple[str, ...],
+    run: Callable[[StepConfig, Any, tuple[str, ...]], Awaitable[Done]],
+) -> Done:
     """A code step's result replayed when it finished before; run (again, if it was cut off) when not.
 
     A code step has no `idempotent` attribute: one cut off mid-call is redone as the step in flight, so
@@ -115,26 +166,48 @@ async def journaled_code_step(ctx: RunContext, step: StepConfig, input: Any, pat
     done = journal.completed(position)
     if done is not None:
         return Done(done["value"])
-    journal.record("tool_intent", position, {"step": step.name, "code": True, "attempt": 1 + (journal.intent(position) is not None)})
+    journal.record(
+        "tool_intent",
+        position,
+        {"step": step.name, "code": True, "attempt": 1 + (journal.intent(position) is not None)},
+    )
     await journal.durable()
     started = time.perf_counter()
     outcome = await run(step, input, path)
-    journal.record("tool_completed", position, {"step": step.name, "code": True, "value": outcome.output, "content": None,
-                                                "is_error": False, "latency_ms": _ms(started)})
+    journal.record(
+        "tool_completed",
+        position,
+        {
+            "step": step.name,
+            "code": True,
+            "value": outcome.output,
+            "content": None,
+            "is_error": False,
+            "latency_ms": _ms(started),
+        },
+    )
     return outcome
 
 
 def _completion(call: ToolCall, outcome: ToolOutcome, latency: float) -> dict[str, Any]:
     value = outcome.value
-    return {"tool": call.name, "call_id": call.id, "content": outcome.content, "is_error": outcome.is_error, "state": outcome.state,
-            "expand": to_json(outcome.expand) if outcome.expand else None,
-            "value": value if isinstance(value, (str, int, float, bool, list, dict, type(None))) else outcome.content,
-            "latency_ms": latency}
+    return {
+        "tool": call.name,
+        "call_id": call.id,
+        "content": outcome.content,
+        "is_error": outcome.is_error,
+        "state": outcome.state,
+        "expand": to_json(outcome.expand) if outcome.expand else None,
+        "value": value if isinstance(value, (str, int, float, bool, list, dict, type(None))) else outcome.content,
+        "latency_ms": latency,
+    }
 
 
 def _outcome(done: dict[str, Any]) -> ToolOutcome:
     expand = done.get("expand")
-    return ToolOutcome(done["content"], done["is_error"], done.get("state"), from_json(expand) if expand else None, done.get("value"))
+    return ToolOutcome(
+        done["content"], done["is_error"], done.get("state"), from_json(expand) if expand else None, done.get("value")
+    )
 
 
 def _ms(started: float) -> float:

@@ -92,7 +92,9 @@ def continue_snapshot(run: Run, snapshot: dict[str, Any]) -> None:
     run.ctx.journal = journal
 
 
-def take_decisions(run: Run, decisions: dict[str, Decision], answers: dict[str, Any] | None = None) -> dict[str, Decision]:
+def take_decisions(
+    run: Run, decisions: dict[str, Decision], answers: dict[str, Any] | None = None
+) -> dict[str, Decision]:
     """Record a resume's decisions; returns the approval ones (retry/skip go to the effects ledger).
 
     retry/skip answer a call whose outcome is unknown; approve/edit/reject an
@@ -102,8 +104,11 @@ def take_decisions(run: Run, decisions: dict[str, Decision], answers: dict[str, 
     unknown = journal.unknown if journal is not None else {}
     misplaced = sorted(k for k, d in decisions.items() if (d.action in EFFECT_ACTIONS) != (k in unknown))
     if misplaced:
-        raise AgentError("resume_invalid", f"{', '.join(misplaced)}: approve, edit and reject answer an approval; "
-                                           "retry and skip answer a tool call whose outcome is unknown")
+        raise AgentError(
+            "resume_invalid",
+            f"{', '.join(misplaced)}: approve, edit and reject answer an approval; "
+            "retry and skip answer a tool call whose outcome is unknown",
+        )
     if journal is None:
         return decisions
     approvals = {}
@@ -114,7 +119,9 @@ def take_decisions(run: Run, decisions: dict[str, Decision], answers: dict[str, 
             journal.record_decision("effect", {"action": d.action, "attempt": attempt}, pid)
         else:
             approvals[pid] = d
-            journal.record_decision("approval", {"action": d.action, "arguments": d.arguments, "message": d.message}, pid)
+            journal.record_decision(
+                "approval", {"action": d.action, "arguments": d.arguments, "message": d.message}, pid
+            )
     for key, answer in (answers or {}).items():
         journal.record_decision("ask", {"answer": answer}, key)
     return approvals
@@ -128,9 +135,19 @@ def record_stop(run: Run, result: RunResult) -> None:
     report = result.report
     snapshot = run.snapshot()  # its `result` is result.to_dict()
     data = snapshot["result"]
-    journal.record("stop", None, {"stop_reason": result.stop_reason, "pause_reason": result.pause_reason,
-                                  "pending": data.get("pending", []), "error": data.get("error")})
-    journal.store.stopped(run.id, result.stop_reason, snapshot, report.model_calls, (report.input_tokens, report.output_tokens))
+    journal.record(
+        "stop",
+        None,
+        {
+            "stop_reason": result.stop_reason,
+            "pause_reason": result.pause_reason,
+            "pending": data.get("pending", []),
+            "error": data.get("error"),
+        },
+    )
+    journal.store.stopped(
+        run.id, result.stop_reason, snapshot, report.model_calls, (report.input_tokens, report.output_tokens)
+    )
     try:
         journal.store.settle()
     except Exception as exc:  # the disk is full or read-only: say so in the report rather than lose the result

@@ -43,7 +43,7 @@ class Segment:
             fd = self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         data = text.encode()
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
 
     def truncate(self) -> None:
         """Everything written is in the tables now: start the file again (appends go to its new end)."""

@@ -24,8 +24,24 @@ def idempotency_key(run_id: str, position: str) -> str:
 
 
 class RunJournal:
-    __slots__ = ("store", "run_id", "seq", "admitted", "_seen", "_turn", "_replies", "_errors", "_intents", "_completed",
-                 "_decisions", "provider_state", "approvals", "unknown", "effect_decisions", "base")
+    __slots__ = (
+        "store",
+        "run_id",
+        "seq",
+        "admitted",
+        "_seen",
+        "_turn",
+        "_replies",
+        "_errors",
+        "_intents",
+        "_completed",
+        "_decisions",
+        "provider_state",
+        "approvals",
+        "unknown",
+        "effect_decisions",
+        "base",
+    )
 
     def __init__(self, store: SQLiteJournal, run_id: str, events: list[dict[str, Any]] | None = None) -> None:
         self.store = store

@@ -68,7 +68,8 @@ def migrate(conn: sqlite3.Connection) -> int:
         found = row[0] if row else 0
         if found > SCHEMA_VERSION:
             raise JournalVersionError(
-                f"the run journal has schema version {found}, newer than this plait knows ({SCHEMA_VERSION}); upgrade plait")
+                f"the run journal has schema version {found}, newer than this plait knows ({SCHEMA_VERSION}); upgrade plait"
+            )
         for statements in MIGRATIONS[found:]:
             for sql in statements:
                 conn.execute(sql)

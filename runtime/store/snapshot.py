@@ -18,8 +18,16 @@ __all__ = ["SNAPSHOT_VERSION", "V1_TURN_STEPS", "legacy_snapshot", "upgrade"]
 SNAPSHOT_VERSION = 2
 
 #: The turn steps in plait 0.1's order: what a version-1 `resume_at` index points into. Frozen: never edit.
-V1_TURN_STEPS = ("check_budget", "expand_messages", "call_model", "check_interrupts", "run_tools", "propagate_state",
-                 "check_until", "loop_boundary")
+V1_TURN_STEPS = (
+    "check_budget",
+    "expand_messages",
+    "call_model",
+    "check_interrupts",
+    "run_tools",
+    "propagate_state",
+    "check_until",
+    "loop_boundary",
+)
 
 
 class SnapshotError(ValueError):
@@ -32,7 +40,9 @@ def upgrade(snapshot: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(version, int) or version < 1:
         raise SnapshotError(f"not a run snapshot (version {version!r})")
     if version > SNAPSHOT_VERSION:
-        raise SnapshotError(f"the run snapshot has version {version}, newer than this plait knows ({SNAPSHOT_VERSION}); upgrade plait")
+        raise SnapshotError(
+            f"the run snapshot has version {version}, newer than this plait knows ({SNAPSHOT_VERSION}); upgrade plait"
+        )
     if version == SNAPSHOT_VERSION:
         return snapshot
     out = copy.deepcopy(snapshot)

@@ -40,8 +40,10 @@ LEASE_SECONDS = 30.0
 
 # OR IGNORE: a row may come in twice (read from a live process's segment, then committed by it); one whose run
 # was deleted meanwhile is dropped.
-_INSERT_EVENT = ("INSERT OR IGNORE INTO events (run_id, seq, kind, key, at, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
-                 "WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)")
+_INSERT_EVENT = (
+    "INSERT OR IGNORE INTO events (run_id, seq, kind, key, at, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
+    "WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)"
+)
 #: Rows in this process's segment that trigger a move into the tables without waiting for a stop.
 _INGEST_AT = 5000
 #: One encoder for every row (json.dumps with options builds a new one per call).
@@ -58,7 +60,9 @@ class LeaseHeld(Exception):
 
     def __init__(self, run_id: str, host: str, pid: int) -> None:
         self.run_id, self.host, self.pid = run_id, host, pid
-        super().__init__(f"run {run_id} is being run by another process (pid {pid} on {host}); wait for it to stop, then resume")
+        super().__init__(
+            f"run {run_id} is being run by another process (pid {pid} on {host}); wait for it to stop, then resume"
+        )
 
 
 def _alive(pid: int) -> bool:
@@ -250,10 +254,14 @@ class SQLiteJournal:
     def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None:
         """Buffer a new run's row and its lease (the caller awaits `durable()` before the first step)."""
         now = time.time()
-        self.later("INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?)",
-                   (run_id, entry, spec, encode(input), now, now))
-        self.later("INSERT OR REPLACE INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?)",
-                   (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+        self.later(
+            "INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+            (run_id, entry, spec, encode(input), now, now),
+        )
+        self.later(
+            "INSERT OR REPLACE INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?)",
+            (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS),
+        )
         self._active += 1
         self._hold(run_id)
 
@@ -269,8 +277,10 @@ class SQLiteJournal:
                 owner, pid, host, _ = row
                 if host != self.host or _alive(pid):
                     raise LeaseHeld(run_id, host, pid)
-            conn.execute("INSERT OR REPLACE INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?)",
-                         (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+            conn.execute(
+                "INSERT OR REPLACE INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?)",
+                (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS),
+            )
             conn.execute("UPDATE runs SET status = 'running', updated = ? WHERE id = ?", (now, run_id))
             conn.execute("COMMIT")
         except BaseException:
@@ -281,8 +291,11 @@ class SQLiteJournal:
 
     def stopped(self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
         """Buffer a stop: the run's row gets its status and export snapshot (the result is its `result`); the lease is let go."""
-        self.later("UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
-                   "WHERE id = ?", (status, time.time(), steps, tokens[0], tokens[1], encode(snapshot), run_id))
+        self.later(
+            "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
+            "WHERE id = ?",
+            (status, time.time(), steps, tokens[0], tokens[1], encode(snapshot), run_id),
+        )
         self.later("DELETE FROM leases WHERE run_id = ? AND owner = ?", (run_id, self.owner))
         self._held.discard(run_id)
         self._active = max(0, self._active - 1)
@@ -326,7 +339,8 @@ class SQLiteJournal:
     def events(self, run_id: str) -> Iterator[dict[str, Any]]:
         self.sync()
         for seq, kind, key, at, data in self.conn.execute(
-                "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq", (run_id,)):
+            "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
+        ):
             yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
 
     def lease(self, run_id: str) -> dict[str, Any] | None:
@@ -367,7 +381,19 @@ class SQLiteJournal:
         return out
 
 
-_RUN_FIELDS = ("id", "entry", "spec", "input", "status", "started", "updated", "steps", "input_tokens", "output_tokens", "snapshot")
+_RUN_FIELDS = (
+    "id",
+    "entry",
+    "spec",
+    "input",
+    "status",
+    "started",
+    "updated",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "snapshot",
+)
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 
 

@@ -30,7 +30,9 @@ def engine(project: Path, replies: list[dict[str, Any]], tools: dict[str, ToolCo
     program.models["m"] = config
     program.tools.update(tools)
     program.agents["main"] = AgentConfig("main", "m", tools=tuple(tools), **agent_kw)
-    return Engine(program, providers={"m": ScriptedProvider(config, replies=replies)}, store=SQLiteJournal(journal_path(project)))
+    return Engine(
+        program, providers={"m": ScriptedProvider(config, replies=replies)}, store=SQLiteJournal(journal_path(project))
+    )
 
 
 def go(awaitable: Any) -> Any:
@@ -44,7 +46,11 @@ def rows(project: Path, run_id: str | None = None) -> list[tuple[Any, ...]]:
     """(run_id, seq, kind, key, data) of every journal row, read through a connection of its own."""
     conn = sqlite3.connect(journal_path(project))
     try:
-        sql = "SELECT run_id, seq, kind, key, data FROM events" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY run_id, seq"
+        sql = (
+            "SELECT run_id, seq, kind, key, data FROM events"
+            + (" WHERE run_id = ?" if run_id else "")
+            + " ORDER BY run_id, seq"
+        )
         return conn.execute(sql, (run_id,) if run_id else ()).fetchall()
     finally:
         conn.close()

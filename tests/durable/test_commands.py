@@ -79,7 +79,11 @@ def test_runs_lists_status_entry_started_steps_tokens_and_filters(project, capsy
 
 def test_runs_without_a_journal_is_a_one_line_usage_error(tmp_path, capsys):
     code, _, err = cli(capsys, "runs", "--dir", tmp_path)
-    assert code == 2 and err.strip() == f"plait: no run journal at {journal_path(tmp_path)}: runs are kept beside their spec (pass --dir DIR)"
+    assert (
+        code == 2
+        and err.strip()
+        == f"plait: no run journal at {journal_path(tmp_path)}: runs are kept beside their spec (pass --dir DIR)"
+    )
 
 
 def test_export_prints_the_version_2_snapshot_and_unknown_ids_exit_2(project, capsys):
@@ -88,7 +92,10 @@ def test_export_prints_the_version_2_snapshot_and_unknown_ids_exit_2(project, ca
     snapshot = json.loads(out)
     assert code == 0 and snapshot["version"] == 2 and snapshot["run_id"] == done and snapshot["result"]["output"] == "5"
     assert snapshot["context"]["runs"]["main"]["resume_at"] == "loop_boundary"  # a step name, never an index
-    assert cli(capsys, "runs", "export", done, "-o", project / "out.json")[0] == 0 and json.loads((project / "out.json").read_text()) == snapshot
+    assert (
+        cli(capsys, "runs", "export", done, "-o", project / "out.json")[0] == 0
+        and json.loads((project / "out.json").read_text()) == snapshot
+    )
     code, _, err = cli(capsys, "runs", "export", "nope")
     assert code == 2 and "no run `nope`" in err
 
@@ -127,9 +134,20 @@ def test_trace_shows_model_calls_with_latency_and_tokens_tool_calls_with_results
     assert lines[-1].endswith("stop   done")
     code, out, _ = cli(capsys, "trace", done, "--json")
     trace = json.loads(out)
-    assert trace["run"]["status"] == "done" and [i["kind"] for i in trace["timeline"]] == ["admit", "model_call", "tool_call", "model_call", "stop"]
+    assert trace["run"]["status"] == "done" and [i["kind"] for i in trace["timeline"]] == [
+        "admit",
+        "model_call",
+        "tool_call",
+        "model_call",
+        "stop",
+    ]
     model = trace["timeline"][1]
-    assert model["status"] == "ok" and model["latency_ms"] >= 0 and model["input_tokens"] > 0 and model["tool_calls"] == ["add"]
+    assert (
+        model["status"] == "ok"
+        and model["latency_ms"] >= 0
+        and model["input_tokens"] > 0
+        and model["tool_calls"] == ["add"]
+    )
     assert trace["timeline"][2]["result"] == "5" and trace["timeline"][2]["status"] == "ok"
     assert cli(capsys, "trace", "nope")[0] == 2
 
@@ -159,7 +177,9 @@ def test_a_run_another_process_holds_is_refused_with_exit_2(project, capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "is being run by another process" in err
 
 
-@pytest.mark.parametrize("command", [["runs"], ["runs", "export"], ["runs", "rm"], ["runs", "prune"], ["trace"], ["resume"]])
+@pytest.mark.parametrize(
+    "command", [["runs"], ["runs", "export"], ["runs", "rm"], ["runs", "prune"], ["trace"], ["resume"]]
+)
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as done:
         main([*command, "--help"])

@@ -88,7 +88,7 @@ chain main = polish -> plan -> each -> both
 # Each effect line names its call by the idempotency key (stable per run and call position), so a call
 # that acted twice shows up as a repeated line. `append` acts midway through its call: a kill can land before
 # the effect, or after it but before the journal hears the call finished.
-TOOLS = '''
+TOOLS = """
 import time
 from pathlib import Path
 
@@ -111,7 +111,7 @@ def note(line, idempotency_key=""):
             fh.write(f"{line} {idempotency_key}\\n")
     time.sleep(0.03)
     return "noted " + line
-'''
+"""
 
 
 def call(name: str, delay: str = "20ms", **arguments: Any) -> dict[str, Any]:
@@ -123,7 +123,13 @@ def text(value: Any, delay: str = "20ms") -> dict[str, Any]:
 
 
 def script(fail_at_writer: int | None = None) -> dict[str, list[dict[str, Any]]]:
-    writer = [call("append", line="w1"), call("note", line="n1"), text("draft 1"), call("append", line="w2"), text("draft 2")]
+    writer = [
+        call("append", line="w1"),
+        call("note", line="n1"),
+        text("draft 1"),
+        call("append", line="w2"),
+        text("draft 2"),
+    ]
     if fail_at_writer is not None:
         writer.insert(fail_at_writer, {"error": {"kind": "server_error", "message": "overloaded"}, "delay": "20ms"})
     return {
@@ -151,8 +157,14 @@ ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "plait-crash-te
 
 
 def plait(root: Path, *argv: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "plait", *argv], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=ENV)
+    return subprocess.Popen(
+        [sys.executable, "-m", "plait", *argv],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
 
 
 class Journal:
@@ -194,8 +206,12 @@ class Journal:
 
     def in_flight(self, rows: list[tuple[str, str, dict[str, Any]]]) -> tuple[int, int]:
         """(model calls, tool calls) started and not finished in these rows."""
-        models = {key for kind, key, _ in rows if kind == "model_request"} - {key for kind, key, _ in rows if kind in ("model_reply", "model_error")}
-        tools = {key for kind, key, _ in rows if kind == "tool_intent"} - {key for kind, key, _ in rows if kind == "tool_completed"}
+        models = {key for kind, key, _ in rows if kind == "model_request"} - {
+            key for kind, key, _ in rows if kind in ("model_reply", "model_error")
+        }
+        tools = {key for kind, key, _ in rows if kind == "tool_intent"} - {
+            key for kind, key, _ in rows if kind == "tool_completed"
+        }
         return len(models), len(tools)
 
 
@@ -206,7 +222,11 @@ def count(rows, kind: str, where: str = "") -> int:
 def acted_unrecorded(rows, effects) -> bool:
     """A non-idempotent call has acted (its line is in the file) and its completion is not in the journal."""
     done_positions = {key for k, key, _ in rows if k == "tool_completed"}
-    unfinished = {d["idempotency_key"] for k, key, d in rows if k == "tool_intent" and d.get("tool") == "append" and key not in done_positions}
+    unfinished = {
+        d["idempotency_key"]
+        for k, key, d in rows
+        if k == "tool_intent" and d.get("tool") == "append" and key not in done_positions
+    }
     return any(line.split(" ", 1)[1] in unfinished for line in effects)
 
 
@@ -215,18 +235,34 @@ POINTS: dict[str, Callable[[list, list], bool]] = {
     "first model call in flight": lambda r, e: count(r, "model_request") == 1 and count(r, "model_reply") == 0,
     "tool running, before its effect": lambda r, e: count(r, "tool_intent") == 1 and not e,
     "tool acted, completion not recorded": lambda r, e: acted_unrecorded(r, e) and count(r, "tool_completed") == 0,
-    "after a tool call, next model call in flight": lambda r, e: count(r, "tool_completed") == 1 and count(r, "model_request") == 2,
-    "idempotent tool acted, completion not recorded": lambda r, e: any(x.startswith("n1 ") for x in e) and count(r, "tool_completed") == 1,
-    "loop iteration 2, its tool acted": lambda r, e: any(x.startswith("w2 ") for x in e) and count(r, "tool_completed") == 2,
-    "inside the map, a model call in flight": lambda r, e: count(r, "model_request", "each") >= 1 and count(r, "model_reply", "each") == 0,
+    "after a tool call, next model call in flight": lambda r, e: (
+        count(r, "tool_completed") == 1 and count(r, "model_request") == 2
+    ),
+    "idempotent tool acted, completion not recorded": lambda r, e: (
+        any(x.startswith("n1 ") for x in e) and count(r, "tool_completed") == 1
+    ),
+    "loop iteration 2, its tool acted": lambda r, e: (
+        any(x.startswith("w2 ") for x in e) and count(r, "tool_completed") == 2
+    ),
+    "inside the map, a model call in flight": lambda r, e: (
+        count(r, "model_request", "each") >= 1 and count(r, "model_reply", "each") == 0
+    ),
     "inside the map, a tool acted": lambda r, e: any(x.startswith("i ") for x in e) and acted_unrecorded(r, e),
     "map item 2": lambda r, e: count(r, "model_request", "each") == 3 and count(r, "model_reply", "each") == 2,
-    "inside the parallel, both branches calling the model": lambda r, e: count(r, "model_request", "both") >= 2 and count(r, "model_reply", "both") == 0,
-    "inside the parallel, a branch's tool acted": lambda r, e: any(x[:2] in ("l ", "r ") for x in e) and acted_unrecorded(r, e),
+    "inside the parallel, both branches calling the model": lambda r, e: (
+        count(r, "model_request", "both") >= 2 and count(r, "model_reply", "both") == 0
+    ),
+    "inside the parallel, a branch's tool acted": lambda r, e: (
+        any(x[:2] in ("l ", "r ") for x in e) and acted_unrecorded(r, e)
+    ),
     "last model calls in flight": lambda r, e: count(r, "tool_completed") == 7 and count(r, "model_reply", "both") == 2,
 }
 
-SIGTERM_POINTS = ("first model call in flight", "tool running, before its effect", "inside the parallel, a branch's tool acted")
+SIGTERM_POINTS = (
+    "first model call in flight",
+    "tool running, before its effect",
+    "inside the parallel, a branch's tool acted",
+)
 
 
 @pytest.fixture(scope="module")
@@ -239,9 +275,15 @@ def baseline(tmp_path_factory) -> dict[str, Any]:
     report = json.loads(out)
     journal = Journal(root)
     effects = journal.effects()
-    assert sorted(line.split()[0] for line in effects) == ["i", "i", "l", "n1", "r", "w1", "w2"] and len(set(effects)) == 7
-    return {"output": report["output"], "effects": sorted(line.split()[0] for line in effects), "model_calls": report["model_calls"],
-            "rows": len(journal.rows())}
+    assert (
+        sorted(line.split()[0] for line in effects) == ["i", "i", "l", "n1", "r", "w1", "w2"] and len(set(effects)) == 7
+    )
+    return {
+        "output": report["output"],
+        "effects": sorted(line.split()[0] for line in effects),
+        "model_calls": report["model_calls"],
+        "rows": len(journal.rows()),
+    }
 
 
 def kill_at(root: Path, point: str, sig: int) -> tuple[int, tuple[int, int]]:
@@ -342,4 +384,3 @@ def test_a_provider_failure_mid_run_resumes_without_redoing_effects(baseline, tm
     report, decisions = resume_until_done(root)
     assert decisions == 0  # a clean failure leaves no call of unknown outcome
     check(root, baseline, report, (1, 0))
-

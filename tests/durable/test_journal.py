@@ -14,7 +14,14 @@ import pytest
 
 from durable_helpers import call, engine, go, kinds, rows, tool
 from plait.runtime.errors import AgentError
-from plait.runtime.store import SCHEMA_VERSION, JournalVersionError, LeaseHeld, SQLiteJournal, idempotency_key, journal_path
+from plait.runtime.store import (
+    SCHEMA_VERSION,
+    JournalVersionError,
+    LeaseHeld,
+    SQLiteJournal,
+    idempotency_key,
+    journal_path,
+)
 from plait.runtime.store.schema import MIGRATIONS
 
 
@@ -31,26 +38,53 @@ def committed(project, run_id):
 def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_runs(tmp_path):
     seen = []
     eng = engine(tmp_path, [call("add", a=1), call("add", a=2), {"text": "3"}], {})
-    eng.program.tools["add"] = tool("add", lambda a: seen.append(committed(tmp_path, run.id)) or a, props={"a": "integer"})
+    eng.program.tools["add"] = tool(
+        "add", lambda a: seen.append(committed(tmp_path, run.id)) or a, props={"a": "integer"}
+    )
     eng.program.agents["main"].tools = ("add",)
     run = eng.start("go")
     result = go(run)
     assert (result.stop_reason, result.output) == ("done", "3")
     # Seen from another connection while the tool ran: the run's row, and this call's intent as the last row.
     assert seen[0] == ("running", ["admit", "model_request", "model_reply", "tool_intent"])
-    assert seen[1] == ("running", ["admit", "model_request", "model_reply", "tool_intent", "tool_completed",
-                                   "model_request", "model_reply", "tool_intent"])
-    assert kinds(tmp_path, run.id) == ["admit", "model_request", "model_reply", "tool_intent", "tool_completed",
-                                       "model_request", "model_reply", "tool_intent", "tool_completed",
-                                       "model_request", "model_reply", "stop"]
+    assert seen[1] == (
+        "running",
+        [
+            "admit",
+            "model_request",
+            "model_reply",
+            "tool_intent",
+            "tool_completed",
+            "model_request",
+            "model_reply",
+            "tool_intent",
+        ],
+    )
+    assert kinds(tmp_path, run.id) == [
+        "admit",
+        "model_request",
+        "model_reply",
+        "tool_intent",
+        "tool_completed",
+        "model_request",
+        "model_reply",
+        "tool_intent",
+        "tool_completed",
+        "model_request",
+        "model_reply",
+        "stop",
+    ]
     assert committed(tmp_path, run.id)[0] == "done"
 
 
 def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(tmp_path):
     from plait.runtime.tools import ToolResult
 
-    eng = engine(tmp_path, [call("note", text="hi"), {"text": "ok"}],
-                 {"note": tool("note", lambda text: ToolResult("noted", state={"last": text}), props={"text": "string"})})
+    eng = engine(
+        tmp_path,
+        [call("note", text="hi"), {"text": "ok"}],
+        {"note": tool("note", lambda text: ToolResult("noted", state={"last": text}), props={"text": "string"})},
+    )
     result = go(eng.run("go"))
     stored = rows(tmp_path, result.run_id)
     conn = sqlite3.connect(journal_path(tmp_path))
@@ -60,7 +94,11 @@ def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(tmp_path
     assert data["model_request"][0] == "main#2" and data["tool_intent"][0] == "main#1:m-1-1"
     assert data["tool_completed"][1]["content"] == "noted" and data["state"] == ("main", {"last": "hi"})
     reply = data["model_reply"][1]
-    assert reply["message"]["content"] == [{"text": "ok"}] and all(isinstance(n, int) for n in reply["usage"]) and "latency_ms" in reply
+    assert (
+        reply["message"]["content"] == [{"text": "ok"}]
+        and all(isinstance(n, int) for n in reply["usage"])
+        and "latency_ms" in reply
+    )
     assert data["tool_intent"][1]["idempotency_key"] == idempotency_key(result.run_id, "main#1:m-1-1")
 
 
@@ -69,7 +107,9 @@ def test_the_schema_is_versioned_and_a_newer_journal_is_refused(tmp_path):
     journal.conn  # noqa: B018 - creates and migrates
     journal.close()
     conn = sqlite3.connect(journal_path(tmp_path))
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)] and SCHEMA_VERSION == len(MIGRATIONS)
+    assert conn.execute("SELECT version FROM schema_version").fetchall() == [
+        (SCHEMA_VERSION,)
+    ] and SCHEMA_VERSION == len(MIGRATIONS)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     conn.execute("UPDATE schema_version SET version = 99")
     conn.commit()
@@ -134,7 +174,11 @@ def test_a_non_idempotent_call_of_unknown_outcome_waits_for_retry_or_skip(tmp_pa
     resumed = resumer()
     paused = go(resumed.resume())
     assert paused.stop_reason == "pause" and len(keys) == 1
-    assert "main:m-1-1" in paused.pause_reason and "`send`" in paused.pause_reason and "--decide main:m-1-1=retry" in paused.pause_reason
+    assert (
+        "main:m-1-1" in paused.pause_reason
+        and "`send`" in paused.pause_reason
+        and "--decide main:m-1-1=retry" in paused.pause_reason
+    )
     with pytest.raises(AgentError, match="retry and skip answer"):
         go(resumed.resume({"main:m-1-1": "approve"}))
     # A later process sees the same question, and the person's answer is kept with the run.
@@ -154,7 +198,11 @@ def test_skip_tells_the_model_the_call_may_not_have_run(tmp_path):
 
 
 def test_one_process_at_a_time_writes_a_run(tmp_path):
-    eng = engine(tmp_path, [call("add", a=1), {"error": {"kind": "auth", "message": "no"}}], {"add": tool("add", lambda a: a, props={"a": "integer"})})
+    eng = engine(
+        tmp_path,
+        [call("add", a=1), {"error": {"kind": "auth", "message": "no"}}],
+        {"add": tool("add", lambda a: a, props={"a": "integer"})},
+    )
     failed = go(eng.run("go"))
     other = SQLiteJournal(journal_path(tmp_path))
     other.acquire(failed.run_id)  # someone else (live: this very process) is resuming it
@@ -183,12 +231,15 @@ def test_a_finished_code_step_is_replayed_not_run_again(tmp_path):
 
     (tmp_path / "durable_code_step.py").write_text(
         "from pathlib import Path\n\ndef shout(input):\n"
-        f"    with open({str(tmp_path / 'ran.txt')!r}, 'a') as fh:\n        fh.write('x')\n    return input.upper()\n")
+        f"    with open({str(tmp_path / 'ran.txt')!r}, 'a') as fh:\n        fh.write('x')\n    return input.upper()\n"
+    )
     replies = [{"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "done"}]
 
     def build():
         eng = engine(tmp_path, replies, {})
-        eng.program.steps["shout"] = StepConfig("shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(tmp_path)})
+        eng.program.steps["shout"] = StepConfig(
+            "shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(tmp_path)}
+        )
         eng.program.chains["flow"] = ChainConfig("flow", ("shout", "main"))
         eng.program.entry = "flow"
         return eng
@@ -209,10 +260,13 @@ def test_rows_a_killed_process_left_in_its_segment_are_moved_in_by_the_next_one(
         "j.flush()\n"
         "j.event('r1', 1, 'tool_intent', 'main#1:c1', {'tool': 'send'})\n"
         "asyncio.run(j.durable())\n"
-        "os._exit(0)  # dies without moving its segment into the tables\n")
+        "os._exit(0)  # dies without moving its segment into the tables\n"
+    )
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
     [segment] = (tmp_path / ".plait" / "journal.db-log").glob("*.jsonl")
     journal = SQLiteJournal(journal_path(tmp_path))
-    assert [(e["kind"], e["key"], e["data"]) for e in journal.events("r1")] == [("tool_intent", "main#1:c1", {"tool": "send"})]
+    assert [(e["kind"], e["key"], e["data"]) for e in journal.events("r1")] == [
+        ("tool_intent", "main#1:c1", {"tool": "send"})
+    ]
     assert not segment.exists() and journal.run("r1")["status"] == "crashed"
     journal.close()
