@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import re
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def test_dir_shows_only_the_public_names():
     assert not {"Any", "TYPE_CHECKING", "annotations", "typing"} & set(dir(plait))
 
 
+@pytest.mark.slow
 def test_the_public_classes_load_on_first_use_only():
     code = "import sys, plait; a = sorted(m for m in sys.modules if m.startswith('plait.')); plait.Decision; print(a)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -12,6 +12,7 @@ import plait
 SPEC = 'model m = "scripted/m" { script = "r.json" }\nagent main { model = m, max_steps = 3 }\n'
 
 
+@pytest.mark.slow
 def test_import_plait_loads_no_stage():
     code = "import sys, plait; print(sorted(m for m in sys.modules if m.startswith('plait.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -319,6 +319,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_console_entry_in_a_subprocess(spec, tmp_path):
     path = spec(ERRORS)
     done = _run("-m", "plait", "check", path, cwd=tmp_path)
@@ -326,6 +327,7 @@ def test_console_entry_in_a_subprocess(spec, tmp_path):
     assert _run("-m", "plait", "check", cwd=tmp_path).returncode == 1  # no path: the working directory
 
 
+@pytest.mark.slow
 def test_check_never_loads_the_runtime_or_httpx(spec, tmp_path):
     path = spec(ERRORS)
     probe = (

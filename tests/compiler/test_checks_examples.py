@@ -41,6 +41,7 @@ def test_example_checks_clean(path):
     assert result.graph.entry is not None
 
 
+@pytest.mark.slow
 def test_check_strict_on_the_examples_folder():
     done = subprocess.run([sys.executable, "-m", "plait", "check", "--strict", str(EXAMPLES)],
                           capture_output=True, text=True, timeout=120)
@@ -147,6 +148,7 @@ def _modules(result) -> list[ast.Module]:
 # --- the offline example runs -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_briefing_runs_offline_to_the_end(tmp_path):
     folder = shutil.copytree(EXAMPLES / "briefing", tmp_path / "briefing", ignore=shutil.ignore_patterns(".plait", "__pycache__"))
     done = subprocess.run(

@@ -31,6 +31,7 @@ def test_rule_names_are_unique():
     assert len({r.__name__ for r in RULES}) == len(RULES)
 
 
+@pytest.mark.slow
 def test_the_rules_never_need_networkx():
     # `plait check` avoids importing networkx; the template rule's input walk must too.
     import subprocess

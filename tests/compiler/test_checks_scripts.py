@@ -90,6 +90,7 @@ def test_checking_never_imports_a_python_tool_module(tmp_path):
     assert "spec_tools" not in sys.modules
 
 
+@pytest.mark.slow
 def test_cli_check_never_imports_a_python_tool_module(tmp_path):
     files = {"spec_tools.py": SIDE_EFFECT, "demo.replies.json": json.dumps(GOOD)}
     compile_text(SPEC, tmp_path, files=files)
@@ -99,6 +100,7 @@ def test_cli_check_never_imports_a_python_tool_module(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_the_side_effect_module_does_write_when_imported(tmp_path):
     # Guards the two tests above: if importing did nothing, they could not fail.
     (tmp_path / "spec_tools.py").write_text(SIDE_EFFECT)

@@ -151,6 +151,7 @@ def test_generated_tables_match_the_grammar():
     )
 
 
+@pytest.mark.slow
 def test_checking_a_valid_spec_does_not_import_lark(tmp_path):
     spec = tmp_path / "ok.plait"
     spec.write_text(WHOLE_FILE, encoding="utf-8")

@@ -396,6 +396,7 @@ def test_bad_import_targets_are_diagnostics(tmp_path, target):
 # --- whole process -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_command_prints_no_traceback(tmp_path):
     path = tmp_path / "bin.plait"
     path.write_bytes(bytes(range(256)) * 64)

@@ -62,11 +62,13 @@ def test_binary_to_a_terminal_is_refused(monkeypatch, capsys):
     assert err.count("\n") == 1 and "pass -o FILE" in err
 
 
+@pytest.mark.slow
 def test_binary_to_a_pipe_is_written():
     done = plait("render", LANGUAGE, "--format", "png")
     assert done.returncode == 0 and done.stdout.startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_spec_with_errors_renders_nothing(tmp_path):
     spec = tmp_path / "bad.plait"
     spec.write_text("agent a { model = nope }\n")
@@ -77,6 +79,7 @@ def test_spec_with_errors_renders_nothing(tmp_path):
     assert b"undefined name `nope`" in done.stderr
 
 
+@pytest.mark.slow
 def test_unknown_entry_is_one_line_listing_names(tmp_path):
     out = tmp_path / "x.dot"
     done = plait("render", LANGUAGE, "--entry", "wirter", "-o", str(out))
@@ -149,6 +152,7 @@ def test_graph_of_a_broken_spec_exits_1(tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
+@pytest.mark.slow
 def test_render_never_imports_user_code(tmp_path):
     (tmp_path / "evil.py").write_text("raise SystemExit('imported!')\n")
     spec = tmp_path / "s.plait"
@@ -169,6 +173,7 @@ const document = {
 """
 
 
+@pytest.mark.slow
 def test_html_click_highlights_the_declaration_lines(tmp_path):
     """The page's script, run by node against a minimal DOM: showing a node lights its lines and only those."""
     import shutil
@@ -187,6 +192,7 @@ def test_html_click_highlights_the_declaration_lines(tmp_path):
     assert summary.split() == sorted([f"f0-L{n}" for n in range(66, 70)] + ["plait:summary"])
 
 
+@pytest.mark.slow
 def test_graph_json_and_render_json_are_the_same_bytes():
     graph_out = plait("graph", LANGUAGE, "--json")
     render_out = plait("render", LANGUAGE, "--format", "json")

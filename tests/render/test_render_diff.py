@@ -168,6 +168,7 @@ def test_cli_a_side_with_errors_exits_1_as_check_does(specs, tmp_path, capsys):
     assert "undefined name `nope`" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_git_revisions(tmp_path, monkeypatch, capsys):
     def git(*args):
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
