@@ -4,6 +4,11 @@ Both sides are compared through `to_json()` minus spans, so formatting,
 comments, declaration order and where things were written never show up;
 only what the compiled graph means does. Changes come out in a stable order:
 new-side declaration order, then what only the old side had.
+
+A runnable's output type is compared field by field, and a route's cases
+case by case, so a removed enum member or a retargeted case is one line.
+`case` and `back` edges are drawn from those node attributes (a route's
+cases, a loop's condition and bound), so they are compared there only.
 """
 
 from __future__ import annotations
@@ -12,20 +17,33 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["CONTRACTS", "Change", "changes_to_json", "changes_to_text", "diff_graphs"]
+from .graph import AgentGraph
+
+__all__ = ["CONTRACTS", "Change", "changes_to_json", "changes_to_text", "diff_graphs", "schema_text"]
 
 #: Attributes that are a runnable's contract (drawn on the picture); other attribute changes are "attribute".
 CONTRACTS: dict[str, tuple[str, ...]] = {
     "agent": ("max_steps", "until", "until_succeeded", "fallback", "fallback_on", "approval", "retry_malformed",
-              "model", "tools", "keep_last", "tool_timeout"),
+              "model", "tools", "keep_last", "tool_timeout", "output"),
     "tool": ("approval", "timeout", "result"),
-    "parallel": ("on_error", "branches"),
-    "consolidate": ("rounds", "judge", "agents"),
+    "mcp": ("command", "url", "tools", "approval", "timeout"),
+    "parallel": ("on_error", "branches", "output"),
+    "consolidate": ("rounds", "judge", "agents", "output"),
     "model": ("provider", "model_id", "timeout", "retries"),
-    "step": ("model", "max_tokens"),
-    "chain": ("elements",),
+    "step": ("model", "max_tokens", "retry_malformed", "run", "output"),
+    "chain": ("elements", "output"),
+    "route": ("subject", "cases", "otherwise", "output"),
+    "loop": ("body", "until", "max_iterations", "on_exhausted", "output"),
+    "map": ("body", "over", "concurrency", "on_error", "output"),
+    "ask": ("question", "output"),
+    "input": ("type",),
+    "state": ("type",),
 }
-_EDGE_ATTRS_IN_KEY = ("chain", "branch")
+_EDGE_ATTRS_IN_KEY = ("chain", "branch", "path")
+#: Edges that only redraw node attributes compared already (a route's cases, a loop's until and bound).
+_DERIVED_EDGES = ("case", "back")
+#: Attributes holding a type, compared field by field.
+_TYPED = ("output", "type")
 
 
 @dataclass(frozen=True)
@@ -52,6 +70,10 @@ class Change:
             attrs = self.new if self.op == "added" else self.old
             extra = " (" + ", ".join(f"{k} {_show(v)}" for k, v in attrs.items()) + ")" if attrs else ""
             return f"{mark} edge {self.kind} {self.subject}{extra}"
+        if self.op == "added":
+            return f"+ {self.kind} {self.subject}: {self.field} {_show(self.new)}  [{self.what}]"
+        if self.op == "removed":
+            return f"- {self.kind} {self.subject}: {self.field} (was {_show(self.old)})  [{self.what}]"
         return f"~ {self.kind} {self.subject}: {self.field} {_verb(self.old, self.new)}  [{self.what}]"
 
 
@@ -86,6 +108,8 @@ def _edges(data: dict) -> dict[tuple, dict]:
     """Edges keyed by what identifies them; the rest (order, index, approval, succeeded) can change."""
     out: dict[tuple, dict] = {}
     for e in data["edges"]:
+        if e["kind"] in _DERIVED_EDGES:
+            continue
         key = (e["source"], e["target"], e["kind"], *(e["attrs"].get(a) for a in _EDGE_ATTRS_IN_KEY))
         out.setdefault(key, e)
     return out
@@ -102,10 +126,74 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
             contracts = CONTRACTS.get(node["kind"], ())
             for field, value in node["attrs"].items():
                 before = old[id]["attrs"].get(field)
-                if before != value:
-                    what = "contract" if field in contracts else "attribute"
+                if before == value:
+                    continue
+                what = "contract" if field in contracts else "attribute"
+                if field in _TYPED and isinstance(before, dict) and isinstance(value, dict):
+                    out += _type_changes(what, id, node["kind"], field, before, value)
+                elif field == "cases" and isinstance(before, list) and isinstance(value, list):
+                    out += _case_changes(id, node["kind"], before, value)
+                else:
                     out.append(Change(what, "changed", id, node["kind"], field, before, value))
     out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]
+    return out
+
+
+def schema_text(schema: Any) -> str:
+    """A JSON Schema (as `to_json` writes a type) in the spec's own type words: `"a" | "b"`, `list[int]`, `object {x, y}`."""
+    if not isinstance(schema, dict):
+        return _show(schema)
+    if "enum" in schema:
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    if "anyOf" in schema:
+        return " | ".join(schema_text(s) for s in schema["anyOf"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"list[{schema_text(schema.get('items', {}))}]"
+    if kind == "object":
+        return "object {" + ", ".join(schema.get("properties", {})) + "}"
+    words = {"string": "string", "integer": "int", "number": "float", "boolean": "bool", "null": "null"}
+    return words.get(kind, "any") if isinstance(kind, str) or kind is None else _show(schema)
+
+
+def _fields(schema: dict) -> dict[str, dict] | None:
+    return schema.get("properties") if schema.get("type") == "object" else None
+
+
+def _type_changes(what: str, id: str, kind: str, field: str, old: dict, new: dict, prefix: str = "") -> list[Change]:
+    """One change per record field added, removed or retyped (nested records followed); else the whole type."""
+    name = prefix or field
+    before, after = _fields(old), _fields(new)
+    if before is None or after is None:
+        return [Change(what, "changed", id, kind, name, schema_text(old), schema_text(new))]
+    out = []
+    required_before, required_after = set(old.get("required", ())), set(new.get("required", ()))
+    for key, schema in after.items():
+        path = f"{name}.{key}"
+        if key not in before:
+            out.append(Change(what, "added", id, kind, path, None, schema_text(schema)))
+        elif before[key] != schema:
+            out += _type_changes(what, id, kind, field, before[key], schema, path)
+        elif (key in required_before) != (key in required_after):
+            out.append(Change(what, "changed", id, kind, path, "required" if key in required_before else "optional",
+                              "required" if key in required_after else "optional"))
+    out += [Change(what, "removed", id, kind, f"{name}.{key}", schema_text(schema), None)
+            for key, schema in before.items() if key not in after]
+    return out
+
+
+def _case_changes(id: str, kind: str, old: list[dict], new: list[dict]) -> list[Change]:
+    """A route's cases by literal: one added, removed or retargeted per line."""
+    before = {json.dumps(c["value"]): c["target"] for c in old}
+    after = {json.dumps(c["value"]): c["target"] for c in new}
+    out = []
+    for value, target in after.items():
+        if value not in before:
+            out.append(Change("contract", "added", id, kind, f"case {value}", None, target))
+        elif before[value] != target:
+            out.append(Change("contract", "changed", id, kind, f"case {value}", before[value], target))
+    out += [Change("contract", "removed", id, kind, f"case {value}", target, None)
+            for value, target in before.items() if value not in after]
     return out
 
 
@@ -125,7 +213,7 @@ def _edge_changes(old: dict, new: dict) -> list[Change]:
     return out
 
 
-def diff_graphs(old: Any, new: Any) -> list[Change]:
+def diff_graphs(old: AgentGraph, new: AgentGraph) -> list[Change]:
     """Every semantic change from `old` to `new` (AgentGraphs), in a stable order."""
     a, b = old.to_json(), new.to_json()
     changes = []

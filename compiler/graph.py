@@ -1,18 +1,19 @@
-"""Checked declarations → AgentGraph: typed nodes and edges over a networkx MultiDiGraph.
+"""Checked declarations → AgentGraph: typed node and edge records, and a networkx MultiDiGraph on demand.
 
 The contract (node kinds, attributes, edges, JSON) is documented in
 docs/graph.md; renderers, `plait graph`, `plait diff` and the runtime read
-only this object.
+only this object, by attribute (the records are in `plait.core.graph`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from plait.core.graph import RUNNABLE_KINDS, Edge, Node, Runnable, edge_json, record_json
 from plait.core.source import Span
-
-from .schema import RUNNABLE_KINDS
+from plait.core.types import Type
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -40,40 +41,22 @@ def span_json(span: Span | None, base_dir: Path | None) -> dict[str, Any] | None
     }
 
 
-def _jsonable(value: Any, base: str | None) -> Any:
-    if isinstance(value, tuple | list):
-        return [_jsonable(v, base) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v, base) for k, v in value.items()}
-    if base and isinstance(value, str) and value.startswith(base):
-        # Absolute paths (script files, python tool folders) differ per machine.
-        return value[len(base) :].lstrip("/\\") or "."
-    return value
-
-
 class AgentGraph:
-    """A compiled spec. Build with `add_node`/`add_edge` in declaration order; then read.
+    """A compiled spec. Build with `add`/`connect` in declaration order; then read.
 
-    `.nx` is the networkx MultiDiGraph. Importing networkx costs more than the
-    rest of `plait check`, so until `.nx` is first read the nodes and edges live
-    in dicts shaped like MultiDiGraph's own (`_node`, `_succ`); the first read
-    builds the MultiDiGraph in the same order and from then on these names are
-    its dicts, so every method reads one source of truth. Attribute dicts
-    returned by `node()` before that moment are copied, not shared.
+    The records live in plain dicts of plait's own, so `plait check` never pays
+    for importing networkx. `.nx` builds a MultiDiGraph from them, through
+    networkx's public API, on first use (node attribute `record`, edge
+    attributes `record` and `kind`); nothing is added after that.
     """
 
     def __init__(self, base_dir: Path | None = None) -> None:
         self.base_dir = base_dir
         self.entry: str | None = None
+        self._nodes: dict[str, Node] = {}
+        #: source → target → edges, in the order added (networkx's own edge order).
+        self._out: dict[str, dict[str, list[Edge]]] = {}
         self._nx: nx.MultiDiGraph | None = None
-        self._node: dict[str, dict[str, Any]] = {}
-        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-        # Edges in the order added, to rebuild the MultiDiGraph exactly (predecessor order too).
-        self._edge_log: list[tuple[str, str, str]] = []
-        # Edge keys count edges; len(nx.edges) would walk them all on every add.
-        self._edges_added = 0
-        # Every node of one file resolves the same path; resolve() is a syscall each time.
-        self._resolved: dict[str, str] = {}
 
     @property
     def nx(self) -> "nx.MultiDiGraph":
@@ -81,84 +64,89 @@ class AgentGraph:
             import networkx
 
             graph = networkx.MultiDiGraph()
-            graph.add_nodes_from(self._node.items())
-            graph.add_edges_from((u, v, key, self._succ[u][v][key]) for u, v, key in self._edge_log)
-            self._nx, self._node, self._succ, self._edge_log = graph, graph._node, graph._succ, []
+            graph.add_nodes_from((id, {"record": node, "kind": node.kind}) for id, node in self._nodes.items())
+            graph.add_edges_from(
+                (e.source, e.target, f"{e.kind}:{i}", {"record": e, "kind": e.kind}) for i, e in enumerate(self.edges())
+            )
+            self._nx = graph
         return self._nx
 
     # --- building -----------------------------------------------------------------
 
-    def add_node(self, id: str, kind: str, span: Span | None, **attrs: Any) -> None:
-        file = None
-        if span and span.file != "<string>":
-            file = self._resolved.get(span.file)
-            if file is None:
-                file = self._resolved[span.file] = str(Path(span.file).resolve())
-        attrs = {"kind": kind, "name": id, "span": span, "file": file, **attrs}
+    def add(self, node: Node) -> None:
+        """Add (or replace) a node record; its id is `node.name`."""
         if self._nx is not None:
-            self._nx.add_node(id, **attrs)
-        elif id in self._node:
-            self._node[id].update(attrs)
-        else:
-            self._node[id], self._succ[id] = attrs, {}
+            raise RuntimeError("the graph is read-only once .nx is built")
+        self._nodes[node.name] = node
+        self._out.setdefault(node.name, {})
 
-    def add_edge(self, source: str, target: str, kind: str, span: Span | None, **attrs: Any) -> None:
-        key = f"{kind}:{self._edges_added}"
-        self._edges_added += 1
-        data = {"kind": kind, "span": span, **attrs}
+    def connect(self, edge: Edge) -> None:
+        """Add an edge between two nodes already added; one with an unknown end (a spec with errors) is dropped."""
         if self._nx is not None:
-            self._nx.add_edge(source, target, key=key, **data)
-            return
-        for end in (source, target):  # as networkx does, an edge adds missing nodes
-            if end not in self._node:
-                self._node[end], self._succ[end] = {}, {}
-        self._succ[source].setdefault(target, {})[key] = data
-        self._edge_log.append((source, target, key))
+            raise RuntimeError("the graph is read-only once .nx is built")
+        if edge.source in self._nodes and edge.target in self._nodes:
+            self._out[edge.source].setdefault(edge.target, []).append(edge)
+
+    def retype(self, id: str, output: Type) -> None:
+        """Set a runnable's inferred output type (the type inference pass runs after building)."""
+        node = self._nodes[id]
+        if not isinstance(node, Runnable):
+            raise TypeError(f"`{id}` is {node.kind}, which has no output")
+        self.add(replace(node, output=output))
 
     # --- reading ------------------------------------------------------------------
 
-    def node(self, id: str) -> dict[str, Any]:
-        return self._node[id]
+    def node(self, id: str) -> Node:
+        return self._nodes[id]
 
-    def __contains__(self, id: str) -> bool:
-        return id in self._node
+    def get(self, id: str | None) -> Node | None:
+        return self._nodes.get(id) if id is not None else None
 
-    def node_items(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(id, attributes) in declaration order, as `nx.nodes(data=True)`."""
-        return iter(self._node.items())
+    def __contains__(self, id: object) -> bool:
+        return id in self._nodes
 
-    def edges(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """(source, target, attributes) in the order of `nx.edges(data=True)`, without importing networkx."""
-        for u, targets in self._succ.items():
-            for v, keyed in targets.items():
-                for data in keyed.values():
-                    yield u, v, data
+    def nodes(self) -> Iterator[Node]:
+        """Every node record, in declaration order (generated nodes right after their owner)."""
+        return iter(self._nodes.values())
 
     def nodes_of(self, *kinds: str) -> list[str]:
-        return [n for n, data in self._node.items() if data.get("kind") in kinds]
+        return [id for id, node in self._nodes.items() if node.kind in kinds]
 
     def runnables(self) -> list[str]:
-        return [n for n in self.nodes_of(*RUNNABLE_KINDS) if "/" not in n]
+        """Declared runnables, in declaration order (generated ones such as inline parallels excluded)."""
+        return [id for id, node in self._nodes.items() if node.kind in RUNNABLE_KINDS and "/" not in id]
 
-    def edges_of(self, *kinds: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        for u, v, data in self.edges():
-            if data["kind"] in kinds:
-                yield u, v, data
+    def edges(self, *kinds: str) -> Iterator[Edge]:
+        """Edges (all, or of `kinds`) grouped by source in declaration order, then target, then as added."""
+        for targets in self._out.values():
+            for keyed in targets.values():
+                for edge in keyed:
+                    if not kinds or edge.kind in kinds:
+                        yield edge
+
+    def out_edges(self, id: str, *kinds: str) -> list[Edge]:
+        return [e for keyed in self._out[id].values() for e in keyed if not kinds or e.kind in kinds]
 
     def out(self, id: str, kind: str) -> list[str]:
-        return [v for v, keyed in self._succ[id].items() for data in keyed.values() if data["kind"] == kind]
+        return [e.target for e in self.out_edges(id, kind)]
 
     def to_json(self) -> dict[str, Any]:
         """Node-link JSON; stable: declaration order, no hash order, relative paths."""
         base = str(self.base_dir) if self.base_dir else None
-        nodes = []
-        for id, data in self._node.items():
-            attrs = {k: _jsonable(v, base) for k, v in data.items() if k not in ("kind", "name", "span", "file")}
-            nodes.append({"id": id, "kind": data["kind"], "attrs": attrs, "span": span_json(data["span"], self.base_dir)})
-        edges = []
-        for u, v, data in self.edges():
-            attrs = {k: _jsonable(val, base) for k, val in data.items() if k not in ("kind", "span")}
-            edges.append(
-                {"source": u, "target": v, "kind": data["kind"], "attrs": attrs, "span": span_json(data["span"], self.base_dir)}
-            )
+
+        def relative(value: str) -> str:
+            # Absolute paths (script files, python tool folders) differ per machine.
+            if base and value.startswith(base):
+                return value[len(base) :].lstrip("/\\") or "."
+            return value
+
+        nodes = [
+            {"id": id, "kind": node.kind, "attrs": record_json(node, relative), "span": span_json(node.span, self.base_dir)}
+            for id, node in self._nodes.items()
+        ]
+        edges = [
+            {"source": e.source, "target": e.target, "kind": e.kind, "attrs": edge_json(e, relative),
+             "span": span_json(e.span, self.base_dir)}
+            for e in self.edges()
+        ]
         return {"version": GRAPH_JSON_VERSION, "entry": self.entry, "nodes": nodes, "edges": edges}

@@ -10,14 +10,12 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from plait.core import defaults as D
+from plait.core.graph import RUNNABLE_KINDS
+from plait.core.vocab import ERROR_KINDS, PROVIDERS
+
 __all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "TYPED_BLOCKS", "a", "suggest"]
 
-ERROR_KINDS = (
-    "auth", "content_filter", "context_length", "invalid_request", "model_not_found", "network",
-    "quota_exceeded", "rate_limit", "server_error", "timeout", "unsupported",
-)
-PROVIDERS = ("openai", "anthropic", "google", "openai-compatible", "scripted")
-RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +44,7 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "timeout": Attr("duration", minimum=0.001),
         "base_url": Attr("string"),
         "api_key": Attr("env"),
-        "retries": Attr("int", default=2, minimum=0, maximum=10),
+        "retries": Attr("int", default=D.MODEL_RETRIES, minimum=0, maximum=10),
         "headers": Attr("map", default={}),
         "api": Attr("string", choices=("chat", "responses")),
         "script": Attr("string"),
@@ -54,8 +52,8 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
     "tool": {
         "run": Attr("run", required=True),
         "approval": Attr("symbol", choices=("required", "never"), default="never"),
-        "timeout": Attr("duration", default=60.0, minimum=0.001),
-        "result": Attr("symbol", choices=("content", "messages"), default="content"),
+        "timeout": Attr("duration", default=D.TOOL_TIMEOUT, minimum=0.001),
+        "result": Attr("symbol", choices=("content", "messages"), default=D.TOOL_RESULT),
         # Safe to run twice: a resumed run re-runs a call a crash left unknown instead of asking a person.
         "idempotent": Attr("bool", default=False),
     },
@@ -65,9 +63,9 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "fallback_on": Attr("symbols", choices=ERROR_KINDS),
         "system": Attr("template"),
         "tools": Attr("refs", kinds=("tool", "agent"), default=()),
-        "max_steps": Attr("int", default=16, minimum=1),
+        "max_steps": Attr("int", default=D.MAX_STEPS, minimum=1),
         "until": Attr("until", default=()),
-        "retry_malformed": Attr("int", default=0, minimum=0),
+        "retry_malformed": Attr("int", default=D.RETRY_MALFORMED, minimum=0),
         "validate_arguments": Attr("bool", default=True),
         "history": Attr("keep_last"),
         "approval": Attr("refs", kinds=("tool",), default=()),
@@ -84,29 +82,29 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "system": Attr("template"),
         "max_tokens": Attr("int", minimum=1),
         "temperature": Attr("number", minimum=0, maximum=2),
-        "retry_malformed": Attr("int", default=0, minimum=0),
+        "retry_malformed": Attr("int", default=D.RETRY_MALFORMED, minimum=0),
         # A code step: `run = python(...)` instead of `model` and `prompt` (see check_types).
         "run": Attr("run"),
     },
     "consolidate": {
         "agents": Attr("refs", required=True, kinds=("agent",)),
         "judge": Attr("ref", required=True, kinds=("model", "agent")),
-        "rounds": Attr("int", default=3, minimum=1),
-        "task": Attr("template", default="{{input}}"),
+        "rounds": Attr("int", default=D.ROUNDS, minimum=1),
+        "task": Attr("template", default=D.TASK),
     },
     "parallel": {
-        "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
+        "on_error": Attr("symbol", choices=("fail", "collect"), default=D.ON_ERROR),
     },
     # `max_iterations` is required, but its absence has its own code (P312, unbounded loop).
     "loop": {
         "until": Attr("condition"),
         "max_iterations": Attr("int", minimum=1),
-        "on_exhausted": Attr("symbol", choices=("fail", "last"), default="fail"),
+        "on_exhausted": Attr("symbol", choices=("fail", "last"), default=D.ON_EXHAUSTED),
     },
     "map": {
         "over": Attr("path", required=True),
-        "concurrency": Attr("int", default=4, minimum=1),
-        "on_error": Attr("symbol", choices=("fail", "collect"), default="fail"),
+        "concurrency": Attr("int", default=D.MAP_CONCURRENCY, minimum=1),
+        "on_error": Attr("symbol", choices=("fail", "collect"), default=D.ON_ERROR),
     },
     "ask": {},
 }

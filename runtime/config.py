@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from plait.core import defaults as D
+
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = [
@@ -39,9 +41,9 @@ class ToolConfig:
     #: | {"type": "agent", "agent": name} | {"type": "function"} (then `fn` is set).
     run: dict[str, Any] = field(default_factory=dict)
     approval: bool = False
-    timeout: float | None = 60.0
+    timeout: float | None = D.TOOL_TIMEOUT
     #: "content" or "messages" (the result arrives as messages on the next call).
-    result: str = "content"
+    result: str = D.TOOL_RESULT
     #: A Python callable registered in code (sync or async), keyword arguments in.
     fn: Callable[..., Any] | None = None
     #: Safe to run twice: after a crash mid-call the journal re-runs it (with the same idempotency key) instead of asking.
@@ -58,10 +60,10 @@ class AgentConfig:
     system: str | None = None
     #: Tool and agent names, in spec order (an agent here is delegated to).
     tools: tuple[str, ...] = ()
-    max_steps: int = 16
+    max_steps: int = D.MAX_STEPS
     until: tuple[str, ...] = ()
     until_succeeded: bool = False
-    retry_malformed: int = 0
+    retry_malformed: int = D.RETRY_MALFORMED
     validate_arguments: bool = True
     keep_last: int | None = None
     approval: tuple[str, ...] = ()
@@ -83,7 +85,7 @@ NO_FALLBACK: frozenset[str] = frozenset()
 class StepConfig:
     name: str
     model: str
-    prompt: str = "{{input}}"
+    prompt: str = D.PROMPT
     system: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
@@ -91,7 +93,7 @@ class StepConfig:
     output: dict[str, Any] | None = None
     #: A code step: {"type": "python", "target": "mod:fn", "base_dir": ...}; then `model` is "" and no model is called.
     run: dict[str, Any] | None = None
-    retry_malformed: int = 0
+    retry_malformed: int = D.RETRY_MALFORMED
     _agent: AgentConfig | None = field(default=None, repr=False, compare=False)
 
     def as_agent(self) -> AgentConfig:
@@ -112,7 +114,7 @@ class ChainConfig:
 class ParallelConfig:
     name: str
     branches: tuple[str, ...]
-    on_error: str = "fail"
+    on_error: str = D.ON_ERROR
 
 
 @dataclass(slots=True)
@@ -120,8 +122,8 @@ class ConsolidateConfig:
     name: str
     agents: tuple[str, ...]
     judge: str
-    rounds: int = 3
-    task: str = "{{input}}"
+    rounds: int = D.ROUNDS
+    task: str = D.TASK
 
 
 @dataclass(slots=True)
@@ -144,7 +146,7 @@ class LoopConfig:
     #: A `conditions.py` expression over the body's output; None runs exactly max_iterations.
     until: Any = None
     #: "fail" (the run fails) or "last" (go on with the last output, with a warning).
-    on_exhausted: str = "fail"
+    on_exhausted: str = D.ON_EXHAUSTED
 
 
 @dataclass(slots=True)
@@ -153,9 +155,9 @@ class MapConfig:
     body: tuple[str, ...]
     #: The path of the list: ("input", "sections"), ...
     over: tuple[str, ...]
-    concurrency: int = 4
+    concurrency: int = D.MAP_CONCURRENCY
     #: "fail" (the first failure cancels the rest) or "collect" (a failed item's slot holds {"error": ...}).
-    on_error: str = "fail"
+    on_error: str = D.ON_ERROR
 
 
 @dataclass(slots=True)

@@ -1,92 +1,391 @@
-"""Normalised declarations → AgentGraph nodes and edges (see docs/graph.md)."""
+"""Normalised declarations → AgentGraph node records and edges (see docs/graph.md).
+
+Attribute values come from the checked, normalised `ctx.values`; the shapes
+only the AST holds (a route's cases, a condition) are read from the
+declaration. Output types are infer_types' (`ctx.types`), the run input and
+state types check_types' (`ctx.input_type`, `ctx.state_type`).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from plait.core import conditions as c
+from plait.core import graph as g
+from plait.core.graph import Edge, node_attrs
+from plait.core.redact import protect_record
+from plait.core.source import Span
+from plait.core.types import Type
 from plait.dsl import ast
 
 from ..context import CompileContext
 from ..graph import AgentGraph
-from ..schema import RUNNABLE_KINDS
 
-# Attributes each node kind carries, in the order docs/graph.md lists them.
-_NODE_ATTRS = {
-    "model": ("provider", "model_id", "temperature", "max_tokens", "timeout", "base_url", "api_key_env",
-              "retries", "headers", "api", "script"),
-    "tool": ("description", "parameters", "run", "approval", "timeout", "result"),
-    "agent": ("description", "model", "fallback", "fallback_on", "system", "tools", "max_steps", "until",
-              "until_succeeded", "retry_malformed", "validate_arguments", "keep_last", "approval",
-              "tool_timeout", "temperature", "max_tokens", "label", "source", "attributes"),
-    "step": ("model", "prompt", "system", "max_tokens", "temperature"),
-    "chain": ("elements",),
-    "parallel": ("branches", "on_error"),
-    "consolidate": ("agents", "judge", "rounds", "task"),
+__all__ = ["build_graph", "condition_of"]
+
+#: Template heads that are not runnable names.
+_SCOPES = frozenset({"input", "state", "run", "loop", "map"})
+
+
+class _Files:
+    """Declaring file → its absolute path; every node of one file resolves the same path (a syscall each)."""
+
+    def __init__(self) -> None:
+        self._resolved: dict[str, str] = {}
+
+    def __call__(self, span: Span | None) -> str | None:
+        if span is None or span.file == "<string>":
+            return None
+        file = self._resolved.get(span.file)
+        if file is None:
+            file = self._resolved[span.file] = str(Path(span.file).resolve())
+        return file
+
+
+def _pick(cls: type[g.Node], values: dict[str, Any]) -> dict[str, Any]:
+    """The record's attributes that `values` sets (None leaves the record's default)."""
+    return {k: v for k in node_attrs(cls) if k != "output" and (v := values.get(k)) is not None}
+
+
+def _attr(block: Any, key: str) -> Any:
+    entry = block.get(key) if block is not None else None
+    return entry.value if entry is not None else None
+
+
+def _literal(value: Any) -> Any:
+    """A literal AST value's Python value (a symbol such as `last` as its name), else None."""
+    if value is None:
+        return None
+    if getattr(value, "kind", None) == "ref":
+        return value.name
+    return getattr(value, "value", None)
+
+
+def _path(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    parts = getattr(value, "parts", None)
+    if parts is not None:
+        return tuple(parts)
+    name = getattr(value, "name", None)
+    return (name,) if isinstance(name, str) else None
+
+
+def condition_of(expr: Any) -> c.Condition | None:
+    """A checked condition's AST → its core record (None for a shape the checks reject)."""
+    kind = getattr(expr, "kind", None)
+    if kind == "compare":
+        path = _path(expr.left)
+        return None if path is None else c.Compare(path, expr.op, _literal(expr.right))
+    if kind == "not":
+        inner = condition_of(expr.operand)
+        return None if inner is None else c.Not(inner)
+    if kind == "boolop":
+        operands = [condition_of(o) for o in expr.operands]
+        return None if any(o is None for o in operands) else c.BoolOp(expr.op, tuple(operands))  # type: ignore[arg-type]
+    path = _path(expr)
+    return c.Field(path) if path else None
+
+
+class _Builder:
+    def __init__(self, ctx: CompileContext) -> None:
+        self.ctx = ctx
+        self.graph = AgentGraph(ctx.load.root_dir)
+        self.file = _Files()
+
+    def base(self, name: str, span: Span | None) -> dict[str, Any]:
+        return {"name": name, "span": span, "file": self.file(span)}
+
+    def values(self, name: str) -> dict[str, Any]:
+        return self.ctx.values.get(name, {})
+
+    def output(self, name: str) -> dict[str, Type]:
+        """The runnable's inferred output type as a record field (text, the record's default, when unknown)."""
+        found = self.ctx.types.get(name)
+        return {"output": found} if found is not None else {}
+
+    def edge(self, kind: str, source: str, target: str, span: Span | None, **fields: Any) -> None:
+        self.graph.connect(Edge(kind=kind, source=source, target=target, span=span, **fields))
+
+    # --- nodes ----------------------------------------------------------------------
+
+    def declared(self, name: str, decl: Any) -> None:
+        kind, span = decl.kind, decl.name.span
+        values = self.values(name)
+        cls = g.NODE_TYPES[kind]
+        attrs = _pick(cls, values)
+        if kind == "agent" and values.get("history") is not None:
+            attrs["keep_last"] = values["history"]
+        if issubclass(cls, g.Runnable):
+            attrs.update(self.output(name))
+        if kind == "parallel":
+            attrs["join"] = f"{name}/join"
+        self.graph.add(cls(**self.base(name, span), **attrs))
+        if kind == "parallel":
+            self.graph.add(g.JoinNode(**self.base(f"{name}/join", span), parallel=name))
+
+    def inline(self, pid: str, inline: Any) -> None:
+        branches = tuple(b.name for b in inline.branches if b.name in self.ctx.decls)
+        self.graph.add(g.ParallelNode(**self.base(pid, inline.span), branches=branches, join=f"{pid}/join",
+                                      **self.output(pid)))
+        self.graph.add(g.JoinNode(**self.base(f"{pid}/join", inline.span), parallel=pid))
+
+    def elements(self, owner: str, body: tuple[Any, ...]) -> tuple[str, ...]:
+        """A loop's or map's body elements as node ids, adding its inline parallels (unless the checks listed them)."""
+        checked = self.values(owner).get("body")
+        if checked is not None:
+            return tuple(checked)
+        known = dict(self.ctx.inline_parallels.get(owner, ()))
+        ids, count = [], 0
+        for element in body:
+            if getattr(element, "kind", None) == "parallel":
+                count += 1
+                pid = f"{owner}/parallel#{count}"
+                if pid not in known:
+                    self.inline(pid, element)
+                ids.append(pid)
+            elif element.name in self.ctx.decls:
+                ids.append(element.name)
+        return tuple(ids)
+
+    def route(self, name: str, decl: Any) -> None:
+        cases, otherwise = [], None
+        for case in decl.cases:
+            if case.target.name not in self.ctx.decls:
+                continue
+            if case.literal is None:
+                otherwise = case.target.name
+            else:
+                cases.append(g.RouteCase(case.literal.value, case.target.name, case.target.span))
+        self.graph.add(g.RouteNode(**self.base(name, decl.name.span), description=_literal(decl.description),
+                                   subject=_path(decl.subject) or ("input",), cases=tuple(cases), otherwise=otherwise,
+                                   **self.output(name)))
+
+    def loop(self, name: str, decl: Any) -> None:
+        values, block = self.values(name), decl.block
+        until = condition_of(_attr(block, "until"))
+        bound = values.get("max_iterations", _literal(_attr(block, "max_iterations")))
+        attrs = {"on_exhausted": values.get("on_exhausted") or _literal(_attr(block, "on_exhausted"))}
+        self.graph.add(g.LoopNode(**self.base(name, decl.name.span), description=_literal(decl.description),
+                                  body=self.elements(name, decl.body), until=until,
+                                  max_iterations=bound if isinstance(bound, int) else None,
+                                  **{k: v for k, v in attrs.items() if v is not None}, **self.output(name)))
+
+    def map(self, name: str, decl: Any) -> None:
+        values, block = self.values(name), decl.block
+        attrs = {
+            "over": values.get("over") or _path(_attr(block, "over")),
+            "concurrency": values.get("concurrency") or _literal(_attr(block, "concurrency")),
+            "on_error": values.get("on_error") or _literal(_attr(block, "on_error")),
+        }
+        self.graph.add(g.MapNode(**self.base(name, decl.name.span), description=_literal(decl.description),
+                                 body=self.elements(name, decl.body), **{k: v for k, v in attrs.items() if v is not None},
+                                 **self.output(name)))
+
+    def ask(self, name: str, decl: Any) -> None:
+        self.graph.add(g.AskNode(**self.base(name, decl.name.span), question=decl.question.value, **self.output(name)))
+
+    def mcp(self, name: str, decl: Any) -> None:
+        self.graph.add(g.McpNode(**self.base(name, decl.name.span), **_pick(g.McpNode, self.values(name))))
+
+    def blocks(self) -> None:
+        """`input { ... }` and `state { ... }` → `@input` / `@state` (the first of each; duplicates are the checks')."""
+        for kind, declared in (("input", self.ctx.input_type), ("state", self.ctx.state_type)):
+            decl = self.ctx.blocks.get(kind)
+            if declared is not None:
+                cls = g.InputNode if kind == "input" else g.StateNode
+                self.graph.add(cls(**self.base(f"@{kind}", getattr(decl, "span", None)), type=declared))
+
+    # --- edges ----------------------------------------------------------------------
+
+    def references(self) -> None:
+        graph, ctx = self.graph, self.ctx
+        for ref in ctx.references:
+            owner, target, span = ref.owner, ref.target, ref.span
+            if owner not in graph or target not in graph:
+                continue
+            owner_kind, target_kind = graph.node(owner).kind, graph.node(target).kind
+            if ref.attr == "model":
+                self.edge("calls", owner, target, span)
+            elif ref.attr == "fallback":
+                self.edge("fallback", owner, target, span, order=ref.index + 1)
+            elif ref.attr == "tools":
+                if target_kind == "agent":
+                    self.edge("delegates", owner, target, span)
+                elif target_kind == "mcp":
+                    self.edge("uses", owner, target, span, approval=False, tool=getattr(ref, "member", None))
+                else:
+                    approval = target in (ctx.values[owner].get("approval") or ())
+                    self.edge("uses", owner, target, span, approval=approval)
+            elif ref.attr == "until":
+                self.edge("until", owner, target, span, succeeded=bool(ctx.values[owner].get("until_succeeded")))
+            elif ref.attr == "agents" and owner_kind == "consolidate":
+                self.edge("participant", owner, target, span, index=ref.index)
+            elif ref.attr == "judge":
+                self.edge("judge", owner, target, span)
+            elif ref.attr == "branches":
+                join = graph.node(owner).join  # type: ignore[attr-defined]
+                self.edge("branch", owner, target, span, branch=target)
+                self.edge("join", target, join, span, branch=target)
+            # chain order is added below, from the elements list, so edges follow it exactly.
+
+    def exit_of(self, node: str) -> str:
+        """Where a placed runnable's output leaves it: a parallel's join, else the node itself."""
+        record = self.graph.node(node)
+        return record.join if isinstance(record, g.ParallelNode) else node
+
+    def sequence(self, kind: str, owner: str, elements: tuple[str, ...], spans: list[Span | None]) -> None:
+        """`kind` edge owner → first element, then `next` edges through the rest (chain = owner)."""
+        previous = owner
+        for index, element in enumerate(elements):
+            span = spans[index] if index < len(spans) else None
+            first = index == 0
+            self.edge(kind if first else "next", previous if first else self.exit_of(previous), element, span,
+                      chain=owner, index=index)
+            previous = element
+
+    def flow(self) -> None:
+        graph = self.graph
+        for name, decl in self.ctx.decls.items():
+            record = graph.get(name)
+            if isinstance(record, g.ChainNode):
+                spans = [e.span for e in decl.elements] + [decl.span] * len(record.elements)
+                self.sequence("next", name, record.elements, spans)
+            elif isinstance(record, g.RouteNode):
+                for case in record.cases:
+                    self.edge("case", name, case.target, case.span, label=case.label, value=case.value)
+                if record.otherwise is not None:
+                    span = next((k.target.span for k in decl.cases if k.literal is None), None)
+                    self.edge("case", name, record.otherwise, span, label="else")
+            elif isinstance(record, g.LoopNode | g.MapNode):
+                spans = [e.span for e in decl.body]
+                self.sequence("body" if isinstance(record, g.LoopNode) else "each", name, record.body, spans)
+                if isinstance(record, g.LoopNode) and record.body:
+                    self.edge("back", self.exit_of(record.body[-1]), name, decl.name.span,
+                              label=loop_label(record), bound=record.max_iterations)
+
+    def reads(self) -> None:
+        """`reads` edges: a template, route subject, map `over` or loop `until` naming another runnable's output."""
+        graph, decls = self.graph, self.ctx.decls
+        for name, decl in decls.items():
+            if name not in graph or graph.node(name).kind not in g.RUNNABLE_KINDS:
+                continue
+            seen: set[tuple[str, ...]] = set()
+            for path, span in _read_paths(decl):
+                head = path[0]
+                if head in _SCOPES or head == name or head not in graph or path in seen:
+                    continue
+                if graph.node(head).kind in g.RUNNABLE_KINDS:
+                    seen.add(path)
+                    self.edge("reads", name, head, span, path=path)
+
+    def entry(self) -> None:
+        graph = self.graph
+        runnables = graph.runnables()
+        if "main" in graph and graph.node("main").kind in g.RUNNABLE_KINDS:
+            graph.entry = "main"
+        elif len(runnables) == 1:
+            graph.entry = runnables[0]
+        if graph.entry is not None:
+            graph.add(g.EntryNode(name="@entry"))
+            graph.add(g.ExitNode(name="@exit"))
+            self.edge("next", "@entry", graph.entry, None, chain=None, index=0)
+            self.edge("next", graph.entry, "@exit", None, chain=None, index=1)
+
+
+def loop_label(loop: g.LoopNode) -> str:
+    """A back edge's words: `until verdict == "accept" · ≤ 3`."""
+    parts = [f"until {c.condition_text(loop.until)}"] if loop.until is not None else []
+    if loop.max_iterations is not None:
+        parts.append(f"≤ {loop.max_iterations}")
+    return " · ".join(parts)
+
+
+def _strings(node: Any) -> Iterator[Any]:
+    """Every String value in a block, maps and lists included (templates live in them)."""
+    if node is None:
+        return
+    kind = getattr(node, "kind", None)
+    if kind == "string":
+        yield node
+    elif kind == "block":
+        for entry in node.attributes:
+            yield from _strings(entry.value)
+    elif kind == "list":
+        for item in node.items:
+            yield from _strings(item)
+
+
+def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
+    from ..rules._placeholders import _scan
+
+    strings = list(_strings(getattr(decl, "body", None) if decl.kind != "chain" else None))
+    if decl.kind == "ask":
+        strings.append(decl.question)
+        strings += _strings(decl.block)
+    for string in strings:
+        if "{{" in string.value:
+            for _, _, path, problem in _scan(string.value):
+                if problem is None:
+                    yield tuple(path.split(".")), string.span
+    block = getattr(decl, "block", None)
+    if decl.kind == "route":
+        path = _path(decl.subject)
+        if path:
+            yield path, decl.subject.span
+    elif decl.kind == "map":
+        over = _attr(block, "over")
+        if _path(over):
+            yield _path(over), over.span  # type: ignore[misc]
+    elif decl.kind == "loop":
+        yield from _condition_paths(_attr(block, "until"))
+
+
+def _condition_paths(expr: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
+    kind = getattr(expr, "kind", None)
+    if kind == "compare":
+        yield from _condition_paths(expr.left)
+    elif kind == "not":
+        yield from _condition_paths(expr.operand)
+    elif kind == "boolop":
+        for operand in expr.operands:
+            yield from _condition_paths(operand)
+    elif (path := _path(expr)) and len(path) > 1:
+        # A bare field (`verdict`) is the body's output; `review.verdict` names a runnable.
+        yield path, expr.span
+
+
+_KIND_BUILDERS: dict[str, Callable[[_Builder, str, Any], None]] = {
+    "route": _Builder.route,
+    "loop": _Builder.loop,
+    "map": _Builder.map,
+    "ask": _Builder.ask,
+    "mcp": _Builder.mcp,
 }
 
 
-def _attrs(ctx: CompileContext, name: str, kind: str) -> dict:
-    values = ctx.values.get(name, {})
-    if kind == "agent":
-        values = {**values, "keep_last": values.get("history")}
-    return {key: values.get(key) for key in _NODE_ATTRS[kind]}
-
-
 def build_graph(ctx: CompileContext) -> None:
-    graph = AgentGraph(ctx.load.root_dir)
+    builder = _Builder(ctx)
+    builder.blocks()
     for name, decl in ctx.decls.items():
-        graph.add_node(name, decl.kind, decl.name.span, **_attrs(ctx, name, decl.kind))
-        if decl.kind == "parallel":
-            graph.node(name)["join"] = f"{name}/join"
-            graph.add_node(f"{name}/join", "join", decl.name.span, parallel=name)
+        special = _KIND_BUILDERS.get(decl.kind)
+        if special is not None:
+            special(builder, name, decl)
+        elif decl.kind in g.NODE_TYPES:
+            builder.declared(name, decl)
+        else:
+            continue
         for pid, inline in ctx.inline_parallels.get(name, ()):
-            branches = tuple(b.name for b in inline.branches if b.name in ctx.decls)
-            graph.add_node(pid, "parallel", inline.span, branches=branches, on_error="fail", join=f"{pid}/join")
-            graph.add_node(f"{pid}/join", "join", inline.span, parallel=pid)
-
-    tools_of: dict[str, set[str]] = {}
-    for ref in ctx.references:
-        owner, target, span = ref.owner, ref.target, ref.span
-        owner_kind = graph.node(owner)["kind"]
-        if ref.attr == "model":
-            graph.add_edge(owner, target, "calls", span)
-        elif ref.attr == "fallback":
-            graph.add_edge(owner, target, "fallback", span, order=ref.index + 1)
-        elif ref.attr == "tools":
-            if graph.node(target)["kind"] == "agent":
-                graph.add_edge(owner, target, "delegates", span)
-            else:
-                approval = target in (ctx.values[owner].get("approval") or ())
-                graph.add_edge(owner, target, "uses", span, approval=approval)
-            tools_of.setdefault(owner, set()).add(target)
-        elif ref.attr == "until":
-            graph.add_edge(owner, target, "until", span, succeeded=bool(ctx.values[owner].get("until_succeeded")))
-        elif ref.attr == "agents" and owner_kind == "consolidate":
-            graph.add_edge(owner, target, "participant", span, index=ref.index)
-        elif ref.attr == "judge":
-            graph.add_edge(owner, target, "judge", span)
-        elif ref.attr == "branches":
-            join = graph.node(owner)["join"]
-            graph.add_edge(owner, target, "branch", span, branch=target)
-            graph.add_edge(target, join, "join", span, branch=target)
-        # chain order is added below, from the elements list, so edges follow it exactly.
-
-    for name, decl in ctx.decls.items():
-        if isinstance(decl, ast.ChainDecl):
-            elements = ctx.values[name]["elements"]
-            previous = name
-            for index, element in enumerate(elements):
-                span = decl.elements[index].span if index < len(decl.elements) else decl.span
-                source = graph.node(previous).get("join") if previous != name else None
-                graph.add_edge(source or previous, element, "next", span, chain=name, index=index)
-                previous = element
-
-    runnables = graph.runnables()
-    if "main" in graph and graph.node("main")["kind"] in RUNNABLE_KINDS:
-        graph.entry = "main"
-    elif len(runnables) == 1:
-        graph.entry = runnables[0]
-    if graph.entry is not None:
-        graph.add_node("@entry", "entry", None)
-        graph.add_node("@exit", "exit", None)
-        graph.add_edge("@entry", graph.entry, "next", None, chain=None, index=0)
-        graph.add_edge(graph.entry, "@exit", "next", None, chain=None, index=1)
-    ctx.graph = graph
+            builder.inline(pid, inline)
+    builder.references()
+    builder.flow()
+    builder.reads()
+    builder.entry()
+    # One redaction rule for every output: a record holding a secret keeps it only behind core.redact.Secret,
+    # which reads as "<redacted>" everywhere but the runtime's graph adapter (reveal).
+    for node in list(builder.graph.nodes()):
+        protected = protect_record(node)
+        if protected is not node:
+            builder.graph.add(protected)
+    ctx.graph = builder.graph

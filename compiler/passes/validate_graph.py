@@ -1,5 +1,9 @@
-"""AgentGraph → shape diagnostics: delegation cycles, chains containing
-themselves, `until` contracts and consolidate arity, found by graph algorithms."""
+"""AgentGraph → shape diagnostics: delegation cycles, runnables containing
+themselves, `until` contracts and consolidate arity, found by graph algorithms.
+
+A loop's `back` edge is the one cycle a spec may declare; it is not part of
+containment, so every other way back (a chain, route case or loop body that
+contains its own container) is still P304."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import TYPE_CHECKING, Callable
 from plait.core.diagnostics import Diagnostic, Label
 
 from plait.core.codes import make
+from plait.core.graph import Edge, Node
+
 from ..context import CompileContext
 
 if TYPE_CHECKING:
@@ -57,16 +63,28 @@ def _cycles(graph: nx.DiGraph) -> list[list[str]]:
     return sorted((c[c.index(min(c)) :] + c[: c.index(min(c))] for c in found), key=lambda c: (len(c), c))
 
 
+def _members(node: Node) -> tuple[str, ...]:
+    """What running `node` runs inside it: a chain's elements, a parallel's branches, a route's cases,
+    a loop's or map's body. A loop's repetition is its `back` edge, never containment, so a loop
+    whose body contains the loop itself is still a cycle here."""
+    for attr in ("elements", "branches", "body"):
+        members = getattr(node, attr, None)
+        if members:
+            return members  # type: ignore[no-any-return]
+    targets = getattr(node, "targets", None)
+    return targets() if targets is not None else ()
+
+
 def validate_graph(ctx: CompileContext) -> None:
     graph = ctx.graph
+    assert graph is not None
     report = ctx.diagnostics.append
 
-    delegates = list(graph.edges_of("delegates"))
-    if _has_cycle([(u, v) for u, v, _ in delegates]):
+    delegates = list(graph.edges("delegates"))
+    if _has_cycle([(e.source, e.target) for e in delegates]):
         _delegation_cycles(delegates, report)
 
-    contains = [(node, child) for node, data in graph.node_items()
-                for child in data.get("elements") or data.get("branches") or ()]
+    contains = [(node.name, child) for node in graph.nodes() for child in _members(node)]
     if _has_cycle(contains):
         _containment_cycles(ctx, contains, report)
 
@@ -76,8 +94,7 @@ def validate_graph(ctx: CompileContext) -> None:
         if ref.attr == "until":
             until_refs.setdefault(ref.owner, []).append(ref)
     for agent in graph.nodes_of("agent"):
-        data = graph.node(agent)
-        tools = set(data["tools"] or ())
+        tools = set(graph.node(agent).tools)  # type: ignore[attr-defined]
         for ref in until_refs.get(agent, ()):
             if ref.target not in tools:
                 report(
@@ -97,12 +114,12 @@ def validate_graph(ctx: CompileContext) -> None:
                         ctx.spans[name]["agents"]))
 
 
-def _delegation_cycles(delegates: list[tuple[str, str, dict]], report: Callable[[Diagnostic], None]) -> None:
+def _delegation_cycles(delegates: list[Edge], report: Callable[[Diagnostic], None]) -> None:
     import networkx as nx
 
     delegation = nx.DiGraph()
-    for u, v, data in delegates:
-        delegation.add_edge(u, v, span=data["span"])
+    for e in delegates:
+        delegation.add_edge(e.source, e.target, span=e.span)
     for cycle in _cycles(delegation)[:20]:
         path = " -> ".join(f"`{n}`" for n in cycle + [cycle[0]])
         first = delegation.edges[cycle[-1], cycle[0]]["span"]  # the edge closing the cycle (a self-loop for one agent)
@@ -115,13 +132,14 @@ def _containment_cycles(ctx: CompileContext, contains: list[tuple[str, str]], re
     import networkx as nx
 
     graph = ctx.graph
+    assert graph is not None
     containment = nx.DiGraph()
     containment.add_edges_from(contains)
-    spans = {(r.owner, r.target): r.span for r in ctx.references if r.attr in ("elements", "branches")}
+    spans = {(r.owner, r.target): r.span for r in ctx.references if r.attr in ("elements", "branches", "body", "cases")}
     for cycle in _cycles(containment)[:20]:
         owner = next((n for n in cycle if "/" not in n), cycle[0])
         i = cycle.index(owner)
         target = cycle[(i + 1) % len(cycle)]
-        span = spans.get((owner, target)) or graph.node(owner)["span"]
+        span = spans.get((owner, target)) or graph.node(owner).span
         path = " -> ".join(f"`{n}`" for n in cycle[i:] + cycle[:i] + [owner])
         report(make("P304", f"`{owner}` contains itself: {path}", span))

@@ -6,8 +6,8 @@ added in green, removed in red with dashed lines, changed in amber.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..diff import Change
+from ..graph import AgentGraph
 from .mermaid import mermaid_id, scene_to_mermaid
 from .scene import RenderOptions, Scene, build_scene
 
@@ -54,7 +54,7 @@ def _merged(old: Scene, new: Scene) -> tuple[Scene, dict[str, str], dict[int, st
     return Scene(new.direction, nodes, edges, new.clusters), status, links
 
 
-def diff_to_mermaid(old: Any, new: Any, changes: list, options: RenderOptions = RenderOptions()) -> str:
+def diff_to_mermaid(old: AgentGraph, new: AgentGraph, changes: list[Change], options: RenderOptions = RenderOptions()) -> str:
     scene, status, links = _merged(build_scene(old, options), build_scene(new, options))
     shown = {n.id for n in scene.nodes}
     for change in changes:

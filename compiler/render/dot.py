@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..graph import AgentGraph
 from .scene import Cluster, RenderOptions, Scene, build_scene
 from .style import EDGE_STYLES, GATE, NODE_STYLES
 
@@ -79,8 +80,8 @@ def _edge_style(kind: str) -> str:
     if kind in ("calls", "fallback", "uses", "until"):
         # Resources hang off the flow; they must not stretch the main chain's ranks.
         attrs += ", weight=0"
-    if kind == "loop":
-        # Back edges of a turn: drawn, but the pipeline still reads top to bottom.
+    if kind in ("loop", "back", "reads"):
+        # Back edges of a turn or a loop, and reads: drawn, but the flow still reads left to right.
         attrs += ", constraint=false"
     return attrs
 
@@ -127,5 +128,5 @@ def scene_to_dot(scene: Scene) -> str:
     return "\n".join(out) + "\n"
 
 
-def to_dot(graph: Any, options: RenderOptions = RenderOptions()) -> str:
+def to_dot(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> str:
     return scene_to_dot(build_scene(graph, options))

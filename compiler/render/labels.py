@@ -2,7 +2,8 @@
 
 Contracts are always written out (a default `max_steps` too): the picture is
 where a reader checks them. Header values and URL queries never appear; only
-header names do, so no secret reaches a picture.
+header names do, so no secret reaches a picture. A declared output type is
+written as its fields (`category: "billing" | "tech"`), one per line.
 """
 
 from __future__ import annotations
@@ -10,9 +11,18 @@ from __future__ import annotations
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-__all__ = ["edge_label", "is_gated", "node_lines", "seconds", "until_text"]
+from plait.core import graph as g
+from plait.core.conditions import condition_text, literal_text
+from plait.core.graph import Edge
+from plait.core.types import ObjectType, TextType, Type, describe
 
-Graph = Any  # AgentGraph; typed loosely so this module needs no import cycle
+from ..graph import AgentGraph
+
+__all__ = ["edge_label", "is_gated", "node_lines", "output_lines", "run_input", "seconds", "until_text"]
+
+Graph = AgentGraph
+#: Output fields written on a node before the rest are counted ("+ 3 more").
+MAX_FIELDS = 6
 
 
 def seconds(value: float) -> str:
@@ -24,22 +34,40 @@ def seconds(value: float) -> str:
     return f"{value:g}s"
 
 
-def _model(graph: Graph, id: str, a: dict) -> list[str]:
-    lines = [id, f"{a['provider']}/{a['model_id']}"]
-    if a["temperature"] is not None:
-        lines.append(f"temperature {a['temperature']:g}")
-    if a["max_tokens"] is not None:
-        lines.append(f"max_tokens {a['max_tokens']}")
-    if a["timeout"] is not None:
-        lines.append(f"timeout {seconds(a['timeout'])}")
-    if a["retries"] not in (None, 2):
-        lines.append(f"retries {a['retries']}")
-    if a["api"]:
-        lines.append(f"api {a['api']}")
-    if a["api_key_env"]:
-        lines.append(f"key from env {a['api_key_env']}")
-    if a["headers"]:
-        lines.append("headers " + ", ".join(a["headers"]))
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def output_lines(output: Type, prefix: str = "→ ") -> list[str]:
+    """A declared type as label lines: one per record field (name, `?`, type, enums spelled out)."""
+    if isinstance(output, TextType):
+        return []
+    if not isinstance(output, ObjectType):
+        return [prefix + _short(describe(output, fields=True), 60)]
+    lines = [f"{prefix}{f.name}{'?' if f.optional else ''}: {_short(describe(f.type, fields=True), 48)}"
+             for f in output.fields[:MAX_FIELDS]]
+    if len(output.fields) > MAX_FIELDS:
+        lines.append(f"{prefix}+ {len(output.fields) - MAX_FIELDS} more")
+    return lines
+
+
+def _model(graph: Graph, a: g.ModelNode) -> list[str]:
+    lines = [a.name, f"{a.provider}/{a.model_id}"]
+    if a.temperature is not None:
+        lines.append(f"temperature {a.temperature:g}")
+    if a.max_tokens is not None:
+        lines.append(f"max_tokens {a.max_tokens}")
+    if a.timeout is not None:
+        lines.append(f"timeout {seconds(a.timeout)}")
+    if a.retries != 2:
+        lines.append(f"retries {a.retries}")
+    if a.api:
+        lines.append(f"api {a.api}")
+    if a.api_key_env:
+        lines.append(f"key from env {a.api_key_env}")
+    if a.headers:
+        lines.append("headers " + ", ".join(a.headers))
     return lines
 
 
@@ -55,103 +83,154 @@ def _tool_run(run: dict) -> str:
     return line
 
 
-def _tool(graph: Graph, id: str, a: dict) -> list[str]:
-    lines = [id, _tool_run(a["run"])]
-    if a["timeout"] not in (None, 60.0):
-        lines.append(f"timeout {seconds(a['timeout'])}")
-    if a["result"] == "messages":
+def _tool(graph: Graph, a: g.ToolNode) -> list[str]:
+    lines = [a.name, _tool_run(a.run)]
+    if a.timeout != 60.0:
+        lines.append(f"timeout {seconds(a.timeout)}")
+    if a.result == "messages":
         lines.append("result as messages")
-    if a["approval"]:
+    if a.approval:
         lines.append("APPROVAL REQUIRED")
     return lines
 
 
-def until_text(a: dict) -> str:
-    return "until " + ", ".join(a["until"]) + (" succeeded" if a["until_succeeded"] else " called")
-
-
-def _agent(graph: Graph, id: str, a: dict, hidden: frozenset[str]) -> list[str]:
-    lines = [id, f"max_steps {a['max_steps']}"]
-    if a["until"]:
-        lines.append(until_text(a))
-    if a["retry_malformed"]:
-        lines.append(f"retry_malformed {a['retry_malformed']}")
-    if a["keep_last"] is not None:
-        lines.append(f"history keep_last({a['keep_last']})")
-    if a["approval"]:
-        lines.append("approval " + ", ".join(a["approval"]))
-    if a["tool_timeout"] is not None:
-        lines.append(f"tool_timeout {seconds(a['tool_timeout'])}")
-    if "models" in hidden:
-        lines.append(f"model {_model_name(graph, a['model'])}")
-        if a["fallback"]:
-            lines.append("fallback " + " → ".join(f"{i}. {m}" for i, m in enumerate(a["fallback"], 1)))
-    if a["fallback"] and a["fallback_on"]:
-        lines.append("fallback_on " + ", ".join(a["fallback_on"]))
-    if "tools" in hidden:
-        tools = [t for t in a["tools"] if graph.node(t)["kind"] == "tool"]
-        if tools:
-            lines.append("tools " + ", ".join(_gated(graph, a, t) for t in tools))
+def _mcp(graph: Graph, a: g.McpNode) -> list[str]:
+    # Only the program's name or the URL's host and path: arguments and queries can carry tokens.
+    if a.command:
+        where = f"stdio {a.command[0]}"
+    else:
+        parts = urlsplit(a.url or "")
+        where = f"http {parts.netloc.rpartition('@')[2]}{parts.path}"
+    lines = [a.name, f"mcp {where}"]
+    if a.tools is not None:
+        lines.append("tools " + ", ".join(a.tools))
+    if a.approval:
+        lines.append("approval " + ", ".join(a.approval))
     return lines
 
 
-def is_gated(graph: Graph, agent: dict, tool: str) -> bool:
+def until_text(a: g.AgentNode) -> str:
+    return "until " + ", ".join(a.until) + (" succeeded" if a.until_succeeded else " called")
+
+
+def _agent(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
+    lines = [a.name, f"max_steps {a.max_steps}"]
+    if a.until:
+        lines.append(until_text(a))
+    if a.retry_malformed:
+        lines.append(f"retry_malformed {a.retry_malformed}")
+    if a.keep_last is not None:
+        lines.append(f"history keep_last({a.keep_last})")
+    if a.approval:
+        lines.append("approval " + ", ".join(a.approval))
+    if a.tool_timeout is not None:
+        lines.append(f"tool_timeout {seconds(a.tool_timeout)}")
+    if "models" in hidden:
+        lines.append(f"model {_model_name(graph, a.model)}")
+        if a.fallback:
+            lines.append("fallback " + " → ".join(f"{i}. {m}" for i, m in enumerate(a.fallback, 1)))
+    if a.fallback and a.fallback_on:
+        lines.append("fallback_on " + ", ".join(a.fallback_on))
+    if "tools" in hidden:
+        tools = [t for t in a.tools if graph.node(t).kind == "tool"]
+        if tools:
+            lines.append("tools " + ", ".join(_gated(graph, a, t) for t in tools))
+    return lines + output_lines(a.output)
+
+
+def is_gated(graph: Graph, agent: g.AgentNode, tool: str) -> bool:
     """Whether `agent`'s calls of `tool` wait for a human: the tool requires it, or the agent does."""
-    return bool(graph.node(tool)["approval"]) or tool in (agent["approval"] or ())
+    return bool(getattr(graph.node(tool), "approval", False) is True) or tool in agent.approval
 
 
-def _gated(graph: Graph, agent: dict, tool: str) -> str:
+def _gated(graph: Graph, agent: g.AgentNode, tool: str) -> str:
     return f"{tool} [approval]" if is_gated(graph, agent, tool) else tool
 
 
 def _model_name(graph: Graph, id: str | None) -> str:
-    if id is None or id not in graph:
+    node = graph.get(id)
+    if not isinstance(node, g.ModelNode):
         return str(id)
-    a = graph.node(id)
-    return f"{id} ({a['provider']}/{a['model_id']})" if a["kind"] == "model" else id
+    return f"{id} ({node.provider}/{node.model_id})"
 
 
-def _step(graph: Graph, id: str, a: dict, hidden: frozenset[str]) -> list[str]:
-    lines = [id, "step: one model call"]
-    if a["max_tokens"] is not None:
-        lines.append(f"max_tokens {a['max_tokens']}")
-    if a["temperature"] is not None:
-        lines.append(f"temperature {a['temperature']:g}")
-    if "models" in hidden:
-        lines.append(f"model {_model_name(graph, a['model'])}")
+def _step(graph: Graph, a: g.StepNode, hidden: frozenset[str]) -> list[str]:
+    if a.run is not None:
+        lines = [a.name, f"step: code {a.run.get('target', '')}"]
+    else:
+        lines = [a.name, "step: one model call"]
+    if a.max_tokens is not None:
+        lines.append(f"max_tokens {a.max_tokens}")
+    if a.temperature is not None:
+        lines.append(f"temperature {a.temperature:g}")
+    if a.retry_malformed:
+        lines.append(f"retry_malformed {a.retry_malformed}")
+    if "models" in hidden and a.model is not None:
+        lines.append(f"model {_model_name(graph, a.model)}")
+    return lines + output_lines(a.output)
+
+
+def _consolidate(graph: Graph, a: g.ConsolidateNode, hidden: frozenset[str]) -> list[str]:
+    lines = [a.name, f"consolidate: rounds {a.rounds}"]
+    if "models" in hidden and isinstance(graph.get(a.judge), g.ModelNode):
+        lines.append(f"judge {_model_name(graph, a.judge)}")
+    if a.task != "{{input}}":
+        lines.append("task " + _short(a.task))
     return lines
 
 
-def _consolidate(graph: Graph, id: str, a: dict, hidden: frozenset[str]) -> list[str]:
-    lines = [id, f"consolidate: rounds {a['rounds']}"]
-    judge_is_model = a["judge"] in graph and graph.node(a["judge"])["kind"] == "model"
-    if "models" in hidden and judge_is_model:
-        lines.append(f"judge {_model_name(graph, a['judge'])}")
-    if a["task"] not in (None, "{{input}}"):
-        lines.append("task " + _short(a["task"]))
+def _parallel(graph: Graph, a: g.ParallelNode) -> list[str]:
+    title = "parallel" if "/" in a.name else f"parallel {a.name}"
+    return [title, f"on_error {a.on_error}"]
+
+
+def _route(graph: Graph, a: g.RouteNode) -> list[str]:
+    return [f"route {a.name}", "on " + ".".join(a.subject)]
+
+
+def _loop(graph: Graph, a: g.LoopNode) -> list[str]:
+    lines = [f"loop {a.name}"]
+    if a.until is not None:
+        lines.append("until " + _short(condition_text(a.until), 60))
+    if a.max_iterations is not None:
+        lines.append(f"≤ {a.max_iterations} iterations")
+    lines.append(f"on_exhausted {a.on_exhausted}")
     return lines
 
 
-def _short(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _map(graph: Graph, a: g.MapNode) -> list[str]:
+    return [f"map {a.name}", f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)", f"on_error {a.on_error}"]
 
 
-def _parallel(graph: Graph, id: str, a: dict) -> list[str]:
-    title = "parallel" if "/" in id else f"parallel {id}"
-    return [title, f"on_error {a['on_error']}"]
+def _ask(graph: Graph, a: g.AskNode) -> list[str]:
+    return [f"ask {a.name}", _short(a.question, 48), *output_lines(a.output, "answer ")]
 
 
-_PLAIN: dict[str, Callable[[Graph, str, dict], list[str]]] = {
+def run_input(graph: Graph) -> str:
+    """The `start` edge's words: `input { ticket, customer? }` when the spec declares its input."""
+    declared = graph.get("@input")
+    if isinstance(declared, g.InputNode) and isinstance(declared.type, ObjectType):
+        return "input { " + ", ".join(f.name + ("?" if f.optional else "") for f in declared.type.fields) + " }"
+    return "input"
+
+
+_PLAIN: dict[str, Callable[[Graph, Any], list[str]]] = {
     "model": _model,
     "tool": _tool,
+    "mcp": _mcp,
     "parallel": _parallel,
-    "chain": lambda g, id, a: [f"chain {id}"],
-    "join": lambda g, id, a: ["join"],
-    "entry": lambda g, id, a: ["start"],
-    "exit": lambda g, id, a: ["end"],
+    "route": _route,
+    "loop": _loop,
+    "map": _map,
+    "ask": _ask,
+    "chain": lambda graph, a: [f"chain {a.name}", *output_lines(a.output)],
+    "join": lambda graph, a: ["join"],
+    "entry": lambda graph, a: ["start"],
+    "exit": lambda graph, a: ["end"],
+    "input": lambda graph, a: ["input", *output_lines(a.type, "")],
+    "state": lambda graph, a: ["state", *output_lines(a.type, "")],
 }
-_FOLDING: dict[str, Callable[[Graph, str, dict, frozenset[str]], list[str]]] = {
+_FOLDING: dict[str, Callable[[Graph, Any, frozenset[str]], list[str]]] = {
     "agent": _agent,
     "step": _step,
     "consolidate": _consolidate,
@@ -159,33 +238,43 @@ _FOLDING: dict[str, Callable[[Graph, str, dict, frozenset[str]], list[str]]] = {
 
 
 def node_lines(graph: Graph, id: str, hidden: frozenset[str] = frozenset()) -> list[str]:
-    a = graph.node(id)
-    kind = a["kind"]
+    node = graph.node(id)
+    kind = node.kind
     if kind in _FOLDING:
-        return _FOLDING[kind](graph, id, a, hidden)
-    return _PLAIN[kind](graph, id, a)
+        return _FOLDING[kind](graph, node, hidden)
+    return _PLAIN[kind](graph, node)
 
 
-def edge_label(graph: Graph, source: str, target: str, data: dict) -> str:
+def edge_label(graph: Graph, edge: Edge) -> str:
     """What flows along an edge, or the contract it stands for."""
-    kind = data["kind"]
+    kind = edge.kind
     if kind == "next":
-        return "output" if graph.node(target)["kind"] == "exit" else "input"
-    if kind == "branch":
+        if graph.node(edge.target).kind == "exit":
+            return "output"
+        return run_input(graph) if edge.source == "@entry" else "input"
+    if kind in ("branch", "body"):
         return "input"
     if kind == "join":
-        return f"input.{data['branch']}"
+        return f"input.{edge.branch}"
     if kind == "uses":
-        gated = data.get("approval") or graph.node(target)["approval"]
-        return "approval" if gated else ""
+        gated = edge.approval or getattr(graph.node(edge.target), "approval", False) is True
+        return "approval" if gated else (edge.tool or "")
     if kind == "delegates":
         return "task"
     if kind == "fallback":
-        return f"fallback {data['order']}"
+        return f"fallback {edge.order}"
     if kind == "participant":
-        return f"agent {data['index'] + 1}"
+        return f"agent {(edge.index or 0) + 1}"
     if kind == "judge":
         return "judge"
     if kind == "until":
-        return "until succeeded" if data.get("succeeded") else "until"
+        return "until succeeded" if edge.succeeded else "until"
+    if kind == "case":
+        return edge.label or (literal_text(edge.value) if edge.value is not None else "else")
+    if kind == "back":
+        return edge.label or "again"
+    if kind == "each":
+        return "each item"
+    if kind == "reads":
+        return "reads " + ".".join(edge.path or ())
     return ""

@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from ..graph import AgentGraph
 from .scene import Cluster, RenderOptions, Scene, build_scene
 from .style import EDGE_STYLES, GATE, NODE_STYLES
 
@@ -105,5 +106,5 @@ def scene_to_mermaid(scene: Scene) -> str:
     return "\n".join(out) + "\n"
 
 
-def to_mermaid(graph: Any, options: RenderOptions = RenderOptions()) -> str:
+def to_mermaid(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> str:
     return scene_to_mermaid(build_scene(graph, options))

@@ -9,10 +9,12 @@ order (lists and dicts, never sets) so output is byte-identical across runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from plait.core import graph as g
+
+from ..graph import AgentGraph
 from .expand import turn_scene
-from .labels import edge_label, node_lines
+from .labels import edge_label, node_lines, run_input
 
 __all__ = ["HIDEABLE", "Cluster", "RenderOptions", "Scene", "SceneEdge", "SceneNode", "SceneError", "build_scene"]
 
@@ -21,9 +23,12 @@ HIDEABLE = {"models": "model", "tools": "tool"}
 #: Above this many runnables, models and tools are folded unless asked for: a few shared
 #: models with hundreds of edges each make the picture unreadable and Graphviz take minutes.
 LARGE = 150
-CONTAINERS = ("chain", "parallel", "consolidate")
+#: Kinds drawn as a cluster around what they run.
+CONTAINERS = ("chain", "parallel", "consolidate", "route", "loop", "map")
 #: Edges that are part of running their source (what --entry follows); `next` is followed per chain.
-RUN_EDGES = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until")
+FOLLOWED = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until", "case", "body", "each")
+#: Node kinds never drawn as nodes: the declared input is written on `start`, state is not a step.
+UNDRAWN = ("input", "state")
 
 
 class SceneError(ValueError):
@@ -88,32 +93,11 @@ class Scene:
         return out
 
 
-class _Lookup:
-    """The graph with `node(id)` as a plain dict lookup.
-
-    networkx builds a view object on every `nx.nodes[...]`; a 1,000-agent
-    scene asks for node attributes some ten thousand times.
-    """
-
-    def __init__(self, graph: Any) -> None:
-        self._graph = graph
-        self._attrs = dict(graph.nx.nodes(data=True))
-
-    def node(self, id: str) -> dict:
-        return self._attrs[id]
-
-    def __contains__(self, id: str) -> bool:
-        return id in self._attrs
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-
 def _one_of(what: str, name: str, valid: list[str]) -> SceneError:
     return SceneError(f"unknown {what} `{name}`; expected one of: {', '.join(valid) or '(none)'}")
 
 
-def _reachable(graph: Any, start: str) -> dict[str, None]:
+def _reachable(graph: AgentGraph, start: str) -> dict[str, None]:
     """Nodes that running `start` can touch, in discovery order (a dict as an ordered set)."""
     seen: dict[str, None] = {}
     stack = [start]
@@ -123,33 +107,38 @@ def _reachable(graph: Any, start: str) -> dict[str, None]:
             continue
         seen[node] = None
         a = graph.node(node)
-        follow = list(a["elements"]) if a["kind"] == "chain" else []
-        if a["kind"] == "parallel":
-            follow.append(a["join"])
-        follow += [v for _, v, d in graph.nx.out_edges(node, data=True) if d["kind"] in RUN_EDGES]
+        follow = list(a.elements) if isinstance(a, g.ChainNode) else []
+        if isinstance(a, g.ParallelNode):
+            follow.append(a.join)
+        follow += [e.target for e in graph.out_edges(node, *FOLLOWED)]
         stack.extend(reversed(follow))
     return seen
 
 
-def _selection(graph: Any, entry: str | None) -> tuple[list[str], str | None]:
+def _selection(graph: AgentGraph, entry: str | None) -> tuple[list[str], str | None]:
     if entry is None:
-        return list(graph.nx.nodes), graph.entry
+        return [n.name for n in graph.nodes()], graph.entry
     runnables = graph.runnables()
     if entry not in runnables:
         raise _one_of("entry", entry, runnables)
     reach = _reachable(graph, entry)
     # Declaration order, not discovery order, so a subset draws like the whole.
-    return [n for n in graph.nx.nodes if n in reach], entry
+    return [n.name for n in graph.nodes() if n.name in reach], entry
 
 
-def _members(graph: Any, container: str) -> list[str]:
+def _members(graph: AgentGraph, container: str) -> list[str]:
     a = graph.node(container)
-    if a["kind"] == "chain":
-        return list(a["elements"])
-    if a["kind"] == "parallel":
-        return [*a["branches"], a["join"]]
-    judge = [a["judge"]] if a["judge"] in graph and graph.node(a["judge"])["kind"] == "agent" else []
-    return [*a["agents"], *judge]
+    if isinstance(a, g.ChainNode):
+        return list(a.elements)
+    if isinstance(a, g.ParallelNode):
+        return [*a.branches, a.join]
+    if isinstance(a, g.LoopNode | g.MapNode):
+        return list(a.body)
+    if isinstance(a, g.RouteNode):
+        return list(a.targets())
+    assert isinstance(a, g.ConsolidateNode)
+    judge = [a.judge] if isinstance(graph.get(a.judge), g.AgentNode) else []
+    return [*a.agents, *judge]
 
 
 def _parent(owner: dict[str, str], container: str) -> str | None:
@@ -163,8 +152,8 @@ def _parent(owner: dict[str, str], container: str) -> str | None:
     return owner.get(container)
 
 
-def _clusters(graph: Any, shown: dict[str, None]) -> list[Cluster]:
-    containers = [n for n in shown if graph.node(n)["kind"] in CONTAINERS]
+def _clusters(graph: AgentGraph, shown: dict[str, None]) -> list[Cluster]:
+    containers = [n for n in shown if graph.node(n).kind in CONTAINERS]
     owner: dict[str, str] = {}
     for c in containers:
         for m in _members(graph, c):
@@ -172,9 +161,9 @@ def _clusters(graph: Any, shown: dict[str, None]) -> list[Cluster]:
                 owner[m] = c
     clusters = {}
     for c in containers:
-        a = graph.node(c)
-        title = {"chain": f"chain {c}", "parallel": "parallel" if "/" in c else f"parallel {c}", "consolidate": f"consolidate {c}"}[a["kind"]]
-        clusters[c] = Cluster(f"cluster:{c}", a["kind"], title, [c])
+        kind = graph.node(c).kind
+        title = "parallel" if kind == "parallel" and "/" in c else f"{kind} {c}"
+        clusters[c] = Cluster(f"cluster:{c}", kind, title, [c])
     for m, c in owner.items():
         if m not in clusters:
             clusters[c].nodes.append(m)
@@ -188,22 +177,22 @@ def _clusters(graph: Any, shown: dict[str, None]) -> list[Cluster]:
     return roots
 
 
-def _last(graph: Any, node: str) -> str:
+def _last(graph: AgentGraph, node: str) -> str:
     """Where a runnable's output leaves it in the picture: a chain's last element, a parallel's join."""
     seen = set()
     while node not in seen:
         seen.add(node)
         a = graph.node(node)
-        if a["kind"] == "chain" and a["elements"]:
-            node = a["elements"][-1]
-        elif a["kind"] == "parallel":
-            return a["join"]
+        if isinstance(a, g.ChainNode) and a.elements:
+            node = a.elements[-1]
+        elif isinstance(a, g.ParallelNode):
+            return a.join
         else:
             break
     return node
 
 
-def _exit_hints(graph: Any, shown: dict[str, None], edges: list[SceneEdge]) -> list[SceneEdge]:
+def _exit_hints(graph: AgentGraph, shown: dict[str, None], edges: list[SceneEdge]) -> list[SceneEdge]:
     """Invisible `layout` edges that place `end` after a chain's last element, not beside the chain's head."""
     hints = []
     for e in edges:
@@ -214,7 +203,7 @@ def _exit_hints(graph: Any, shown: dict[str, None], edges: list[SceneEdge]) -> l
     return hints
 
 
-def _hidden(graph: Any, options: RenderOptions) -> tuple[frozenset[str], str]:
+def _hidden(graph: AgentGraph, options: RenderOptions) -> tuple[frozenset[str], str]:
     if options.hide is None:
         count = len(graph.runnables())
         if count <= LARGE:
@@ -226,39 +215,39 @@ def _hidden(graph: Any, options: RenderOptions) -> tuple[frozenset[str], str]:
     return frozenset(w for w in options.hide if w != "none"), ""
 
 
-def build_scene(graph: Any, options: RenderOptions = RenderOptions()) -> Scene:
+def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> Scene:
     if options.direction not in ("LR", "TB"):
         raise _one_of("direction", options.direction, ["LR", "TB"])
-    graph = _Lookup(graph)
     hidden, note = _hidden(graph, options)
     hidden_kinds = {HIDEABLE[w] for w in hidden}
     selected, entry = _selection(graph, options.entry)
-    shown = {n: None for n in selected if graph.node(n)["kind"] not in hidden_kinds}
+    hidden_kinds |= set(UNDRAWN)
+    shown = {n: None for n in selected if graph.node(n).kind not in hidden_kinds}
     if options.entry is not None:
-        shown = {n: None for n in shown if graph.node(n)["kind"] not in ("entry", "exit")}
+        shown = {n: None for n in shown if graph.node(n).kind not in ("entry", "exit")}
 
     nodes = []
     for n in shown:
         a = graph.node(n)
-        gate = a["kind"] == "tool" and bool(a["approval"])
-        nodes.append(SceneNode(n, a["kind"], node_lines(graph, n, hidden), gate))
+        gate = isinstance(a, g.ToolNode) and a.approval
+        nodes.append(SceneNode(n, a.kind, node_lines(graph, n, hidden), gate))
 
     edges = []
-    for u, v, d in graph.nx.edges(data=True):
-        if u not in shown or v not in shown:
+    for e in graph.edges():
+        if e.source not in shown or e.target not in shown:
             continue
-        if d["kind"] == "next" and d.get("chain") is not None and d["chain"] not in shown:
+        if e.kind in ("next", "body", "each") and e.chain is not None and e.chain not in shown:
             continue
-        edges.append(SceneEdge(u, v, d["kind"], edge_label(graph, u, v, d)))
+        edges.append(SceneEdge(e.source, e.target, e.kind, edge_label(graph, e)))
 
     clusters = _clusters(graph, shown)
     edges += _exit_hints(graph, shown, edges)
     if options.entry is not None:
         # Running with --entry starts and ends at that runnable; draw the run it names.
         nodes = [SceneNode("@entry", "entry", ["start"]), *nodes, SceneNode("@exit", "exit", ["end"])]
-        edges = [SceneEdge("@entry", entry, "next", "input"), *edges, SceneEdge(entry, "@exit", "next", "output")]
+        edges = [SceneEdge("@entry", entry, "next", run_input(graph)), *edges, SceneEdge(entry, "@exit", "next", "output")]
 
-    agents = [n for n in shown if graph.node(n)["kind"] == "agent"]
+    agents = [n for n in shown if graph.node(n).kind == "agent"]
     for agent in dict.fromkeys(options.expand):
         if agent not in agents:
             raise _one_of("agent to expand", agent, agents)

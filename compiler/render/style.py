@@ -45,6 +45,13 @@ NODE_STYLES: dict[str, NodeStyle] = {
     "parallel": NodeStyle("invtrapezium", "[/", "\\]", "#d0ece7", "#117864"),
     "join": NodeStyle("trapezium", "[\\", "/]", "#d0ece7", "#117864"),
     "consolidate": NodeStyle("hexagon", "{{", "}}", "#fadbd8", "#943126"),
+    # 0.2 control flow: a route is a decision, a loop its head (the back edge returns to it),
+    # a map a stack of runs, an ask a person's answer.
+    "route": NodeStyle("diamond", "{", "}", "#fcf3cf", "#9a7d0a"),
+    "loop": NodeStyle("box", "[\\", "\\]", "#fdedec", "#c0392b", "filled,rounded,bold"),
+    "map": NodeStyle("box3d", "[/", "/]", "#d4efdf", "#117a65"),
+    "ask": NodeStyle("house", "([", "])", "#fef5e7", "#af601a"),
+    "mcp": NodeStyle("component", "[[", "]]", "#f6ddcc", "#a04000", "filled,dashed"),
     "entry": NodeStyle("circle", "((", "))", "#ffffff", "#17202a"),
     "exit": NodeStyle("doublecircle", "(((", ")))", "#ffffff", "#17202a"),
     # The expanded turn of an agent (--expand): pipeline steps and where a turn ends.
@@ -66,6 +73,11 @@ EDGE_STYLES: dict[str, EdgeStyle] = {
     "judge": EdgeStyle("#943126", "bold", "==>", 1.5, "diamond"),
     "participant": EdgeStyle("#943126", "solid", "-->", 1.0),
     "until": EdgeStyle("#c0392b", "bold", "==>", 2.0, "tee"),
+    "case": EdgeStyle("#9a7d0a", "solid", "-->", 1.5),
+    "body": EdgeStyle("#c0392b", "solid", "-->", 1.5),
+    "back": EdgeStyle("#c0392b", "dashed", "-.->", 2.0, "normal", "6 4"),
+    "each": EdgeStyle("#117a65", "bold", "==>", 1.5),
+    "reads": EdgeStyle("#839192", "dotted", "-.->", 1.0, "odot", "1 4"),
     # The expanded turn.
     "turn": EdgeStyle("#7d6608", "solid", "-->", 1.5),
     "loop": EdgeStyle("#7d6608", "dashed", "-.->", 1.5, "normal", "5 5"),

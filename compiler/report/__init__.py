@@ -12,17 +12,18 @@ from typing import Mapping, Sequence, TextIO
 
 from plait.core.diagnostics import Diagnostic
 from plait.core.source import SourceFile
+from plait.core.vocab import REPORT_FORMATS
 
-__all__ = ["FORMATS", "render", "wants_color"]
+__all__ = ["EMITTERS", "FORMATS", "render", "wants_color"]
 
-#: format name -> (module, function)
-_EMITTERS = {
+#: format name -> (module, function); a test holds the keys equal to `core.vocab.REPORT_FORMATS`.
+EMITTERS = {
     "text": ("text", "render_text"),
     "json": ("json", "render_json"),
     "github": ("github", "render_github"),
     "sarif": ("sarif", "render_sarif"),
 }
-FORMATS = tuple(_EMITTERS)
+FORMATS = REPORT_FORMATS
 
 
 def render(
@@ -33,9 +34,9 @@ def render(
     **options,
 ) -> str:
     """The report; `color` applies to text only, `options` (e.g. `summary=False`) go to the emitter."""
-    if format not in _EMITTERS:
+    if format not in EMITTERS:
         raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    module, function = _EMITTERS[format]
+    module, function = EMITTERS[format]
     emit = getattr(import_module(f"{__name__}.{module}"), function)
     if format == "text":
         return emit(diagnostics, sources, color, **options)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plait.core.graph import ChainNode, Edge, ParallelNode
 from plait.core.source import Span
 
 from ..graph import AgentGraph
@@ -56,8 +57,9 @@ def describe(graph: AgentGraph, note: tuple) -> str:
 
 def show(graph: AgentGraph, node: str) -> str:
     """How a node is written in the spec: inline parallels as `parallel(a, b)`."""
-    if "/" in node and graph.node(node)["kind"] == "parallel":
-        return "parallel(" + ", ".join(graph.node(node)["branches"]) + ")"
+    record = graph.node(node)
+    if "/" in node and isinstance(record, ParallelNode):
+        return "parallel(" + ", ".join(record.branches) + ")"
     return node
 
 
@@ -65,15 +67,15 @@ def output_shape(graph: AgentGraph, node: str) -> Shape:
     # A chain's output is its last element's; followed in a loop, since chains nest deeply.
     seen: set[str] = set()
     data = graph.node(node)
-    while data["kind"] == "chain":
-        elements = data["elements"] or ()
+    while isinstance(data, ChainNode):
+        elements = data.elements
         # A chain containing itself is reported elsewhere; its output is then unknowable.
         if not elements or node in seen:
             return UNKNOWN
         seen.add(node)
         node = elements[-1]
         data = graph.node(node)
-    return Shape("record", node) if data["kind"] == "parallel" else Shape("text", node)
+    return Shape("record", node) if isinstance(data, ParallelNode) else Shape("text", node)
 
 
 def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
@@ -83,16 +85,16 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
     # One walk over the edges (large specs have many), sorted by what this needs.
     element_spans: dict[tuple[str, int], Span | None] = {}
     contained: set[str] = set()
-    text_inputs: list[tuple[str, str, dict]] = []
-    for source, target, data in graph.edges():
-        kind = data["kind"]
-        if kind == "next" and data["chain"] is not None:
-            element_spans[data["chain"], data["index"]] = data["span"]
-            contained.add(target)
+    text_inputs: list[Edge] = []
+    for edge in graph.edges():
+        kind = edge.kind
+        if kind == "next" and edge.chain is not None:
+            element_spans[edge.chain, edge.index] = edge.span  # type: ignore[index]
+            contained.add(edge.target)
         elif kind == "branch":
-            contained.add(target)
+            contained.add(edge.target)
         elif kind in ("delegates", "participant", "judge"):
-            text_inputs.append((source, target, data))
+            text_inputs.append(edge)
 
     def visit(start: str, first: Use) -> None:
         # An explicit stack: chains of chains can nest deeper than Python recursion.
@@ -105,8 +107,8 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
             uses.setdefault(node, []).append(use)
             data = graph.node(node)
             found: list[tuple[str, Use]] = []
-            if data["kind"] == "chain":
-                elements = data["elements"] or ()
+            if isinstance(data, ChainNode):
+                elements = data.elements
                 for index, element in enumerate(elements):
                     if index == 0:
                         found.append((element, use))
@@ -114,18 +116,18 @@ def inputs(graph: AgentGraph) -> dict[str, list[Use]]:
                     before = elements[index - 1]
                     note = ("follows", element, before, node)
                     found.append((element, Use(output_shape(graph, before), element_spans.get((node, index)), note)))
-            elif data["kind"] == "parallel":
-                for branch in data["branches"] or ():
+            elif isinstance(data, ParallelNode):
+                for branch in data.branches:
                     found.append((branch, Use(use.shape, use.span, ("branch", branch, use.note) if use.note else ())))
             stack.extend(reversed(found))
 
     for node in graph.runnables():
         if node not in contained:
             visit(node, Use(UNKNOWN))
-    for source, target, data in text_inputs:
-        if graph.node(target)["kind"] == "agent":
-            how = {"delegates": "delegated to by", "participant": "debates in", "judge": "judges"}[data["kind"]]
-            visit(target, Use(Shape("text", source), data["span"], (how, target, source)))
+    for edge in text_inputs:
+        if graph.node(edge.target).kind == "agent":
+            how = {"delegates": "delegated to by", "participant": "debates in", "judge": "judges"}[edge.kind]
+            visit(edge.target, Use(Shape("text", edge.source), edge.span, (how, edge.target, edge.source)))
     # Chains that contain each other (an error of its own) have no outer root: start inside.
     for node in graph.runnables():
         if node not in uses:

@@ -86,7 +86,7 @@ def _walk_input(ctx: CompileContext, p: Placeholder, owner: str, use: Use) -> Di
             return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: {what} from `{show(graph, shape.producer)}`, not a record",
                         p.span, labels=_labels(ctx, use),
                         notes=["`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"])
-        branches = list(graph.node(shape.producer)["branches"] or ())
+        branches = list(getattr(graph.node(shape.producer), "branches", ()))
         if part not in branches:
             hint = suggest(part, branches)
             listed = ", ".join(f"`{b}`" for b in branches)
@@ -155,7 +155,7 @@ def unresolved_template(ctx: CompileContext) -> None:
                 elif decl.kind == "tool":
                     found = _tool_path(ctx, p, name)
                 else:
-                    found = _runnable_path(ctx, p, name, decl.kind, uses)
+                    continue  # a runnable's paths are typed per use by passes/check_flow
                 for d in found:
                     # One placeholder may fail the same way at several uses: say it once.
                     if (d.span, d.message) not in seen:

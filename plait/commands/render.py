@@ -2,7 +2,9 @@
 
 No `-o` writes DOT to stdout. The format follows `-o`'s extension unless
 `--format` names one. A spec with errors renders nothing (exit 1); a bad
-option is one line (exit 2). Render reads the graph only: user code is never
+option is one line (exit 2). Without Graphviz, svg/png/pdf write nothing and
+html writes the page without its picture, saying so; both exit 2 with one line
+on stderr. Render reads the graph only: user code is never
 imported.
 """
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
-from plait.compiler.render import FORMATS
+from plait.core.vocab import RENDER_FORMATS as FORMATS
 
 _EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
                ".mermaid": "mermaid", ".json": "json", ".html": "html", ".htm": "html"}
@@ -65,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = render(result.graph, fmt, options, result.sources)
     except RenderError as exc:
+        # An HTML page without Graphviz is still worth having (source, names); it says what it lacks.
+        partial = getattr(exc, "partial", None)
+        if partial is not None:
+            try:
+                _write(partial, args.output)
+            except OSError:
+                pass
         print(f"plait render: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:

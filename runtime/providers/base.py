@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
 
+# One list for every stage: the compiler checks `fallback_on` against these, providers map failures onto them.
+from plait.core.defaults import MODEL_RETRIES
+from plait.core.vocab import ERROR_KINDS, FALLBACK_KINDS
+
 __all__ = [
     "ERROR_KINDS",
     "FALLBACK_KINDS",
@@ -34,27 +38,6 @@ __all__ = [
     "Usage",
     "final_answer_text",
 ]
-
-#: Every failure a provider can report. Open in spirit, closed in practice:
-#: a provider that cannot classify a failure uses "server_error" or "invalid_request".
-ERROR_KINDS = (
-    "auth",
-    "content_filter",
-    "context_length",
-    "invalid_request",
-    "model_not_found",
-    "network",
-    "quota_exceeded",
-    "rate_limit",
-    "server_error",
-    "timeout",
-    "unsupported",
-)
-
-#: Failures another model could survive; the default `fallback_on` set.
-FALLBACK_KINDS = frozenset(
-    {"rate_limit", "server_error", "model_not_found", "timeout", "network", "quota_exceeded", "unsupported"}
-)
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -264,7 +247,7 @@ class ModelConfig:
     base_url: str | None = None
     #: Name of the environment variable holding the key; None = the provider's usual one.
     api_key_env: str | None = None
-    retries: int = 2
+    retries: int = MODEL_RETRIES
     headers: tuple[tuple[str, str], ...] = ()
     #: "responses" selects OpenAI's Responses API.
     api: str | None = None

@@ -25,24 +25,27 @@ def graph(spec):
 
 
 def _edges(graph, kind):
-    return {(u, v) for u, v, _ in graph.edges_of(kind)}
+    return {(e.source, e.target) for e in graph.edges(kind)}
 
 
 def test_every_node_kind(graph):
     kinds = {data["kind"] for _, data in graph.nx.nodes(data=True)}
+    assert kinds == {node.kind for node in graph.nodes()}
     assert kinds == {"model", "tool", "agent", "step", "chain", "parallel", "join", "consolidate", "entry", "exit"}
     assert graph.entry == "main"
     assert graph.nodes_of("parallel") == ["main/parallel#1"]
-    assert graph.node("main/parallel#1")["branches"] == ("translate", "verdict")
+    assert graph.node("main/parallel#1").branches == ("translate", "verdict")
+    assert graph.node("main/parallel#1").join == "main/parallel#1/join"
 
 
 def test_every_edge_kind(graph):
     kinds = {data["kind"] for _, _, data in graph.nx.edges(data=True)}
+    assert [d["record"] for _, _, d in graph.nx.edges(data=True)] == list(graph.edges())
     assert kinds == {"next", "branch", "join", "uses", "delegates", "calls", "fallback", "judge", "participant", "until"}
 
 
 def test_chain_order_through_the_inline_parallel(graph):
-    nexts = [(u, v, d["index"]) for u, v, d in graph.edges_of("next") if d["chain"] == "main"]
+    nexts = [(e.source, e.target, e.index) for e in graph.edges("next") if e.chain == "main"]
     assert sorted(nexts, key=lambda e: e[2]) == [
         ("main", "writer", 0),
         ("writer", "main/parallel#1", 1),
@@ -57,31 +60,31 @@ def test_agent_edges(graph):
     assert ("writer", "researcher") in _edges(graph, "delegates")
     assert {("writer", "submit_report"), ("researcher", "lookup"), ("researcher", "get_time")} <= _edges(graph, "uses")
     assert ("writer", "submit_report") in _edges(graph, "until")
-    until = next(d for u, v, d in graph.edges_of("until") if u == "writer")
-    assert until["succeeded"] is True
+    until = next(e for e in graph.edges("until") if e.source == "writer")
+    assert until.succeeded is True
     assert {("researcher", "fast"), ("writer", "strong"), ("translate", "fast")} <= _edges(graph, "calls")
-    fallback = [(u, v, d["order"]) for u, v, d in graph.edges_of("fallback")]
+    fallback = [(e.source, e.target, e.order) for e in graph.edges("fallback")]
     assert fallback == [("researcher", "strong", 1)]
 
 
 def test_consolidate_edges(graph):
-    participants = sorted((d["index"], v) for u, v, d in graph.edges_of("participant") if u == "verdict")
+    participants = sorted((e.index, e.target) for e in graph.edges("participant") if e.source == "verdict")
     assert participants == [(0, "analyst_a"), (1, "analyst_b")]
     assert _edges(graph, "judge") == {("verdict", "judge")}
 
 
 def test_edges_point_back_into_the_source(graph, spec):
-    span = next(d["span"] for u, v, d in graph.edges_of("delegates") if (u, v) == ("writer", "researcher"))
+    span = next(e.span for e in graph.edges("delegates") if (e.source, e.target) == ("writer", "researcher"))
     assert spec[span.offset : span.end_offset] == "researcher"
     assert spec.splitlines()[span.line - 1].lstrip().startswith("tools  = [researcher")
 
 
 def test_attributes_and_json(graph):
     lookup = graph.node("lookup")
-    assert lookup["run"]["type"] == "http" and lookup["timeout"] == 10.0
-    assert lookup["parameters"]["required"] == ["topic"]
-    assert graph.node("submit_report")["approval"] is True
-    assert graph.node("fast")["temperature"] == 0.2 and graph.node("fast")["timeout"] == 30.0
-    assert graph.node("verdict")["rounds"] == 3 and graph.node("verdict")["task"] == "{{input}}"
+    assert lookup.run["type"] == "http" and lookup.timeout == 10.0
+    assert lookup.parameters["required"] == ["topic"]
+    assert graph.node("submit_report").approval is True
+    assert graph.node("fast").temperature == 0.2 and graph.node("fast").timeout == 30.0
+    assert graph.node("verdict").rounds == 3 and graph.node("verdict").task == "{{input}}"
     data = graph.to_json()
     assert data["entry"] == "main" and data["nodes"][0]["id"] == "fast"

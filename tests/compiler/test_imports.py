@@ -21,7 +21,7 @@ def test_names_from_imports_resolve_relative_to_the_importer_and_cycles_are_harm
     result = compile_text(ROOT, tmp_path, files=LIB)
     clean(result)
     assert result.graph.out("helper", "calls") == ["fast"]
-    assert str(tmp_path / "lib" / "agents.plait") == result.graph.node("helper")["file"]
+    assert str(tmp_path / "lib" / "agents.plait") == result.graph.node("helper").file
 
 
 def test_import_leaving_the_root(tmp_path):

@@ -61,4 +61,4 @@ def test_text_and_path_compile_the_same_graph(tmp_path):
     from_path = plait.compile(path)
     from_text = plait.compile(text, path=str(path))
     assert from_path.ok and from_text.ok, (from_path.diagnostics, from_text.diagnostics)
-    assert from_path.graph.node("m")["script"] == from_text.graph.node("m")["script"] == str(tmp_path / "r.json")
+    assert from_path.graph.node("m").script == from_text.graph.node("m").script == str(tmp_path / "r.json")

@@ -104,14 +104,16 @@ def _without_dot(tmp_path: Path) -> dict:
     return {**os.environ, "PATH": str(bin)}
 
 
+@pytest.mark.slow
 def test_missing_dot_is_one_line_saying_how_to_install(tmp_path):
     out = tmp_path / "x.svg"
     done = plait("render", LANGUAGE, "-o", str(out), env=_without_dot(tmp_path))
     err = done.stderr.decode()
     assert done.returncode == 2 and not out.exists()
-    assert err.count("\n") == 1 and "install Graphviz" in err and "--format dot|mermaid|html" in err
+    assert err.count("\n") == 1 and "install Graphviz" in err and "--format dot|mermaid|json" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("format", ["dot", "mermaid", "json"])
 def test_text_formats_work_without_dot(tmp_path, format):
     done = plait("render", LANGUAGE, "--format", format, env=_without_dot(tmp_path))
@@ -119,11 +121,40 @@ def test_text_formats_work_without_dot(tmp_path, format):
     assert done.stdout.decode() == render(graph("language"), format)
 
 
-def test_html_without_dot_shows_the_mermaid_source(tmp_path):
-    done = plait("render", LANGUAGE, "--format", "html", env=_without_dot(tmp_path))
-    page = done.stdout.decode()
-    assert done.returncode == 0 and "<svg" not in page
-    assert "Graphviz <code>dot</code> is not installed" in page and "flowchart LR" in page
+@pytest.mark.slow
+def test_html_without_dot_says_so_on_the_page_and_on_stderr_and_exits_2(tmp_path):
+    out = tmp_path / "x.html"
+    done = plait("render", LANGUAGE, "-o", str(out), env=_without_dot(tmp_path))
+    err = done.stderr.decode()
+    assert done.returncode == 2
+    assert err.count("\n") == 1 and "the HTML picture needs Graphviz" in err and "install Graphviz" in err
+    page = out.read_text()
+    # The page is written, says plainly what is missing, and shows no Mermaid source in the picture's place.
+    assert "No picture: the HTML picture needs Graphviz" in page and "<svg" not in page and "flowchart" not in page
+    assert 'id="f0-L38" data-n="38">agent writer {</span>' in page
+
+
+def test_html_without_dot_in_process_writes_the_page_and_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere on it
+    out = tmp_path / "x.html"
+    assert main(["render", LANGUAGE, "-o", str(out)]) == 2
+    assert "the HTML picture needs Graphviz" in capsys.readouterr().err
+    assert "No picture: the HTML picture needs Graphviz" in out.read_text()
+
+
+def test_html_picture_fits_the_window_and_zooms_and_pans_without_a_network(tmp_path):
+    out = tmp_path / "x.html"
+    assert main(["render", LANGUAGE, "-o", str(out)]) == 0
+    page = out.read_text()
+    root = page.split('<div id="canvas">', 1)[1].split(">", 1)[0]
+    # The SVG root keeps its viewBox but loses its fixed size, so CSS scales it to the canvas (fit to the window).
+    assert root.startswith("<svg") and "viewBox=" in root and 'preserveAspectRatio="xMidYMid meet"' in root
+    assert " width=" not in root and " height=" not in root
+    assert "#canvas svg{width:100%;height:100%" in page
+    for control in ("fit", "in", "out", "actual"):
+        assert f'data-zoom="{control}"' in page
+    assert "addEventListener('wheel'" in page and "addEventListener('pointermove'" in page
+    assert "http://" not in page.split("<svg", 1)[0] and "https://" not in page.split("<svg", 1)[0]
 
 
 def test_html_is_self_contained_with_source_and_click_map(tmp_path):
@@ -154,7 +185,8 @@ def test_graph_of_a_broken_spec_exits_1(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_render_never_imports_user_code(tmp_path):
-    (tmp_path / "evil.py").write_text("raise SystemExit('imported!')\n")
+    # The function exists (the static module check reads the file), but importing the module would exit.
+    (tmp_path / "evil.py").write_text("raise SystemExit('imported!')\n\n\ndef go():\n    pass\n")
     spec = tmp_path / "s.plait"
     spec.write_text('model m = "openai/gpt-4o"\ntool t "x" { run = python("evil:go") }\nagent a { model = m, tools = [t] }\n')
     for format in ("dot", "json", "html"):

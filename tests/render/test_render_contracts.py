@@ -10,7 +10,7 @@ from render_helpers import graph
 from plait.compiler.render import RenderOptions, render
 from plait.compiler.render.dot import quote
 from plait.compiler.render.mermaid import mermaid_id
-from plait.compiler.render.redact import REDACTED, redact_graph_json, redact_text
+from plait.core.redact import REDACTED, protect, redact_text
 
 FORMATS = ["dot", "mermaid"]
 
@@ -116,16 +116,9 @@ def test_identifier_escaping_is_injective_and_safe():
 
 
 def test_redaction_of_credential_looking_values():
-    data = {
-        "nodes": [
-            {"kind": "model", "attrs": {"headers": {"X-Api-Key": "abc123", "X-Team": "a", "X-Tok": "sk-" + "a1" * 12}}},
-            {"kind": "tool", "attrs": {"run": {"type": "http", "url": "https://h/x?q={{q}}&api_key=zz9", "headers": {"Authorization": "{{token}}"}}}},
-        ]
-    }
-    redact_graph_json(data)
-    headers = data["nodes"][0]["attrs"]["headers"]
+    headers = protect({"X-Api-Key": "abc123", "X-Team": "a", "X-Tok": "sk-" + "a1" * 12})
     assert headers == {"X-Api-Key": REDACTED, "X-Team": "a", "X-Tok": REDACTED}
-    run = data["nodes"][1]["attrs"]["run"]
+    run = protect({"type": "http", "url": "https://h/x?q={{q}}&api_key=zz9", "headers": {"Authorization": "{{token}}"}})
     assert "zz9" not in run["url"] and "q={{q}}" in run["url"]
     assert run["headers"] == {"Authorization": "{{token}}"}  # a template is not a secret
     assert "ghp_" not in redact_text('x = "ghp_' + "A" * 36 + '"')
@@ -141,12 +134,11 @@ def test_url_passwords_never_reach_json_or_labels():
     from plait.compiler.render.labels import node_lines
 
     url = "https://bot:hunter2@h.example/x?q={{q}}"
-    data = {"nodes": [{"kind": "tool", "attrs": {"run": {"type": "http", "url": url, "headers": {}}}}]}
-    assert redact_graph_json(data)["nodes"][0]["attrs"]["run"]["url"] == f"https://bot:{REDACTED}@h.example/x?q={{{{q}}}}"
+    assert protect({"url": url})["url"] == f"https://bot:{REDACTED}@h.example/x?q={{{{q}}}}"
 
-    class OneTool:
-        def node(self, id):
-            run = {"type": "http", "method": "GET", "url": url, "headers": {}}
-            return {"kind": "tool", "run": run, "timeout": 60.0, "result": "content", "approval": False}
+    from plait.compiler.graph import AgentGraph
+    from plait.core.graph import ToolNode
 
-    assert node_lines(OneTool(), "t") == ["t", "GET h.example/x"]
+    one_tool = AgentGraph()
+    one_tool.add(ToolNode(name="t", run={"type": "http", "method": "GET", "url": url, "headers": {}}))
+    assert node_lines(one_tool, "t") == ["t", "GET h.example/x"]

@@ -155,8 +155,8 @@ def test_cli_mermaid_highlights_changes(tmp_path, capsys):
     assert "classDef added" in out and "class n_extra added" in out
     assert re.search(r"class [^\n]*\bn_scout\b[^\n]* changed", out)
     lines = out.splitlines()
-    edges = [l for l in lines if " -" in l or " =" in l or "~~~" in l]
-    removed = [i for i, l in enumerate(edges) if l.strip().startswith("n_editor") and l.strip().endswith("n_scout")]
+    edges = [line for line in lines if " -" in line or " =" in line or "~~~" in line]
+    removed = [i for i, e in enumerate(edges) if e.strip().startswith("n_editor") and e.strip().endswith("n_scout")]
     assert removed and f"linkStyle {removed[0]} stroke:#c0392b,stroke-width:3px,stroke-dasharray:6 4" in out
 
 

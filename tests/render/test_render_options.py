@@ -8,7 +8,7 @@ import pytest
 from render_helpers import graph
 
 from plait.compiler.render import RenderError, RenderOptions, build_scene, render
-from plait.compiler.render.expand import TURN_STEP_NAMES
+from plait.core.vocab import TURN_STEP_NAMES
 
 
 def _edges(scene) -> set[tuple[str, str, str]]:

@@ -1,0 +1,70 @@
+"""Checked condition expressions → records the graph carries, and their spec text.
+
+A loop's `until` is compiled from the AST into these records so the runtime
+can evaluate them (runtime/conditions.py) without importing the dsl, and the
+picture and `plait diff` can print them as the spec writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Union
+
+__all__ = ["BoolOp", "Compare", "Condition", "Field", "Not", "condition_text", "literal_text"]
+
+Literal = Union[str, int, float, bool, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A bare `field` (a `bool`): holds when the value at `path` is true."""
+
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """`path OP value`, OP one of == != < <= > >=."""
+
+    path: tuple[str, ...]
+    op: str
+    value: Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: "Condition"
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """`a and b and ...` / `a or b or ...`."""
+
+    op: str
+    operands: tuple["Condition", ...]
+
+
+Condition = Union[Field, Compare, Not, BoolOp]
+
+# Binding strength, for parentheses: comparisons, then `not`, then `and`, then `or`.
+_RANK = {"or": 1, "and": 2}
+
+
+def literal_text(value: Literal) -> str:
+    """A literal as the spec writes it: `"accept"`, `true`, `3`."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def condition_text(cond: Condition, rank: int = 0) -> str:
+    """The condition as the spec writes it, with parentheses only where precedence needs them."""
+    if isinstance(cond, Field):
+        return ".".join(cond.path)
+    if isinstance(cond, Compare):
+        return f"{'.'.join(cond.path)} {cond.op} {literal_text(cond.value)}"
+    if isinstance(cond, Not):
+        inner = condition_text(cond.operand, 3)
+        return f"not {inner}"
+    own = _RANK[cond.op]
+    text = f" {cond.op} ".join(condition_text(o, own + 1 if i else own) for i, o in enumerate(cond.operands))
+    return f"({text})" if own < rank else text

@@ -1,0 +1,85 @@
+"""The shared words (core/vocab.py, core/defaults.py) are the ones every stage dispatches on."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import plait
+from plait.core import vocab
+
+
+def test_every_provider_name_has_a_provider_and_nothing_else_does():
+    from plait.runtime.providers import PROVIDERS
+
+    assert sorted(PROVIDERS) == sorted(vocab.PROVIDERS)
+
+
+def test_report_and_render_dispatch_tables_cover_exactly_the_format_lists():
+    from plait.compiler.render.api import BUILDERS
+    from plait.compiler.report import EMITTERS
+
+    assert tuple(EMITTERS) == vocab.REPORT_FORMATS
+    assert set(BUILDERS) == set(vocab.RENDER_FORMATS) and len(BUILDERS) == len(vocab.RENDER_FORMATS)
+
+
+def _accepts(command: str, args: list[str], value: str) -> bool:
+    from importlib import import_module
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    import_module(f"plait.commands.{command}").register(parser)
+    try:
+        parser.parse_args([*args, value])
+    except argparse.ArgumentError:
+        return False
+    return True
+
+
+def test_the_cli_offers_the_one_list_of_formats():
+    for command, formats in (("check", vocab.REPORT_FORMATS), ("render", vocab.RENDER_FORMATS)):
+        assert all(_accepts(command, ["spec.plait", "--format"], f) for f in formats), command
+        assert not _accepts(command, ["spec.plait", "--format"], "yaml"), command
+
+
+def test_turn_step_names_are_the_pipeline_the_runtime_runs():
+    from plait.runtime.pipeline import TURN_STEPS
+
+    assert tuple(step.__name__ for step in TURN_STEPS) == vocab.TURN_STEP_NAMES
+
+
+def test_an_unset_attribute_has_one_default_in_the_graph_and_the_runtime():
+    """A spec that writes no optional attribute compiles to the config a Python caller gets by building it bare."""
+    from plait.runtime.config import AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig, ToolConfig
+    from plait.runtime.graph_adapter import program_from_graph
+    from plait.runtime.providers.base import ModelConfig
+
+    spec = """
+model m = "openai/gpt-4o-mini"
+tool t "T." { run = python("tools:t") }
+agent a "A." { model = m, tools = [t] }
+agent b "B." { model = m }
+step s { model = m, prompt = "{{input}}" }
+parallel p = [a, b]
+consolidate c { agents = [a, b], judge = m }
+chain main = s -> p -> c
+"""
+    result = plait.compile(spec)
+    assert result.graph is not None, [d.message for d in result.diagnostics]
+    program = program_from_graph(result.graph)
+    bare = {
+        "model": ModelConfig(name="m", provider="openai", model_id="gpt-4o-mini"),
+        "tool": ToolConfig("t"),
+        "agent": AgentConfig("b", "m"),
+        "step": StepConfig("s", "m"),
+        "parallel": ParallelConfig("p", ("a", "b")),
+        "consolidate": ConsolidateConfig("c", ("a", "b"), "m"),
+    }
+    built = {
+        "model": program.models["m"], "tool": program.tools["t"], "agent": program.agents["b"], "step": program.steps["s"],
+        "parallel": program.parallels["p"], "consolidate": program.consolidates["c"],
+    }
+    skip = {"description", "parameters", "run", "fn", "_agent", "output"}
+    for kind, config in bare.items():
+        for f in dataclasses.fields(config):
+            if f.name not in skip:
+                assert getattr(built[kind], f.name) == getattr(config, f.name), (kind, f.name)
