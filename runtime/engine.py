@@ -20,7 +20,7 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from .agent import Agent
 from .ask import accept_answers
@@ -38,6 +38,9 @@ from .report import RunResult
 from .stepping import iterate
 from .store import SNAPSHOT_VERSION, SQLiteJournal, journal_path, legacy_snapshot, lifecycle, upgrade
 from .tools import ToolRunner
+
+if TYPE_CHECKING:
+    from plait.core.graph import GraphView
 
 __all__ = ["Engine", "Run", "SpecError"]
 
@@ -87,7 +90,7 @@ class Engine:
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def from_graph(cls, graph: Any, **options: Any) -> "Engine":
+    def from_graph(cls, graph: GraphView, **options: Any) -> "Engine":
         from .graph_adapter import program_from_graph
 
         program = program_from_graph(graph)
