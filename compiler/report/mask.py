@@ -5,6 +5,8 @@ way in text, JSON, GitHub and SARIF output: the spans a diagnostic marks as
 `redact`, the exact text under those spans wherever a message echoes it, and
 anything that looks like a credential even when no rule flagged it (a key
 pasted into a line that a diagnostic about something else happens to show).
+What looks like a credential is core.redact's catalogue, the one P501 and the
+graph use: a format one of them knew and the other did not leaked before.
 """
 
 from __future__ import annotations
@@ -13,40 +15,13 @@ import re
 from typing import Iterable, Mapping
 
 from plait.core.diagnostics import Diagnostic
+from plait.core.redact import merge as _merge
+from plait.core.redact import secret_ranges
 from plait.core.source import SourceFile
 
 __all__ = ["ELLIPSIS", "Redactor", "mask", "mask_ranges", "secret_ranges"]
 
 ELLIPSIS = "…"
-
-# Credential shapes; in each, the one group is the part to hide. Kept narrow on
-# purpose: masking an ordinary name would make diagnostics unreadable. One
-# alternation, so a string is scanned once however many shapes there are.
-_SHAPES = (
-    r"\b(sk-[A-Za-z0-9_\-]{16,})",  # OpenAI / Anthropic (sk-, sk-proj-, sk-ant-)
-    r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b",  # AWS access key id
-    r"\b(gh[pousr]_[A-Za-z0-9]{30,})",  # GitHub tokens
-    r"\b(github_pat_[A-Za-z0-9_]{22,})",
-    r"\b(glpat-[A-Za-z0-9_\-]{20,})",  # GitLab
-    r"\b(xox[abposr]-[A-Za-z0-9\-]{10,})",  # Slack
-    r"\b(AIza[0-9A-Za-z_\-]{30,})",  # Google API key
-    r"\b(hf_[A-Za-z0-9]{30,})",  # Hugging Face
-    r"\b(eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",  # JWT
-    r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{12,}=*)",
-    r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[^\"]*)",
-    # A quoted value of an attribute or header whose name says it is a credential.
-    r"\"?(?i:\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret"
-    r"|password|passwd|authorization))\"?\s*[=:]\s*\"([^\"\n]{8,})\"",
-)
-_SECRET = re.compile("|".join(f"(?:{shape})" for shape in _SHAPES))
-#: Lower-case pieces at least one of which every shape above contains; text with none skips the scan.
-_TRIGGERS = (
-    "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_",
-    "eyj", "bearer", "-----begin", "key", "token", "secret", "passw", "authorization",
-)
-# A long quoted run of token characters mixing upper, lower and digits reads as random key material.
-_OPAQUE = re.compile(r"\"([A-Za-z0-9_\-+/=]{32,})\"")
-
 
 #: A message quotes names and values from the spec; a 1 MB name must not make a 1 MB report.
 MAX_QUOTE = 60
@@ -68,31 +43,6 @@ def mask(secret: str) -> str:
     """`sk-abcdef…` style: a prefix to recognise the value by, never enough to use it."""
     keep = min(4, len(secret) // 4)
     return secret[:keep] + ELLIPSIS
-
-
-def _opaque(value: str) -> bool:
-    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
-
-
-def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sorted, merged [start, end) ranges of `text` (searched between `start` and `end`) that look like credentials."""
-    end = len(text) if end is None else end
-    lowered = text[start:end].lower()
-    found = []
-    if any(trigger in lowered for trigger in _TRIGGERS):
-        found = [m.span(m.lastindex) for m in _SECRET.finditer(text, start, end)]
-    found.extend(m.span(1) for m in _OPAQUE.finditer(text, start, end) if _opaque(m.group(1)))
-    return _merge(found)
-
-
-def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(r for r in ranges if r[1] > r[0]):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
 
 
 def mask_ranges(text: str, ranges: Iterable[tuple[int, int]]) -> str:

@@ -63,9 +63,10 @@ def _value(value: ast.Node, key: str | None) -> Iterator[Literal]:
     elif isinstance(value, ast.Block):
         yield from _block(value)
     elif isinstance(value, ast.Call):
-        # env("NAME") holds a variable's name, which is exactly what should be written.
-        if value.func.name != "env":
-            for arg in value.args:
-                yield from _value(arg, key)
+        # env("NAME") holds a variable's name, which is exactly what should be written; anything after
+        # the name (a default, a stray second argument) is a value and may be a key.
+        args = value.args[1:] if value.func.name == "env" else value.args
+        for arg in args:
+            yield from _value(arg, key)
         if value.block is not None:
             yield from _block(value.block)

@@ -1,0 +1,333 @@
+"""Text or a graph value → the same with every credential hidden: one catalogue of secret formats, one rule.
+
+Every place that decides "is this a secret" reads this module: the literal-secret
+check (P501), the diagnostic masks of `plait check`, the graph records (protected
+once, where the graph is built, so every output format shows the same thing)
+and the HTML source pane.
+
+The formats are ported from the two catalogues users know, not grown by hand:
+gitleaks' default rules (MIT, https://github.com/gitleaks/gitleaks,
+config/gitleaks.toml; rule ids in the comments) and detect-secrets' plugins
+(Apache-2.0, https://github.com/Yelp/detect-secrets, detect_secrets/plugins).
+detect-secrets itself is not a dependency: its plugins scan files through a
+settings singleton and its import costs more than `plait check` (decisions.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from typing import Any, Callable, Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = [
+    "FORMATS", "REDACTED", "Format", "Found", "Secret", "credential_key", "find_secrets", "protect",
+    "protect_record", "random_looking", "redact_text", "redact_url", "reveal", "reveal_record", "secret_ranges",
+]
+
+REDACTED = "<redacted>"
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def random_looking(token: str) -> bool:
+    """Mixed letters and digits and high entropy: key material, not a long word, path or rule of dashes."""
+    return any(c.isdigit() for c in token) and any(c.isalpha() for c in token) and entropy(token) >= 3.5
+
+
+def _basic_credentials(token: str) -> bool:
+    # "Basic instructions" is prose; "Basic dXNlcjpwYXNz" decodes to user:password.
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and decoded.isascii()
+
+
+def _hex_token(token: str) -> bool:
+    # detect-secrets' HexHighEntropyString limit (3.0); a run of one digit is not a key.
+    return any(c.isdigit() for c in token) and any(c.isalpha() for c in token) and entropy(token) >= 3.0
+
+
+def _aws_secret_shape(token: str) -> bool:
+    return (any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
+            and ("/" in token or "+" in token) and entropy(token) >= 3.5)
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    #: The gitleaks rule id (or detect-secrets plugin) the pattern is ported from.
+    id: str
+    #: What it is, for a message: "looks like a Stripe API key".
+    what: str
+    #: The environment variable it usually lives in, for the fix.
+    var: str
+    #: The pattern; when it has a group, only that group is the secret (the password of a URL).
+    pattern: str
+    #: A test the matched secret must pass (decodes as credentials, is random enough).
+    check: Callable[[str], bool] | None = None
+
+
+_B = r"(?<![A-Za-z0-9_])"  # a token starts at a word boundary (`\b` would also split at `-`)
+
+#: Most specific first: a text is named by the first format it holds.
+FORMATS: tuple[Format, ...] = (
+    Format("anthropic-api-key", "an Anthropic API key", "ANTHROPIC_API_KEY", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    Format("openai-api-key", "an OpenAI project key", "OPENAI_API_KEY",
+           _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"),
+    Format("openai-api-key", "an OpenAI API key", "OPENAI_API_KEY", _B + r"sk-[A-Za-z0-9_\-]{20,}"),
+    Format("stripe-access-token", "a Stripe API key", "STRIPE_API_KEY",
+           _B + r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}"),
+    Format("gcp-api-key", "a Google API key", "GOOGLE_API_KEY", _B + r"AIza[0-9A-Za-z_\-]{30,}"),
+    Format("github-pat", "a GitHub token", "GITHUB_TOKEN",
+           _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    Format("gitlab-pat", "a GitLab token", "GITLAB_TOKEN",
+           _B + r"(?:gl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas|ft)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})"),
+    Format("huggingface-access-token", "a Hugging Face token", "HF_TOKEN", _B + r"hf_[A-Za-z0-9]{30,}"),
+    Format("slack-webhook-url", "a Slack webhook URL", "SLACK_WEBHOOK_URL",
+           r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})"),
+    Format("slack-bot-token", "a Slack token", "SLACK_TOKEN", _B + r"xox[abpors]-[A-Za-z0-9\-]{10,}"),
+    Format("aws-access-token", "an AWS access key id", "AWS_ACCESS_KEY_ID",
+           _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    # detect-secrets AWSKeyDetector: 40 characters of base64 near the word "aws".
+    Format("aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY",
+           r"(?i:aws)[A-Za-z0-9_\-\s\"'=:]{0,24}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+    # The same 40-character shape anywhere, when it mixes cases, digits and `/` or `+` as AWS keys do.
+    Format("aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY",
+           r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _aws_secret_shape),
+    Format("private-key", "a private key", "PRIVATE_KEY",
+           r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----[^\"]*"),
+    Format("jwt", "a JSON Web Token", "API_TOKEN",
+           _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    Format("bearer-token", "a bearer token", "API_TOKEN", r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)"),
+    # detect-secrets BasicAuthDetector (a URL's user:password@) and an `Authorization: Basic` value.
+    Format("basic-auth", "HTTP Basic credentials", "API_PASSWORD",
+           r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", _basic_credentials),
+    Format("basic-auth", "a password in a URL", "API_PASSWORD",
+           # `:/` too: a URL joined into a file path loses one slash.
+           r"[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^\s/?#@:\"{}<>]+:([^\s/?#@\"{}<>]+)@"),
+    # detect-secrets HexHighEntropyString: 32 or more hex digits (API keys, HMAC secrets).
+    Format("hex-high-entropy", "a hex token", "API_TOKEN",
+           r"(?<![A-Za-z0-9_\-])(?:[0-9a-f]{32,}|[0-9A-F]{32,})(?![A-Za-z0-9_\-])", _hex_token),
+)
+
+# A key (attribute, map key, header or query name) that says its value is a credential:
+# `X-Auth-Token` and `client_secret` are; `max_tokens` is not (whole words only).
+_CREDENTIAL_KEY = re.compile(
+    r"(?:^|[^a-z0-9])(?:api[_-]?key|apikey|auth|authorization|token|secret|password|passwd|passw|pwd|cookie"
+    r"|credentials?|private[_-]?key)(?:$|[^a-z0-9])",
+    re.I,
+)
+# In source text: a quoted value written right after a key (`token = "..."`, `"X-Api-Key" = "..."`);
+# it counts when `credential_key` says the key names a credential, as for graph values.
+_KEYED_VALUE = re.compile(r"([A-Za-z0-9_\-]+)\"?\s*[=:]\s*\"([^\"\n{}]{8,})\"")
+# In source text: a URL query value whose name says it is a credential (`?api_key=...`).
+_QUERY_VALUE = re.compile(r"[?&]([A-Za-z0-9_.\-]+)=([^&#\"\s{}<>]+)")
+# A long run of token characters mixing upper, lower and digits reads as random key material:
+# a whole graph value, or a whole quoted string in source text.
+_OPAQUE = r"[A-Za-z0-9_\-+/=]{32,}"
+_OPAQUE_QUOTED = re.compile(rf"\"({_OPAQUE})\"")
+_OPAQUE_VALUE = re.compile(_OPAQUE)
+
+
+def credential_key(key: str | None) -> bool:
+    return bool(key) and bool(_CREDENTIAL_KEY.search(key or ""))
+
+
+@cache
+def _compiled() -> tuple[re.Pattern[str], list[tuple[Format, re.Pattern[str]]]]:
+    """(any format, each format). One search rules most text out; compiled on first use (~3 ms)."""
+    each = [(f, re.compile(f.pattern)) for f in FORMATS]
+    return re.compile("|".join(f"(?:{f.pattern})" for f in FORMATS)), each
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    #: The secret's [start, end) in the text searched (the password alone for a URL).
+    start: int
+    end: int
+    format: Format
+
+
+def find_secrets(text: str, start: int = 0, end: int | None = None) -> list[Found]:
+    """Every known-format secret in `text[start:end]`, left to right, most specific format first at a place."""
+    end = len(text) if end is None else min(end, len(text))
+    any_format, each = _compiled()
+    if start >= end or any_format.search(text, start, end) is None:
+        return []
+    found: list[Found] = []
+    for fmt, pattern in each:
+        for m in pattern.finditer(text, start, end):
+            lo, hi = m.span(1) if pattern.groups else m.span()
+            if hi > lo and (fmt.check is None or fmt.check(text[lo:hi])):
+                found.append(Found(lo, hi, fmt))
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sorted, merged [start, end) ranges of source text to hide: known formats, values of credential keys,
+    and long quoted random-looking runs."""
+    end = len(text) if end is None else min(end, len(text))
+    ranges = [(f.start, f.end) for f in find_secrets(text, start, end)]
+    ranges += [m.span(2) for m in _KEYED_VALUE.finditer(text, start, end) if credential_key(m.group(1))]
+    ranges += [m.span(1) for m in _OPAQUE_QUOTED.finditer(text, start, end) if _mixed(m.group(1))]
+    ranges += [m.span(2) for m in _QUERY_VALUE.finditer(text, start, end) if credential_key(m.group(1))]
+    return merge(ranges)
+
+
+def _mixed(value: str) -> bool:
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+def merge(ranges: Any) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def redact_text(text: str) -> str:
+    """Source text with every secret `secret_ranges` finds replaced by "<redacted>"."""
+    out, last = [], 0
+    for lo, hi in secret_ranges(text):
+        out += [text[last:lo], REDACTED]
+        last = hi
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact_url(url: str) -> str:
+    """A URL with its password and every credential-looking query value replaced."""
+    if "://" not in url:
+        return redact_text(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact_text(url)
+    if "@" in parts.netloc:
+        user, _, host = parts.netloc.rpartition("@")
+        name, colon, _password = user.partition(":")
+        parts = parts._replace(netloc=f"{name}{colon}{REDACTED if colon else ''}@{host}")
+    if parts.query:
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        hidden = [(k, REDACTED if credential_key(k) and v and "{{" not in v else v) for k, v in query]
+        if hidden != query:
+            parts = parts._replace(query=urlencode(hidden, safe="{}<>"))
+    return redact_text(urlunsplit(parts))
+
+
+class Secret(str):
+    """A graph value that held a secret: as a str it *is* the redacted text, so every reader that prints,
+    serialises or compares it sees "<redacted>"; only `reveal` (the runtime's graph adapter) gets the value."""
+
+    __slots__ = ("value",)
+    value: str
+
+    def __new__(cls, shown: str, value: str) -> "Secret":
+        self = super().__new__(cls, shown)
+        self.value = value
+        return self
+
+    def __repr__(self) -> str:
+        return f"Secret({str.__repr__(self)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A pickled or deep-copied graph keeps the value it must run with.
+        return (Secret, (str(self), self.value))
+
+
+#: Attributes that hold environment variable *names*: a name is what a reader needs, never a value.
+_NAMES_ONLY = frozenset({"api_key_env", "env"})
+
+
+def _protect_str(value: str, key: str | None, names_only: bool) -> str:
+    if isinstance(value, Secret):
+        return value
+    shown = redact_url(value) if "://" in value else redact_text(value)
+    if shown == value and not names_only and value and "{{" not in value:
+        # A path (script file, tool folder) is long and mixed too: only slash-free runs count as opaque.
+        if credential_key(key) or ("/" not in value and _OPAQUE_VALUE.fullmatch(value) and _mixed(value)):
+            shown = REDACTED
+    return value if shown == value else Secret(shown, value)
+
+
+def protect(value: Any, key: str | None = None, *, names_only: bool = False) -> Any:
+    """`value` with every string that holds a secret replaced by a `Secret` (dicts, lists and tuples walked;
+    a string under a credential-named key counts as one)."""
+    if isinstance(value, str):
+        return _protect_str(value, key, names_only)
+    if isinstance(value, dict):
+        out = {k: protect(v, k if isinstance(k, str) else None, names_only=names_only) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, list | tuple):
+        items = [protect(v, key, names_only=names_only) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+_OWN_FIELDS = frozenset({"kind", "name", "span", "file", "output"})
+
+
+def protect_record(record: Any) -> Any:
+    """A frozen dataclass record with every secret-bearing attribute protected (the same record when none)."""
+    changed = {}
+    for f in fields(record):
+        if f.name in _OWN_FIELDS:
+            continue
+        value = getattr(record, f.name)
+        if isinstance(value, str | dict | list | tuple):
+            new = protect(value, names_only=f.name in _NAMES_ONLY)
+            if new is not value:
+                changed[f.name] = new
+    return replace(record, **changed) if changed else record
+
+
+def reveal(value: Any) -> Any:
+    """The inverse of `protect`: the values the runtime must send."""
+    if isinstance(value, Secret):
+        return value.value
+    if isinstance(value, dict):
+        return {k: reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [reveal(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(reveal(v) for v in value)
+    return value
+
+
+def reveal_record(record: Any) -> Any:
+    """A graph record with its secrets' values back (the same record when it holds none)."""
+    changed = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, str | dict | list | tuple) and next(iter_secrets(value), None) is not None:
+            changed[f.name] = reveal(value)
+    return replace(record, **changed) if changed else record
+
+
+def iter_secrets(value: Any) -> Iterator[Secret]:
+    """Every `Secret` inside a protected value (tests, and the runtime's own checks)."""
+    if isinstance(value, Secret):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from iter_secrets(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from iter_secrets(v)
