@@ -28,4 +28,6 @@ async def loop_boundary(run: AgentRun, ctx: RunContext) -> Outcome:
                 path=run.path,
             )
         )
-    return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
+    # A declared `output` was validated by call_model: the record, not its JSON text, is the result.
+    output = response.output if response.output is not None else final_answer_text(response.message)
+    return Done(output, "done", finish_reason=response.finish_reason)

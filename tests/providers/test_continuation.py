@@ -87,3 +87,50 @@ def test_lost_server_state_is_retried_with_the_full_history(plait_fake_server) -
     first, second = plait_fake_server.requests[0].body, plait_fake_server.requests[1].body
     assert first["previous_response_id"] == "resp_old" and len(first["input"]) == 1
     assert "previous_response_id" not in second and len(second["input"]) == 3
+
+
+# --- the run asks the one gate (issue 9.9) -------------------------------------------
+
+
+def _run_recording_continuations(provider: str, first_reply_age: float) -> list[str | None]:
+    """A two-turn tool loop on a scripted model that stands for `provider`; the previous_response_id of each request."""
+    from plait.runtime.config import AgentConfig, ModelConfig, Program, ToolConfig
+    from plait.runtime.engine import Engine
+    from plait.runtime.providers.scripted import ScriptedProvider
+
+    seen: list[str | None] = []
+
+    class Recording(ScriptedProvider):
+        async def complete(self, request):
+            seen.append(request.previous_response_id)
+            return await super().complete(request)
+
+    program = Program(entry="main")
+    program.models["m"] = ModelConfig("m", provider, "model-id")
+    program.tools["t"] = ToolConfig("t", "a tool", run={"type": "function"}, fn=lambda: "ok")
+    program.agents["main"] = AgentConfig("main", "m", tools=("t",))
+    replies = [{"response_id": "resp_1", "created_at": time.time() - first_reply_age, "tool_calls": [{"name": "t", "arguments": {}}]},
+               {"text": "done"}]
+    engine = Engine(program, providers={"m": Recording(program.models["m"], replies=replies)})
+    assert asyncio.run(engine.run("go")).output == "done"
+    return seen
+
+
+def test_a_run_continues_from_fresh_server_state() -> None:
+    assert _run_recording_continuations("openai", 60.0) == [None, "resp_1"]
+
+
+def test_a_run_sends_full_history_for_state_past_openais_retention() -> None:
+    assert _run_recording_continuations("openai", RETENTION + 60.0) == [None, None]
+
+
+def test_googles_retention_is_72_hours() -> None:
+    from plait.runtime.providers.continuation import RETENTION as BY_PROVIDER
+
+    assert BY_PROVIDER["google"] == 72 * 3600
+    assert _run_recording_continuations("google", 71 * 3600) == [None, "resp_1"]
+    assert _run_recording_continuations("google", 73 * 3600) == [None, None]
+
+
+def test_providers_without_server_state_are_never_offered_an_id() -> None:
+    assert _run_recording_continuations("anthropic", 60.0) == [None, None]

@@ -1,0 +1,183 @@
+"""A model request for one agent → the response of the model that served it: fallbacks, timeouts, streaming.
+
+What every model call shares, whoever makes it: the agent loop's `call_model`
+step and the one-shot calls of steps and judges in `compose.py`. Fallback
+models are tried once each; a per-call timeout bounds each; streamed deltas
+are forwarded as events; the serving model is recorded in history and report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable
+
+from .config import AgentConfig
+from .context import RunContext
+from .providers.base import (
+    FALLBACK_KINDS,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ResponseDone,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    final_answer_text,
+)
+from .providers.continuation import RETENTION, continuation_id
+from .structured_output import GUIDANCE, check_output, output_invalid, summary
+
+__all__ = ["complete_with_fallbacks", "direct_call", "served", "structured_answer"]
+
+
+async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
+    """Primary then each fallback, once each, per call; only failures another model could survive move on.
+
+    In a journaled run the call is recorded before and after, or replayed on a resume (runtime/store/effects.py).
+    """
+    if ctx.journal is not None:
+        from .store.effects import journaled_model_call
+
+        return await journaled_model_call(ctx, agent, request, path, _with_fallbacks)
+    return await _with_fallbacks(ctx, agent, request, path)
+
+
+async def _with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
+    models = (agent.model, *agent.fallback)
+    fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
+    for index, name in enumerate(models):
+        _prepare(request, agent, ctx.program.models[name])
+        started: list[bool] = [False]
+        try:
+            if ctx.stream or request.timeout or ctx.bus.active:
+                response = await _one_call(ctx, agent, name, request, path, started)
+            else:  # nobody streaming or listening and no timeout: direct_call's case, for an agent with fallbacks
+                response = await ctx.provider(name).complete(request)
+        except ProviderError as error:
+            last = index == len(models) - 1
+            # A streamed step that already showed output cannot be spliced with another model's answer.
+            if last or started[0] or error.kind not in fallback_on:
+                raise
+            ctx.warn(
+                "model_fallback",
+                f"agent `{agent.name}`: model `{name}` failed ({error.kind}); trying `{models[index + 1]}`",
+                path,
+                agent,
+                **{"from": name, "to": models[index + 1], "kind": error.kind},
+            )
+            continue
+        served(ctx, agent, name, request, response, path)
+        return response
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+async def structured_answer(
+    ctx: RunContext, agent: AgentConfig, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]
+) -> ModelResponse:
+    """A one-shot call's answer checked against `agent.output`, asked again while it misses (`retry_malformed`).
+
+    The agent loop does the same turn by turn in `call_model`; a step or judge
+    has no loop, so its retries happen here. `response.output` holds the record.
+    """
+    schema = agent.output
+    assert schema is not None
+    attempt = 0
+    while True:
+        value, errors = check_output(final_answer_text(response.message), schema)
+        if not errors:
+            response.output = value
+            return response
+        if attempt >= agent.retry_malformed:
+            raise output_invalid(agent, errors, attempt + 1, path)
+        attempt += 1
+        ctx.warn("output_invalid_retried", f"agent `{agent.name}` retried an answer that missed its `output` (attempt {attempt})",
+                 path, agent, attempt=attempt, errors=errors)
+        request.messages = [*request.messages, response.message,
+                            Message.user(GUIDANCE.format(attempt=attempt, total=agent.retry_malformed, errors=summary(errors)))]
+        request.step += 1
+        response = await complete_with_fallbacks(ctx, agent, request, path)
+
+
+def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> Awaitable[ModelResponse] | None:
+    """The provider's call, ready to await, when it needs none of the fallback, timer and event plumbing.
+
+    That is the common case: one model, no per-call timeout, nobody streaming or
+    listening. Otherwise None: go through complete_with_fallbacks. The caller
+    records the response with `served`.
+    """
+    if agent.fallback or ctx.stream or ctx.bus.active or ctx.journal is not None:
+        return None
+    config = ctx.program.models[agent.model]
+    if config.timeout:
+        return None
+    _prepare(request, agent, config)
+    return ctx.provider(agent.model).complete(request)
+
+
+def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
+    """Point the request at one model: its id, its per-call timeout, its defaults where the agent sets none.
+
+    Server state (`previous_response_id`) is offered by the providers' one gate,
+    `continuation_id`: only to the model that issued it (history names the
+    declaration that served each turn, so a backup is never handed the
+    primary's state) and only within that provider's retention.
+    """
+    request.previous_response_id = continuation_id(
+        request.messages, config.name, retention=RETENTION.get(config.provider)
+    )
+    request.model = config.model_id
+    request.timeout = config.timeout
+    if agent.temperature is None:
+        request.temperature = config.temperature
+    if agent.max_tokens is None:
+        request.max_tokens = config.max_tokens
+
+
+async def _one_call(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
+    provider = ctx.provider(name)
+    timeout = request.timeout
+    if not timeout:
+        # No deadline of ours: a provider's own TimeoutError passes through, as on the direct path.
+        return await _fetch(ctx, agent, provider, request, path, started)
+    try:
+        async with asyncio.timeout(timeout):
+            return await _fetch(ctx, agent, provider, request, path, started)
+    except TimeoutError:
+        raise ProviderError("timeout", f"model `{name}` did not answer within {timeout:g}s", model=name) from None
+
+
+async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
+    bus = ctx.bus
+    if not ctx.stream:
+        response = await provider.complete(request)
+        if bus.active:
+            for call in response.message.tool_calls:
+                ctx.emit("tool_call_start", path, agent, call_id=call.id, name=call.name, arguments=call.arguments, step=request.step)
+        return response
+    async for event in provider.stream(request):
+        started[0] = True
+        if isinstance(event, ResponseDone):
+            return event.response
+        if isinstance(event, TextDelta):
+            ctx.emit("text", path, agent, text=event.text, phase=event.phase, step=request.step)
+        elif isinstance(event, ToolCallDelta):
+            ctx.emit("tool_call_delta", path, agent, call_id=event.call_id, arguments=event.arguments, step=event.step or request.step)
+        elif isinstance(event, ToolCallStart):
+            ctx.emit("tool_call_start", path, agent, call_id=event.call_id, name=event.name, arguments=event.arguments, step=event.step or request.step)
+    raise ProviderError("server_error", "stream ended without a final response", model=request.model)
+
+
+def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
+    """Attribute the response to the model that served it (history and report) and record the call."""
+    response.message.model = name
+    response.model = name
+    report = ctx.report
+    report.model_calls += 1
+    usage = response.usage
+    report.input_tokens += usage.input_tokens
+    report.output_tokens += usage.output_tokens
+    report._steps.append((agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens))
+    if ctx.bus.active:
+        ctx.emit("step_end", path, agent, step=request.step, model=name, finish_reason=response.finish_reason,
+                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)

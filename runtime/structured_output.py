@@ -1,0 +1,63 @@
+"""A final answer's text and its declared `output` JSON Schema → the parsed record, or what is wrong with it.
+
+The provider was asked for the schema natively where it can be, but nothing on
+the wire guarantees it (older models, compatible servers, a schema told in
+words), so every structured answer is parsed and checked here (with the same
+validator as every other record, `records.problems`) before a runnable's output
+becomes a record. An invalid answer is a malformed turn: the guidance names the
+schema errors so a retry can fix them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .errors import AgentError
+from .records import complete, problems
+
+__all__ = ["GUIDANCE", "check_output", "output_invalid", "summary"]
+
+#: How many schema errors a message names; the rest are counted.
+_SHOWN = 5
+#: A model told the schema in words may still wrap its JSON in a code fence.
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
+
+GUIDANCE = (
+    "Attempt {attempt} of {total}: your previous answer does not match the required output schema: {errors}. "
+    "Reply again with only one JSON object that matches the schema."
+)
+
+
+def check_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:
+    """(the parsed value, []) when `text` is JSON matching `schema`; else (None, the errors in words)."""
+    fenced = _FENCE.match(text)
+    try:
+        value = json.loads(fenced.group(1) if fenced else text)
+    except ValueError as exc:
+        shown = text.strip()[:80]
+        start = f"it begins {shown!r}" if shown else "the reply is empty"
+        return None, [f"the answer is not JSON ({exc.args[0].split(':')[0]}; {start})"]
+    errors = problems(value, schema)
+    if errors:
+        return None, errors
+    return complete(value, schema), []
+
+
+def summary(errors: list[str]) -> str:
+    """The first few errors, joined, with a count of the rest."""
+    shown = "; ".join(errors[:_SHOWN])
+    more = len(errors) - _SHOWN
+    return f"{shown}; and {more} more" if more > 0 else shown
+
+
+def output_invalid(agent: Any, errors: list[str], attempts: int, path: tuple[str, ...]) -> AgentError:
+    """The run's failure once the retry budget is spent (or was 0): what was wrong, and how to allow more tries."""
+    tries = f"{attempts} answers in a row" if attempts > 1 else "its answer"
+    hint = f"raise `retry_malformed` (now {agent.retry_malformed})" if agent.retry_malformed else "set `retry_malformed` to let it retry"
+    return AgentError(
+        "output_invalid",
+        f"`{agent.name}`: {tries} did not match its declared `output`: {summary(errors)}; {hint}",
+        path=path,
+    )
