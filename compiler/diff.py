@@ -110,7 +110,8 @@ def _edges(data: dict) -> dict[tuple, dict]:
     for e in data["edges"]:
         if e["kind"] in _DERIVED_EDGES:
             continue
-        key = (e["source"], e["target"], e["kind"], *(e["attrs"].get(a) for a in _EDGE_ATTRS_IN_KEY))
+        # A path is a JSON list; as text it can be part of a key.
+        key = (e["source"], e["target"], e["kind"], *(_show(e["attrs"].get(a)) for a in _EDGE_ATTRS_IN_KEY))
         out.setdefault(key, e)
     return out
 
