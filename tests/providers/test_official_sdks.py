@@ -230,3 +230,21 @@ def test_gemini_reaches_an_agents_replies_through_the_base_url(server: FakeServe
     server.script.extend({"triage": [{"text": "from triage"}]})
     client = genai.Client(api_key="any", http_options=genai_types.HttpOptions(base_url=server.base_url("google", "triage")))
     assert client.models.generate_content(model="gemini-x", contents="hi").text == "from triage"
+
+
+# --- an error in the middle of a stream ------------------------------------------------
+
+
+def test_each_sdk_raises_on_an_in_band_stream_error(server: FakeServer) -> None:
+    server.push(*[{"text": "one two three four", "stream_error": {"kind": "server_error", "message": "boom", "after": 3}}] * 3)
+    with pytest.raises(openai.APIError, match="boom"):
+        for _ in oai(server).chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], stream=True):
+            pass
+    with pytest.raises(anthropic.APIStatusError, match="boom"):
+        with claude(server).messages.stream(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as stream:
+            for _ in stream:
+                pass
+    client = gemini(server)
+    with pytest.raises(genai_errors.ServerError, match="boom"):
+        for _ in client.models.generate_content_stream(model="gemini-x", contents="hi"):
+            pass
