@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from plait.core.diagnostics import Fix
+from plait.core.redact import REDACTED, find_secrets
+from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
 
 from plait.core.codes import make
 from ..context import CompileContext
@@ -27,7 +29,7 @@ __all__ = ["CODE", "script_invalid"]
 
 CODE = "P307"
 
-MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+MAX_SCRIPT_BYTES = MAX_DATA_BYTES
 #: Problems reported per script: past this, the rest are noise.
 MAX_PROBLEMS = 10
 
@@ -41,11 +43,11 @@ _DELAY = re.compile(r"^\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h)?\s*$")
 
 def _read(path: Path) -> tuple[Any, str | None]:
     try:
-        if path.stat().st_size > MAX_SCRIPT_BYTES:
-            return None, f"is larger than {MAX_SCRIPT_BYTES // (1024 * 1024)} MB"
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_SCRIPT_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None, "does not exist"
+    except UnreadableFile as exc:
+        return None, str(exc)
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
     try:
@@ -130,7 +132,14 @@ def script_invalid(ctx: CompileContext) -> None:
         if not path.is_absolute():
             continue  # spec text with no file: nothing to resolve the script against
         span = ctx.spans.get(name, {}).get("script", decl.target.span)
-        shown = path.name
+        # The name is echoed in messages; a secret pasted into it is not (P501 reports it).
+        shown = path.name if not find_secrets(str(path)) else REDACTED
+        root = ctx.load.root_dir
+        if root is not None and outside_root(path, root):
+            # As imports: a spec reads files in its own folder only, so check never shows another file's keys.
+            ctx.diagnostics.append(make(CODE, f"script of model `{name}` leaves the spec's directory", span,
+                                        notes=[f"a script must stay inside `{root}` (no `../`, absolute path or symlink out)"]))
+            continue
         script, error = _read(path)
         if error is not None:
             fix = Fix("write the replies file beside the spec") if "does not exist" in error else None

@@ -63,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
         return engine
     if (args.answer or args.decide) and not args.resume:
         return fail("--decide and --answer answer a stopped run: give --resume RUN_ID too", EXIT_USAGE)
+    if args.resume is not None:
+        from plait.core.paths import run_id_problem
+
+        # The store resolves an id; a path would load a snapshot from anywhere.
+        if (problem := run_id_problem(args.resume)) is not None:
+            return fail(problem, EXIT_USAGE)
     from plait.runtime.errors import AgentError
 
     try:

@@ -19,6 +19,8 @@ import re
 import time
 from typing import Any, AsyncIterator
 
+from plait.core.paths import read_regular
+
 from .base import (
     Message,
     ModelConfig,
@@ -118,9 +120,9 @@ class ScriptedProvider:
             if not path:
                 raise ProviderError("invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name)
             try:
-                with open(path, encoding="utf-8") as fh:
-                    self._script = json.load(fh)
-            except (OSError, ValueError) as exc:
+                # Only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
+                self._script = json.loads(read_regular(path))
+            except (OSError, ValueError, RecursionError) as exc:
                 raise ProviderError(
                     "invalid_request", f"cannot read script `{path}`: {exc}", provider="scripted", model=self.name
                 ) from None

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from plait.core.paths import read_regular
+
 from .reply import Reply
 
 __all__ = ["Script", "ScriptExhausted"]
@@ -32,7 +34,8 @@ class Script:
 
     @classmethod
     def load(cls, path: str | Path, *, cycle: bool = False) -> "Script":
-        return cls(json.loads(Path(path).read_text()), cycle=cycle)
+        # Only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
+        return cls(json.loads(read_regular(Path(path))), cycle=cycle)
 
     def extend(self, replies: list[Any] | dict[str, list[Any]], key: str = "*") -> None:
         """Queue more replies (from any thread)."""

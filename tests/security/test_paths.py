@@ -1,0 +1,186 @@
+"""Paths a spec names and ids a user types → only files inside the spec's folder, only regular files, bounded.
+
+A scripted model's `script` is confined as imports are (`../`, absolute paths and symlinks out are refused, and the
+outside file's keys are never printed); `/dev/zero`, `/dev/urandom`, a FIFO or a huge file are refused at once, at
+check time and at run time; `plait run --resume` takes a run id, never a path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import plait
+from plait.cli import main as cli_main
+from plait.compiler.report import render
+from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular, run_id_problem
+
+#: Seconds a refusal may take: it must be immediate, this only keeps a regression from hanging the suite.
+BOUND = 10.0
+
+SECRET_KEYS = {"prod_database_password": 1, "stripe_live_key": 2}
+
+
+def _spec(folder: Path, script: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "spec.plait"
+    script = script.replace("\\", "\\\\")
+    path.write_text(f'model m = "scripted/demo" {{ script = "{script}" }}\nagent main "A." {{ model = m }}\n')
+    return path
+
+
+def _bounded(fn, *args):
+    """fn(*args) in a thread; fails (instead of hanging) when it does not return within BOUND."""
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(BOUND)
+    assert not thread.is_alive(), f"{getattr(fn, '__name__', fn)} blocked for {BOUND}s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _p307(result) -> list[str]:
+    return [d.message for d in result.diagnostics if d.code == "P307"]
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    secret = tmp_path / "elsewhere" / "keys.json"
+    secret.parent.mkdir()
+    secret.write_text(json.dumps(SECRET_KEYS))
+    return secret
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked-folder"])
+def test_a_script_outside_the_spec_folder_is_refused_without_reading_it(how, tmp_path, outside):
+    root = tmp_path / "project"
+    root.mkdir()
+    if how == "dotdot":
+        spec = _spec(root, "../elsewhere/keys.json")
+    elif how == "absolute":
+        spec = _spec(root, str(outside))
+    elif how == "symlink":
+        (root / "replies.json").symlink_to(outside)
+        spec = _spec(root, "replies.json")
+    else:
+        (root / "data").symlink_to(outside.parent, target_is_directory=True)
+        spec = _spec(root, "data/keys.json")
+    result = plait.compile(spec)
+    messages = _p307(result)
+    assert messages and "leaves the spec's directory" in messages[0]
+    for fmt in ("text", "json"):
+        out = render(result.diagnostics, result.sources, fmt)
+        assert not any(key in out for key in SECRET_KEYS), out
+
+
+def test_a_script_inside_the_folder_and_a_subfolder_still_loads(tmp_path):
+    root = tmp_path / "project"
+    (root / "replies").mkdir(parents=True)
+    (root / "replies" / "r.json").write_text('[{"text": "hi"}]')
+    assert _p307(plait.compile(_spec(root, "replies/r.json"))) == []
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/urandom"])
+def test_devices_are_refused_at_once(special, tmp_path):
+    with pytest.raises(UnreadableFile, match="not a regular file"):
+        _bounded(read_regular, special)
+    # Through a symlink inside the folder: refused as leaving it, never opened.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "r.json").symlink_to(special)
+    messages = _bounded(lambda: _p307(plait.compile(_spec(root, "r.json"))))
+    assert messages and "leaves the spec's directory" in messages[0]
+
+
+def test_a_fifo_in_the_folder_is_refused_without_waiting_for_a_writer(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir()
+    os.mkfifo(root / "r.json")
+    messages = _bounded(lambda: _p307(plait.compile(_spec(root, "r.json"))))
+    assert messages and "is not a regular file" in messages[0]
+    with pytest.raises(UnreadableFile):
+        _bounded(read_regular, root / "r.json")
+
+
+def test_a_huge_script_is_refused_before_reading(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir()
+    with open(root / "r.json", "wb") as fh:  # sparse: costs no disk
+        fh.truncate(MAX_DATA_BYTES + 1)
+    messages = _p307(plait.compile(_spec(root, "r.json")))
+    assert messages and "larger than 8 MB" in messages[0]
+
+
+def test_the_scripted_provider_refuses_special_files_at_run_time(tmp_path):
+    from plait.runtime.providers.base import ModelConfig, ModelRequest
+    from plait.runtime.providers.errors import ProviderError
+    from plait.runtime.providers.scripted import ScriptedProvider
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        provider = ScriptedProvider(ModelConfig(name="m", provider="scripted", model_id="demo", script=path))
+        with pytest.raises(ProviderError, match="not a regular file"):
+            _bounded(lambda: asyncio.run(provider.complete(ModelRequest(model="demo", messages=[]))))
+
+
+def test_the_fake_servers_script_loader_refuses_special_files(tmp_path):
+    from plait.runtime.providers.fake import Script
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(OSError, match="not a regular file"):
+            _bounded(Script.load, path)
+
+
+def test_outside_root():
+    assert outside_root("/etc/passwd", "/tmp")
+    assert not outside_root("/tmp/x/y.json", "/tmp")
+    assert outside_root("/tmp/../etc/passwd", "/tmp")
+
+
+@pytest.mark.parametrize("value", ["../runs/x.json", "/tmp/snap.json", "runs/x", "x.json", "..", "a\\b", ""])
+def test_a_path_is_not_a_run_id(value):
+    assert run_id_problem(value) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_accepted_run_id_is_a_single_plain_name(value):
+    if run_id_problem(value) is None:
+        assert Path(value).name == value and not Path(value).is_absolute() and ".." not in value and "/" not in value
+
+
+def test_a_generated_run_id_is_accepted():
+    assert run_id_problem("20261201-145919-cf7c83") is None
+
+
+def test_resume_with_a_path_is_a_usage_error_and_loads_nothing(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "r.json").write_text('[{"text": "hi"}]')
+    spec = _spec(root, "r.json")
+    snapshot = tmp_path / "evil.json"
+    snapshot.write_text("{}")
+    monkeypatch.chdir(root)
+    code = cli_main(["run", str(spec), "--resume", str(snapshot)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--resume takes a run id" in err
