@@ -13,8 +13,9 @@ __all__ = ["AgentError", "ToolNameCollision", "error_info"]
 
 
 class AgentError(Exception):
-    """`kind`: until_tool_not_called, malformed_tool_call, tool_name_collision,
-    unknown_runnable, branch_failed, resume_invalid, ..."""
+    """`kind`: until_tool_not_called, malformed_tool_call, output_invalid (an answer that
+    missed the declared `output`), tool_name_collision, unknown_runnable, branch_failed,
+    resume_invalid, ..."""
 
     def __init__(self, kind: str, message: str, *, path: tuple[str, ...] = (), branch: str | None = None) -> None:
         super().__init__(message)
