@@ -17,7 +17,7 @@ from plait.core.diagnostics import Diagnostic, Severity
 from .parser import parse_module
 from plait.core.source import SourceFile, Span
 
-__all__ = ["LoadResult", "load", "load_text", "read_source", "resolve_path"]
+__all__ = ["LoadResult", "load", "load_text", "read_source", "resolve_path", "text_problem"]
 
 #: Larger files are refused before reading: nothing real comes close, and it bounds memory.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -67,11 +67,22 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
         pos = source.position(len(prefix))
         span = Span(display, pos.line, pos.column, pos.line, pos.column + 1, pos.offset, pos.offset + 1)
         return None, _file_error("P005", "unreadable-file", f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", display, span)
-    if "\x00" in text:
-        offset = text.index("\x00")
+    problem = text_problem(text, display)
+    return (None, problem) if problem is not None else (SourceFile(display, text), None)
+
+
+def text_problem(text: str, display: str = "<string>") -> Diagnostic | None:
+    """The P005 a spec's text gets for what no spec holds (a NUL byte; more than the size cap), or None.
+
+    The same rule for a file, for `plait fmt -` and for `plait.compile(text)`: the cap bounds every later stage."""
+    # A character is at most 4 bytes in UTF-8: short text needs no encoding to measure.
+    if len(text) * 4 > MAX_FILE_BYTES and (len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES):
+        return _file_error("P005", "unreadable-file", f"`{display}` is too large (over {MAX_FILE_BYTES} bytes)", display)
+    offset = text.find("\x00")
+    if offset != -1:
         source = SourceFile(display, text)
-        return None, _file_error("P005", "unreadable-file", "file contains a NUL byte; is it binary?", display, source.span(offset, offset + 1))
-    return SourceFile(display, text), None
+        return _file_error("P005", "unreadable-file", "file contains a NUL byte; is it binary?", display, source.span(offset, offset + 1))
+    return None
 
 
 def read_source(path: str | os.PathLike) -> tuple[SourceFile | None, Diagnostic | None]:
@@ -98,6 +109,10 @@ def load(path: str | os.PathLike) -> LoadResult:
 def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -> LoadResult:
     """Compile text that is not (yet) a file. Imports resolve against `root_dir` if given."""
     result = LoadResult(root_dir=root_dir)
+    problem = text_problem(text, path)
+    if problem is not None:
+        result.diagnostics.append(problem)
+        return result
     source = SourceFile(path, text)
     _add(source, None if root_dir is None else root_dir / "<string>", result, set())
     return result

@@ -87,7 +87,11 @@ def format(text: str, path: str = "<string>") -> str:
     diagnostics) when the text does not parse: broken specs are never rewritten.
     """
     from plait.dsl.formatter import FormatError, format_text
+    from plait.dsl.loader import text_problem
 
+    # The size cap and NUL rule of `plait check`: text check rejects is never formatted.
+    if (refused := text_problem(text, path)) is not None:
+        raise FormatError([refused])
     formatted, diagnostics = format_text(text, path)
     if formatted is None:
         raise FormatError(diagnostics)

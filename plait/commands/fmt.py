@@ -74,6 +74,12 @@ def _one(path: str, args: argparse.Namespace) -> int:
         except UnicodeDecodeError as exc:
             print(f"plait fmt: cannot read {name}: {_reason(exc)}", file=sys.stderr)
             return EXIT_ERRORS
+        from plait.dsl.loader import text_problem
+
+        # The size cap and NUL rule of `plait check` hold for stdin too: fmt never rewrites what check rejects.
+        if (refused := text_problem(text, name)) is not None:
+            print_diagnostics([refused], {}, summary=False)
+            return EXIT_ERRORS
     else:
         from plait.dsl.loader import read_source
 
