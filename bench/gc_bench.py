@@ -80,8 +80,10 @@ def main() -> None:
         for relaxed in (True, False):
             samples[relaxed].append(one(relaxed))
     gc_scope.enabled = True
-    print(f"# gc_bench  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.processor() or platform.machine()}"
-          f"  python {platform.python_version()}  load {os.getloadavg()[0]:.1f}  reps {reps}")
+    print(
+        f"# gc_bench  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.processor() or platform.machine()}"
+        f"  python {platform.python_version()}  load {os.getloadavg()[0]:.1f}  reps {reps}"
+    )
     print("| per model call, 1,000 runs in flight | relaxed (plait) | default thresholds | relaxed / default |")
     print("|---|---|---|---|")
     for index, label in ((0, "CPU (µs)"), (1, "in cyclic GC (µs)")):

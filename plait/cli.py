@@ -38,8 +38,12 @@ EXIT_CODES: dict[int, str] = {
 
 def exit_code_table() -> str:
     """EXIT_CODES as the `--help` epilog block."""
-    rows = (textwrap.fill(text, 96, initial_indent=f"  {code:<3} ", subsequent_indent=" " * 6) for code, text in EXIT_CODES.items())
+    rows = (
+        textwrap.fill(text, 96, initial_indent=f"  {code:<3} ", subsequent_indent=" " * 6)
+        for code, text in EXIT_CODES.items()
+    )
     return "exit status (every command):\n" + "\n".join(rows)
+
 
 #: name -> one-line help; the module is plait.commands.<name with - as _>.
 COMMANDS: dict[str, str] = {
@@ -61,8 +65,7 @@ COMMANDS: dict[str, str] = {
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="plait",
-        description="plait: a declarative language for LLM agents. "
-        "Check, render and run .plait specs.",
+        description="plait: a declarative language for LLM agents. Check, render and run .plait specs.",
         epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

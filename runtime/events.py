@@ -136,8 +136,13 @@ class EventBus:
             self._failed(OBSERVER_AGENT_FAILED, f"agent `{name}`", event, outcome.error, agent=name)
         elif not isinstance(outcome, Done):  # no one can resume an observer: stopping for a human is failing
             stopped = type(outcome).__name__.lower()
-            self._failed(OBSERVER_AGENT_FAILED, f"agent `{name}`", event, f"it stopped ({stopped}) and cannot be resumed",
-                         agent=name)
+            self._failed(
+                OBSERVER_AGENT_FAILED,
+                f"agent `{name}`",
+                event,
+                f"it stopped ({stopped}) and cannot be resumed",
+                agent=name,
+            )
 
     def _failed(self, code: str, who: str, event: Event, error: BaseException | str, **details: Any) -> None:
         reason = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)

@@ -61,7 +61,9 @@ def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | No
                     continue
                 decisions[p.id] = Decision("edit", arguments)
             elif answer in ("r", "reject"):
-                decisions[p.id] = Decision("reject", message=input("  message for the model (optional): ").strip() or None)
+                decisions[p.id] = Decision(
+                    "reject", message=input("  message for the model (optional): ").strip() or None
+                )
             else:
                 continue
             break

@@ -169,7 +169,6 @@ def _undecodable(diagnostics: list, sources: dict) -> dict:
     return out
 
 
-
 def _write(text: str) -> None:
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     # A terminal that cannot show "…" or a name in another script still gets the report, not a traceback.

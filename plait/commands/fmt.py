@@ -26,10 +26,15 @@ STDIN = "-"
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="spec files or directories (`-` for stdin; default: the current directory)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="spec files or directories (`-` for stdin; default: the current directory)",
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="change nothing; list files that would change, exit 1 if any")
+    mode.add_argument(
+        "--check", action="store_true", help="change nothing; list files that would change, exit 1 if any"
+    )
     mode.add_argument("--diff", action="store_true", help="change nothing; print a unified diff, exit 1 if any")
 
 

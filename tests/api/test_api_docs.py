@@ -20,9 +20,12 @@ def test_the_approval_example_runs_and_each_decision_does_what_the_page_says(cap
     out = capsys.readouterr().out.splitlines()
     pending = 'pending: send_email {"to": "ann@example.com", "body": "Build is red."}'
     assert out == [
-        pending, 'done Done. {"to": "ann@example.com", "body": "Build is red."} ran',
-        pending, 'done Done. {"to": "ann@example.com", "body": "Build is green."} ran',
-        pending, 'done Done. {"to": "ann@example.com", "body": "Build is red."} failed',
+        pending,
+        'done Done. {"to": "ann@example.com", "body": "Build is red."} ran',
+        pending,
+        'done Done. {"to": "ann@example.com", "body": "Build is green."} ran',
+        pending,
+        'done Done. {"to": "ann@example.com", "body": "Build is red."} failed',
     ]
 
 

@@ -61,7 +61,11 @@ def test_the_banner_names_the_agent_and_how_to_quit(chat):
 
 
 def test_a_failed_turn_is_reported_and_the_conversation_goes_on(chat, tmp_path):
-    replies = [{"text": "hi Ann"}, {"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "you are Ann"}]
+    replies = [
+        {"text": "hi Ann"},
+        {"error": {"kind": "server_error", "message": "overloaded"}},
+        {"text": "you are Ann"},
+    ]
     code, out, err = chat(replies, ["I am Ann", "who am I?", "who am I?"])
     assert "plait: turn failed: server_error: overloaded" in err
     assert out.splitlines() == ["hi Ann", "", "you are Ann"]  # the chat answered after the failure
@@ -96,9 +100,12 @@ def test_edited_arguments_must_fit_the_tools_schema(chat, tmp_path):
     replies = [{"tool_calls": [{"name": "send", "arguments": {"to": "ann"}}]}, {"text": "sent it"}]
     answers = [
         "send a note to ann",
-        "e", '{"to": 42}',                  # wrong type: asked again
-        "e", '["bob"]',                     # not an object: asked again
-        "e", '{"to": "bob", "copies": 2}',  # fits
+        "e",
+        '{"to": 42}',  # wrong type: asked again
+        "e",
+        '["bob"]',  # not an object: asked again
+        "e",
+        '{"to": "bob", "copies": 2}',  # fits
     ]
     code, out, err = chat(replies, answers, tty=True)
     assert code == 0 and out.strip().endswith("sent it")

@@ -12,7 +12,7 @@ BRIEFING = ROOT / "examples" / "briefing"
 
 def _demo_input() -> str:
     match = re.search(r'^input="([^"]+)"$', (ROOT / "scripts" / "demo").read_text(), re.M)
-    assert match, "scripts/demo sets input=\"...\" for its run"
+    assert match, 'scripts/demo sets input="..." for its run'
     return match.group(1)
 
 

@@ -46,8 +46,10 @@ def test_an_async_observer_that_raises_is_reported_not_dropped():
 
 def test_a_failing_observer_agent_leaves_a_warning_in_the_report_and_the_events():
     # The watcher's script is empty: its one model call fails.
-    engine = make(models={"m": {"main": [{"text": "done"}], "watcher": []}},
-                  agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")})
+    engine = make(
+        models={"m": {"main": [{"text": "done"}], "watcher": []}},
+        agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")},
+    )
     engine.observe("agent_end", "watcher")
     run = engine.start("go")
     events = go(drain(run))

@@ -35,7 +35,9 @@ def _modules_in_tree() -> list[str]:
     for package, folder in _packages_in_tree().items():
         out.append(package)
         # __main__ would run the CLI on import; the console script below runs it instead.
-        out.extend(f"{package}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.name not in ("__init__.py", "__main__.py"))
+        out.extend(
+            f"{package}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.name not in ("__init__.py", "__main__.py")
+        )
     return sorted(out)
 
 
@@ -67,26 +69,57 @@ def test_the_wheel_installed_in_a_fresh_venv_imports_every_module(tmp_path):
     import json
 
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(ROOT)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     [wheel] = wheels.glob("plait-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "--quiet", str(wheel)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     # The dependencies come from this venv's site-packages as a plain path (a .pth line): its own .pth files,
     # among them the editable install's import hook, are not processed, so plait can only come from the wheel.
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (site / "outer-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    done = subprocess.run([str(python), "-c", IMPORT_ALL, json.dumps(_modules_in_tree())], cwd=tmp_path, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(python), "-c", IMPORT_ALL, json.dumps(_modules_in_tree())],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}
     spec = tmp_path / "spec.plait"
     spec.write_text('model fast = "openai/gpt-4o-mini"\nagent main { model = fast }\n')
-    checked = subprocess.run([str(venv / "bin" / "plait"), "check", str(spec)], cwd=tmp_path, env=env,
-                             capture_output=True, text=True)
+    checked = subprocess.run(
+        [str(venv / "bin" / "plait"), "check", str(spec)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert (checked.returncode, checked.stdout) == (0, "No problems found in 1 file.\n"), checked.stderr

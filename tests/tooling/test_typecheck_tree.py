@@ -21,7 +21,9 @@ def test_every_stage_of_the_package_dir_is_linked():
 
 def test_every_module_and_package_of_plait_is_linked():
     for entry in (ROOT / "plait").iterdir():
-        if entry.name.startswith(("__pycache__", ".")) or not (entry.suffix == ".py" or (entry / "__init__.py").exists()):
+        if entry.name.startswith(("__pycache__", ".")) or not (
+            entry.suffix == ".py" or (entry / "__init__.py").exists()
+        ):
             continue
         link = TREE / entry.name
         assert link.is_symlink() and link.resolve() == entry.resolve(), f"ln -s ../../plait/{entry.name} {link}"
