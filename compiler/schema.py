@@ -25,7 +25,8 @@ class Attr:
     `type` is one of: string, template, number, int, duration, bool, map,
     ref (one name of `kinds`), refs (a list of such names), symbol (one bare
     word of `choices`), symbols (a list of them), run (python(...) or
-    http(...)), env (env("NAME")), keep_last (keep_last(N)), until.
+    http(...)), env (env("NAME")), keep_last (keep_last(N)), until, size
+    (`4MB`, or a whole number of bytes).
     """
 
     type: str
@@ -56,6 +57,9 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "result": Attr("symbol", choices=("content", "messages"), default=D.TOOL_RESULT),
         # Safe to run twice: a resumed run re-runs a call a crash left unknown instead of asking a person.
         "idempotent": Attr("bool", default=False),
+        # http tools: reach loopback/private/metadata addresses only when asked; cap the body read (bytes).
+        "allow_private": Attr("bool", default=False),
+        "max_response": Attr("size", default=4 * 1024 * 1024, minimum=1),
     },
     "agent": {
         "model": Attr("ref", required=True, kinds=("model",)),

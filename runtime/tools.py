@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 from .config import ToolConfig
 from .providers.base import Message, TextPart
@@ -224,13 +225,16 @@ class ToolRunner:
 
     async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None,
                          idempotency_key: str | None = None) -> Any:
+        from .http_guard import DEFAULT_MAX_RESPONSE, HttpToolError, fetch
+
         spec = tool.run
         client = self._http
         if client is None:
             import httpx
 
-            client = self._http = httpx.AsyncClient()
-        url = render(spec["url"], params=arguments, state=state, quote=lambda s: quote(s, safe=""))
+            # Redirects are followed by the guard, which checks every hop's address.
+            client = self._http = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        url = _render_url(spec["url"], arguments, state)
         headers = {k: render(str(v), params=arguments, state=state) for k, v in (spec.get("headers") or {}).items()}
         if idempotency_key is not None:
             headers.setdefault("Idempotency-Key", idempotency_key)
@@ -238,15 +242,21 @@ class ToolRunner:
         body = spec.get("body")
         content: str | None = None
         if body is not None:
-            json_like = body.lstrip()[:1] in ("{", "[")
-            content = render(body, params=arguments, state=state, quote=(lambda s: json.dumps(s)[1:-1]) if json_like else None)
+            content = render(body, params=arguments, state=state, quote=_body_quote(body, headers))
         elif method not in ("GET", "HEAD", "DELETE"):
             content = json.dumps(arguments)
             headers.setdefault("content-type", "application/json")
-        response = await client.request(method, url, headers=headers, content=content, timeout=None)
-        if response.status_code >= 400:
-            return ToolResult(f"HTTP {response.status_code}: {response.text[:2000]}", is_error=True)
-        return response.text
+        try:
+            status, text = await fetch(client, method, url, headers, content,
+                                       allow_private=bool(spec.get("allow_private")),
+                                       max_response=int(spec.get("max_response") or DEFAULT_MAX_RESPONSE))
+        except HttpToolError as exc:
+            return ToolResult(f"tool `{tool.name}`: {exc}", is_error=True)
+        if status >= 400:
+            return ToolResult(f"HTTP {status}: {text[:2000]}", is_error=True)
+        if status >= 300:
+            return ToolResult(f"HTTP {status}: a redirect without a Location to follow", is_error=True)
+        return text
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -256,6 +266,37 @@ class ToolRunner:
 
 class ToolImportError(Exception):
     pass
+
+
+# --- http templates: each value encoded for where it stands --------------------------------
+
+
+def _segment(value: str) -> str:
+    # A value is one path segment: `/` is encoded, and `.`/`..` cannot climb out of the URL's path.
+    quoted = quote(value, safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
+def _render_url(template: str, arguments: dict[str, Any], state: dict[str, Any] | None) -> str:
+    """The URL with values before `?` encoded as path segments and after it as query values."""
+    path, mark, query = template.partition("?")
+    url = render(path, params=arguments, state=state, quote=_segment)
+    if mark:
+        url += "?" + render(query, params=arguments, state=state, quote=lambda v: quote(v, safe=""))
+    return url
+
+
+def _body_quote(body: str, headers: dict[str, str]) -> Callable[[str], str] | None:
+    """JSON string escaping in a JSON body, form encoding in a form body, the value as is in any other text."""
+    kind = next((v.lower() for k, v in headers.items() if k.lower() == "content-type"), "")
+    if "json" in kind or (not kind and body.lstrip()[:1] in ("{", "[")):
+        return lambda v: json.dumps(v)[1:-1]
+    if "x-www-form-urlencoded" in kind or (not kind and _FORM.fullmatch(body.strip())):
+        return lambda v: quote_plus(v, safe="")
+    return None
+
+
+_FORM = re.compile(r"[A-Za-z0-9_.\-\[\]]+=[^&\s]*(?:&[A-Za-z0-9_.\-\[\]]+=[^&\s]*)*")
 
 
 _KEYED: dict[Any, bool] = {}

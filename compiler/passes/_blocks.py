@@ -26,6 +26,7 @@ TYPE_WORDS = {
     "number": "a number",
     "int": "a whole number",
     "duration": "a duration like `30s`",
+    "size": "a size like `4MB`",
     "bool": "`true` or `false`",
     "map": "a map `{ \"key\" = value }`",
     "ref": "a name",

@@ -96,6 +96,13 @@ class _Checker:
             return value.seconds if self.check_range(attr, spec, value.seconds, value.span) else None
         if t == "bool":
             return value.value if isinstance(value, ast.Bool) else self.wrong_type(attr, spec, value)
+        if t == "size":
+            size = getattr(value, "bytes", None) if getattr(value, "kind", None) == "size" else None
+            if size is None and isinstance(value, ast.Number) and isinstance(value.value, int):
+                size = value.value  # a whole number of bytes, before size literals reach every grammar
+            if size is None:
+                return self.wrong_type(attr, spec, value)
+            return size if self.check_range(attr, spec, size, value.span) else None
         if t == "map":
             return self.map(attr, spec, value)
         if t == "symbol":
@@ -318,6 +325,11 @@ class _Checker:
         values = self.ctx.values[name]
         values["description"] = decl.description.value if decl.description else ""
         values["approval"] = values["approval"] == "required"
+        run = values.get("run")
+        if isinstance(run, dict) and run.get("type") == "http":
+            # The http settings travel with the request they govern (runtime/tools.py reads them from `run`).
+            values["run"] = {**run, "allow_private": values.pop("allow_private", False),
+                             "max_response": values.pop("max_response", None) or SCHEMAS["tool"]["max_response"].default}
         params = [p for p in decl.body.params if getattr(p, "keyword", "params") == "params"]
         values["parameters"] = params_schema(params[0] if params else None, self.report)
 

@@ -66,9 +66,9 @@ def test_consolidate_task_reads_state_and_input():
 
 def test_http_tool_url_headers_and_body_read_state(server):  # noqa: F811
     lookup = ToolConfig("lookup", "", {"type": "object", "properties": {"q": {"type": "string"}}},
-                        {"type": "http", "method": "GET", "url": server + "/s?q={{q}}&t={{state.tenant}}", "headers": {"x-key": "{{state.tenant}}-{{q}}"}})
+                        {"type": "http", "allow_private": True, "method": "GET", "url": server + "/s?q={{q}}&t={{state.tenant}}", "headers": {"x-key": "{{state.tenant}}-{{q}}"}})
     file = ToolConfig("file", "", {"type": "object", "properties": {"n": {"type": "integer"}}},
-                      {"type": "http", "method": "POST", "url": server + "/file", "body": '{"tenant": "{{state.tenant}}", "n": {{n}}}'})
+                      {"type": "http", "allow_private": True, "method": "POST", "url": server + "/file", "body": '{"tenant": "{{state.tenant}}", "n": {{n}}}'})
     engine = make([call("remember"), call("lookup", q="a&b"), call("file", n=2), {"text": "ok"}],
                   tools={"remember": set_state(tenant='acme & "co"'), "lookup": lookup, "file": file})
 

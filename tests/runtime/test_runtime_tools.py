@@ -93,10 +93,10 @@ def server():
 def test_http_tool_templates_url_headers_and_body(server):
     async def scenario():
         runner = ToolRunner()
-        get = ToolConfig("lookup", run={"type": "http", "method": "GET", "url": server + "/search?q={{topic}}&n={{limit}}",
+        get = ToolConfig("lookup", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/search?q={{topic}}&n={{limit}}",
                                         "headers": {"x-key": "k-{{limit}}"}})
-        post = ToolConfig("file", run={"type": "http", "method": "POST", "url": server + "/file", "body": '{"title": "{{title}}", "n": {{n}}}'})
-        missing = ToolConfig("gone", run={"type": "http", "method": "GET", "url": server + "/missing"})
+        post = ToolConfig("file", run={"type": "http", "allow_private": True, "method": "POST", "url": server + "/file", "body": '{"title": "{{title}}", "n": {{n}}}'})
+        missing = ToolConfig("gone", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/missing"})
         try:
             return (await runner.execute(get, {"topic": "a b&c", "limit": 5}, 5),
                     await runner.execute(post, {"title": 'say "hi"', "n": 3}, 5),
