@@ -33,7 +33,8 @@ MAX_SCRIPT_BYTES = MAX_DATA_BYTES
 #: Problems reported per script: past this, the rest are noise.
 MAX_PROBLEMS = 10
 
-_REPLY_KEYS = ("text", "output", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts")
+_REPLY_KEYS = ("text", "output", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts",
+               "response_id", "created_at")
 _CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
 _TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
 _TYPE_WORDS = {str: "string", dict: "object", list: "list"}

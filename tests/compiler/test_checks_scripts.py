@@ -106,3 +106,9 @@ def test_the_side_effect_module_does_write_when_imported(tmp_path):
     (tmp_path / "spec_tools.py").write_text(SIDE_EFFECT)
     subprocess.run([sys.executable, "-c", "import spec_tools"], cwd=tmp_path, check=True, timeout=60)
     assert (tmp_path / "IMPORTED").exists()
+
+
+def test_a_replys_server_state_keys_are_known(tmp_path):
+    spec = 'model demo = "scripted/demo" { script = "demo.replies.json" }\nagent main { model = demo }\n'
+    script = [{"text": "hi", "response_id": "resp_1", "created_at": 1700000000}, {"output": {"verdict": "accept"}}]
+    clean(compile_text(spec, tmp_path, files={"demo.replies.json": json.dumps(script)}))
