@@ -34,3 +34,22 @@ def test_the_scripted_replies_answer_the_demos_question():
     assert asked - {"move"} <= _topic_words(delegated)
     lookup = replies["researcher"][0]["tool_calls"][0]["arguments"]["topic"]
     assert asked - {"move"} <= _topic_words(lookup)
+
+
+def test_what_a_run_leaves_behind_is_never_taken_for_a_spec(tmp_path, monkeypatch, capsys):
+    """`./scripts/demo` then `./scripts/test`: the run store a demo leaves in examples/ must not trip the next command."""
+    import shutil
+
+    from plait.cli import main
+    from plait.dsl.discover import spec_files
+
+    folder = shutil.copytree(BRIEFING, tmp_path / "examples" / "briefing", ignore=shutil.ignore_patterns(".plait"))
+    spec = folder / "briefing.plait"
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(spec), "--input", _demo_input()]) == 0
+    assert (folder / ".plait").is_dir()  # the store: a folder named like a spec
+    assert spec_files(tmp_path / "examples") == [spec]
+    assert main(["check", "examples"]) == 0
+    assert main(["fmt", "--check", "examples"]) == 0
+    assert main(["check"]) == 0  # no path: the working directory, store skipped
+    capsys.readouterr()
