@@ -266,8 +266,12 @@ async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
             progress.close()
             calls = [p for p in result.pending if p not in asks_of(result.pending)]
-            result = await started.resume(ask_decisions(calls, tool_schemas(engine.program)),
-                                          answers=ask_answers(result.pending, engine.program))
+            try:
+                decided, answered = ask_decisions(calls, tool_schemas(engine.program)), ask_answers(result.pending, engine.program)
+            except EOFError:  # input ended mid-question: everything stays pending (exit 3)
+                print(file=sys.stderr)
+                break
+            result = await started.resume(decided, answers=answered)
         return result
     except asyncio.CancelledError:
         if terminated:
