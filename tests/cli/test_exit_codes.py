@@ -72,9 +72,10 @@ def test_a_spec_error_exits_1_everywhere(argv, here, capsys):
     assert "error[P" in captured.out + captured.err
 
 
-def test_run_follows_the_table_on_a_missing_file_and_a_spec_error(here, capsys):
-    assert main(["run", "gone.plait"]) == 1
-    assert main(["run", "bad.plait"]) == 1
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_run_and_chat_follow_the_table_on_a_missing_file_and_a_spec_error(command, here, capsys):
+    assert main([command, "gone.plait"]) == 1
+    assert main([command, "bad.plait"]) == 1
     err = capsys.readouterr().err
     assert "error[P005]" in err and "error[P101]" in err
 
