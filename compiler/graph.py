@@ -57,6 +57,7 @@ class AgentGraph:
         #: source → target → edges, in the order added (networkx's own edge order).
         self._out: dict[str, dict[str, list[Edge]]] = {}
         self._nx: nx.MultiDiGraph | None = None
+        self._protected: AgentGraph | None = None
 
     @property
     def nx(self) -> "nx.MultiDiGraph":
@@ -75,6 +76,7 @@ class AgentGraph:
 
     def add(self, node: Node) -> None:
         """Add (or replace) a node record; its id is `node.name`."""
+        self._protected = None
         if self._nx is not None:
             raise RuntimeError("the graph is read-only once .nx is built")
         self._nodes[node.name] = node
@@ -130,6 +132,22 @@ class AgentGraph:
     def out(self, id: str, kind: str) -> list[str]:
         return [e.target for e in self.out_edges(id, kind)]
 
+    def protected(self) -> AgentGraph:
+        """This graph with every secret-bearing attribute behind `core.redact.Secret` (reads as "<redacted>").
+
+        Every output (JSON, pictures, diff) reads this; building and checking never pay for it, and the
+        runtime reads the plain records."""
+        if self._protected is None:
+            from plait.core.redact import protect_record
+
+            out = AgentGraph(self.base_dir)
+            out.entry = self.entry
+            out._nodes = {id: protect_record(node) for id, node in self._nodes.items()}
+            out._out = self._out  # edges hold names, literals and paths, which the check has seen (P501)
+            out._protected = out
+            self._protected = out
+        return self._protected
+
     def to_json(self) -> dict[str, Any]:
         """Node-link JSON; stable: declaration order, no hash order, relative paths."""
         base = str(self.base_dir) if self.base_dir else None
@@ -142,7 +160,7 @@ class AgentGraph:
 
         nodes = [
             {"id": id, "kind": node.kind, "attrs": record_json(node, relative), "span": span_json(node.span, self.base_dir)}
-            for id, node in self._nodes.items()
+            for id, node in self.protected()._nodes.items()
         ]
         edges = [
             {"source": e.source, "target": e.target, "kind": e.kind, "attrs": edge_json(e, relative),

@@ -14,12 +14,12 @@ from typing import Any, Callable, Iterator
 from plait.core import conditions as c
 from plait.core import graph as g
 from plait.core.graph import Edge, node_attrs
-from plait.core.redact import protect_record
 from plait.core.source import Span
 from plait.core.types import Type
 from plait.dsl import ast
 
 from ..context import CompileContext
+from ..entry import entry_point
 from ..graph import AgentGraph
 
 __all__ = ["build_graph", "condition_of"]
@@ -282,11 +282,7 @@ class _Builder:
 
     def entry(self) -> None:
         graph = self.graph
-        runnables = graph.runnables()
-        if "main" in graph and graph.node("main").kind in g.RUNNABLE_KINDS:
-            graph.entry = "main"
-        elif len(runnables) == 1:
-            graph.entry = runnables[0]
+        graph.entry = entry_point(graph)  # main, else the only root (compiler/entry.py; issue 9.11)
         if graph.entry is not None:
             graph.add(g.EntryNode(name="@entry"))
             graph.add(g.ExitNode(name="@exit"))
@@ -382,10 +378,5 @@ def build_graph(ctx: CompileContext) -> None:
     builder.flow()
     builder.reads()
     builder.entry()
-    # One redaction rule for every output: a record holding a secret keeps it only behind core.redact.Secret,
-    # which reads as "<redacted>" everywhere but the runtime's graph adapter (reveal).
-    for node in list(builder.graph.nodes()):
-        protected = protect_record(node)
-        if protected is not node:
-            builder.graph.add(protected)
+    # Secrets are hidden where the graph is printed (AgentGraph.protected), not here: `plait check` prints none.
     ctx.graph = builder.graph

@@ -218,6 +218,7 @@ def _hidden(graph: AgentGraph, options: RenderOptions) -> tuple[frozenset[str], 
 def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> Scene:
     if options.direction not in ("LR", "TB"):
         raise _one_of("direction", options.direction, ["LR", "TB"])
+    graph = graph.protected()  # a picture never shows a secret's value
     hidden, note = _hidden(graph, options)
     hidden_kinds = {HIDEABLE[w] for w in hidden}
     selected, entry = _selection(graph, options.entry)

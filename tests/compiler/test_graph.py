@@ -20,7 +20,7 @@ def spec():
 @pytest.fixture(scope="module")
 def graph(spec):
     result = plait.compile(spec)
-    assert result.diagnostics == [], [f"{d} {d.message}" for d in result.diagnostics]
+    assert result.errors == [], [f"{d} {d.message}" for d in result.errors]
     return result.graph
 
 

@@ -115,7 +115,8 @@ def test_non_contract_attribute_is_reported_as_attribute():
 
 def test_entry_change_is_reported():
     changes = _diff(BASE, BASE.replace("chain main =", "chain pipeline ="))
-    assert changes[0] == Change("entry", "changed", "", "entry", "entry", "main", None)
+    # Without `main` the entry is the spec's only root (LANGUAGE.md, Entry point): here the renamed chain.
+    assert changes[0] == Change("entry", "changed", "", "entry", "entry", "main", "pipeline")
 
 
 @pytest.fixture

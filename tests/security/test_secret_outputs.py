@@ -1,8 +1,8 @@
 """Secret-bearing specs → every output format (check text/json/github/sarif, graph JSON, render dot/mermaid/json/
 html/svg, diff text/json/mermaid) shows no run of the secret, and P501 rejects every one of them.
 
-The graph formats are fed the graph the spec builds with P501 bypassed: the redaction happens where the graph is
-built (core.redact.protect_record in build_graph), so it holds even for a secret the check missed.
+The graph formats are fed the graph the spec builds with P501 bypassed: every output reads the graph through
+AgentGraph.protected() (core.redact.protect_record on each record), so it holds even for a secret the check missed.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def test_a_run_still_gets_the_real_values(tmp_path):
     header = "Tr0ub4dor-and-3-" + "x9"
     text = POSITIONS["model-header"](header).replace('"X-Team"', '"X-Api-Key"')
     graph, _ = compile_anyway(text, tmp_path)
-    model = graph.node("m")
+    assert graph.node("m").headers["X-Api-Key"] == header  # the built records are plain; outputs read .protected()
+    model = graph.protected().node("m")
     assert model.headers["X-Api-Key"] == REDACTED and isinstance(model.headers["X-Api-Key"], Secret)
     assert reveal_record(model).headers["X-Api-Key"] == header
     from plait.runtime.graph_adapter import program_from_graph
