@@ -21,7 +21,7 @@ from .errors import AgentError, error_info
 from .loop import ChainRunner
 from .outcomes import Done, Fail, Outcome, merge_stops
 from .route import Runner
-from .scope import FRAME, Frame, PathError, outputs, resolve
+from .scope import FRAME, Frame, PathError, as_record, outputs, resolve
 
 __all__ = ["run_map"]
 
@@ -33,6 +33,7 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
         items = resolve(ctx, cfg.over, input)
     except PathError as exc:
         raise AgentError("map_over_missing", f"map `{cfg.name}`: {exc}", path=path) from None
+    items = as_record(items)  # text that is a JSON list (an untyped step's answer, a plain --input) is that list
     if not isinstance(items, list):
         raise AgentError("map_over_not_list", f"map `{cfg.name}`: `{'.'.join(cfg.over)}` is {type(items).__name__}, not a list", path=path)
     progress = ctx.progress.get(key)

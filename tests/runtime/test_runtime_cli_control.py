@@ -146,3 +146,34 @@ def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys
     assert answers == {"main/confirm": {"decision": "send"}}
     err = capsys.readouterr().err
     assert "Send this?" in err and "'maybe' is not one of ['send', 'drop']" in err
+
+
+MAP_SPEC = r'''plait 0.2
+
+model fast = "scripted/fast" { script = "map.replies.json" }
+
+step write { model = fast, prompt = "Write about {{input}}" }
+
+ask keep "Keep item {{map.index}}: {{input}}?" {
+  answer { ok: bool }
+}
+
+map main = write -> keep { over = input, concurrency = 2 }
+'''
+
+
+def test_a_stored_run_resumes_mid_map_running_only_the_unfinished_items(tmp_path, capsys):
+    (tmp_path / "map.plait").write_text(MAP_SPEC)
+    (tmp_path / "map.replies.json").write_text(json.dumps({"write": [{"text": "w0"}, {"text": "w1"}, {"text": "w2"}]}))
+    spec = str(tmp_path / "map.plait")
+    code, out, _ = cli(capsys, "run", spec, "--input", '["a", "b", "c"]', "--json")
+    first = json.loads(out)
+    assert code == 3 and sorted(p["id"] for p in first["pending"]) == ["main/[0]/keep", "main/[1]/keep", "main/[2]/keep"]
+    code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'main/[0]/keep={"ok": true}',
+                       "--answer", 'main/[2]/keep={"ok": false}', "--json")
+    second = json.loads(out)
+    assert code == 3 and [p["id"] for p in second["pending"]] == ["main/[1]/keep"]
+    code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'keep={"ok": true}', "--json")
+    done = json.loads(out)
+    assert code == 0 and done["output"] == [{"ok": True}, {"ok": True}, {"ok": False}] and done["model_calls"] == 3
+    assert sorted(d["index"] for d in done["decisions"] if d["kind"] == "map") == [0, 1, 2]
