@@ -18,8 +18,10 @@ from .context import CompileContext
 from .graph import AgentGraph
 from .passes.build_graph import build_graph
 from .passes.check_chains import check_chains
+from .passes.check_flow import check_flow
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
+from .passes.infer_types import infer_types
 from .passes.lint import lint
 from .passes.resolve_names import resolve_names
 from .passes.validate_graph import validate_graph
@@ -29,7 +31,8 @@ __all__ = ["PASSES", "CompileResult", "compile_spec"]
 Pass = Callable[[CompileContext], None]
 
 PASSES: tuple[Pass, ...] = (
-    collect_symbols, resolve_names, check_types, check_chains, build_graph, validate_graph, lint,
+    collect_symbols, resolve_names, check_types, check_chains, infer_types, build_graph, check_flow, validate_graph,
+    lint,
 )
 
 

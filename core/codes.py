@@ -49,6 +49,7 @@ CODES: dict[str, Code] = {
         Code("P206", "bad-default", E, "a parameter default that does not match its type"),
         Code("P207", "unknown-type", E, "a parameter type that does not exist"),
         Code("P208", "duplicate-parameter", E, "two parameters with one name"),
+        Code("P209", "malformed-output", E, "an `output` or `answer` with no fields, or a field with a default"),
         Code("P301", "until-not-a-tool", E, "`until` names a tool the agent does not have"),
         Code("P302", "model-unreachable", E, "a model the agent cannot reach"),
         Code("P303", "delegation-cycle", E, "an agent that can reach itself through `tools`"),
@@ -56,9 +57,23 @@ CODES: dict[str, Code] = {
         Code("P305", "too-few-agents", E, "a consolidate with fewer than two agents"),
         Code("P306", "tool-name-collision", E, "two tools an agent would see under one name"),
         Code("P307", "script-invalid", E, "a scripted model's replies file is missing or does not parse"),
+        Code("P308", "route-subject-type", E, "a route on a value no case list can cover, without `else`"),
+        Code("P309", "route-unknown-case", E, "a route case that is not a value of the subject's type"),
+        Code("P310", "route-uncovered", E, "a value of a route's subject no case covers, without `else`"),
+        Code("P311", "route-duplicate-case", E, "two cases of one route for the same value"),
+        Code("P312", "loop-unbounded", E, "a loop without `max_iterations`"),
+        Code("P313", "ill-typed-condition", E, "a loop `until` reading a missing field or comparing the wrong types"),
+        Code("P314", "map-over-not-list", E, "a map `over` a path that is not a list"),
+        Code("P315", "undeclared-state", E, "a `{{state.x}}` read the `state` block does not declare (0.2)"),
+        Code("P316", "read-before-finished", E, "a `{{NAME}}` read where NAME has not finished on every path"),
+        Code("P317", "python-module-not-found", E, "a python tool's module is not beside the spec nor installed"),
+        Code("P318", "python-function-not-found", E, "a python tool's module defines no such function"),
+        Code("P319", "python-signature-mismatch", E, "a python function's type hints disagree with the tool's `params`"),
         Code("P401", "unresolved-template", E, "a template path that cannot resolve"),
+        Code("P402", "unknown-field", E, "a template path naming a field its record type does not declare"),
         Code("P501", "literal-secret", E, "a secret written into the spec"),
         Code("P601", "unused-declaration", W, "a declaration nothing uses"),
+        Code("P610", "unused-suppression", W, "a `# plait: ignore[...]` comment that suppresses nothing"),
     )
 }
 
@@ -730,6 +745,28 @@ model fast = "openai/gpt-4o-mini" { api_key = env("OPENAI_API_KEY") }
 agent main { model = fast }
 ```
 ''',
+    "P610": '''
+## What it catches
+A `# plait: ignore[CODE]` comment that suppresses nothing: the code is not
+reported on that line (or, on a declaration's first line, anywhere in that
+declaration), the word is not a plait code, the code is an error (only
+warnings can be suppressed), or the brackets are missing.
+
+## Why it matters
+A suppression outlives the problem it hid; left in place it would silently
+hide the next, real one. An error cannot be suppressed because a spec that
+`plait check` passes must be able to run.
+
+## Example
+```text
+model fast = "openai/gpt-4o-mini"  # plait: ignore[P601]   <- `fast` is used
+agent main { model = fast }
+```
+
+## Fix
+Remove the comment (`plait check --fix` does), or name the code that is
+reported there; `plait explain CODE` says what each code means.
+''',
     "P601": '''
 ## What it catches
 A declaration nothing uses: a model no agent or step calls, a tool no agent
@@ -754,6 +791,540 @@ Use it, or remove it.
 model fast = "openai/gpt-4o-mini"
 model strong = "anthropic/claude-sonnet-4-5"
 agent main { model = fast, fallback = [strong] }
+```
+''',
+    "P209": r'''
+## What it catches
+An `output` (or an ask's `answer`) that declares no fields, or gives a field
+a default. An `output` says what the model's reply must contain; a default
+would let a reply leave the field out and have plait invent it.
+
+## Why it matters
+The runtime asks the provider for this JSON Schema (strict structured output,
+where every field is required). An empty record gives downstream nothing to
+read; a default is never sent and would silently mask a missing field.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step main {
+  model  = fast
+  prompt = "Grade {{input}}"
+  output { score: int = 5 }
+}
+```
+
+## Fix
+Remove the default; mark the field optional (`int?`) if a reply may leave it out.
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step main {
+  model  = fast
+  prompt = "Grade {{input}}"
+  output { score: int }
+}
+```
+''',
+    "P308": r'''
+## What it catches
+A route whose subject is not a literal union or `bool` (a `string`, an `int`,
+a record) and that has no `else`. No list of cases can cover every string.
+
+## Why it matters
+A route runs exactly one case. On a free-form value, any reply the cases do
+not list would leave the run with nowhere to go; the compiler makes you say
+what happens then, or narrow the type so every value is known.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: string }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+chain main = classify -> pick
+```
+
+## Fix
+Declare the field as a literal union (or add `else -> RUNNABLE`).
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+chain main = classify -> pick
+```
+''',
+    "P309": r'''
+## What it catches
+A route case whose literal is not a value of the subject's type: a typo
+(`"biling"`), a value the producer's `output` never lists, or a string case on
+a `bool`. The message names the allowed values and the nearest one.
+
+## Why it matters
+The case can never be taken, and the value it was meant for falls to `else`
+or fails the run. The second label points at the declaration of the type.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "yy" -> b
+}
+chain main = classify -> pick
+```
+
+## Fix
+Use a value of the type (or add it to the union in the producer's `output`).
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+chain main = classify -> pick
+```
+''',
+    "P310": r'''
+## What it catches
+A route without `else` that leaves a value of its subject's literal union (or
+`true`/`false` of a `bool`) without a case. The message lists every missing
+value.
+
+## Why it matters
+The model may return any value of the union; one no case covers would end
+the run with no case to take. Adding a value to an `output` union later is
+caught here, at every route on it.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" | "z" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+chain main = classify -> pick
+```
+
+## Fix
+Add a case for each missing value, or an `else`.
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" | "z" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  else -> b
+}
+chain main = classify -> pick
+```
+''',
+    "P311": r'''
+## What it catches
+Two cases of one route for the same value (or two `else` cases).
+
+## Why it matters
+A route runs exactly one case: the second one can never run, which is
+almost always a copy-paste slip where another value was meant.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "x" -> b
+  "y" -> b
+}
+chain main = classify -> pick
+```
+
+## Fix
+Remove the duplicate, or give it the value it was meant for.
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a { model = fast, prompt = "A: {{input.topic}}" }
+step b { model = fast, prompt = "B: {{input.topic}}" }
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+chain main = classify -> pick
+```
+''',
+    "P312": r'''
+## What it catches
+A `loop` with no `max_iterations`.
+
+## Why it matters
+`until` is a condition on a model's reply; nothing guarantees it ever
+holds. Every loop in plait is bounded, so a run always ends and its cost has
+a ceiling. `on_exhausted` says what happens when the bound is reached.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step draft { model = fast, prompt = "Improve: {{input}} {{loop.last.feedback}}" }
+step review {
+  model  = fast
+  prompt = "Grade: {{input}}"
+  output { verdict: "accept" | "revise", feedback: string, score: int }
+}
+loop main = draft -> review {
+  until = verdict == "accept"
+}
+```
+
+## Fix
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step draft { model = fast, prompt = "Improve: {{input}} {{loop.last.feedback}}" }
+step review {
+  model  = fast
+  prompt = "Grade: {{input}}"
+  output { verdict: "accept" | "revise", feedback: string, score: int }
+}
+loop main = draft -> review {
+  until          = verdict == "accept"
+  max_iterations = 3
+}
+```
+''',
+    "P313": r'''
+## What it catches
+A loop's `until` that cannot be evaluated as written: a field the body's
+output does not declare, a literal outside the field's enum, an order
+comparison (`<`, `>=`) on something that is not a number, a comparison of a
+field with a value of another type, or a bare field that is not a `bool`.
+
+## Why it matters
+An `until` that can never hold runs the loop to its bound every time, and
+one that reads a missing field fails at run time. The check uses the body's
+declared `output`, so a renamed field is caught at every loop reading it.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step draft { model = fast, prompt = "Improve: {{input}} {{loop.last.feedback}}" }
+step review {
+  model  = fast
+  prompt = "Grade: {{input}}"
+  output { verdict: "accept" | "revise", feedback: string, score: int }
+}
+loop main = draft -> review {
+  until          = verdict == "acept"
+  max_iterations = 3
+}
+```
+
+## Fix
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step draft { model = fast, prompt = "Improve: {{input}} {{loop.last.feedback}}" }
+step review {
+  model  = fast
+  prompt = "Grade: {{input}}"
+  output { verdict: "accept" | "revise", feedback: string, score: int }
+}
+loop main = draft -> review {
+  until          = verdict == "accept" or score >= 8
+  max_iterations = 3
+}
+```
+''',
+    "P314": r'''
+## What it catches
+A `map` whose `over` path is not a `list[T]` at the place the map runs: a
+string, a record, a number.
+
+## Why it matters
+A map runs its body once per item; over a value that is not a list there
+are no items. The check follows the type that really reaches the map, so it
+catches a producer whose `output` changed.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step outline {
+  model  = fast
+  prompt = "Plan a report on {{input}}"
+  output { sections: string }
+}
+step write { model = fast, prompt = "Write section {{map.index}}: {{input}}" }
+map write_all = write { over = input.sections }
+chain main = outline -> write_all
+```
+
+## Fix
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step outline {
+  model  = fast
+  prompt = "Plan a report on {{input}}"
+  output { sections: list[string] }
+}
+step write { model = fast, prompt = "Write section {{map.index}}: {{input}}" }
+map write_all = write { over = input.sections }
+chain main = outline -> write_all
+```
+''',
+    "P315": r'''
+## What it catches
+In a file that starts `plait 0.2`: a `{{state.x}}` read when the spec has no
+`state` block, or when the block does not declare `x`. (0.1 files leave
+state unchecked.)
+
+## Why it matters
+State is written by tools at run time; a key nobody declares is a typo or a
+value no tool may write (an undeclared write is refused at run time), so the
+read would always render empty.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+state { order: string? }
+step main { model = fast, prompt = "Order {{state.order_id}}: {{input}}" }
+```
+
+## Fix
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+state { order_id: string? }
+step main { model = fast, prompt = "Order {{state.order_id}}: {{input}}" }
+```
+''',
+    "P316": r'''
+## What it catches
+A `{{NAME}}` or `{{NAME.field}}` read at a place where NAME has not finished
+on every path that reaches it: NAME runs later, in another branch of a
+parallel, in one case of a route only, or not at all. The check is dominance
+on the run graph, at every place the reader runs.
+
+## Why it matters
+The read would render empty (or fail) on some runs and not others, which is
+the hardest kind of bug to see in a prompt.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: string }
+}
+step answer { model = fast, prompt = "Answer {{run.input}} about {{classify.topic}}" }
+chain main = answer -> classify
+```
+
+## Fix
+Run NAME first (or pass what is needed through `{{input}}`).
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: string }
+}
+step answer { model = fast, prompt = "Answer {{run.input}} about {{classify.topic}}" }
+chain main = classify -> answer
+```
+''',
+    "P402": r'''
+## What it catches
+A template path that names a field its record type does not declare: a
+field the previous runnable's `output` lacks (`{{input.sumary}}`), a field of
+`{{run.input}}` the `input` block lacks, or a field of a named runnable's
+output (`{{classify.topic}}`). The second label points at the declaration.
+
+## Why it matters
+The run would render an empty value (or fail) where the prompt expected
+data. Checking every place a runnable is used catches a field renamed in one
+producer but still read downstream.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: string, summary: string }
+}
+step answer { model = fast, prompt = "Answer about {{input.sumary}}" }
+chain main = classify -> answer
+```
+
+## Fix
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: string, summary: string }
+}
+step answer { model = fast, prompt = "Answer about {{input.summary}}" }
+chain main = classify -> answer
+```
+''',
+    "P317": r'''
+## What it catches
+A python tool or code step whose module is neither a file in the spec's
+folder (`module.py`, or `package/module.py` for `package.module`) nor a
+package the checking interpreter can find by name. Nothing is imported: the
+folder is searched for the file, and the interpreter's path is searched
+without running any code. An error in a `plait 0.2` file, a warning in 0.1.
+
+## Why it matters
+The module is imported only when the tool first runs, so a typo in its name
+used to pass `check` and then fail the run at its first tool call, after
+model calls had already been paid for.
+
+## Example
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+tool clock "The time." { run = python("clock_tool:now") }
+agent main { model = fast, tools = [clock] }
+```
+
+## Fix
+Name a module that exists beside the spec (or an installed one).
+```plait
+plait 0.2
+model fast = "openai/gpt-4o-mini"
+tool clock "The time." { run = python("time:ctime") }
+agent main { model = fast, tools = [clock] }
+```
+''',
+    "P318": r'''
+## What it catches
+A python tool or code step whose module file is found beside the spec, but
+does not define the function named after the `:` (or does not parse). The
+file is read and parsed, never imported; a did-you-mean names the closest
+function it does define.
+
+## Why it matters
+The run would fail on the first call of the tool with an error the model
+sees, not the person who wrote the spec.
+
+## Example
+With `kb.py` beside the spec defining `def lookup(topic): ...`:
+```text
+tool lookup "Look up a topic." { run = python("kb:look_up") }
+error[P318]: `kb.py` defines no function `look_up`
+help: did you mean `lookup`?
+```
+
+## Fix
+Name the function as `kb.py` defines it: `run = python("kb:lookup")`.
+```text
+tool lookup "Look up a topic." { run = python("kb:lookup") }
+```
+''',
+    "P319": r'''
+## What it catches
+A python tool whose function has type hints that disagree with the tool's
+`params`: a parameter the function does not take (and no `**kwargs`), a
+function parameter without a default that `params` does not declare, a
+parameter optional in `params` but required by the function, or a basic
+type that differs (`int` in `params`, `str` in the hint).
+
+## Why it matters
+The model is shown `params` as the tool's schema and calls it that way; a
+function that expects something else fails on the call, or gets a value of a
+type it does not handle.
+
+## Example
+With `kb.py` defining `def lookup(topic: str, limit: str) -> str: ...`:
+```text
+tool lookup "Look up a topic." {
+  params { topic: string, limit: int = 5 }
+  run = python("kb:lookup")
+}
+error[P319]: `limit` is `integer` in tool `lookup`'s `params`, but `kb:lookup` hints `string`
+```
+
+## Fix
+Make them agree: `def lookup(topic: str, limit: int = 5) -> str: ...`.
+```text
+tool lookup "Look up a topic." {
+  params { topic: string, limit: int = 5 }
+  run = python("kb:lookup")
+}
 ```
 ''',
 }

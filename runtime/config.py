@@ -185,6 +185,8 @@ class Program:
     maps: dict[str, MapConfig] = field(default_factory=dict)
     asks: dict[str, AskConfig] = field(default_factory=dict)
     entry: str | None = None
+    #: Runnables nothing else uses: the possible entries when there is no `main` (compiler/entry.py).
+    roots: tuple[str, ...] = ()
     base_dir: str | None = None
     #: JSON Schema of the `input` block (non-strict, defaults given); None = undeclared (any text).
     input: dict[str, Any] | None = None

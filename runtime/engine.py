@@ -156,7 +156,9 @@ class Engine:
     def start(self, input: Any = None, *, entry: str | None = None) -> "Run":
         name = entry or self.program.entry
         if name is None:
-            raise AgentError("no_entry", "the spec has no `main` and more than one runnable: pass an entry name")
+            listed = ", ".join(self.program.roots) or "none"
+            raise AgentError("no_entry", "the spec has no `main` and more than one runnable nothing else uses: "
+                                         f"pass --entry NAME, one of: {listed}")
         if self.program.kind_of(name) not in RUNNABLE_KINDS:
             names = ", ".join(self.program.runnables())
             raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}")

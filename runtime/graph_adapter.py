@@ -67,7 +67,10 @@ def _step(n: g.StepNode) -> StepConfig:
 
 
 def program_from_graph(graph: g.GraphView) -> Program:
-    program = Program(entry=graph.entry, base_dir=str(graph.base_dir) if graph.base_dir else None)
+    from plait.compiler.entry import roots
+
+    program = Program(entry=graph.entry, roots=tuple(roots(graph)),  # type: ignore[arg-type]
+                      base_dir=str(graph.base_dir) if graph.base_dir else None)
     # Secrets are hidden in the records (every output shows "<redacted>"); a run sends the real values.
     for n in map(reveal_record, graph.nodes()):
         if isinstance(n, g.ModelNode):

@@ -11,6 +11,7 @@ from .agent_lists import agent_lists
 from .duplicate_member import duplicate_member
 from .literal_secret import literal_secret
 from .model_unreachable import model_unreachable
+from .python_module import python_module
 from .script_invalid import script_invalid
 from .tool_name_collision import tool_name_collision
 from .unresolved_template import unresolved_template
@@ -22,6 +23,7 @@ RULES = (
     literal_secret,
     model_unreachable,
     script_invalid,
+    python_module,
     tool_name_collision,
     agent_lists,
     duplicate_member,

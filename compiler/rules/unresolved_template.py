@@ -1,28 +1,23 @@
-"""Template strings → P401 for every `{{ path }}` that cannot resolve where it is used.
+"""Template strings → P401 for a malformed `{{ ... }}` anywhere, and for a tool template naming no parameter.
 
 Why: a path that does not resolve fails the run at the moment the template is
-filled, often after minutes of model calls. Statically we know what each
-runnable receives: `{{input.x}}` needs a record with branch `x` (the element
-right before is a parallel with that branch), and a tool's templates may only
-name its parameters. Each use of a runnable is checked, since one step may
-sit after a parallel in one chain and after an agent in another.
-
-Templates are read from step `prompt`/`system`, agent `system`, consolidate
-`task`, and an http tool's `url`, `body` and header values. `state.<key>` is
-always allowed (state is filled at run time).
+filled, often after minutes of model calls. A tool's templates (an http
+tool's `url`, `body` and header values) may only name its parameters and
+`state.<key>`. A runnable's paths (`input...`, `run.input...`, `NAME...`,
+`loop...`, `map...`, `state...`) depend on where it runs and are typed per
+use by passes/check_flow; this rule only reports their malformed placeholders.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Iterator
 
 from plait.dsl import ast
-from plait.core.diagnostics import Diagnostic, Fix, Label
+from plait.core.diagnostics import Diagnostic, Fix
 
 from plait.core.codes import make
 from ..context import CompileContext
-from ..schema import a, suggest
-from ._inputs import UNKNOWN, Use, describe, inputs, output_shape, show
+from ..schema import suggest
 from ._placeholders import Placeholder, placeholders
 from .literal_secret import looks_secret
 
@@ -69,53 +64,6 @@ def _malformed(p: Placeholder) -> Diagnostic:
                 notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"])
 
 
-def _labels(ctx: CompileContext, use: Use) -> list[Label]:
-    """Where the failing use is placed (worded only once a finding is made)."""
-    return [Label(use.span, describe(ctx.graph, use.note))] if use.span is not None else []
-
-
-def _walk_input(ctx: CompileContext, p: Placeholder, owner: str, use: Use) -> Diagnostic | None:
-    """Follow `input.a.b` through the records `use` provides; the first step that fails is the problem."""
-    graph = ctx.graph
-    shape, walked = use.shape, "input"
-    for part in p.parts[1:]:
-        if shape.kind == "unknown":
-            return None
-        if shape.kind == "text":
-            what = f"`{owner}` receives text" if walked == "input" else f"`{walked}` is text"
-            return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: {what} from `{show(graph, shape.producer)}`, not a record",
-                        p.span, labels=_labels(ctx, use),
-                        notes=["`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"])
-        branches = list(getattr(graph.node(shape.producer), "branches", ()))
-        if part not in branches:
-            hint = suggest(part, branches)
-            listed = ", ".join(f"`{b}`" for b in branches)
-            return make(CODE, f"`{{{{{p.path}}}}}` does not resolve: `{show(graph, shape.producer)}` has no branch `{part}`",
-                        p.span, labels=_labels(ctx, use), notes=[f"its branches are {listed}"],
-                        fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(part, hint, 1)) if hint else None)
-        walked = f"{walked}.{part}"
-        shape = output_shape(graph, part)
-    return None
-
-
-def _runnable_path(ctx: CompileContext, p: Placeholder, owner: str, kind: str, uses: Callable[[str], list[Use]]) -> Iterator[Diagnostic]:
-    head = p.parts[0]
-    if head == "state":
-        return
-    if head != "input":
-        hint = suggest(head, ["input", "state"])
-        yield make(CODE, f"`{{{{{p.path}}}}}` does not resolve in {kind} `{owner}`", p.span,
-                   notes=[f"{a(kind)}'s templates can use `input`, `input.<branch>` and `state.<key>`"],
-                   fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
-        return
-    if len(p.parts) == 1:
-        return  # `{{input}}` is whatever arrives, text or the JSON of a record
-    for use in uses(owner) or [Use(UNKNOWN)]:
-        found = _walk_input(ctx, p, owner, use)
-        if found is not None:
-            yield found
-
-
 def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diagnostic]:
     params = list((ctx.values.get(owner, {}).get("parameters") or {}).get("properties", {}))
     head = p.parts[0]
@@ -131,14 +79,6 @@ def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diag
 def unresolved_template(ctx: CompileContext) -> None:
     if ctx.graph is None:
         return
-    found_inputs: list[dict[str, list[Use]]] = []
-
-    def uses(name: str) -> list[Use]:
-        # Worked out on the first `{{input.x}}`: most specs never need it.
-        if not found_inputs:
-            found_inputs.append(inputs(ctx.graph))
-        return found_inputs[0].get(name, [])
-
     seen: set[tuple] = set()
     sources = ctx.load.sources
     for name, decl in ctx.decls.items():

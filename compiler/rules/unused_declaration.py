@@ -1,5 +1,8 @@
 """Declarations → P601 (warning) for each one nothing references and that is not the entry.
 
+Without `main`, every root is a possible entry (LANGUAGE.md, Entry point), so
+only models and tools can be unused; with `main`, a runnable nothing uses is.
+
 Why: an unused model, tool or runnable is usually a typo'd reference or a
 leftover; in an imported file it is still dead weight in this spec. Only the
 first level is reported: what an unused declaration itself references counts
@@ -12,6 +15,7 @@ from plait.core.diagnostics import Fix
 
 from plait.core.codes import make
 from ..context import CompileContext
+from ..schema import RUNNABLE_KINDS
 
 __all__ = ["CODE", "unused_declaration"]
 
@@ -21,13 +25,15 @@ CODE = "P601"
 def unused_declaration(ctx: CompileContext) -> None:
     used = {r.target for r in ctx.references}
     entry = ctx.graph.entry if ctx.graph is not None else None
+    # Without `main` every root is a possible entry (`plait run --entry`), so no runnable is unused.
+    has_main = ctx.kind("main") in RUNNABLE_KINDS
     for name, decl in ctx.decls.items():
         if name in used or name == entry:
             continue
-        if decl.kind in ("model", "tool"):
+        if decl.kind in ("model", "tool", "mcp"):
             hint = "reference it from an agent or step, or remove it"
-        elif entry is None:
-            hint = "name the runnable to start from `main`, or reference it from another one"
+        elif not has_main or decl.kind not in RUNNABLE_KINDS:
+            continue
         else:
             hint = f"place it in `{entry}` (or what it runs), or remove it"
         ctx.diagnostics.append(make(CODE, f"{decl.kind} `{name}` is never used", decl.name.span, fix=Fix(hint)))

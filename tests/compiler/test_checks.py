@@ -7,6 +7,12 @@ import pytest
 
 from checks_helpers import FAST, MODELS, assert_at, clean, codes, compile_text, only
 
+
+@pytest.fixture(autouse=True)
+def _tool_module(tmp_path):
+    # The python tools these specs declare live in `mod.py` beside them: check reads it (never imports it).
+    (tmp_path / "mod.py").write_text("def submit(): ...\ndef other(): ...\ndef fn(): ...\n")
+
 # --- syntax -------------------------------------------------------------------------
 
 
@@ -309,10 +315,26 @@ def test_only_runnable_is_the_entry(tmp_path):
     clean(compile_text(MODELS + "agent solo { model = fast, fallback = [strong] }\n", tmp_path))
 
 
-def test_without_entry_every_unreferenced_runnable_is_unused(tmp_path):
+def test_without_main_every_root_is_a_possible_entry_and_never_unused(tmp_path):
+    # A spec may be a library of entries (`plait run --entry NAME`); LANGUAGE.md, Entry point (issue 9.11).
     text = MODELS + "agent a { model = fast, fallback = [strong] }\nagent b { model = fast }\n"
+    clean(compile_text(text, tmp_path))
+
+
+def test_the_only_root_is_the_entry_even_when_it_delegates(tmp_path):
+    # `writer` delegates to `researcher`: two runnables, one root. It runs without --entry and is not unused.
+    text = MODELS + """
+    agent researcher "Research." { model = fast, fallback = [strong] }
+    agent writer { model = fast, tools = [researcher] }
+    """
     result = compile_text(text, tmp_path)
-    assert sorted(d.message for d in result.diagnostics) == ["agent `a` is never used", "agent `b` is never used"]
+    clean(result)
+    assert result.graph.entry == "writer"
+
+
+def test_several_roots_and_no_main_leave_the_entry_to_the_caller(tmp_path):
+    text = MODELS + "agent a { model = fast, fallback = [strong] }\nagent b { model = fast }\n"
+    assert compile_text(text, tmp_path).graph.entry is None
 
 
 # --- one run reports every problem -------------------------------------------------------

@@ -1,0 +1,273 @@
+"""Checked declarations and output types → every place each runnable runs, and who dominates whom there.
+
+A runnable used in two chains runs in two places, with two inputs and two
+histories; each place is an `Instance`. Instances form a run graph (a start
+and a done node each; edges for chain order, parallel branches, route cases,
+loop and map bodies, delegation and debate), and `{{NAME}}` is safe at a
+reader when some instance of NAME finishing dominates the reader's start:
+NAME has finished on every path that reaches it. networkx computes the
+dominators; intervals over the dominator tree answer each query at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from plait.core import types as t
+from plait.core.source import Span
+
+from .context import CompileContext
+from .entry import roots
+from .passes.infer_types import members
+
+__all__ = ["Frame", "Instance", "RunGraph", "walk"]
+
+#: Instances walked at most: reuse nested many levels deep multiplies places; past this, dominance is not checked.
+MAX_INSTANCES = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A loop or map a body element runs inside: what `{{loop...}}` / `{{map...}}` read there."""
+
+    kind: str  # "loop" or "map"
+    name: str
+    #: loop: the body's output (`loop.last`); map: the item type (`map.item`).
+    type: t.Type
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    id: int
+    name: str
+    kind: str
+    #: What arrives as `{{input}}`, and which runnable produced it (None: the run's input or unknown).
+    input: t.Type
+    producer: str | None
+    frames: tuple[Frame, ...]
+    #: Where it is placed to receive this input, and how (see `describe`); None for a root.
+    span: Span | None = None
+    note: tuple = ()
+    parent: "Instance | None" = field(default=None, repr=False, compare=False)
+
+
+def source(ctx: CompileContext, name: str) -> str:
+    """The runnable whose reply a runnable's output is: a chain's or loop's last element, followed through."""
+    seen: set[str] = set()
+    while name not in seen:
+        seen.add(name)
+        decl = ctx.decls.get(name)
+        if decl is None or decl.kind not in ("chain", "loop"):
+            return name
+        parts = members(ctx, name)
+        if not parts:
+            return name
+        name = parts[-1]
+    return name
+
+
+class RunGraph:
+    """Run-graph edges between instance nodes (start = 2*id, done = 2*id + 1), kept as plain lists until asked."""
+
+    def __init__(self) -> None:
+        self.edges: list[tuple[int, int]] = []
+        self.roots: list[int] = []
+        self.of: dict[str, list[int]] = {}
+        self.instances: list[Instance] = []
+        self._interval: dict[int, tuple[int, int]] | None = None
+
+    def _dominates(self, a: int, b: int) -> bool:
+        interval = self._intervals()
+        outer, inner = interval.get(a), interval.get(b)
+        return outer is not None and inner is not None and outer[0] <= inner[0] and inner[1] <= outer[1]
+
+    def dominated(self, name: str, reader: Instance) -> bool:
+        """Whether some instance of `name` has finished on every path to `reader`'s start."""
+        start = 2 * reader.id
+        if start not in self._intervals():
+            return True  # unreachable from any root: nothing runs it, so nothing can read too early
+        for inst in (self.instances[i] for i in self.of.get(name, ())):
+            # Branches of a parallel are alternatives in the graph, but its join waits for all of them:
+            # a runnable that always finishes in a branch has finished once the parallel has.
+            witness, here = 2 * inst.id + 1, inst
+            while True:
+                if self._dominates(witness, start):
+                    return True
+                parent = here.parent
+                if parent is None:
+                    break
+                if parent.kind == "parallel" and self._dominates(witness, 2 * here.id + 1):
+                    witness = 2 * parent.id + 1
+                here = parent
+        return False
+
+    def _intervals(self) -> dict[int, tuple[int, int]]:
+        if self._interval is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            entry = -1
+            graph.add_node(entry)
+            graph.add_edges_from((entry, 2 * r) for r in self.roots)
+            graph.add_edges_from(self.edges)
+            idom = nx.immediate_dominators(graph, entry)
+            children: dict[int, list[int]] = {}
+            for node, dom in idom.items():
+                if node != dom:
+                    children.setdefault(dom, []).append(node)
+            # Pre/post numbers of the dominator tree: a dominates b iff a's interval holds b's.
+            interval: dict[int, tuple[int, int]] = {}
+            clock = 0
+            stack: list[tuple[int, bool]] = [(entry, False)]
+            start: dict[int, int] = {}
+            while stack:
+                node, closing = stack.pop()
+                if closing:
+                    interval[node] = (start[node], clock)
+                    clock += 1
+                    continue
+                start[node] = clock
+                clock += 1
+                stack.append((node, True))
+                stack.extend((c, False) for c in children.get(node, ()))
+            self._interval = interval
+        return self._interval
+
+
+_RUNNABLE = frozenset({"agent", "step", "consolidate", "ask", "chain", "parallel", "route", "loop", "map"})
+
+
+def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
+    """Every instance, parents before children, with the run graph's edges recorded in `run`."""
+    types = ctx.types
+    counter = 0
+    run_input: t.Type = ctx.input_type if ctx.input_type is not None else t.ANY
+
+    def new(name: str, input: t.Type, producer: str | None, frames: tuple[Frame, ...], span: Span | None,
+            note: tuple, parent: Instance | None) -> Instance:
+        nonlocal counter
+        kind = ctx.kind(name) or "parallel"
+        inst = Instance(counter, name, kind, input, producer, frames, span, note, parent)
+        counter += 1
+        run.of.setdefault(name, []).append(inst.id)
+        run.instances.append(inst)
+        return inst
+
+    calls = _calls(ctx)
+    element_spans: dict[tuple[str, int], Span] = {}
+    for ref in ctx.references:
+        if ref.attr in ("elements", "body", "cases", "branches"):
+            element_spans[ref.owner, ref.index] = ref.span
+
+    stack: list[Instance | str] = []
+    # Names on the path from the root to the instance being expanded: a runnable that contains or
+    # delegates to itself (P303/P304, reported elsewhere) is not expanded a second time inside itself.
+    on_path: dict[str, int] = {}
+    placed: set[str] = set()
+    # Roots first; then, since chains that contain each other have no outer root, whatever is still unplaced.
+    first = roots(ctx.graph) if ctx.graph is not None else []
+    pending = first + [n for n, d in ctx.decls.items() if d.kind in _RUNNABLE]
+    pending.reverse()
+    while stack or pending:
+        if not stack:
+            name = pending.pop()
+            if name in placed:
+                continue
+            root = new(name, run_input, None, (), None, (), None)
+            run.roots.append(root.id)
+            stack.append(root)
+        item = stack.pop()
+        if isinstance(item, str):
+            on_path[item] -= 1
+            continue
+        inst = item
+        if counter > MAX_INSTANCES:
+            run.roots.clear()  # too many places to check dominance in: report nothing rather than guess
+            return
+        if on_path.get(inst.name):
+            continue
+        on_path[inst.name] = on_path.get(inst.name, 0) + 1
+        placed.add(inst.name)
+        stack.append(inst.name)
+        yield inst
+        name, start, done = inst.name, 2 * inst.id, 2 * inst.id + 1
+        decl = ctx.decls.get(name)
+        kind = decl.kind if decl is not None else "parallel"
+        children: list[Instance] = []
+
+        def sequence(elements: tuple[str, ...], first_input: t.Type, first_producer: str | None,
+                     frames: tuple[Frame, ...]) -> list[Instance]:
+            made: list[Instance] = []
+            for index, element in enumerate(elements):
+                span = element_spans.get((name, index))
+                if index == 0:  # the first element receives what its owner receives, placed where it is
+                    child = new(element, first_input, first_producer, frames, inst.span, inst.note, inst)
+                else:
+                    before = elements[index - 1]
+                    child = new(element, types.get(before, t.ANY), source(ctx, before), frames, span,
+                                ("follows", element, before, name), inst)
+                made.append(child)
+            return made
+
+        if kind in ("chain", "loop", "map"):
+            elements = members(ctx, name)
+            frames = inst.frames
+            first_input, first_producer = inst.input, inst.producer
+            if kind == "loop":
+                frames = frames + (Frame("loop", name, types.get(name, t.ANY)),)
+            elif kind == "map":
+                item = _item_type(ctx, inst)
+                frames = frames + (Frame("map", name, item),)
+                first_input, first_producer = item, None
+            made = sequence(elements, first_input, first_producer, frames)
+            if made:
+                run.edges.append((start, 2 * made[0].id))
+                run.edges.extend((2 * a.id + 1, 2 * b.id) for a, b in zip(made, made[1:]))
+                run.edges.append((2 * made[-1].id + 1, done))
+                if kind == "loop":
+                    run.edges.append((2 * made[-1].id + 1, 2 * made[0].id))
+            if kind == "map" or not made:
+                run.edges.append((start, done))
+            children = made
+        elif kind in ("parallel", "route"):
+            for index, branch in enumerate(members(ctx, name)):
+                if kind == "parallel":
+                    span, note = inst.span, (("branch", branch, inst.note) if inst.note else ())
+                else:
+                    span, note = element_spans.get((name, index)), ("case", branch, name)
+                children.append(new(branch, inst.input, inst.producer, inst.frames, span, note, inst))
+            run.edges.extend((start, 2 * c.id) for c in children)
+            run.edges.extend((2 * c.id + 1, done) for c in children)
+            if not children:
+                run.edges.append((start, done))
+        else:
+            run.edges.append((start, done))
+            for ref in calls.get(name, ()):
+                how = {"tools": "delegated to by", "agents": "debates in", "judge": "judges"}[ref.attr]
+                child = new(ref.target, t.TEXT, name, inst.frames, ref.span, (how, ref.target, name), inst)
+                run.edges.append((start, 2 * child.id))
+                run.edges.append((2 * child.id + 1, done))
+                children.append(child)
+        stack.extend(reversed(children))
+
+
+def _calls(ctx: CompileContext) -> dict[str, list]:
+    """Agents each runnable runs inside itself: delegates (agent tools), a consolidate's agents and judge agent."""
+    found: dict[str, list] = {}
+    for ref in ctx.references:
+        if ref.attr in ("tools", "agents", "judge") and ctx.kind(ref.target) == "agent":
+            found.setdefault(ref.owner, []).append(ref)
+    return found
+
+
+def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:
+    """A map's item type at this instance: the item of the list its `over` names (any when unknown)."""
+    from .paths import resolve  # the path resolver also reads flow's frames
+
+    over = ctx.values.get(inst.name, {}).get("over")
+    if not over:
+        return t.ANY
+    found = resolve(ctx, inst, tuple(over))
+    listed = t.strip_optional(found.type) if found.type is not None else t.ANY
+    return listed.item if isinstance(listed, t.ListType) else t.ANY

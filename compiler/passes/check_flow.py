@@ -1,0 +1,319 @@
+"""Output types and every place each runnable runs → diagnostics for what flows there.
+
+Each `{{...}}` path of a runnable's templates, each route subject and each
+map `over` is checked at every instance (a runnable used in two places is
+checked in both, against what really arrives there): fields a producer does
+not declare, `state` keys, `loop...`/`map...` outside a body, and `{{NAME}}`
+reads that NAME does not dominate. Routes are checked for exhaustiveness,
+unknown and duplicate cases; loops for a bound and a well-typed `until`.
+Malformed placeholders and tool templates are the unresolved_template rule's.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from plait.core import types as t
+from plait.core.codes import make
+from plait.core.diagnostics import Diagnostic, Fix, Label
+from plait.core.source import Span
+from plait.dsl import ast
+
+from ..context import CompileContext
+from ..flow import Instance, RunGraph, walk
+from ..paths import describe_use, resolve, show
+from ..rules._placeholders import Placeholder, placeholders
+from ..schema import suggest
+from .infer_types import members
+
+__all__ = ["check_flow"]
+
+_TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
+
+
+def _strings(decl: ast.Node) -> list[ast.String]:
+    if isinstance(decl, ast.AskDecl):
+        return [decl.question]
+    keys = _TEMPLATES.get(decl.kind, ())
+    found = []
+    for key in keys:
+        entry = decl.body.get(key)
+        if entry is not None and isinstance(entry.value, ast.String):
+            found.append(entry.value)
+    return found
+
+
+def _literal_text(value: object) -> str:
+    return t.describe(t.LiteralType((value,))) if isinstance(value, str | int | float | bool) else str(value)
+
+
+class _Flow:
+    def __init__(self, ctx: CompileContext) -> None:
+        self.ctx = ctx
+        self.seen: set[tuple[Span, str]] = set()
+        self.reads: list[tuple[Instance, str, str, Span | Placeholder]] = []
+
+    def emit(self, d: Diagnostic | None) -> None:
+        # One placeholder may fail the same way at several uses: say it once.
+        if d is not None and (d.span, d.message) not in self.seen:
+            self.seen.add((d.span, d.message))
+            self.ctx.diagnostics.append(d)
+
+    def path(self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str,
+             where: str | None = None):
+        """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source)."""
+        found = resolve(self.ctx, inst, parts, span if isinstance(span, Span) else None, path, where)
+        if found.problem is not None and not isinstance(span, Span):
+            span = span.span
+            found = resolve(self.ctx, inst, parts, span, path, where)
+        self.emit(found.problem)
+        if found.reads is not None and found.problem is None:
+            self.reads.append((inst, found.reads, path, span))
+        return found
+
+    # --- per instance ---------------------------------------------------------------
+
+    def templates(self, inst: Instance, strings: list[ast.String]) -> None:
+        sources = self.ctx.load.sources
+        for string in strings:
+            for p in placeholders(string, sources):
+                if p.problem is not None or p.path == "input":
+                    continue
+                self.path(inst, tuple(p.parts), p, p.path)
+
+    def route(self, inst: Instance, decl: ast.RouteDecl) -> None:
+        subject = decl.subject
+        parts = tuple(subject.parts)
+        path = ".".join(parts)
+        found = self.path(inst, parts, subject.span, path, where=f"in route `{decl.name.name}`")
+        if found.type is None:
+            return
+        typed = t.strip_optional(found.type)
+        otherwise = next((c for c in decl.cases if c.literal is None), None)
+        if isinstance(typed, t.LiteralType):
+            values: tuple | None = typed.values
+        elif isinstance(typed, t.BoolType):
+            values = (True, False)
+        else:
+            values = None
+        declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
+        if values is None:
+            if otherwise is None and not isinstance(typed, t.AnyType):
+                self.emit(make(
+                    "P308", f"route `{decl.name.name}` switches on `{path}`, which is `{t.describe(typed)}`:"
+                    " without `else` no case list can cover it", subject.span,
+                    labels=declared + self.placed(inst),
+                    notes=["a route's subject is a literal union (`\"a\" | \"b\"`) or `bool`, or any type with `else`"],
+                    fix=Fix("add `else -> RUNNABLE`, or declare the field as a literal union in its `output`")))
+            return
+        covered: list = []
+        for case in decl.cases:
+            if case.literal is None:
+                continue
+            value = case.literal.value
+            if not any(value == v and type(value) is type(v) for v in values):
+                hint = suggest(str(value), [str(v) for v in values])
+                shown = ", ".join(_literal_text(v) for v in values)
+                self.emit(make(
+                    "P309", f"case {_literal_text(value)} is not a value of `{path}`", case.literal.span,
+                    labels=declared, notes=[f"`{path}` is one of {shown}"],
+                    fix=Fix(f"did you mean {_literal_text(hint)}?", case.literal.span, _literal_text(hint))
+                    if hint is not None else None))
+            covered.append(value)
+        missing = [v for v in values if not any(v == c and type(v) is type(c) for c in covered)]
+        if missing and otherwise is None:
+            listed = ", ".join(_literal_text(v) for v in missing)
+            self.emit(make(
+                "P310", f"route `{decl.name.name}` has no case for {listed}", decl.name.span,
+                labels=declared, notes=[f"every value of `{path}` needs a case when there is no `else`"],
+                fix=Fix(f"add `{_literal_text(missing[0])} -> RUNNABLE` for each, or `else -> RUNNABLE`")))
+
+    def placed(self, inst: Instance) -> list[Label]:
+        return [Label(inst.span, describe_use(self.ctx, inst.note))] if inst.span is not None and inst.note else []
+
+    def map(self, inst: Instance, decl: ast.MapDecl) -> None:
+        entry = decl.block.get("over")
+        over = self.ctx.values.get(decl.name.name, {}).get("over")
+        if entry is None or not over:
+            return
+        path = ".".join(over)
+        found = self.path(inst, tuple(over), entry.value.span, path, where=f"in map `{decl.name.name}`")
+        if found.type is None:
+            return
+        typed = t.strip_optional(found.type)
+        if not isinstance(typed, t.ListType | t.AnyType):
+            declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
+            self.emit(make(
+                "P314", f"map `{decl.name.name}` runs over `{path}`, which is `{t.describe(typed)}`, not a list",
+                entry.value.span, labels=declared + self.placed(inst),
+                notes=["`over` names a `list[T]`: the body runs once per item"],
+                fix=Fix("point `over` at a list field, e.g. one declared `sections: list[string]`")))
+
+    # --- per declaration --------------------------------------------------------------
+
+    def duplicate_cases(self, decl: ast.RouteDecl) -> None:
+        first: dict[object, ast.RouteCase] = {}
+        for case in decl.cases:
+            key = ("else",) if case.literal is None else (type(case.literal.value), case.literal.value)
+            if key in first:
+                shown = "`else`" if case.literal is None else _literal_text(case.literal.value)
+                where = case.literal.span if case.literal is not None else case.target.span
+                self.emit(make("P311", f"route `{decl.name.name}` has two cases for {shown}", where,
+                               labels=[Label(first[key].span, "first case here")],
+                               fix=Fix("remove one; a route runs exactly one case")))
+            else:
+                first[key] = case
+
+    def loop(self, decl: ast.LoopDecl) -> None:
+        name = decl.name.name
+        if decl.block.get("max_iterations") is None:
+            self.emit(make(
+                "P312", f"loop `{name}` has no `max_iterations`", decl.name.span,
+                notes=["a loop must stop even when `until` never holds"],
+                fix=Fix("add `max_iterations = 3` (any whole number of rounds) to the loop")))
+        entry = decl.block.get("until")
+        if entry is not None:
+            Condition(self, name, self.ctx.types.get(name, t.ANY), _inside(self.ctx, name)).check(entry.value)
+
+
+def _inside(ctx: CompileContext, name: str) -> set[str]:
+    """Every runnable a loop's body runs (recursively): the names `until` may read."""
+    found: set[str] = set()
+    stack = list(members(ctx, name))
+    while stack:
+        node = stack.pop()
+        if node not in found:
+            found.add(node)
+            stack.extend(members(ctx, node))
+    return found
+
+
+class Condition:
+    """A loop's `until` typed against its body's output (P313)."""
+
+    def __init__(self, flow: _Flow, loop: str, body: t.Type, inside: set[str]) -> None:
+        self.flow, self.loop, self.body, self.inside = flow, loop, body, inside
+
+    def bad(self, message: str, span: Span, **extra) -> None:
+        self.flow.emit(make("P313", message, span, **extra))
+
+    def operand(self, node: ast.Node) -> tuple[str, t.Type] | None:
+        """The path an operand reads and its type; None (reported) when it does not resolve."""
+        if isinstance(node, ast.Ref):
+            parts: tuple[str, ...] = (node.name,)
+        elif isinstance(node, ast.PathValue):
+            parts = tuple(node.parts)
+        else:
+            self.bad("a condition compares a field of the body's output: write the field first", node.span)
+            return None
+        path = ".".join(parts)
+        if parts[0] in self.inside and self.flow.ctx.kind(parts[0]) is not None:
+            base, rest, whose = self.flow.ctx.types.get(parts[0], t.ANY), parts[1:], f"`{parts[0]}`'s output"
+        else:
+            base, rest, whose = self.body, parts, f"the output of loop `{self.loop}`'s body"
+        current: t.Type = base
+        for part in rest:
+            bare = t.strip_optional(current)
+            found = t.step(bare, part)
+            if found is None:
+                names = t.field_names(bare)
+                hint = suggest(part, names)
+                labels = [Label(bare.span, f"{whose} is declared here")] if getattr(bare, "span", None) else []
+                if isinstance(bare, t.TextType):
+                    note = f"{whose} is text: declare an `output` with the fields `until` reads"
+                else:
+                    note = "its fields are " + (", ".join(f"`{n}`" for n in names) or "none")
+                self.bad(f"`until` reads `{path}`, which {whose} does not have", node.span, labels=labels,
+                         notes=[note], fix=Fix(f"did you mean `{hint}`?", node.span, path.replace(part, hint, 1))
+                         if hint else None)
+                return None
+            current = found
+        return path, current
+
+    def check(self, node: ast.Node) -> None:
+        if isinstance(node, ast.BoolOp):
+            for operand in node.operands:
+                self.check(operand)
+        elif isinstance(node, ast.Not):
+            self.check(node.operand)
+        elif isinstance(node, ast.Compare):
+            self.compare(node)
+        else:
+            found = self.operand(node)
+            if found is None:
+                return
+            path, typed = found
+            if not isinstance(t.strip_optional(typed), t.BoolType | t.AnyType):
+                self.bad(f"`{path}` is `{t.describe(typed)}`, not `bool`: compare it to a value", node.span,
+                         fix=Fix(f"write `{path} == VALUE`"))
+
+    def compare(self, node: ast.Compare) -> None:
+        found = self.operand(node.left)
+        if found is None:
+            return
+        path, typed = found
+        bare = t.strip_optional(typed)
+        right = node.right
+        if not isinstance(right, ast.String | ast.Number | ast.Bool):
+            self.bad(f"`{path}` is compared with a value written in the spec: a string, number or `true`/`false`",
+                     right.span)
+            return
+        value = right.value
+        if isinstance(bare, t.AnyType):
+            return
+        if node.op in ("<", "<=", ">", ">="):
+            if not t.is_numeric(bare) or not isinstance(value, int | float) or isinstance(value, bool):
+                self.bad(f"`{path} {node.op} {_literal_text(value)}` compares `{t.describe(bare)}` by order;"
+                         " only numbers have one", node.span, fix=Fix("use `==` or `!=`, or compare a number field"))
+            return
+        if isinstance(bare, t.LiteralType):
+            if not any(value == v and type(value) is type(v) for v in bare.values):
+                hint = suggest(str(value), [str(v) for v in bare.values])
+                shown = ", ".join(_literal_text(v) for v in bare.values)
+                labels = [Label(bare.span, f"`{path}` is declared here")] if bare.span is not None else []
+                self.bad(f"{_literal_text(value)} is not a value of `{path}`", right.span, labels=labels,
+                         notes=[f"`{path}` is one of {shown}"],
+                         fix=Fix(f"did you mean {_literal_text(hint)}?", right.span, _literal_text(hint))
+                         if hint is not None else None)
+            return
+        if not t.matches(bare, value):
+            self.bad(f"`{path}` is `{t.describe(bare)}`, so it never equals {_literal_text(value)}", node.span)
+
+
+def _instances(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
+    return walk(ctx, run)
+
+
+def check_flow(ctx: CompileContext) -> None:
+    flow = _Flow(ctx)
+    strings: dict[str, list[ast.String]] = {}
+    run = RunGraph()
+    for inst in _instances(ctx, run):
+        decl = ctx.decls.get(inst.name)
+        if decl is None:
+            continue
+        found = strings.get(inst.name)
+        if found is None:
+            found = strings[inst.name] = _strings(decl)
+        if found:
+            flow.templates(inst, found)
+        if isinstance(decl, ast.RouteDecl):
+            flow.route(inst, decl)
+        elif isinstance(decl, ast.MapDecl):
+            flow.map(inst, decl)
+    for decl in ctx.decls.values():
+        if isinstance(decl, ast.RouteDecl):
+            flow.duplicate_cases(decl)
+        elif isinstance(decl, ast.LoopDecl):
+            flow.loop(decl)
+    for inst, name, path, where in flow.reads:
+        if not run.dominated(name, inst):
+            span = where if isinstance(where, Span) else where.span
+            target = ctx.decls[name]
+            labels = [Label(target.name.span, f"`{name}` is declared here")]
+            labels += [Label(inst.span, describe_use(ctx, inst.note))] if inst.span is not None and inst.note else []
+            reader = show(ctx, inst.name)
+            flow.emit(make(
+                "P316", f"`{{{{{path}}}}}` reads `{name}`, which has not finished on every path to `{reader}`", span,
+                labels=labels, notes=[f"`{name}` must run (and finish) before `{reader}` wherever `{reader}` runs"],
+                fix=Fix(f"place `{name}` before `{reader}` in the chain, or pass what it needs through `{{{{input}}}}`")))

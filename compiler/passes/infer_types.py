@@ -1,0 +1,132 @@
+"""Checked declarations → every runnable's output type (`ctx.types`), and the run's input and state records.
+
+A step or agent returns text unless it declares `output`; a code step what its
+`output` says (text without one); an ask its `answer`; a parallel a record of
+its branches; a consolidate text (the judge's summary); a chain and a loop
+their last element's; a route the union of its cases'; a map a list of its
+body's. A chain that contains itself (reported by validate_graph) is `any`.
+"""
+
+from __future__ import annotations
+
+from plait.core import types as t
+from plait.core.codes import make
+from plait.core.diagnostics import Fix
+from plait.dsl import ast
+
+from ..context import CompileContext
+from ..types import block_type
+from ._blocks import body_of
+
+__all__ = ["declared_types", "infer_types", "members"]
+
+#: The typed block that declares each kind's output.
+_OUTPUT_BLOCK = {"agent": "output", "step": "output", "ask": "answer"}
+
+
+def _typed(block: ast.Block | None, keyword: str) -> ast.Params | None:
+    for params in block.params if block else ():
+        if getattr(params, "keyword", "params") == keyword:
+            return params
+    return None
+
+
+def _well_formed(ctx: CompileContext, owner: str, params: ast.Params) -> None:
+    """P209: an `output`/`answer` with no fields, or with a default (a reply has no defaults)."""
+    keyword = getattr(params, "keyword", "output")
+    if not params.params:
+        ctx.diagnostics.append(make("P209", f"`{keyword}` of `{owner}` declares no fields", params.span,
+                                    fix=Fix(f"declare the fields, or remove `{keyword}` to return text")))
+    for param in params.params:
+        if param.default is not None:
+            ctx.diagnostics.append(make(
+                "P209", f"`{keyword}` field `{param.name.name}` of `{owner}` has a default", param.default.span,
+                notes=[f"an `{keyword}` is what the reply must contain; mark the field optional with `?` instead"],
+                fix=Fix("remove the default"),
+            ))
+
+
+def declared_types(ctx: CompileContext) -> dict[str, t.Type]:
+    """Each declared `output`/`answer` as a record, with malformed blocks reported."""
+    report = ctx.diagnostics.append
+    declared: dict[str, t.Type] = {}
+    for name, decl in ctx.decls.items():
+        keyword = _OUTPUT_BLOCK.get(decl.kind)
+        params = _typed(body_of(decl), keyword) if keyword else None
+        if params is not None:
+            _well_formed(ctx, name, params)
+            declared[name] = block_type(params, report)
+    for kind in ("input", "state"):
+        decl = ctx.blocks.get(kind)
+        if decl is not None:
+            setattr(ctx, f"{kind}_type", block_type(decl.fields, report))
+    return declared
+
+
+def members(ctx: CompileContext, name: str) -> tuple[str, ...]:
+    """The runnables whose outputs make up `name`'s (elements, branches, cases, body), in order."""
+    decl = ctx.decls.get(name)
+    values = ctx.values.get(name, {})
+    if decl is None:  # an inline parallel
+        owner = name.split("/", 1)[0]
+        for pid, inline in ctx.inline_parallels.get(owner, ()):
+            if pid == name:
+                return tuple(b.name for b in inline.branches if b.name in ctx.decls)
+        return ()
+    kind = decl.kind
+    if kind == "chain":
+        return tuple(values.get("elements") or ())
+    if kind == "parallel":
+        return tuple(values.get("branches") or ())
+    if kind in ("loop", "map"):
+        return tuple(values.get("body") or ())
+    if kind == "route":
+        return tuple(case.target.name for case in decl.cases if case.target.name in ctx.decls)
+    return ()
+
+
+def _combine(ctx: CompileContext, name: str, parts: tuple[str, ...], types: dict[str, t.Type]) -> t.Type:
+    decl = ctx.decls.get(name)
+    kind = decl.kind if decl is not None else "parallel"
+    if kind == "parallel":
+        return t.ObjectType(tuple(t.FieldType(p, types[p]) for p in parts))
+    if kind == "route":
+        return t.union_of(types[p] for p in parts)
+    if not parts:
+        return t.ANY
+    last = types[parts[-1]]
+    return t.ListType(last) if kind == "map" else last
+
+
+def infer_types(ctx: CompileContext) -> None:
+    declared = declared_types(ctx)
+    types = ctx.types
+    runnable = [n for n, d in ctx.decls.items() if d.kind in ("agent", "step", "consolidate", "ask", "chain",
+                                                                  "parallel", "route", "loop", "map")]
+    runnable += [pid for owner in ctx.inline_parallels for pid, _ in ctx.inline_parallels[owner]]
+    # Post-order over members with an explicit stack: chains of chains nest deeper than recursion allows.
+    on_stack: set[str] = set()
+    for root in runnable:
+        if root in types:
+            continue
+        stack: list[tuple[str, bool]] = [(root, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if name in types:
+                continue
+            decl = ctx.decls.get(name)
+            kind = decl.kind if decl is not None else "parallel"
+            if kind in ("agent", "step", "consolidate", "ask"):
+                types[name] = declared.get(name, t.TEXT) if kind != "consolidate" else t.TEXT
+                continue
+            parts = members(ctx, name)
+            if expanded:
+                on_stack.discard(name)
+                types[name] = _combine(ctx, name, parts, types)
+                continue
+            if name in on_stack:  # contains itself: P304 says so; its output is unknowable
+                types[name] = t.ANY
+                continue
+            on_stack.add(name)
+            stack.append((name, True))
+            stack.extend((p, False) for p in reversed(parts) if p not in types)
