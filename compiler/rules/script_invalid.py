@@ -4,9 +4,10 @@ Why: the scripted provider is what examples and tests run on; a broken script
 should fail `plait check`, not the run halfway through. The file is read as
 JSON data (never executed). Its shape is LANGUAGE.md's: a list of replies, or
 an object mapping an agent or step name to its own list; each reply an object
-with known keys. For an object script, every runnable that calls the model must
-have replies, every key must name one, and a tool call an agent's reply makes
-must be to a tool that agent has.
+with known keys. For an object script, every key must name a declaration, and a
+tool call an agent's reply makes must be to a tool that agent has. A runnable
+without a key needs none until a run reaches it (issue 9.12): the scripted
+provider then fails naming the model and the agent.
 """
 
 from __future__ import annotations
@@ -119,9 +120,6 @@ def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
         tools = ctx.values.get(key, {}).get("tools") if ctx.kind(key) == "agent" else None
         for i, reply in enumerate(replies):
             yield from _reply(reply, f"`{key}`[{i}]", tools)
-    for caller in callers:
-        if caller not in script:
-            yield f"has no replies for `{caller}`, which calls model `{model}`"
 
 
 def script_invalid(ctx: CompileContext) -> None:
