@@ -37,26 +37,47 @@ def register(parser: argparse.ArgumentParser) -> None:
     color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")
     color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
     parser.add_argument("-q", "--quiet", action="store_true", help="print diagnostics only, no summary line")
-    parser.epilog = "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code."
+    parser.add_argument(
+        "--config", metavar="PATH", type=Path,
+        help="use this plait.toml or pyproject.toml, not the one found by walking up from each spec",
+    )
+    parser.add_argument("--fix", action="store_true", help="apply the fixes diagnostics suggest, then report the rest")
+    parser.add_argument("--diff", action="store_true", help="print the fixes `--fix` would make as a diff; write nothing")
+    parser.epilog = (
+        "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code. "
+        "`# plait: ignore[CODE]` on a line (or a declaration's first line) suppresses a warning there."
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from plait.compiler.project import ConfigError, Resolver
+
     paths = args.paths or ["."]  # as `ruff check`: no path means the current directory, searched
     try:
         select = _selectors(args.select, "--select")
         ignore = _selectors(args.ignore, "--ignore")
-    except ValueError as exc:
+        configs = Resolver(args.config)
+        return _check(args, paths, configs, select, ignore)
+    except ConfigError as exc:
         return _usage(str(exc))
-    roots, empty = _specs(paths)
+
+
+def _check(args: argparse.Namespace, paths: list[str], configs, select: tuple, ignore: tuple) -> int:
+    roots, empty = _specs(paths, configs)
     if not roots:
         return _usage("no .plait files found under " + ", ".join(f"`{p}`" for p in paths))
     for path in empty:
         print(f"plait check: warning: no .plait files under `{path}`", file=sys.stderr)
+    for root, _ in roots:
+        configs.of(root)  # a broken config is reported before any spec is checked, even with nothing to filter
 
     from plait.compiler.report import render, wants_color
 
-    diagnostics, sources, failed = _compile(roots)
-    diagnostics = [d for d in diagnostics if _wanted(d.code, select, ignore)]
+    diagnostics, sources, failed = _diagnose(roots, configs, select, ignore)
+    if args.diff:
+        return _show_fixes(diagnostics, sources)
+    if args.fix and _fix(diagnostics, sources):
+        diagnostics, sources, failed = _diagnose(roots, configs, select, ignore)
     sources = {**sources, **_undecodable(diagnostics, sources)}
     options = {"summary": not args.quiet} if args.format == "text" else {}
     color = args.color if args.color is not None else wants_color(sys.stdout)
@@ -64,8 +85,92 @@ def run(args: argparse.Namespace) -> int:
     _write(output)
     if failed:
         return EXIT_USAGE
-    failing = [d for d in diagnostics if d.is_error or (args.strict and str(d.severity) == "warning")]
+    failing = [
+        d for d in diagnostics
+        if d.is_error or (str(d.severity) == "warning" and (args.strict or configs.of(d.span.file).strict))
+    ]
     return EXIT_ERRORS if failing else EXIT_OK
+
+
+def _diagnose(roots: list[tuple[Path, bool]], configs, select: tuple, ignore: tuple) -> tuple[list, dict, bool]:
+    """Compile, apply inline suppressions, then the filters: `--select` over the config's, `--ignore` added to it."""
+    from plait.compiler.suppress import apply
+
+    diagnostics, sources, failed = _compile(roots)
+    diagnostics = apply(diagnostics, sources)
+    kept = []
+    for d in diagnostics:
+        config = configs.of(d.span.file)
+        ignored = ignore + config.ignore + config.ignored_in(d.span.file)
+        if _wanted(d.code, select or config.select, ignored):
+            kept.append(d)
+    return kept, sources, failed
+
+
+def _planned(diagnostics: list, sources: dict) -> tuple[list, tuple]:
+    """[(source, new text, edits)] per file a fix changes, and the fixes skipped for overlapping."""
+    from plait.compiler import fixes
+
+    plan = fixes.plan(diagnostics)
+    changes = [
+        (sources[file], fixes.apply(sources[file].text, edits), edits)
+        for file, edits in plan.edits.items()
+        if file in sources and edits
+    ]
+    return changes, plan.skipped
+
+
+def _show_fixes(diagnostics: list, sources: dict) -> int:
+    from plait.compiler.fixes import diff
+    from plait.core.redact import redact_text
+
+    changes, skipped = _planned(diagnostics, sources)
+    # A literal secret on a context line of the diff must not be printed (the report masks them too).
+    _write(redact_text("".join(diff(source, new) for source, new, _ in changes)))
+    count = sum(len(edits) for _, _, edits in changes)
+    print(f"plait check: {_fixes(count)} would change {_files(len(changes))}" + _later(skipped), file=sys.stderr)
+    return EXIT_ERRORS if changes else EXIT_OK
+
+
+def _fix(diagnostics: list, sources: dict) -> bool:
+    """Write every file a fix changes (atomically) and say what changed; True when something was written."""
+    from plait.compiler.fixes import write_atomic
+    from plait.core.redact import redact_text
+
+    changes, skipped = _planned(diagnostics, sources)
+    written = made = 0
+    for source, new, edits in changes:
+        path = Path(source.path)
+        try:
+            if path.read_text(encoding="utf-8") != source.text:
+                print(f"plait check: `{source.path}` changed while it was checked; not fixed", file=sys.stderr)
+                continue
+            write_atomic(path, new)
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"plait check: cannot fix `{source.path}`: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            continue
+        written += 1
+        made += len(edits)
+        for edit in edits:
+            line = edit.describe(source.text[edit.span.offset : edit.span.end_offset])
+            print(f"fixed {redact_text(line)}", file=sys.stderr)
+    if changes:
+        print(f"plait check: {_fixes(made)} applied in {_files(written)}" + _later(skipped), file=sys.stderr)
+    else:
+        print("plait check: nothing to fix", file=sys.stderr)
+    return written > 0
+
+
+def _fixes(n: int) -> str:
+    return f"{n} fix" if n == 1 else f"{n} fixes"
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
+def _later(skipped: tuple) -> str:
+    return f"; {_fixes(len(skipped))} overlapping another left for the next --fix" if skipped else ""
 
 
 def _usage(message: str) -> int:
@@ -74,20 +179,10 @@ def _usage(message: str) -> int:
 
 
 def _selectors(raw: str | None, flag: str) -> tuple[str, ...]:
-    """`P1,undefined-name` → ("P1", "P101"); a selector matching no code is a usage error."""
-    from plait.core.codes import CODES, lookup
+    """`P1,undefined-name` → ("P1", "P101"); a selector matching no code is a usage error (ConfigError)."""
+    from plait.compiler.project import selectors
 
-    out = []
-    for item in (raw or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        entry = lookup(item)
-        prefix = entry.code if entry else item.upper()
-        if not any(code.startswith(prefix) for code in CODES):
-            raise ValueError(f"{flag}: `{item}` matches no code; `plait explain --list` shows them all")
-        out.append(prefix)
-    return tuple(out)
+    return selectors((raw or "").split(","), flag)
 
 
 def _wanted(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
@@ -98,8 +193,11 @@ def _wanted(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool
     return not code.startswith(ignore) if ignore else True
 
 
-def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
-    """(path, found by searching a directory) for each spec to check, in a stable order; and the empty directories."""
+def _specs(paths: list[str], configs) -> tuple[list[tuple[Path, bool]], list[str]]:
+    """(path, found by searching a directory) for each spec to check, in a stable order; and the empty directories.
+
+    A config's `exclude` applies to the search only: a file named on the command line is checked (as ruff does).
+    """
     from plait.dsl.discover import spec_files
 
     out: list[tuple[Path, bool]] = []
@@ -109,7 +207,7 @@ def _specs(paths: list[str]) -> tuple[list[tuple[Path, bool]], list[str]]:
         if not _is_dir(path):
             out.append((path, False))  # a missing or unreadable file becomes a P005 diagnostic
             continue
-        found = spec_files(path)
+        found = [p for p in spec_files(path) if not configs.of(p).excludes(p)]
         if not found:
             empty.append(raw)
         out.extend((p, True) for p in found)
