@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "trace": "the timeline of a stored run: model calls, tool calls, decisions",
     "chat": "talk to one agent of a spec, keeping history",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
+    "completion": "print a shell completion script (bash, zsh or fish)",
 }
 
 
@@ -69,7 +70,7 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
         epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"plait {_version()}")
+    parser.add_argument("-V", "--version", action="version", version=f"plait {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
         if name == chosen:
