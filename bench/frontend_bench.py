@@ -8,7 +8,9 @@ reports, side by side and from the same run, the median of several runs of:
 - lark's bare LALR parse of the same text (same grammar and post-lexer, no
   AST building), the floor any lark front-end stands on;
 - PyYAML's pure-Python loader on the equivalent YAML;
-- `plait check` of a small spec as a whole process (interpreter start included).
+- `plait check` of a small spec as a whole process (interpreter start included);
+- `plait check` of a 0.2 spec of 10,000 lines (typed outputs, routes, loops,
+  maps) against the 0.1 one of the same length, as a ratio.
 
 Wall time and CPU time are both shown: on a busy machine CPU time is the
 steadier of the two.
@@ -110,6 +112,28 @@ def bench_size(lines: int, runs: int, workdir: Path) -> list[tuple[str, float, f
     return rows
 
 
+def bench_typed(lines: int, runs: int, workdir: Path) -> float:
+    """`plait check` of the 0.2 spec (routes, loops, maps, typed outputs read downstream) against the 0.1 spec
+    of the same length: CPU medians of interleaved runs, and their ratio (issue 11: at most 1.3x)."""
+    old, new = workdir / f"spec_{lines}.plait", workdir / f"spec_{lines}_02.plait"
+    old.write_text(frontend_gen.spec(lines), encoding="utf-8")
+    new.write_text(frontend_gen.spec_02(lines), encoding="utf-8")
+    for path in (old, new):
+        _check_in_process(path)  # warm, and both must check clean
+    cpus: dict[Path, list[float]] = {old: [], new: []}
+    for _ in range(runs):
+        for path in (old, new):
+            c = time.process_time()
+            _check_in_process(path)
+            cpus[path].append(time.process_time() - c)
+    a, b = (statistics.median(cpus[p]) * 1000 for p in (old, new))
+    print(f"\nplait check, 0.1 vs 0.2 spec of {lines:,} lines, CPU median of {runs} interleaved runs:")
+    print(f"  0.1 (models, tools, agents, chains, parallels) {a:9.1f} ms cpu")
+    print(f"  0.2 (typed outputs, routes, loops, maps)      {b:9.1f} ms cpu")
+    print(f"  ratio 0.2 / 0.1                               {b / a:9.2f}x  (target <= 1.3x)")
+    return b / a
+
+
 def _compile_bytecode() -> None:
     """Write plait's bytecode, as `pip install` does for an installed package.
 
@@ -186,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         for lines in [] if args.process_only else args.lines:
             bench_size(lines, args.runs if lines <= 10_000 else max(3, args.runs // 3), workdir)
+        if not args.process_only:
+            bench_typed(10_000, max(args.runs, 5), workdir)
         bench_process(max(args.runs, 10), workdir, args.python)
     return 0
 

@@ -137,3 +137,92 @@ agent main "Answer questions." {
   tools = [lookup]
 }
 '''
+
+
+def _group_02(i: int) -> str:
+    """A 0.2 group: typed outputs read downstream by field and by name, a route, a loop and a map."""
+    return f'''# --- group {i} (0.2) ----------------------------------------------
+model m{i} = "openai/gpt-4o-mini" {{ temperature = 0.2, timeout = 30s }}
+
+step classify{i} "Sort a ticket." {{
+  model  = m{i}
+  prompt = "Ticket from {{{{run.input.customer}}}}: {{{{run.input.ticket}}}}"
+  output {{
+    category: "billing" | "tech" | "sales"
+    urgency:  int "1 (low) to 5 (high)"
+    summary:  string
+  }}
+}}
+
+step billing{i} {{ model = m{i}, prompt = "Billing: {{{{input.summary}}}} ({{{{state.order_id}}}})" }}
+step tech{i} {{ model = m{i}, prompt = "Tech: {{{{input.summary}}}}, urgency {{{{classify{i}.urgency}}}}" }}
+step sales{i} {{ model = m{i}, prompt = "Sales: {{{{classify{i}.summary}}}}" }}
+
+route triage{i} on input.category {{
+  "billing" -> billing{i}
+  "tech"    -> tech{i}
+  else      -> sales{i}
+}}
+
+step draft{i} {{ model = m{i}, prompt = "Improve {{{{input}}}}; feedback: {{{{loop.last.feedback}}}}" }}
+step review{i} "Grade a draft." {{
+  model  = m{i}
+  prompt = "Grade round {{{{loop.iteration}}}}: {{{{input}}}}"
+  output {{ verdict: "accept" | "revise", feedback: string, score: int }}
+}}
+
+loop polish{i} = draft{i} -> review{i} {{
+  until          = verdict == "accept" or score >= 8
+  max_iterations = 3
+  on_exhausted   = last
+}}
+
+step outline{i} {{
+  model  = m{i}
+  prompt = "Plan sections on {{{{input.feedback}}}} for {{{{classify{i}.category}}}}"
+  output {{ sections: list[object {{ title: string, brief: string }}] }}
+}}
+
+step write{i} {{ model = m{i}, prompt = "Write {{{{input.title}}}} ({{{{map.index}}}}): {{{{map.item.brief}}}}" }}
+
+map write_all{i} = write{i} {{ over = input.sections, concurrency = 4 }}
+
+chain c{i} = classify{i} -> triage{i} -> polish{i} -> outline{i} -> write_all{i}
+
+# ------------------------------------------------------------------
+# (end of group {i})
+# Every group is the same shape, and as long as a 0.1 group
+# (64 lines), so the two specs compare line for line.
+#
+#
+#
+#
+#
+#
+#
+#
+#
+#
+#
+#
+'''
+
+
+_HEAD_02 = '''plait 0.2
+
+input {
+  ticket:   string "The customer's message"
+  customer: string
+}
+
+state { order_id: string? }
+
+'''
+
+
+def spec_02(lines: int) -> str:
+    """A valid 0.2 spec of about `lines` lines: the same line count as `spec(lines)`, typed data flow in every group."""
+    groups = max(1, lines // GROUP_LINES)
+    body = "".join(_group_02(i) for i in range(groups))
+    main = " -> ".join(f"c{i}" for i in range(groups))
+    return f"{_HEAD_02}{body}chain main = {main}\n"
