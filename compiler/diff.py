@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .graph import AgentGraph
 
-__all__ = ["CONTRACTS", "Change", "changes_to_json", "changes_to_text", "diff_graphs", "schema_text"]
+__all__ = ["CONTRACTS", "EMITTERS", "Change", "changes_to_json", "changes_to_text", "diff_graphs", "render_changes",
+           "schema_text"]
 
 #: Attributes that are a runnable's contract (drawn on the picture); other attribute changes are "attribute".
 CONTRACTS: dict[str, tuple[str, ...]] = {
@@ -238,3 +239,22 @@ def changes_to_text(changes: list[Change]) -> str:
 def changes_to_json(changes: list[Change]) -> str:
     counts = {op: sum(c.op == op for c in changes) for op in ("added", "removed", "changed")}
     return json.dumps({"changes": [asdict(c) for c in changes], "summary": counts}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _mermaid(old: AgentGraph, new: AgentGraph, changes: list[Change]) -> str:
+    from .render.diff_mermaid import diff_to_mermaid
+
+    return diff_to_mermaid(old, new, changes)
+
+
+#: `core.vocab.DIFF_FORMATS` → how the changes are written (a test holds the keys equal).
+EMITTERS: dict[str, Callable[[AgentGraph, AgentGraph, list[Change]], str]] = {
+    "text": lambda old, new, changes: changes_to_text(changes),
+    "json": lambda old, new, changes: changes_to_json(changes),
+    "mermaid": _mermaid,
+}
+
+
+def render_changes(format: str, old: AgentGraph, new: AgentGraph, changes: list[Change]) -> str:
+    """The changes from `old` to `new` in `format` (one of core.vocab.DIFF_FORMATS)."""
+    return EMITTERS[format](old, new, changes)

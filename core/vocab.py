@@ -7,6 +7,7 @@ runtime dispatches on them, the renderers draw them and the CLI offers them.
 from __future__ import annotations
 
 __all__ = [
+    "DIFF_FORMATS",
     "ERROR_KINDS",
     "FALLBACK_KINDS",
     "IMAGE_FORMATS",
@@ -55,6 +56,9 @@ TURN_STEP_NAMES = (
 
 #: `plait check --format`: diagnostics reports (compiler/report dispatches on these).
 REPORT_FORMATS = ("text", "json", "github", "sarif")
+
+#: `plait diff --format`: the changes as text, JSON, or a Mermaid picture with them highlighted.
+DIFF_FORMATS = ("text", "json", "mermaid")
 
 #: `plait render --format`: text formats are built in-process, image formats through Graphviz.
 TEXT_RENDER_FORMATS = ("dot", "mermaid", "json", "html")

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.core.vocab import DIFF_FORMATS
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="a spec file, or git:REV:path")
     parser.add_argument("new", metavar="NEW", help="a spec file, or git:REV:path")
-    parser.add_argument("-f", "--format", choices=("text", "json", "mermaid"), default="text")
+    parser.add_argument("-f", "--format", choices=DIFF_FORMATS, default="text")
 
 
 class _Unusable(Exception):
@@ -58,7 +59,7 @@ def _unreadable(side: str, message: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plait.compiler.diff import changes_to_json, changes_to_text, diff_graphs
+    from plait.compiler.diff import diff_graphs, render_changes
 
     graphs = []
     for side in (args.old, args.new):
@@ -72,13 +73,5 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
         graphs.append(result.graph)
     changes = diff_graphs(*graphs)
-    if args.format == "json":
-        sys.stdout.write(changes_to_json(changes))
-    elif args.format == "mermaid":
-        from plait.compiler.render.diff_mermaid import diff_to_mermaid
-
-        old, new = graphs
-        sys.stdout.write(diff_to_mermaid(old, new, changes))
-    else:
-        sys.stdout.write(changes_to_text(changes))
+    sys.stdout.write(render_changes(args.format, graphs[0], graphs[1], changes))
     return EXIT_ERRORS if changes else EXIT_OK

@@ -16,10 +16,12 @@ def test_every_provider_name_has_a_provider_and_nothing_else_does():
 
 
 def test_report_and_render_dispatch_tables_cover_exactly_the_format_lists():
+    from plait.compiler.diff import EMITTERS as DIFF_EMITTERS
     from plait.compiler.render.api import BUILDERS
     from plait.compiler.report import EMITTERS
 
     assert tuple(EMITTERS) == vocab.REPORT_FORMATS
+    assert tuple(DIFF_EMITTERS) == vocab.DIFF_FORMATS
     assert set(BUILDERS) == set(vocab.RENDER_FORMATS) and len(BUILDERS) == len(vocab.RENDER_FORMATS)
 
 
@@ -36,9 +38,11 @@ def _accepts(command: str, args: list[str], value: str) -> bool:
 
 
 def test_the_cli_offers_the_one_list_of_formats():
-    for command, formats in (("check", vocab.REPORT_FORMATS), ("render", vocab.RENDER_FORMATS)):
-        assert all(_accepts(command, ["spec.plait", "--format"], f) for f in formats), command
-        assert not _accepts(command, ["spec.plait", "--format"], "yaml"), command
+    for command, args, formats in (("check", ["spec.plait"], vocab.REPORT_FORMATS),
+                                   ("render", ["spec.plait"], vocab.RENDER_FORMATS),
+                                   ("diff", ["old.plait", "new.plait"], vocab.DIFF_FORMATS)):
+        assert all(_accepts(command, [*args, "--format"], f) for f in formats), command
+        assert not _accepts(command, [*args, "--format"], "yaml"), command
 
 
 def test_turn_step_names_are_the_pipeline_the_runtime_runs():
