@@ -25,6 +25,13 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="a decision for a pending call: ID=approve, ID=reject[:message], ID=edit:{json}; "
         "for a tool call whose outcome is unknown after a crash: ID=retry or ID=skip",
     )
+    parser.add_argument(
+        "--answer",
+        metavar="NAME=JSON",
+        action="append",
+        default=[],
+        help="an answer for a pending ask: the ask's name (or pending id) = JSON (text for a text answer)",
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     add_dir(parser)
@@ -51,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"the spec of run {args.id}, {spec}, is gone; pass --spec FILE")
     parser = argparse.ArgumentParser(prog="plait run")
     run_command.register(parser)
-    argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in args.decide)]
+    argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in args.decide), *(f"--answer={a}" for a in args.answer)]
     argv += ["--json"] * args.json + ["--events"] * args.events
     return run_command.run(parser.parse_args(argv))

@@ -48,9 +48,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--input-file", metavar="F", help="read the input from a file (JSON when the spec declares `input`)")
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused or failed); runs are kept in .plait/runs/ beside the spec")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec")
     parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
-                        help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}")
+                        help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}; "
+                             "for a call whose outcome a crash left unknown: ID=retry or ID=skip")
     parser.add_argument("--answer", metavar="NAME=JSON", action="append", default=[],
                         help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)")
 

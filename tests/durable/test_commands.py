@@ -185,3 +185,20 @@ def test_every_command_has_help(command, capsys):
         main([*command, "--help"])
     out = capsys.readouterr().out
     assert done.value.code == 0 and "usage: plait" in out and "--dir" in out
+
+
+def test_resume_passes_answers_to_a_pending_ask(tmp_path, capsys, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "approve"
+    for f in example.iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    code, out, _ = cli(capsys, "run", tmp_path / "approve.plait", "--input-file", tmp_path / "request.json", "--json")
+    assert code == 3
+    run_id = json.loads(out)["run_id"]
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(capsys, "resume", run_id, "--answer", 'approval={"decision": "approve"}', "--json")
+    assert code == 0, err
+    assert json.loads(out)["stop_reason"] == "done"
