@@ -69,6 +69,8 @@ _node = dataclass(frozen=True, slots=True, kw_only=True)
 
 @_node
 class Node:
+    """Every node has the span of the text it came from."""
+
     span: Span
 
 
@@ -110,6 +112,8 @@ class Ident(Node):
 
 @_node
 class Comment(Node):
+    """`# ...`, kept for the formatter."""
+
     text: str
 
 
@@ -118,6 +122,8 @@ class Comment(Node):
 
 @_node
 class String(Node):
+    '''A string literal: `"..."`, or a block string.'''
+
     kind: Literal["string"] = "string"
     #: The decoded value (escapes applied; `\{` kept so templates see a literal brace).
     value: str
@@ -127,6 +133,8 @@ class String(Node):
 
 @_node
 class Number(Node):
+    """`16`, `0.2`, `-1`, `1e3` (`raw` as written)."""
+
     kind: Literal["number"] = "number"
     value: int | float
     raw: str
@@ -134,6 +142,8 @@ class Number(Node):
 
 @_node
 class Duration(Node):
+    """`500ms`, `30s`, `2m`, `1h`."""
+
     kind: Literal["duration"] = "duration"
     seconds: float
     raw: str
@@ -150,6 +160,8 @@ class Size(Node):
 
 @_node
 class Bool(Node):
+    """`true` / `false`."""
+
     kind: Literal["bool"] = "bool"
     value: bool
 
@@ -184,6 +196,8 @@ class Succeeded(Node):
 
 @_node
 class ListValue(Node):
+    """`[a, b]`."""
+
     kind: Literal["list"] = "list"
     items: tuple[Value, ...]
 
@@ -213,6 +227,8 @@ class Compare(Node):
 
 @_node
 class Not(Node):
+    """`not x`."""
+
     kind: Literal["not"] = "not"
     operand: Condition
 
@@ -228,6 +244,8 @@ class BoolOp(Node):
 
 @_node
 class Attribute(Node):
+    """`key = value` in a block."""
+
     key: Ident
     #: True when the key was written as a string (`"app.tenant" = ...`): map entries.
     quoted: bool = False
@@ -285,6 +303,8 @@ class TypeExpr(Node):
 
 @_node
 class Param(Node):
+    """`name: type ["description"] [= default]`."""
+
     name: Ident
     type: TypeExpr
     description: String | None = None
@@ -305,6 +325,8 @@ class Params(Node):
 
 @_node
 class ModelDecl(Node):
+    """`model NAME = "provider/model" [{ ... }]`."""
+
     kind: Literal["model"] = "model"
     name: Ident
     target: String
@@ -322,21 +344,29 @@ class _Described(Node):
 
 @_node
 class ToolDecl(_Described):
+    """`tool NAME ["description"] { ... }`."""
+
     kind: Literal["tool"] = "tool"
 
 
 @_node
 class AgentDecl(_Described):
+    """`agent NAME ["description"] { ... }`."""
+
     kind: Literal["agent"] = "agent"
 
 
 @_node
 class StepDecl(_Described):
+    """`step NAME ["description"] { ... }`."""
+
     kind: Literal["step"] = "step"
 
 
 @_node
 class ConsolidateDecl(_Described):
+    """`consolidate NAME ["description"] { ... }`."""
+
     kind: Literal["consolidate"] = "consolidate"
 
 
@@ -349,12 +379,16 @@ class McpDecl(_Described):
 
 @_node
 class ChainRef(Node):
+    """A runnable named as a chain element."""
+
     kind: Literal["ref"] = "ref"
     name: str
 
 
 @_node
 class InlineParallel(Node):
+    """`parallel(a, b)` as a chain element."""
+
     kind: Literal["parallel"] = "parallel"
     branches: tuple[Ident, ...]
 
@@ -364,6 +398,8 @@ ChainElement = Union[ChainRef, InlineParallel]
 
 @_node
 class ChainDecl(Node):
+    """`chain NAME = a -> b -> c`."""
+
     kind: Literal["chain"] = "chain"
     name: Ident
     elements: tuple[ChainElement, ...]
@@ -371,6 +407,8 @@ class ChainDecl(Node):
 
 @_node
 class ParallelDecl(Node):
+    """`parallel NAME = [a, b] [{ ... }]`."""
+
     kind: Literal["parallel"] = "parallel"
     name: Ident
     branches: ListValue
@@ -379,6 +417,8 @@ class ParallelDecl(Node):
 
 @_node
 class ImportDecl(Node):
+    """`import "path.plait"`."""
+
     kind: Literal["import"] = "import"
     path: String
 

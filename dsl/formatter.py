@@ -13,13 +13,17 @@ file" is the model):
   right); at most one blank line is kept where the author left one;
 - a block stays on one line (`{ a = 1, b = 2 }`) when it was written with its
   first member on the `{` line and still fits in `WIDTH` columns (the author
-  decides, as prettier does for objects); `params` blocks and blocks holding a
-  comment or a multi-line block string are always expanded;
+  decides, as prettier does for objects); typed blocks (`params`, `output`,
+  `answer`, `input`, `state`) and a route's cases follow the same rule; blocks
+  holding a comment or a multi-line block string are always expanded;
 - lists and call arguments go on one line when they fit, otherwise one item
-  per line with a trailing comma; a chain that does not fit breaks before `->`;
+  per line with a trailing comma; a chain (or a loop's or a map's body) that
+  does not fit breaks before `->`; a route's `->` are aligned like `=`;
+- conditions stay on one line with the fewest parentheses that keep their
+  meaning, plus one pair around an `and` inside an `or`;
 - strings are written with JSON escapes (`\\{` kept); block strings stay block
   strings, re-indented one level under their line (or on one line, if written
-  so and that decodes the same); numbers and durations as written;
+  so and that decodes the same); numbers, durations and sizes as written;
 - a comment stays where it was: above the thing it preceded, or at the end of
   the line holding what it followed, from `COMMENT_COLUMN` (further right
   when the code is longer, and in one column over consecutive lines).
@@ -46,7 +50,8 @@ from plait.core.source import SourceFile, Span
 __all__ = ["ALIGN_MAX", "COMMENT_COLUMN", "WIDTH", "FormatError", "FormatterBug", "format_module", "format_text"]
 
 WIDTH = 88
-ALIGN_MAX = 12
+#: Longer keys are written unpadded; 14 lets a loop's `max_iterations` align with its `until`.
+ALIGN_MAX = 14
 #: Trailing comments start here, as in LANGUAGE.md, unless the code is longer.
 COMMENT_COLUMN = 44
 INDENT = "  "
@@ -282,6 +287,21 @@ class _Layout:
         """
         if isinstance(d, ast.ImportDecl):
             head, middle, body = "import", [self.inline(d.path)], []
+        elif isinstance(d, ast.InputDecl | ast.StateDecl):
+            head, middle, body = d.kind, [], [self.inline_typed(d.fields, braces_only=True)]
+        elif isinstance(d, ast.RouteDecl):
+            head = f"route {d.name.name}"
+            middle = [self.inline(d.description)] if d.description else []
+            middle += ["on", self.path_text(d.subject)]
+            body = [self.inline_cases(d)]
+        elif isinstance(d, ast.LoopDecl | ast.MapDecl):
+            head = f"{d.kind} {d.name.name}"
+            middle = [self.inline(d.description)] if d.description else []
+            middle += ["=", self.inline_elements(d.body)]
+            body = [self.inline(d.block)]
+        elif isinstance(d, ast.AskDecl):
+            head, middle = f"ask {d.name.name}", [self.inline(d.question)]
+            body = [self.inline(d.block)] if d.block else []
         else:
             head = f"{d.kind} {d.name.name}"
             if isinstance(d, ast.ChainDecl):
@@ -307,10 +327,37 @@ class _Layout:
             self.write(" ")
             self.string(d.path, "")
             return
+        if isinstance(d, ast.InputDecl | ast.StateDecl):
+            self.write(" ")
+            self.typed_members(d.fields, "", d.kind)
+            return
         self.write(" ")
         self.emit_node(d.name.name, d.name)
         if isinstance(d, ast.ChainDecl):
             self.chain(d)
+            return
+        if isinstance(d, ast.RouteDecl):
+            self.route(d)
+            return
+        if isinstance(d, ast.LoopDecl | ast.MapDecl):
+            if d.description is not None:
+                self.write(" ")
+                self.string(d.description, "")
+            self.write(" = ")
+            text = self.inline_elements(d.body)
+            if text is not None and self.fits(text + " {"):
+                self.emit(text, d.body[0].span.offset, d.body[-1].span.end_offset)
+            else:
+                self.elements(d.body)
+            self.write(" ")
+            self.block(d.block, "")
+            return
+        if isinstance(d, ast.AskDecl):
+            self.write(" ")
+            self.string(d.question, "")
+            if d.block is not None:
+                self.write(" ")
+                self.block(d.block, "")
             return
         if isinstance(d, ast.ModelDecl):
             self.write(" = ")
@@ -327,19 +374,63 @@ class _Layout:
 
     def chain(self, d: ast.ChainDecl) -> None:
         self.write(" = ")
-        for i, element in enumerate(d.elements):
+        self.elements(d.elements)
+
+    def elements(self, elements: tuple) -> None:
+        """A chain's (or a loop's, a map's) elements, one per line from the second."""
+        for i, element in enumerate(elements):
             if i:
                 self.newline(INDENT)
                 self.write("-> ")
             self.element(element, INDENT)
 
     def inline_chain(self, d: ast.ChainDecl) -> str | None:
+        return self.inline_elements(d.elements)
+
+    def inline_elements(self, elements: tuple) -> str | None:
         # A comment between elements keeps them on their own lines; one before
         # the first element goes above the declaration in either layout.
-        if self.comment_between(d.elements[0].span.offset, d.elements[-1].span.end_offset):
+        if self.comment_between(elements[0].span.offset, elements[-1].span.end_offset):
             return None
-        elements = [self.inline_element(e) for e in d.elements]
-        return None if None in elements else " -> ".join(elements)
+        texts = [self.inline_element(e) for e in elements]
+        return None if None in texts else " -> ".join(texts)
+
+    # --- routes -------------------------------------------------------------------
+
+    def route(self, d: ast.RouteDecl) -> None:
+        if d.description is not None:
+            self.write(" ")
+            self.string(d.description, "")
+        self.write(" on ")
+        self.emit_node(self.path_text(d.subject), d.subject)
+        self.write(" ")
+        open_at = self.skip_to(d.subject.span.end_offset)
+        text = self.inline_cases(d)
+        if text is not None and self.fits(text):
+            self.emit(text, open_at, d.span.end_offset)
+            return
+        keys = [self.case_label(c) for c in d.cases]
+        self.members(open_at, d.span.end_offset - 1, list(d.cases), keys, "", self.case)
+
+    def inline_cases(self, d: ast.RouteDecl) -> str | None:
+        """`{ "a" -> x, else -> y }`, where the author wrote the first case on the `{` line."""
+        open_at = self.skip_to(d.subject.span.end_offset)
+        if self.comment_between(open_at, d.span.end_offset):
+            return None
+        if not d.cases:
+            return "{}"
+        if not self.opens_on_same_line(open_at, d.cases[0]):
+            return None
+        return "{ " + ", ".join(f"{self.case_label(c)} -> {c.target.name}" for c in d.cases) + " }"
+
+    def case_label(self, case: ast.RouteCase) -> str:
+        return "else" if case.literal is None else self.inline(case.literal)
+
+    def case(self, case: ast.RouteCase, key: str, indent: str) -> None:
+        label = key.rstrip()
+        self.emit(label, case.span.offset, case.literal.span.end_offset if case.literal else case.span.offset + 4)
+        self.write(key[len(label) :] + " -> ")
+        self.emit_node(case.target.name, case.target)
 
     def inline_element(self, e: ast.Node) -> str | None:
         if isinstance(e, ast.ChainRef):
@@ -370,8 +461,13 @@ class _Layout:
             # One line only where the author wrote it on one line.
             written = self.text[v.span.offset : v.span.end_offset]
             return f'"""{v.value}"""' if "\n" not in written and _one_line_block(v.value) else None
-        if isinstance(v, ast.Number | ast.Duration):
+        if isinstance(v, ast.Number | ast.Duration | ast.Size):
             return v.raw
+        if isinstance(v, ast.PathValue):
+            return self.path_text(v)
+        if isinstance(v, ast.Compare | ast.Not | ast.BoolOp):
+            # A condition stays on one line; a comment inside it goes above or after that line.
+            return self.condition(v)
         if isinstance(v, ast.Bool):
             return "true" if v.value else "false"
         if isinstance(v, ast.Ref):
@@ -379,7 +475,7 @@ class _Layout:
         if self.has_comment(v.span):
             return None
         if isinstance(v, ast.Succeeded):
-            return f"{v.target.name} succeeded"
+            return f"{self.target_text(v)} succeeded"
         if isinstance(v, ast.ListValue):
             items = self.inline_all(v.items)
             return None if items is None else f"[{items}]"
@@ -395,6 +491,29 @@ class _Layout:
             return self.inline_block(v)
         raise TypeError(f"not a value: {type(v).__name__}")
 
+    @staticmethod
+    def path_text(p: ast.PathValue) -> str:
+        return ".".join(p.parts)
+
+    def target_text(self, v: ast.Succeeded) -> str:
+        return v.target.name if isinstance(v.target, ast.Ref) else self.path_text(v.target)
+
+    def condition(self, v: ast.Node, parent: int = 0) -> str:
+        """A condition's text, with parentheses where precedence needs them, where
+        the author's grouping must survive a re-parse (`a and (b and c)`), and
+        around an `and` inside an `or`."""
+        rank = _rank(v)
+        if isinstance(v, ast.BoolOp):
+            text = f" {v.op} ".join(self.condition(o, rank) for o in v.operands)
+        elif isinstance(v, ast.Not):
+            text = "not " + self.condition(v.operand, rank - 1)
+        elif isinstance(v, ast.Compare):
+            text = f"{self.condition(v.left, rank)} {v.op} {self.condition(v.right, rank)}"
+        else:
+            text = self.inline(v) or self.text[v.span.offset : v.span.end_offset]
+        # `and` inside `or` keeps its brackets although it binds tighter: readers misread the bare form.
+        return f"({text})" if rank <= parent or (parent == 1 and rank == 2) else text
+
     def inline_all(self, items: tuple) -> str | None:
         texts = [self.inline(item) for item in items]
         return None if None in texts else ", ".join(texts)
@@ -402,16 +521,36 @@ class _Layout:
     def inline_block(self, b: ast.Block) -> str | None:
         if not b.attributes and not b.params:
             return "{}"
-        first = min(b.attributes + b.params, key=lambda m: m.span.offset)
-        if b.params or not self.opens_on_same_line(b.span.offset, first):
+        members = sorted(b.attributes + b.params, key=lambda m: m.span.offset)
+        if not self.opens_on_same_line(b.span.offset, members[0]):
             return None
         parts = []
-        for attr in b.attributes:
-            value = self.inline(attr.value)
-            if value is None:
+        for m in members:
+            text = self.inline_typed(m) if isinstance(m, ast.Params) else self.inline(m.value)
+            if text is None:
                 return None
-            parts.append(f"{self.key(attr)} = {value}")
+            parts.append(text if isinstance(m, ast.Params) else f"{self.key(m)} = {text}")
         return "{ " + ", ".join(parts) + " }"
+
+    def typed_open(self, p: ast.Params, keyword: str) -> int:
+        return self.skip_to(p.span.offset + len(keyword))
+
+    def inline_typed(self, p: ast.Params, braces_only: bool = False) -> str | None:
+        """`output { a: int, b: string }` on one line where the author wrote it so
+        (`{ ... }` alone for `input` and `state`, whose keyword is the declaration's)."""
+        if self.has_comment(p.span):
+            return None
+        open_at = self.typed_open(p, p.keyword)
+        if not p.params:
+            text = "{}"
+        else:
+            if not self.opens_on_same_line(open_at, p.params[0]):
+                return None
+            fields = [self.inline_param(f) for f in p.params]
+            if None in fields:
+                return None
+            text = "{ " + ", ".join(fields) + " }"
+        return text if braces_only else f"{p.keyword} {text}"
 
     def value(self, v: ast.Node, indent: str) -> None:
         text = self.inline(v)
@@ -426,7 +565,7 @@ class _Layout:
         elif isinstance(v, ast.Block):
             self.block(v, indent)
         else:  # `x succeeded` with a comment between its words
-            self.emit_node(f"{v.target.name} succeeded", v)
+            self.emit_node(f"{self.target_text(v)} succeeded", v)
 
     def string(self, s: ast.String, indent: str) -> None:
         text = self.inline(s)
@@ -486,16 +625,24 @@ class _Layout:
 
     def member(self, m: ast.Node, key: str | None, indent: str) -> None:
         if isinstance(m, ast.Params):
-            self.emit("params", m.span.offset, m.span.offset + len("params"))
+            self.emit(m.keyword, m.span.offset, m.span.offset + len(m.keyword))
             self.write(" ")
-            fields = list(m.params)
-            keys = [f"{p.name.name}:" for p in fields]
-            open_at = self.skip_to(m.span.offset + len("params"))
-            self.members(open_at, m.span.end_offset - 1, fields, keys, indent, self.param)
+            self.typed_members(m, indent, m.keyword)
             return
         self.emit_node(key, m.key)
         self.write(" = ")
         self.value(m.value, indent)
+
+    def typed_members(self, p: ast.Params, indent: str, keyword: str) -> None:
+        """A typed block's `{ ... }`: on one line when written so and it fits, else one field per line."""
+        open_at = self.typed_open(p, keyword)
+        text = self.inline_typed(p, braces_only=True)
+        if text is not None and self.fits(text):
+            self.emit(text, open_at, p.span.end_offset)
+            return
+        fields = list(p.params)
+        keys = [f"{f.name.name}:" for f in fields]
+        self.members(open_at, p.span.end_offset - 1, fields, keys, indent, self.param)
 
     def members(self, open_at: int, close_at: int, members: list, keys: list, indent: str, write) -> None:
         """`{`, one member per line with keys aligned per run, `}`."""
@@ -587,6 +734,15 @@ class _Layout:
             self.members(open_at, close_at, fields, keys, indent, self.param)
         if t.optional:
             self.write("?")
+
+
+def _rank(v: ast.Node) -> int:
+    """Binding strength in a condition: `or` < `and` < `not` < comparisons < operands."""
+    if isinstance(v, ast.BoolOp):
+        return 1 if v.op == "or" else 2
+    if isinstance(v, ast.Not):
+        return 3
+    return 4 if isinstance(v, ast.Compare) else 5
 
 
 def _aligned_widths(keys: list[str | None], blanks: list[bool]) -> list[int]:

@@ -32,8 +32,9 @@ _DECL_KEYWORDS = frozenset({
     "MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT",
     "INPUT", "STATE", "ROUTE", "LOOP", "MAP", "ASK", "MCP",
 })
+_TYPED_BLOCKS = frozenset({"PARAMS", "OUTPUT", "ANSWER"})
 #: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
-_NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", *_DECL_KEYWORDS})
+_NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", "ON", "DOT"})
 
 
 class FoldSeparators:
@@ -54,8 +55,9 @@ class FoldSeparators:
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         stack = self.stack = []
         pending: Token | None = None
-        last_type = ""
+        last_type = last_value = ""
         owner = ""
+        naming = False
         glue = self.glue
         for tok in stream:
             kind = tok.type
@@ -71,15 +73,22 @@ class FoldSeparators:
             if kind in _OPENERS:
                 if len(stack) >= MAX_NESTING:
                     raise NestingTooDeep(tok)
-                stack.append(OpenBracket(kind, tok, owner))
+                naming = False  # `input {`, `state {`: no name
+                opened_by = owner
+                if kind == "LBRACE" and last_type in _TYPED_BLOCKS and owner:
+                    # Messages quote the owner: this reads "`output` block of `step classify`".
+                    opened_by = f"{last_value}` block of `{owner}"
+                stack.append(OpenBracket(kind, tok, opened_by))
             elif kind in _CLOSERS and stack and _OPENERS[stack[-1].kind] == kind:
                 stack.pop()
             elif not stack:
-                if kind in _DECL_KEYWORDS and last_type not in _NAME_AFTER:
-                    owner = tok.value
-                elif last_type in _DECL_KEYWORDS and kind not in ("STRING", "LONG_STRING"):
-                    owner = f"{owner} {tok.value}"
-            last_type = kind
+                if naming:  # the word after a declaration's keyword is its name
+                    naming = False
+                    if kind not in ("STRING", "LONG_STRING"):
+                        owner = f"{owner} {tok.value}"
+                elif kind in _DECL_KEYWORDS and last_type not in _NAME_AFTER:
+                    owner, naming = tok.value, True
+            last_type, last_value = kind, tok.value
             yield tok
 
 

@@ -39,6 +39,8 @@ _DESCRIBE = {
     "LONG_STRING": "a string",
     "NUMBER": "a number",
     "DURATION": "a duration",
+    "SIZE": "a size",
+    "COMPARE": "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
     "_SEP": "a newline or `,`",
     "NL": "a newline",
     "COMMA": "`,`",
@@ -48,13 +50,24 @@ _KEYWORDS = {
     "PLAIT": "plait", "MODEL": "model", "TOOL": "tool", "AGENT": "agent", "STEP": "step",
     "CHAIN": "chain", "PARALLEL": "parallel", "CONSOLIDATE": "consolidate", "IMPORT": "import",
     "PARAMS": "params", "SUCCEEDED": "succeeded", "TRUE": "true", "FALSE": "false",
+    "INPUT": "input", "STATE": "state", "OUTPUT": "output", "ANSWER": "answer", "ROUTE": "route",
+    "LOOP": "loop", "MAP": "map", "ASK": "ask", "MCP": "mcp", "ON": "on", "ELSE": "else",
+    "NOT": "not", "AND": "and", "OR": "or",
 }
 _PUNCT = {
     "LBRACE": "{", "RBRACE": "}", "LSQB": "[", "RSQB": "]", "LPAR": "(", "RPAR": ")",
-    "QMARK": "?", "EQUAL": "=", "COLON": ":", "VBAR": "|", "__ANON_0": "->",
+    "QMARK": "?", "EQUAL": "=", "COLON": ":", "VBAR": "|", "__ANON_0": "->", "DOT": ".",
 }
-_DECLS = {"MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT"}
-_VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
+_DECLS = {
+    "MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT",
+    "INPUT", "STATE", "ROUTE", "LOOP", "MAP", "ASK", "MCP",
+}
+_VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "SIZE", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
+#: Keywords the grammar also takes as a name (an attribute key, a parameter, mostly a declared name).
+_NAMELIKE = set(_KEYWORDS) - {"SUCCEEDED"}
+_TYPED_BLOCKS = {"PARAMS", "OUTPUT", "ANSWER"}
+_CASE_LABELS = {"STRING", "NUMBER", "TRUE", "FALSE", "ELSE"}
+_OPERATORS = {"AND", "OR", "COMPARE"}
 
 
 def _describe(name: str) -> str:
@@ -83,12 +96,34 @@ def _describe_token(token: Token) -> str:
 
 def _expected(names: set[str]) -> str:
     names = {n for n in names if n != "NL"}
-    if len(names) > 5:
-        if names & _DECLS:
-            return "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`)"
-        if len(names & _VALUES) >= 5:
-            return "a value"
-    described = sorted({_describe(n) for n in names})
+    if names & {"_SEP", "RBRACE", "RSQB"} and names - _OPERATORS:
+        # After any value a condition could go on; that is seldom what was meant.
+        names -= _OPERATORS
+    phrases: list[str] = []
+    if _CASE_LABELS <= names and "LSQB" not in names:
+        # Inside `route ... { }`.
+        phrases.append('a case (`"literal" -> runnable` or `else -> runnable`)')
+        names -= _CASE_LABELS | {"LONG_STRING"}
+    elif _DECLS <= names and "NAME" not in names:
+        phrases.append(
+            "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"
+            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`)"
+        )
+        names -= _DECLS
+    elif _TYPED_BLOCKS <= names and "NAME" in names:
+        # Where a block member starts.
+        phrases.append("an attribute (`key = value`) or a `params`, `output` or `answer` block")
+        names -= _NAMELIKE | {"NAME", "STRING", "LONG_STRING", "SUCCEEDED"}
+    elif len(names) > 5 and len(names & _VALUES) >= 5:
+        return "a value"
+    elif "NAME" in names and "PARALLEL" in names:
+        # A chain's, a loop's or a map's elements.
+        phrases.append("a runnable name or `parallel(...)`")
+        names -= _NAMELIKE | {"NAME"}
+    elif "NAME" in names:
+        # A keyword is accepted here only as a name: say "a name" once.
+        names -= _NAMELIKE
+    described = phrases + sorted({_describe(n) for n in names})
     if not described:
         return "nothing more"
     if len(described) == 1:
@@ -149,6 +184,9 @@ def syntax_diagnostic(
                 f"unexpected {found}: expected `{close}` to close{owner or ' the ' + repr(_OPEN[innermost.kind])}"
                 f" opened at {opened.line}:{opened.column}"
             )
+        elif owner:
+            # Which block the parser was in: with several open, the innermost.
+            message += f" inside{owner}"
         if token is None or innermost.token.start_pos != token.start_pos:
             where = source.span(opened.offset, opened.offset + 1)
             labels.append(Label(where, f"`{_OPEN[innermost.kind]}` opened here{owner and ' by' + owner}"))

@@ -281,3 +281,26 @@ def test_templates_inside_strings_are_untouched():
 )
 def test_broken_0_2_constructs_are_syntax_errors(text):
     assert errors(text)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("route r on input { -> a }", 'expected a case (`"literal" -> runnable` or `else -> runnable`) or `}` inside `route r`'),
+        ('route r on input { "a" a }', "expected `->` inside `route r`"),
+        ("route r { else -> a }", "expected `on` or a string inside `route r`"),
+        ("loop l = { max_iterations = 1 }", "expected a runnable name or `parallel(...)` inside `loop l`"),
+        ("map m = a -> b", "expected `->` or `{`"),
+        ("ask q { answer { ok: bool } }", "expected a string inside `ask q`"),
+        ("input { ticket string }", "expected `:` inside `input`"),
+        ('step s { model = m\n  output { verdict "x" }\n}', "expected `:` inside `output` block of `step s`"),
+        ("agent a { = 1 }", "expected an attribute (`key = value`) or a `params`, `output` or `answer` block or `}`"),
+        ("agent a { x = 1 y = 2 }", "expected `}` or a newline or `,` inside `agent a`"),
+        ("state { k: int\n", "expected `}` to close `state` opened at 1:7"),
+        ("mcp files { command = [\"a\" }", "expected `,` or `]` inside `mcp files`"),
+        ("chain loop = a -> loop\nroute r on input { x }", "inside `route r`"),
+    ],
+)
+def test_syntax_errors_in_0_2_blocks_say_what_was_expected_and_where(text, message):
+    [(code, _, _, got)] = errors(text)
+    assert code == "P001" and message in got, got
