@@ -155,7 +155,7 @@ def schema_text(schema: Any) -> str:
     if kind == "object":
         return "object {" + ", ".join(schema.get("properties", {})) + "}"
     words = {"string": "string", "integer": "int", "number": "float", "boolean": "bool", "null": "null"}
-    return words.get(kind, "any") if isinstance(kind, str) or kind is None else _show(schema)
+    return words.get(kind, "any") if isinstance(kind, str) else "any" if kind is None else _show(schema)
 
 
 def _fields(schema: dict) -> dict[str, dict] | None:

@@ -15,8 +15,6 @@ from plait.core import conditions as c
 from plait.core import graph as g
 from plait.core.graph import Edge, node_attrs
 from plait.core.source import Span
-from plait.core.types import Type
-from plait.dsl import ast
 
 from ..context import CompileContext
 from ..entry import entry_point
@@ -100,7 +98,7 @@ class _Builder:
     def values(self, name: str) -> dict[str, Any]:
         return self.ctx.values.get(name, {})
 
-    def output(self, name: str) -> dict[str, Type]:
+    def output(self, name: str) -> dict[str, Any]:
         """The runnable's inferred output type as a record field (text, the record's default, when unknown)."""
         found = self.ctx.types.get(name)
         return {"output": found} if found is not None else {}
@@ -327,13 +325,14 @@ def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
                     yield tuple(path.split(".")), string.span
     block = getattr(decl, "block", None)
     if decl.kind == "route":
-        path = _path(decl.subject)
-        if path:
-            yield path, decl.subject.span
+        subject = _path(decl.subject)
+        if subject:
+            yield subject, decl.subject.span
     elif decl.kind == "map":
         over = _attr(block, "over")
-        if _path(over):
-            yield _path(over), over.span  # type: ignore[misc]
+        over_path = _path(over)
+        if over_path:
+            yield over_path, over.span
     elif decl.kind == "loop":
         yield from _condition_paths(_attr(block, "until"))
 

@@ -40,7 +40,8 @@ def _json(graph: AgentGraph, format: str, options: RenderOptions, sources: dict)
 
 def _text(module: str, function: str) -> Builder:
     def build(graph: AgentGraph, format: str, options: RenderOptions, sources: dict) -> str:
-        return getattr(import_module(f"{__package__}.{module}"), function)(graph, options)  # type: ignore[no-any-return]
+        built: str = getattr(import_module(f"{__package__}.{module}"), function)(graph, options)
+        return built
 
     return build
 

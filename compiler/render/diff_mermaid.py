@@ -38,7 +38,8 @@ def _merged(old: Scene, new: Scene) -> tuple[Scene, dict[str, str], dict[int, st
     key = lambda e: (e.source, e.target, e.kind)  # noqa: E731 - a one-line key
     old_edges = {key(e): e for e in old.edges}
     new_edges = {key(e): e for e in new.edges}
-    edges, links = [], {}
+    edges: list = []
+    links: dict[int, str] = {}
     for e in new.edges:
         if e.kind == "layout":
             continue

@@ -83,7 +83,7 @@ class Scene:
     def enclosing(self) -> dict[str, tuple[str, ...]]:
         """node id → ids of the clusters holding it, outermost first."""
         out: dict[str, tuple[str, ...]] = {}
-        stack = [(c, ()) for c in self.clusters]
+        stack: list[tuple[Cluster, tuple[str, ...]]] = [(c, ()) for c in self.clusters]
         while stack:
             cluster, above = stack.pop()
             path = (*above, cluster.id)
@@ -167,7 +167,7 @@ def _clusters(graph: AgentGraph, shown: dict[str, None]) -> list[Cluster]:
     for m, c in owner.items():
         if m not in clusters:
             clusters[c].nodes.append(m)
-    roots = []
+    roots: list[Cluster] = []
     for c in containers:
         parent = _parent(owner, c)
         (clusters[parent].children if parent else roots).append(clusters[c])
@@ -243,7 +243,7 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
 
     clusters = _clusters(graph, shown)
     edges += _exit_hints(graph, shown, edges)
-    if options.entry is not None:
+    if entry is not None and options.entry is not None:
         # Running with --entry starts and ends at that runnable; draw the run it names.
         nodes = [SceneNode("@entry", "entry", ["start"]), *nodes, SceneNode("@exit", "exit", ["end"])]
         edges = [SceneEdge("@entry", entry, "next", run_input(graph)), *edges, SceneEdge(entry, "@exit", "next", "output")]
