@@ -9,9 +9,10 @@ and building ~40 model classes was a quarter of a small `plait check`.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Callable, Literal, TypeVar, Union
+from dataclasses import fields
+from typing import Callable, Literal, TypeVar, Union
 
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 __all__ = [
@@ -63,12 +64,12 @@ __all__ = [
     "strip_spans",
 ]
 
-# Every node: immutable, no per-instance dict, keyword-only construction.
-_node = dataclass(frozen=True, slots=True, kw_only=True)
+# Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
+_node = record
 
 
 @_node
-class Node:
+class Node(Record):
     """Every node has the span of the text it came from."""
 
     span: Span
@@ -78,29 +79,10 @@ N = TypeVar("N", bound=Node)
 
 
 def constructor(cls: type[N]) -> Callable[..., N]:
-    """A constructor of `cls` for the parser, which makes about one node per token.
-
-    It takes the same keyword arguments as `cls(...)` and makes the same node,
-    but sets each slot through its descriptor (Python's data model, not a
-    library's internals) instead of the frozen `__init__`'s
-    `object.__setattr__` per field, which costs twice as much.
-    """
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    env: dict[str, Any] = {"_new": cls.__new__, "_cls": cls, "_MISSING": MISSING}
-    params = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_d_{f.name}"] = f.default
-            params.append(f"{f.name}=_d_{f.name}")
-    body = "".join(f"    _set_{name}(n, {name})\n" for name in names)
-    source = f"def construct(*, {', '.join(params)}):\n    n = _new(_cls)\n{body}    return n\n"
-    exec(source, env)  # noqa: S102 - generated from the dataclass's own field names, as dataclasses does
-    construct: Callable[..., N] = env["construct"]
-    construct.__qualname__ = f"constructor({cls.__name__})"
-    return construct
+    """What the parser calls to make a `cls` node: the class itself, whose
+    `__init__` sets each slot through its descriptor (as cheap as a
+    hand-written constructor; kept so callers need not know)."""
+    return cls
 
 
 @_node

@@ -10,6 +10,14 @@ checking a valid spec never imports lark.
     python -m plait.dsl.tables --check   # exit 1 if it is out of date
 
 A test runs the check, so a grammar edit without regenerating fails CI.
+
+lark has no public API for its LALR table or its tree-shaping callbacks, so
+`build` reads them from the parser it built (`lark.parser.parser.parser`,
+`parse_tree_builder`'s filters). That is why pyproject.toml pins lark to one
+minor range (`>=1.3,<1.4`), and the same test is the generator's test against
+that range: a lark release that moved them makes `--check` fail loudly, never
+the tables silently wrong. Only this generator (run by hand after a grammar
+edit) touches them; `plait check` never imports lark for a valid spec.
 """
 
 from __future__ import annotations
