@@ -118,16 +118,25 @@ def arun(spec: _typing.Any, input: _typing.Any = None, *, entry: str | None = No
       the call runs with these arguments instead.
 
     A pause (`stop_reason == "pause"`) resumes with `await run.resume()`.
+
+    `tracer_provider=` (an OpenTelemetry TracerProvider; needs `plait[otel]`)
+    traces the run: GenAI spans linked to the spec's lines (runtime/telemetry.py).
     """
     from plait.runtime.engine import Engine
 
+    tracer_provider = options.pop("tracer_provider", None)
     if isinstance(spec, Engine):
         engine = spec
     elif hasattr(spec, "nodes_of"):
         engine = Engine.from_graph(spec, **options)
     else:
         engine = Engine.from_spec(spec, **options)
-    return engine.start(input, entry=entry)
+    started = engine.start(input, entry=entry)
+    if tracer_provider is not None:
+        from plait.runtime.telemetry import attach
+
+        attach(started, tracer_provider)
+    return started
 
 
 def run(

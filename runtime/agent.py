@@ -72,7 +72,12 @@ async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
     if isinstance(outcome, Pause) and ctx.bus.active:
         ctx.emit("pause", run.path, run.agent, reason=outcome.reason)
     if ctx.bus.active:
-        ctx.emit("agent_end", run.path, run.agent, status=run.status)
+        if isinstance(outcome, Fail):  # telemetry marks the agent's span with the error kind
+            from .errors import error_info
+
+            ctx.emit("agent_end", run.path, run.agent, status=run.status, error=error_info(outcome.error))
+        else:
+            ctx.emit("agent_end", run.path, run.agent, status=run.status)
     return outcome
 
 

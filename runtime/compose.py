@@ -84,6 +84,8 @@ def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) 
 
 async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
     request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1, output_schema=agent.output)
+    if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
+        ctx.emit("step_start", path, agent, step=1)
     call = direct_call(ctx, agent, request)
     if call is None:
         response = await complete_with_fallbacks(ctx, agent, request, path)

@@ -192,6 +192,8 @@ class Program:
     input: dict[str, Any] | None = None
     #: JSON Schema of the `state` block (an object; non-strict); None = undeclared (tools write any key).
     state: dict[str, Any] | None = None
+    #: Where each declaration is written: name → (file, line); telemetry links spans to it.
+    locations: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""

@@ -73,6 +73,8 @@ def program_from_graph(graph: g.GraphView) -> Program:
                       base_dir=str(graph.base_dir) if graph.base_dir else None)
     # Secrets are hidden in the records (every output shows "<redacted>"); a run sends the real values.
     for n in map(reveal_record, graph.nodes()):
+        if n.span is not None and not n.name.startswith("@"):
+            program.locations[n.name] = (n.file or n.span.file, n.span.line)
         if isinstance(n, g.ModelNode):
             program.models[n.name] = _model(n)
         elif isinstance(n, g.ToolNode):

@@ -170,6 +170,7 @@ async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: Mo
 
 def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
     """Attribute the response to the model that served it (history and report) and record the call."""
+    wire_model = response.model  # what the provider says answered, before it is renamed to the declaration
     response.message.model = name
     response.model = name
     report = ctx.report
@@ -180,4 +181,5 @@ def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest
     report._steps.append((agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens))
     if ctx.bus.active:
         ctx.emit("step_end", path, agent, step=request.step, model=name, finish_reason=response.finish_reason,
-                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                 request_model=request.model, response_model=wire_model)

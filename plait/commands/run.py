@@ -48,6 +48,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--input-file", metavar="F", help="read the input from a file (JSON when the spec declares `input`)")
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
+    parser.add_argument("--otel", action="store_true",
+                        help="export OpenTelemetry spans over OTLP/HTTP (needs plait[otel]; on anyway when "
+                             "OTEL_EXPORTER_OTLP_ENDPOINT is set)")
     parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec")
     parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
                         help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}; "
@@ -59,6 +62,14 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.stdin and (args.input is not None or args.input_file):
         return fail("give the input once: --input, --input-file or -", EXIT_USAGE)
+    from plait.runtime import tracing
+
+    traced = tracing.requested(getattr(args, "otel", False))
+    if traced and (problem := tracing.missing()) is not None:
+        if args.otel:
+            return fail(problem, EXIT_USAGE)
+        print(f"plait: warning: an OTLP endpoint is set but {problem}; the run is not traced", file=sys.stderr)
+        traced = False
     engine = load_engine(args.file)
     if isinstance(engine, int):
         return engine
@@ -88,12 +99,23 @@ def run(args: argparse.Namespace) -> int:
         # Another process holds the run (its lease in the journal): a usage error, like an unknown id.
         locked = getattr(exc, "kind", None) == "run_locked"
         return fail(str(exc).strip("'\""), EXIT_USAGE if args.resume is None or locked else EXIT_ERRORS)
+    telemetry: Any = None
+    provider: Any = None
+    if traced:
+        from plait.runtime.telemetry import attach
+
+        provider = tracing.exporting_provider()
+        telemetry = attach(started, provider)
     try:
         result = asyncio.run(drive(started, args, decisions if args.resume else None, engine, answers))
     except AgentError as exc:  # a refused answer or decision changes nothing: the run still waits
         return fail(str(exc), EXIT_USAGE)
     except Terminated:
         return fail(f"terminated; the run is stored: resume with `plait resume {started.id}`", EXIT_TERMINATED)
+    finally:
+        if telemetry is not None and provider is not None:
+            telemetry.close()  # spans a cancelled run left open end here, before the exporter flushes
+            provider.shutdown()
     return finish(result, args)
 
 
