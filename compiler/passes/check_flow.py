@@ -23,6 +23,7 @@ from ..context import CompileContext
 from ..flow import Instance, RunGraph, walk
 from ..paths import describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
+from ..rules.python_module import code_step_inputs, function_of
 from ..schema import suggest
 from .infer_types import members
 
@@ -52,6 +53,7 @@ class _Flow:
         self.ctx = ctx
         self.seen: set[tuple[Span, str]] = set()
         self.reads: list[tuple[Instance, str, str, Span | Placeholder]] = []
+        self.functions: dict[str, object] = {}
 
     def emit(self, d: Diagnostic | None) -> None:
         # One placeholder may fail the same way at several uses: say it once.
@@ -148,6 +150,32 @@ class _Flow:
                 entry.value.span, labels=declared + self.placed(inst),
                 notes=["`over` names a `list[T]`: the body runs once per item"],
                 fix=Fix("point `over` at a list field, e.g. one declared `sections: list[string]`")))
+
+    def code_step(self, inst: Instance, decl: ast.StepDecl) -> None:
+        """P319 where a code step's function hints disagree with what arrives (a record's fields, or `input`)."""
+        run = self.ctx.values[inst.name]["run"]
+        if run.get("type") != "python":
+            return
+        cache = self.functions
+        if inst.name not in cache:
+            cache[inst.name] = function_of(self.ctx, run)
+        fn = cache[inst.name]
+        if fn is None:
+            return  # not a file in the spec's folders: python_module reports what it can
+        arrived = t.strip_optional(inst.input)
+        if isinstance(arrived, t.AnyType):
+            return
+        if isinstance(arrived, t.ObjectType):
+            fields = {f.name: not f.optional for f in arrived.fields}
+        else:
+            fields = {"input": True}
+        entry = decl.body.get("run")
+        span = entry.value.args[0].span if entry is not None and getattr(entry.value, "args", None) else decl.name.span
+        for problem in code_step_inputs(fn, fields):
+            self.emit(make("P319", f"code step `{inst.name}` calls `{run['target']}` wrongly: {problem}", span,
+                           labels=self.placed(inst),
+                           notes=["a code step gets a record's fields as keyword arguments, text as `input`"],
+                           fix=Fix("make the function's parameters match the fields that arrive")))
 
     # --- per declaration --------------------------------------------------------------
 
@@ -301,6 +329,8 @@ def check_flow(ctx: CompileContext) -> None:
             flow.route(inst, decl)
         elif isinstance(decl, ast.MapDecl):
             flow.map(inst, decl)
+        elif isinstance(decl, ast.StepDecl) and isinstance(ctx.values.get(inst.name, {}).get("run"), dict):
+            flow.code_step(inst, decl)
     for decl in ctx.decls.values():
         if isinstance(decl, ast.RouteDecl):
             flow.duplicate_cases(decl)

@@ -193,6 +193,41 @@ def _check(ctx: CompileContext, owner: str, run: dict, span: Span, is_tool: bool
     return []
 
 
+def function_of(ctx: CompileContext, run: dict) -> pyast.FunctionDef | pyast.AsyncFunctionDef | None:
+    """The parsed definition `run`'s python target names, when its module is a file in the spec's folders."""
+    module, _, function = run["target"].partition(":")
+    folders = [Path(run["base_dir"])] if run.get("base_dir") else []
+    if ctx.load.root_dir is not None:
+        folders.append(Path(ctx.load.root_dir))
+    file = _module_file(module, folders)
+    if file is None:
+        return None
+    try:
+        tree = pyast.parse(file.read_text(encoding="utf-8", errors="replace"), filename=str(file))
+    except (SyntaxError, ValueError, OSError):
+        return None
+    return _functions(tree).get(function)
+
+
+def code_step_inputs(fn: pyast.FunctionDef | pyast.AsyncFunctionDef, fields: dict[str, bool]) -> list[str]:
+    """Problems calling `fn` with keyword arguments `fields` (name -> always given), when `fn` has type hints."""
+    args = fn.args
+    named = args.posonlyargs + args.args + args.kwonlyargs
+    if not any(a.annotation is not None for a in named) and fn.returns is None:
+        return []
+    positional = args.posonlyargs + args.args
+    defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    defaults |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    params = [a.arg for a in named if a.arg not in ("self", "cls")]
+    found = []
+    if args.kwarg is None:
+        found += [f"it receives `{name}`, which the function does not take" for name in fields if name not in params]
+    for name in params:
+        if name not in defaults and not fields.get(name, False):
+            found.append(f"the function requires `{name}`, which its input does not always give")
+    return found
+
+
 def python_module(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
         if decl.kind not in ("tool", "step"):

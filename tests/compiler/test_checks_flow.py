@@ -222,3 +222,29 @@ chain b = a
 """
     found = codes(compile_text(text, tmp_path))
     assert "P304" in found and found.count("P401") == 1
+
+
+CODE_STEP = HEAD + """
+step classify {
+  model  = fast
+  prompt = "{{input}}"
+  output { topic: string, note: string? }
+}
+step tally { run = python("steps:tally") }
+chain main = classify -> tally
+"""
+
+
+def test_a_code_step_function_must_take_the_fields_that_arrive(tmp_path):
+    files = {"steps.py": "def tally(topic: str, extra: int) -> str:\n    return topic\n"}
+    found = [d.message for d in compile_text(CODE_STEP, tmp_path, files=files).diagnostics]
+    assert found == [
+        "code step `tally` calls `steps:tally` wrongly: it receives `note`, which the function does not take",
+        "code step `tally` calls `steps:tally` wrongly: the function requires `extra`, which its input does not"
+        " always give",
+    ]
+
+
+def test_a_code_step_whose_hints_match_its_input_is_clean(tmp_path):
+    files = {"steps.py": "def tally(topic: str, note: str | None = None) -> str:\n    return topic\n"}
+    assert codes(compile_text(CODE_STEP, tmp_path, files=files)) == []
