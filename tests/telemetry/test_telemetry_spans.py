@@ -217,3 +217,38 @@ def test_message_content_is_recorded_only_when_the_user_opts_in(tmp_path, monkey
     assert "Avenida da Liberdade" in lookup.attributes["gen_ai.tool.call.result"]
     [root] = [s for s in spans if s.parent is None]
     assert "gen_ai.output.messages" in root.attributes
+
+
+FALLBACK_SPEC = """plait 0.1
+
+model primary = "scripted/primary" { script = "replies.json" }
+model backup = "scripted/backup" { script = "backup.json" }
+
+agent helper {
+  model = primary
+  fallback = [backup]
+}
+"""
+
+
+def test_a_call_a_fallback_answered_is_named_after_the_model_that_served_it(tmp_path):
+    spec = write_spec(tmp_path, FALLBACK_SPEC, {"helper": [{"error": {"kind": "rate_limit", "message": "slow down"}}]})
+    (tmp_path / "backup.json").write_text('{"helper": [{"text": "from the backup"}]}', encoding="utf-8")
+    result, spans = traced(spec, "hi")
+    assert result.output == "from the backup", result.error
+    [chat] = [s for s in spans if s.name.startswith("chat ")]
+    assert chat.name == "chat backup"
+    assert chat.attributes["gen_ai.request.model"] == "backup" and chat.attributes["plait.model"] == "backup"
+    assert chat.attributes["code.line.number"] == line_of(spec, "model backup")
+
+
+def test_a_provider_error_kind_is_the_error_type(tmp_path):
+    replies = {"helper": [{"error": {"kind": "rate_limit", "message": "slow down"}}]}
+    spec = write_spec(tmp_path, FALLBACK_SPEC.replace("  fallback = [backup]\n", ""), replies)
+    (tmp_path / "backup.json").write_text('{"helper": []}', encoding="utf-8")
+    result, spans = traced(spec, "hi")
+    assert result.stop_reason == "error"
+    [chat] = named(spans, "chat primary")
+    [agent] = named(spans, "invoke_agent helper")
+    assert chat.attributes["error.type"] == agent.attributes["error.type"] == "rate_limit"
+    assert chat.status.status_code.name == "ERROR" and chat.status.description == result.error.message
