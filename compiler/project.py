@@ -9,12 +9,14 @@ Bad configuration is a ConfigError naming the file and the key, never a tracebac
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
-__all__ = ["KEYS", "ConfigError", "ProjectConfig", "Resolver", "find", "load", "matches", "nearest", "selectors"]
+__all__ = [
+    "ALWAYS_REPORTED", "KEYS", "ConfigError", "ProjectConfig", "Resolver", "find", "load", "matches", "nearest", "reported",
+    "selectors",
+]
 
 #: key -> what it holds (for the "unknown key" message and docs/integrations.md).
 KEYS = {
@@ -24,6 +26,10 @@ KEYS = {
     "per-file-ignores": "table: glob -> list of codes ignored in matching files",
     "exclude": "list of globs of files and folders a directory search skips",
 }
+
+
+#: File and syntax problems (P0xx) cannot be filtered away: nothing else is checked without them.
+ALWAYS_REPORTED = "P0"
 
 
 class ConfigError(ValueError):
@@ -65,6 +71,21 @@ class Resolver:
         if folder not in self._folders:
             self._folders[folder] = nearest(folder, self._files)
         return self._folders[folder]
+
+
+def reported(diagnostics, configs: Resolver, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list:
+    """The diagnostics to show: `select` (the command line's) replaces the config's, `ignore` adds to it."""
+    kept = []
+    for d in diagnostics:
+        config = configs.of(d.span.file)
+        chosen = select or config.select
+        ignored = ignore + config.ignore + config.ignored_in(d.span.file)
+        code = d.code
+        if code.startswith(ALWAYS_REPORTED) or (
+            (not chosen or code.startswith(chosen)) and not (ignored and code.startswith(ignored))
+        ):
+            kept.append(d)
+    return kept
 
 
 def matches(glob: str, path: str | Path, root: Path) -> bool:
@@ -168,6 +189,8 @@ def _strings(table: dict, key: str, where: str) -> tuple[str, ...]:
 
 
 def _read(path: Path) -> dict:
+    import tomllib  # only when a config file exists: a fifth of `plait check`'s imports otherwise
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -177,6 +200,8 @@ def _read(path: Path) -> dict:
 
 
 def _has_plait_table(path: Path) -> bool:
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):

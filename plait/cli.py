@@ -60,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "chat": "talk to one agent of a spec, keeping history",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",
+    "lsp": "run the language server on stdio (diagnostics, hover, definition, symbols, formatting)",
 }
 
 

@@ -15,9 +15,6 @@ from pathlib import Path
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 from plait.core.vocab import REPORT_FORMATS as FORMATS
 
-#: File and syntax problems (P0xx) cannot be filtered away: nothing else is checked without them.
-ALWAYS_REPORTED = "P0"
-
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -94,17 +91,11 @@ def _check(args: argparse.Namespace, paths: list[str], configs, select: tuple, i
 
 def _diagnose(roots: list[tuple[Path, bool]], configs, select: tuple, ignore: tuple) -> tuple[list, dict, bool]:
     """Compile, apply inline suppressions, then the filters: `--select` over the config's, `--ignore` added to it."""
+    from plait.compiler.project import reported
     from plait.compiler.suppress import apply
 
     diagnostics, sources, failed = _compile(roots)
-    diagnostics = apply(diagnostics, sources)
-    kept = []
-    for d in diagnostics:
-        config = configs.of(d.span.file)
-        ignored = ignore + config.ignore + config.ignored_in(d.span.file)
-        if _wanted(d.code, select or config.select, ignored):
-            kept.append(d)
-    return kept, sources, failed
+    return reported(apply(diagnostics, sources), configs, select, ignore), sources, failed
 
 
 def _planned(diagnostics: list, sources: dict) -> tuple[list, tuple]:
@@ -183,14 +174,6 @@ def _selectors(raw: str | None, flag: str) -> tuple[str, ...]:
     from plait.compiler.project import selectors
 
     return selectors((raw or "").split(","), flag)
-
-
-def _wanted(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
-    if code.startswith(ALWAYS_REPORTED):
-        return True
-    if select and not code.startswith(select):
-        return False
-    return not code.startswith(ignore) if ignore else True
 
 
 def _specs(paths: list[str], configs) -> tuple[list[tuple[Path, bool]], list[str]]:

@@ -1,0 +1,44 @@
+"""compiler/ide.py: the editor answers the language server serves, without a server."""
+
+from __future__ import annotations
+
+from plait.compiler.ide import analyse, format_document
+
+MAIN = 'model fast = "openai/gpt-4o-mini"\nmodel spare = "openai/gpt-4o"  # plait: ignore[P601]\nagent main { model = fast }\n'
+
+
+def test_diagnostics_are_what_check_reports_suppressions_and_config_included(project):
+    project("plait.toml", 'ignore = ["P101"]\n')
+    path = project("spec.plait", MAIN.replace("model = fast", "model = fsat"))
+    analysis = analyse(path.read_text(), str(path))
+    # P101 ignored by the config, spare's P601 suppressed inline; only fast's P601 (now unused) is left.
+    assert [d.code for d in analysis.diagnostics[str(path)]] == ["P601"]
+
+
+def test_definition_and_hover_by_offset(project):
+    path = project("spec.plait", MAIN)
+    analysis = analyse(MAIN, str(path))
+    at = MAIN.index("model = fast") + len("model = f")
+    assert analysis.name_at(at) == "fast"
+    assert analysis.definition(at).name_span.line == 1
+    assert "model fast" in analysis.hover(at)
+    assert analysis.hover(MAIN.index('"openai')) is None  # a string names nothing
+    assert [s.name for s in analysis.outline] == ["fast", "spare", "main"]
+
+
+def test_format_document_is_plait_fmt():
+    assert format_document("agent main {model=fast}\n", "x.plait") == "agent main { model = fast }\n"
+    assert format_document("agent main {\n", "x.plait") is None
+
+
+def test_plait_lsp_without_pygls_says_what_to_install(monkeypatch, capsys):
+    import sys
+
+    from plait.cli import main
+
+    monkeypatch.setitem(sys.modules, "pygls", None)  # as if the `lsp` extra were not installed
+    monkeypatch.setitem(sys.modules, "pygls.lsp", None)
+    monkeypatch.setitem(sys.modules, "pygls.lsp.server", None)
+    assert main(["lsp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'plait[lsp]'" in err
