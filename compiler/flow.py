@@ -196,17 +196,18 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         kind = decl.kind if decl is not None else "parallel"
         children: list[Instance] = []
 
+        # `sequence` is only called within this iteration, so reading `name` and `inst` late is safe (B023).
         def sequence(elements: tuple[str, ...], first_input: t.Type, first_producer: str | None,
                      frames: tuple[Frame, ...]) -> list[Instance]:
             made: list[Instance] = []
             for index, element in enumerate(elements):
-                span = element_spans.get((name, index))
+                span = element_spans.get((name, index))  # noqa: B023
                 if index == 0:  # the first element receives what its owner receives, placed where it is
-                    child = new(element, first_input, first_producer, frames, inst.span, inst.note, inst)
+                    child = new(element, first_input, first_producer, frames, inst.span, inst.note, inst)  # noqa: B023
                 else:
                     before = elements[index - 1]
                     child = new(element, types.get(before, t.ANY), source(ctx, before), frames, span,
-                                ("follows", element, before, name), inst)
+                                ("follows", element, before, name), inst)  # noqa: B023
                 made.append(child)
             return made
 

@@ -151,7 +151,7 @@ def _signature(ctx: CompileContext, owner: str, fn: pyast.FunctionDef | pyast.As
         declared = properties[name].get("type")
         if hinted is not None and hinted != "null" and not _compatible(declared, hinted):
             bad(f"`{name}` is `{declared}` in tool `{owner}`'s `params`, but `{target}` hints `{hinted}`",
-                f"make the types agree: change the hint or the parameter's type")
+                "make the types agree: change the hint or the parameter's type")
     return found
 
 

@@ -137,7 +137,7 @@ def test_the_scripted_provider_refuses_special_files_at_run_time(tmp_path):
     for path in (str(fifo), "/dev/zero"):
         provider = ScriptedProvider(ModelConfig(name="m", provider="scripted", model_id="demo", script=path))
         with pytest.raises(ProviderError, match="not a regular file"):
-            _bounded(lambda: asyncio.run(provider.complete(ModelRequest(model="demo", messages=[]))))
+            _bounded(lambda p=provider: asyncio.run(p.complete(ModelRequest(model="demo", messages=[]))))
 
 
 def test_the_fake_servers_script_loader_refuses_special_files(tmp_path):
