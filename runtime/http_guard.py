@@ -66,7 +66,7 @@ async def resolve_host(host: str, port: int) -> list[IPAddress]:
         raise HttpToolError(f"cannot resolve host `{host}`: {exc.strerror or exc}") from None
     out: list[IPAddress] = []
     for _family, _type, _proto, _name, address in infos:
-        ip = ipaddress.ip_address(address[0].split("%", 1)[0])
+        ip = ipaddress.ip_address(str(address[0]).split("%", 1)[0])  # an IPv6 address may carry a %zone
         if ip not in out:
             out.append(ip)
     return out
