@@ -144,11 +144,22 @@ def credential_key(key: str | None) -> bool:
     return bool(key) and bool(_CREDENTIAL_KEY.search(key or ""))
 
 
+#: Lower-case pieces one of which each format's secret (or its context) contains: a text holding none of a
+#: format's needles skips its pattern. `in` over the text is a C scan; one alternation of every pattern cost
+#: 1.7 µs per character (3 s on 2 MB of blank lines). Formats without needles are single character-class runs.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "anthropic-api-key": ("sk-ant-",), "openai-api-key": ("sk-",), "stripe-access-token": ("k_test_", "k_live_", "k_prod_"),
+    "gcp-api-key": ("aiza",), "github-pat": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-pat": ("gl", "gr1348941"), "huggingface-access-token": ("hf_",), "slack-webhook-url": ("hooks.slack.com/",),
+    "slack-bot-token": ("xox",), "aws-access-token": ("a3t", "akia", "asia", "abia", "acca"),
+    "private-key": ("private key",), "jwt": ("eyj",), "bearer-token": ("bearer",), "basic-auth": ("basic", ":/"),
+}
+
+
 @cache
-def _compiled() -> tuple[re.Pattern[str], list[tuple[Format, re.Pattern[str]]]]:
-    """(any format, each format). One search rules most text out; compiled on first use (~3 ms)."""
-    each = [(f, re.compile(f.pattern)) for f in FORMATS]
-    return re.compile("|".join(f"(?:{f.pattern})" for f in FORMATS)), each
+def _compiled() -> list[tuple[Format, re.Pattern[str], tuple[str, ...]]]:
+    """Each format with its compiled pattern and needles; compiled on first use (~3 ms)."""
+    return [(f, re.compile(f.pattern), _NEEDLES.get(f.id, ())) for f in FORMATS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +173,13 @@ class Found:
 def find_secrets(text: str, start: int = 0, end: int | None = None) -> list[Found]:
     """Every known-format secret in `text[start:end]`, left to right, most specific format first at a place."""
     end = len(text) if end is None else min(end, len(text))
-    any_format, each = _compiled()
-    if start >= end or any_format.search(text, start, end) is None:
+    if start >= end:
         return []
+    lowered = text[start:end].lower()
     found: list[Found] = []
-    for fmt, pattern in each:
+    for fmt, pattern, needles in _compiled():
+        if needles and not any(n in lowered for n in needles):
+            continue
         for m in pattern.finditer(text, start, end):
             lo, hi = m.span(1) if pattern.groups else m.span()
             if hi > lo and (fmt.check is None or fmt.check(text[lo:hi])):

@@ -13,7 +13,8 @@ analysing the error; the caller has lark parse the text, which explains it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import chain
+from typing import Any, Callable, Iterable
 
 __all__ = ["ParseMismatch", "TableParser"]
 
@@ -87,12 +88,12 @@ class TableParser:
             for state, row in tables.ACTIONS.items()
         }
 
-    def parse(self, tokens: list) -> Any:
+    def parse(self, tokens: Iterable[Any]) -> Any:
         actions, end_state = self.actions, self.end_state
         states = [self.start_state]
         values: list[Any] = []
         push_state, push_value = states.append, values.append
-        for tok in (*tokens, _END):
+        for tok in chain(tokens, (_END,)):  # any iterable: the lexer's stream is consumed as it comes
             kind = tok.type
             while True:
                 act = actions[states[-1]].get(kind)

@@ -12,7 +12,7 @@ the caller has lark parse the text, whose errors become the diagnostics.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 __all__ = ["LexMismatch", "Lexer", "Token"]
 
@@ -43,9 +43,18 @@ class LexMismatch(Exception):
     """The text is not lexically valid (or is nested too deep); let lark say why."""
 
 
+#: Terminal patterns whose repeated group makes `re` keep one backtracking entry per repetition: 2 MB of
+#: blank lines cost 800 MB and 9 s. Nothing in the same terminal follows the group but a delimiter the group
+#: cannot match, so the possessive form (Python 3.11) matches exactly the same text, in constant memory.
+LINEAR_FORMS = {
+    "(\r?\n)+": "(?:\r?\n)++",
+    '"[^"\\\\\n\r]*(?:\\\\.[^"\\\\\n\r]*)*"': '"[^"\\\\\n\r]*+(?:\\\\.[^"\\\\\n\r]*+)*+"',
+}
+
+
 class Lexer:
     def __init__(self, tables: Any, max_nesting: int) -> None:
-        alternatives = "|".join(f"(?P<{name}>{regexp})" for name, regexp in tables.TERMINALS)
+        alternatives = "|".join(f"(?P<{name}>{LINEAR_FORMS.get(regexp, regexp)})" for name, regexp in tables.TERMINALS)
         # Blanks before a token are taken in the same match (a third of all
         # matches were blanks). No terminal starts with one, so this splits the
         # text exactly where lark does; trailing blanks still match on their own.
@@ -57,10 +66,15 @@ class Lexer:
 
     def tokens(self, text: str) -> tuple[list[Token], list[tuple[int, int, int, int]]]:
         """(the tokens the parser sees, comments as (offset, end, line, column))."""
-        keywords, ignore, glue, max_nesting = self.keywords, self.ignore, self.glue, self.max_nesting
-        out: list[Token] = []
         comments: list[tuple[int, int, int, int]] = []
-        append = out.append
+        return list(self.stream(text, comments)), comments
+
+    def stream(self, text: str, comments: list[tuple[int, int, int, int]]) -> Iterator[Token]:
+        """The tokens one at a time, comments appended to `comments` as they pass.
+
+        The parser consumes tokens as they come, so the text's tokens are never all alive at once: a list of
+        400,000 numbers held 800,000 tokens (about half of the parse's memory) before the first reduce."""
+        keywords, ignore, glue, max_nesting = self.keywords, self.ignore, self.glue, self.max_nesting
         stack: list[str] = []
         # A newline or comma that may become a `_SEP`: its _token() arguments.
         pending: tuple | None = None
@@ -98,7 +112,7 @@ class Lexer:
             tok.type, tok.end_line, tok.end_column = kind, line, end - line_start + 1
             if pending is not None:
                 if kind not in glue:
-                    append(_token(*pending))
+                    yield _token(*pending)
                 pending = None
             if kind in _OPENERS:
                 if len(stack) >= max_nesting:
@@ -107,7 +121,6 @@ class Lexer:
             elif kind in _CLOSERS and stack and _OPENERS[stack[-1]] == kind:
                 stack.pop()
             last_type = kind
-            append(tok)
+            yield tok
         if pos != len(text):
             raise LexMismatch(pos)
-        return out, comments

@@ -112,6 +112,8 @@ def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -
     problem = text_problem(text, path)
     if problem is not None:
         result.diagnostics.append(problem)
+        if problem.span.end_offset:  # the NUL byte's position: the report shows it in the text
+            result.sources[path] = SourceFile(path, text)
         return result
     source = SourceFile(path, text)
     _add(source, None if root_dir is None else root_dir / "<string>", result, set())

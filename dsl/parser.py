@@ -73,8 +73,8 @@ class _FastParser:
         with self.lock, collector_paused():
             self.builder.file = file
             try:
-                tokens, comments = self.lexer.tokens(text)
-                return self.table.parse(tokens), comments
+                comments: list[tuple[int, int, int, int]] = []
+                return self.table.parse(self.lexer.stream(text, comments)), comments
             except (LexMismatch, ParseMismatch, StringError, NumberError):
                 return None
 
