@@ -722,10 +722,13 @@ chain main = parallel(news, weather) -> summary
 ''',
     "P501": '''
 ## What it catches
-A string that looks like a credential: an API key (`sk-...`, `AIza...`),
-a token (`ghp_...`, `xoxb-...`, a JWT, `Bearer ...`), or any literal
-`api_key`. The diagnostic shows only the first characters, and every
-output format masks the value.
+A string that looks like a credential: an API key (`sk-...`, `sk_live_...`,
+`AIza...`, an AWS key id or secret access key), a token (`ghp_...`,
+`glpat-...`, `xoxb-...`, a JWT, `Bearer ...`), a PEM private key, HTTP Basic
+credentials (`Basic ...` or a URL's `user:password@`), a Slack webhook, 32 or
+more hex digits, or any literal `api_key`. The formats are gitleaks' and
+detect-secrets' (core/redact.py). The diagnostic shows only the first
+characters, and every output format masks the value.
 
 ## Why it matters
 A spec is committed, shared and printed in logs and CI annotations. A key
