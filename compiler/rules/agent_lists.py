@@ -10,6 +10,7 @@ suggests resilience it does not give.
 from __future__ import annotations
 
 from plait.core.diagnostics import Fix, Label
+from plait.core.source import Span
 
 from plait.core.codes import make
 from ..context import CompileContext
@@ -20,7 +21,7 @@ CODE = "P204"
 
 
 def agent_lists(ctx: CompileContext) -> None:
-    seen_fallback: dict[str, dict[str, object]] = {}
+    seen_fallback: dict[str, dict[str, Span]] = {}
     for ref in ctx.references:
         values = ctx.values.get(ref.owner, {})
         spans = ctx.spans.get(ref.owner, {})

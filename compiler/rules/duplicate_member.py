@@ -9,6 +9,7 @@ minimum without having two voices).
 from __future__ import annotations
 
 from plait.core.diagnostics import Fix, Label
+from plait.core.source import Span
 
 from plait.core.codes import make
 from ..context import CompileContext
@@ -22,7 +23,7 @@ _WHAT = {"branches": "branch", "agents": "agent"}
 
 
 def duplicate_member(ctx: CompileContext) -> None:
-    first: dict[tuple[str, str, str], object] = {}
+    first: dict[tuple[str, str, str], Span] = {}
     for ref in ctx.references:
         if ref.attr not in _WHAT or (ref.attr == "agents" and ctx.kind(ref.owner) != "consolidate"):
             continue

@@ -9,6 +9,7 @@ now; the agents, steps and judges that would make that call are labelled.
 from __future__ import annotations
 
 from plait.core.diagnostics import Fix, Label
+from plait.core.source import Span
 
 from plait.core.codes import make
 from ..context import CompileContext
@@ -20,7 +21,7 @@ CODE = "P302"
 _HOW = {"model": "calls it", "fallback": "falls back to it", "judge": "is judged by it"}
 
 
-def _problem(name: str, values: dict, ctx: CompileContext) -> tuple[str, object, Fix] | None:
+def _problem(name: str, values: dict, ctx: CompileContext) -> tuple[str, Span, Fix] | None:
     provider = values.get("provider")
     decl = ctx.decls[name]
     if provider == "openai-compatible" and not values.get("base_url"):

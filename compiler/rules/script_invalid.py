@@ -79,7 +79,8 @@ def _reply(reply: Any, where: str, tools: tuple[str, ...] | None) -> Iterator[st
             yield f"{where}.error.kind `{kind}` is not an error kind"
     else:
         yield f'{where}.error must be an object like {{"kind": "rate_limit"}}'
-    for i, call in enumerate(reply.get("tool_calls") if isinstance(reply.get("tool_calls"), list) else ()):
+    calls = reply.get("tool_calls")
+    for i, call in enumerate(calls if isinstance(calls, list) else ()):
         at = f"{where}.tool_calls[{i}]"
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             yield f'{at} must be an object with a "name"'

@@ -12,6 +12,7 @@ delegated agent is offered under its own name). Function names must match
 from __future__ import annotations
 
 from plait.core.diagnostics import Fix, Label
+from plait.core.source import Span
 
 from plait.core.codes import make
 from ..context import CompileContext
@@ -24,7 +25,7 @@ MAX_NAME = 64
 
 
 def tool_name_collision(ctx: CompileContext) -> None:
-    first: dict[tuple[str, str], object] = {}
+    first: dict[tuple[str, str], Span] = {}
     too_long: set[str] = set()
     for ref in ctx.references:
         if ref.attr != "tools":

@@ -28,7 +28,7 @@ CODE = "P401"
 _RUNNABLE_TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
 
 
-def _strings(decl: ast.Node, keys: tuple[str, ...]) -> Iterator[ast.String]:
+def _strings(decl: ast.AgentDecl | ast.StepDecl | ast.ConsolidateDecl, keys: tuple[str, ...]) -> Iterator[ast.String]:
     for key in keys:
         entry = decl.body.get(key)
         if entry is not None and isinstance(entry.value, ast.String):
