@@ -24,7 +24,7 @@ from .errors import AgentError, error_info
 from .loop import run_loop
 from .mapping import run_map
 from .model_call import complete_with_fallbacks, direct_call, served, structured_answer
-from .outcomes import Done, Fail, Outcome, merge_stops
+from .outcomes import Done, Fail, Interrupt, Outcome, Pause, merge_stops
 from .providers.base import Message, ModelRequest, final_answer_text
 from .route import run_route
 from .scope import outputs
@@ -187,7 +187,7 @@ async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path:
             pass
         return failed
     record: dict[str, Any] = {}
-    stops: list[Outcome] = []
+    stops: list[Interrupt | Pause] = []
     bounded = False
     for b, outcome in zip(branches, fan.outcomes):
         if isinstance(outcome, BaseException):

@@ -48,7 +48,7 @@ class Report:
         return Usage(self.input_tokens, self.output_tokens)
 
     def warn(self, code: str, message: str, path: tuple[str, ...] = (), /, **details: Any) -> dict[str, Any]:
-        warning = {"code": code, "message": message, "path": list(path)}
+        warning: dict[str, Any] = {"code": code, "message": message, "path": list(path)}
         if details:
             warning["details"] = details
         self.warnings.append(warning)

@@ -69,6 +69,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
                          run.path, run.agent, tool=call.name)
                 outcome = ToolOutcome(refusal, True)
     if outcome is None:
+        assert tool is not None and arguments is not None  # each branch above that leaves them unset sets `outcome`
         if tool.run.get("type") == "agent":
             delegated = await _delegate(run, ctx, call, tool.run["agent"], arguments)
             if not isinstance(delegated, ToolOutcome):
@@ -108,4 +109,5 @@ async def _delegate(run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, 
         error = child.error
         ctx.warn("delegate_failed", f"delegated agent `{agent}` failed: {error}", run.path, run.agent, agent=agent, kind=getattr(error, "kind", None))
         return ToolOutcome(f"agent `{agent}` failed: {error}", True)
+    assert isinstance(child, Interrupt | Pause), child  # a runnable's loop runs while its outcome is CONTINUE
     return child
