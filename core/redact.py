@@ -130,13 +130,15 @@ _CREDENTIAL_KEY = re.compile(
 )
 # In source text: a quoted value written right after a key (`token = "..."`, `"X-Api-Key" = "..."`);
 # it counts when `credential_key` says the key names a credential, as for graph values.
-_KEYED_VALUE = re.compile(r"([A-Za-z0-9_\-]+)\"?\s*[=:]\s*\"([^\"\n{}]{8,})\"")
+# A key starts where a name starts and is taken whole (lookbehind, possessive): otherwise a long word
+# is rescanned from each of its characters, which is quadratic on a one-line megabyte spec.
+_KEYED_VALUE = re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]++)\"?\s*[=:]\s*\"([^\"\n{}]{8,}+)\"")
 # In source text: a URL query value whose name says it is a credential (`?api_key=...`).
-_QUERY_VALUE = re.compile(r"[?&]([A-Za-z0-9_.\-]+)=([^&#\"\s{}<>]+)")
+_QUERY_VALUE = re.compile(r"[?&]([A-Za-z0-9_.\-]++)=([^&#\"\s{}<>]++)")
 # A long run of token characters mixing upper, lower and digits reads as random key material:
 # a whole graph value, or a whole quoted string in source text.
 _OPAQUE = r"[A-Za-z0-9_\-+/=]{32,}"
-_OPAQUE_QUOTED = re.compile(rf"\"({_OPAQUE})\"")
+_OPAQUE_QUOTED = re.compile(rf"\"({_OPAQUE}+)\"")
 _OPAQUE_VALUE = re.compile(_OPAQUE)
 
 
