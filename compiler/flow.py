@@ -218,9 +218,9 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
             if kind == "loop":
                 frames = frames + (Frame("loop", name, types.get(name, t.ANY)),)
             elif kind == "map":
-                item = _item_type(ctx, inst)
-                frames = frames + (Frame("map", name, item),)
-                first_input, first_producer = item, None
+                item_type = _item_type(ctx, inst)
+                frames = frames + (Frame("map", name, item_type),)
+                first_input, first_producer = item_type, None
             made = sequence(elements, first_input, first_producer, frames)
             if made:
                 run.edges.append((start, 2 * made[0].id))
@@ -232,6 +232,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 run.edges.append((start, done))
             children = made
         elif kind in ("parallel", "route"):
+            note: tuple
             for index, branch in enumerate(members(ctx, name)):
                 if kind == "parallel":
                     span, note = inst.span, (("branch", branch, inst.note) if inst.note else ())

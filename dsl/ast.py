@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Callable, Literal, TypeVar, Union
 
-from plait.core.record import Record, record
+from plait.core.record import Record
+# Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
+# An import alias, not `_node = record`: mypy applies `dataclass_transform` only through the former.
+from plait.core.record import record as _node
 from plait.core.source import Span
 
 __all__ = [
@@ -64,8 +67,6 @@ __all__ = [
     "strip_spans",
 ]
 
-# Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
-_node = record
 
 
 @_node

@@ -23,7 +23,7 @@ def _resolved(ctx: CompileContext, name: str) -> bool:
     return decl is not None and decl.kind in RUNNABLE
 
 
-def _elements(ctx: CompileContext, owner: str, elements: tuple[ast.Node, ...]) -> tuple[str, ...]:
+def _elements(ctx: CompileContext, owner: str, elements: tuple[ast.ChainElement, ...]) -> tuple[str, ...]:
     out: list[str] = []
     inline: list[tuple[str, ast.InlineParallel]] = []
     for element in elements:

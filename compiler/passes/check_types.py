@@ -128,11 +128,13 @@ class _Checker:
             return tuple(value.parts)
         if isinstance(value, ast.Ref):
             return (value.name,)
-        return self.wrong_type(attr, spec, value)
+        self.wrong_type(attr, spec, value)
+        return None
 
     def map(self, attr: str, spec: Attr, value: ast.Node) -> dict | None:
         if not isinstance(value, ast.Block) or value.params:
-            return self.wrong_type(attr, spec, value)
+            self.wrong_type(attr, spec, value)
+            return None
         out: dict[str, Any] = {}
         for entry in value.attributes:
             v = entry.value
@@ -333,7 +335,10 @@ class _Checker:
         params = [p for p in decl.body.params if getattr(p, "keyword", "params") == "params"]
         values["parameters"] = params_schema(params[0] if params else None, self.report)
 
-    def simple(self, decl: ast.Node) -> None:
+    def simple(
+        self,
+        decl: ast.AgentDecl | ast.StepDecl | ast.ConsolidateDecl | ast.ParallelDecl | ast.LoopDecl | ast.MapDecl | ast.AskDecl,
+    ) -> None:
         name = decl.name.name
         self.block(name, decl.kind, body_of(decl))
         description = getattr(decl, "description", None)

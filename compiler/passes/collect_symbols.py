@@ -15,7 +15,7 @@ def collect_symbols(ctx: CompileContext) -> None:
         for decl in module.declarations:
             if isinstance(decl, ast.ImportDecl):
                 continue
-            if decl.kind in ("input", "state"):  # unnamed: one of each per spec
+            if isinstance(decl, ast.InputDecl | ast.StateDecl):  # unnamed: one of each per spec
                 _block(ctx, decl)
                 continue
             name = decl.name.name
@@ -34,7 +34,7 @@ def collect_symbols(ctx: CompileContext) -> None:
             )
 
 
-def _block(ctx: CompileContext, decl: ast.Node) -> None:
+def _block(ctx: CompileContext, decl: ast.InputDecl | ast.StateDecl) -> None:
     first = ctx.blocks.get(decl.kind)
     if first is None:
         ctx.blocks[decl.kind] = decl

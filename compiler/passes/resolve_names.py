@@ -93,15 +93,17 @@ class Resolver:
     def attribute(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> object:
         if spec.type == "ref":
             if not isinstance(value, ast.Ref):
-                return wrong_type(self.report, attr, spec, value)
+                wrong_type(self.report, attr, spec, value)
+                return None
             return self.resolve(owner, attr, value, spec.kinds)
         if spec.type == "refs":
             if not isinstance(value, ast.ListValue):
-                return wrong_type(self.report, attr, spec, value)
+                wrong_type(self.report, attr, spec, value)
+                return None
             return self.refs(owner, attr, spec, value, spec.kinds)
         return self.until(owner, attr, spec, value)
 
-    def elements(self, owner: str, attr: str, elements: tuple[ast.Node, ...]) -> None:
+    def elements(self, owner: str, attr: str, elements: tuple[ast.ChainElement, ...]) -> None:
         """A chain's elements, a loop's or map's body: names, and inline parallels with their branches."""
         count = 0
         for i, element in enumerate(elements):

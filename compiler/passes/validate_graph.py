@@ -70,7 +70,7 @@ def _members(node: Node) -> tuple[str, ...]:
     for attr in ("elements", "branches", "body"):
         members = getattr(node, attr, None)
         if members:
-            return members  # type: ignore[no-any-return]
+            return members
     targets = getattr(node, "targets", None)
     return targets() if targets is not None else ()
 
@@ -141,5 +141,6 @@ def _containment_cycles(ctx: CompileContext, contains: list[tuple[str, str]], re
         i = cycle.index(owner)
         target = cycle[(i + 1) % len(cycle)]
         span = spans.get((owner, target)) or graph.node(owner).span
+        assert span is not None  # a generated node's only container is its declared owner, so a cycle has one
         path = " -> ".join(f"`{n}`" for n in cycle[i:] + cycle[:i] + [owner])
         report(make("P304", f"`{owner}` contains itself: {path}", span))
