@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput, UnexpectedToken
@@ -123,7 +123,8 @@ class _LarkParser:
     def __init__(self) -> None:
         self.builder = AstBuilder("<string>")
         self.lark = make_lark(self.builder)
-        self.postlex: FoldSeparators = self.lark.options.postlex
+        # make_lark installs a FoldSeparators; lark types the option as its PostLex, which that duck-types.
+        self.postlex = cast(FoldSeparators, self.lark.options.postlex)
         self.lock = threading.Lock()
 
     def parse(self, text: str, file: str) -> Any:
@@ -196,6 +197,7 @@ def _to_diagnostic(parser: _LarkParser, source: SourceFile, exc: Exception, base
         offset = exc.span.offset + base
         return syntax_diagnostic(source, offset, offset + (exc.span.end_offset - exc.span.offset), exc, [])
     if isinstance(exc, NestingTooDeep):
+        assert exc.token.start_pos is not None  # the lexer's tokens always carry their offset
         offset = exc.token.start_pos + base
         return syntax_diagnostic(source, offset, offset + 1, exc, [])
     stack = list(parser.postlex.stack)

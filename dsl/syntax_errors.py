@@ -176,6 +176,7 @@ def syntax_diagnostic(
     message = f"unexpected {found}, expected {_expected(expected)}"
     innermost = stack[-1] if stack else None
     if innermost is not None:
+        assert innermost.token.start_pos is not None  # the lexer's tokens always carry their offset
         opened = source.position(innermost.token.start_pos + base)
         close, closer_name = _CLOSE[innermost.kind], _OPENERS[innermost.kind]  # "}", "RBRACE"
         owner = f" `{innermost.owner}`" if innermost.owner else ""
