@@ -24,6 +24,14 @@ class Token(str):
     """A token: its text, with the attributes lark's `Token` has."""
 
     __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    type: str
+    value: str
+    start_pos: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    end_pos: int
 
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"
@@ -84,6 +92,7 @@ class Lexer:
             if m.start() != pos:
                 raise LexMismatch(pos)
             kind = m.lastgroup
+            assert kind is not None  # every alternative of the pattern is a named group
             start, end = m.span(kind)
             pos = end
             if kind in ignore:
