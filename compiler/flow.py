@@ -165,6 +165,8 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
     # delegates to itself (P303/P304, reported elsewhere) is not expanded a second time inside itself.
     on_path: dict[str, int] = {}
     placed: set[str] = set()
+    delegated: set[str] = set()  # agents already expanded as somebody's delegate
+    shallow: set[int] = set()  # instances whose delegates are not expanded again (see below)
     # Roots first; then, since chains that contain each other have no outer root, whatever is still unplaced.
     first = roots(ctx.graph) if ctx.graph is not None else []
     pending = first + [n for n, d in ctx.decls.items() if d.kind in _RUNNABLE]
@@ -243,7 +245,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
             run.edges.extend((2 * c.id + 1, done) for c in children)
             if not children:
                 run.edges.append((start, done))
-        else:
+        elif inst.id not in shallow:
             run.edges.append((start, done))
             for ref in calls.get(name, ()):
                 how = {"tools": "delegated to by", "agents": "debates in", "judge": "judges"}[ref.attr]
@@ -251,6 +253,13 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 run.edges.append((start, 2 * child.id))
                 run.edges.append((2 * child.id + 1, done))
                 children.append(child)
+                # A delegate always receives text, so its own delegates are expanded at its first place
+                # only: re-expanding them under every caller is exponential in a densely delegating spec.
+                if ref.target in delegated:
+                    shallow.add(child.id)
+                delegated.add(ref.target)
+        else:
+            run.edges.append((start, done))
         stack.extend(reversed(children))
 
 
