@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["ask_answers", "asks_of", "parse_answers", "print_asks"]
+__all__ = ["ask_answers", "asks_of", "parse_answers", "print_asks", "split_ask_decisions"]
 
 
 def asks_of(pending: list[Any]) -> list[Any]:
@@ -39,6 +39,18 @@ def parse_answers(items: list[str], program: Any) -> dict[str, Any]:
         answers[name] = parse_answer(ask, text)
         accept(ask, answers[name])
     return answers
+
+
+def split_ask_decisions(items: list[str], program: Any) -> tuple[list[str], list[str]]:
+    """`--decide` items → (decisions for pending calls, answers for asks): `--decide NAME=JSON` answers an ask
+    as `--answer NAME=JSON` does, so one flag settles everything a stopped run waits for."""
+    calls: list[str] = []
+    asks: list[str] = []
+    for item in items:
+        name = item.partition("=")[0]
+        is_ask = name in program.asks or name.rsplit("/", 1)[-1] in program.asks
+        (asks if is_ask else calls).append(item)
+    return calls, asks
 
 
 def ask_answers(pending: list[Any], program: Any) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from plait.cli import (
     print_diagnostics,
 )
 
-from .answers import ask_answers, asks_of, parse_answers, print_asks
+from .answers import ask_answers, asks_of, parse_answers, print_asks, split_ask_decisions
 from .approval import ask_decisions, tool_schemas
 
 EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
@@ -54,7 +54,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec")
     parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
                         help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}; "
-                             "for a call whose outcome a crash left unknown: ID=retry or ID=skip")
+                             "for a call whose outcome a crash left unknown: ID=retry or ID=skip; for an ask: NAME=JSON, as --answer")
     parser.add_argument("--answer", metavar="NAME=JSON", action="append", default=[],
                         help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)")
 
@@ -85,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         text = read_input(args, typed=engine.program.input is not None)
-        decisions = parse_decisions(args.decide)
-        answers = parse_answers(args.answer, engine.program)
+        decide, asked = split_ask_decisions(args.decide, engine.program)
+        decisions = parse_decisions(decide)
+        answers = parse_answers([*args.answer, *asked], engine.program)
     except (OSError, ValueError, AgentError) as exc:
         return fail(str(exc), EXIT_USAGE)
 

@@ -94,6 +94,15 @@ def test_a_bad_answer_is_refused_with_the_reason_and_the_run_still_waits(tmp_pat
     assert (code, out) == (0, "dropped\n"), err
 
 
+def test_decide_answers_an_ask_as_answer_does(tmp_path, capsys):
+    spec = write(tmp_path)
+    run_id = json.loads(cli(capsys, "run", spec, "--input", TICKET, "--json")[1])["run_id"]
+    code, out, err = cli(capsys, "run", spec, "--resume", run_id, "--decide", 'confirm={"decision": "maybe"}')
+    assert (code, out) == (2, "") and "'maybe' is not one of ['send', 'drop']" in err
+    code, out, err = cli(capsys, "run", spec, "--resume", run_id, "--decide", 'main/confirm={"decision": "drop"}')
+    assert (code, out) == (0, "dropped\n"), err
+
+
 def test_answer_without_resume_is_a_usage_error(tmp_path, capsys):
     code, _, err = cli(capsys, "run", write(tmp_path), "--answer", "confirm=1")
     assert code == 2 and "--resume" in err
