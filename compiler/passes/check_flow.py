@@ -11,6 +11,7 @@ Malformed placeholders and tool templates are the unresolved_template rule's.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from plait.core import types as t
@@ -54,20 +55,48 @@ class _Flow:
         self.seen: set[tuple[Span, str]] = set()
         self.reads: list[tuple[Instance, str, str, Span | Placeholder]] = []
         self.functions: dict[str, object] = {}
+        #: (code, message) -> [index of its first diagnostic in ctx.diagnostics, how many more were left out].
+        self.same: dict[tuple[str, str], list[int]] = {}
+        #: (instance id, parts, path, where) -> a resolution that failed without span-bound labels or fix.
+        self.failed: dict[tuple, object] = {}
 
     def emit(self, d: Diagnostic | None) -> None:
         # One placeholder may fail the same way at several uses: say it once.
-        if d is not None and (d.span, d.message) not in self.seen:
-            self.seen.add((d.span, d.message))
-            self.ctx.diagnostics.append(d)
+        if d is None or (d.span, d.message) in self.seen:
+            return
+        self.seen.add((d.span, d.message))
+        # The same finding at many places (a prompt with 600,000 `{{a}}`) is shown once, with a count: one
+        # diagnostic each would cost minutes to render and tell the reader nothing more.
+        same = self.same.get((d.code, d.message))
+        if same is not None:
+            same[1] += 1
+            return
+        self.same[(d.code, d.message)] = [len(self.ctx.diagnostics), 0]
+        self.ctx.diagnostics.append(d)
+
+    def finish(self) -> None:
+        """Add "and N more" to each finding that was left out at other places."""
+        for index, more in self.same.values():
+            if more:
+                d = self.ctx.diagnostics[index]
+                note = f"and {more} more like this ({more + 1} in all); fix one, the others are the same"
+                self.ctx.diagnostics[index] = replace(d, notes=(*d.notes, note))
 
     def path(self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str,
              where: str | None = None):
         """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source)."""
+        key = (inst.id, parts, path, where)
+        failed = self.failed.get(key)
+        if failed is not None:
+            # The same path failed at this instance before: the finding differs only in where it is written.
+            self.emit(replace(failed.problem, span=span if isinstance(span, Span) else span.span))
+            return failed
         found = resolve(self.ctx, inst, parts, span if isinstance(span, Span) else None, path, where)
         if found.problem is not None and not isinstance(span, Span):
             span = span.span
             found = resolve(self.ctx, inst, parts, span, path, where)
+        if found.problem is not None and not found.problem.labels and found.problem.fix is None:
+            self.failed[key] = found
         self.emit(found.problem)
         if found.reads is not None and found.problem is None:
             self.reads.append((inst, found.reads, path, span))
@@ -347,3 +376,4 @@ def check_flow(ctx: CompileContext) -> None:
                 "P316", f"`{{{{{path}}}}}` reads `{name}`, which has not finished on every path to `{reader}`", span,
                 labels=labels, notes=[f"`{name}` must run (and finish) before `{reader}` wherever `{reader}` runs"],
                 fix=Fix(f"place `{name}` before `{reader}` in the chain, or pass what it needs through `{{{{input}}}}`")))
+    flow.finish()

@@ -30,6 +30,8 @@ class Placeholder:
     #: Which placeholder of the string this is: the key for finding it in the source.
     nth: int
     sources: dict[str, SourceFile] = field(repr=False, compare=False)
+    #: The string's source offsets, worked out once for all its placeholders (per placeholder it was quadratic).
+    shared: "_Offsets | None" = field(default=None, repr=False, compare=False)
 
     @property
     def parts(self) -> list[str]:
@@ -38,17 +40,31 @@ class Placeholder:
     @cached_property
     def span(self) -> Span:
         """Where the path is written; computed only for placeholders that get reported."""
+        shared = self.shared if self.shared is not None else _Offsets(self.string, self.sources)
+        found = shared.spans
+        return found[self.nth] if found is not None else self.string.span
+
+
+class _Offsets:
+    """One string's placeholder spans in its source, scanned once on first use."""
+
+    def __init__(self, string: ast.String, sources: dict[str, SourceFile]) -> None:
+        self.string = string
+        self.sources = sources
+
+    @cached_property
+    def spans(self) -> list[Span] | None:
         string = self.string
         source = self.sources.get(string.span.file)
-        if source is not None:
-            quote = 3 if string.block else 1
-            body_start = string.span.offset + quote
-            raw = list(_scan(source.text[body_start : string.span.end_offset - quote]))
-            # The raw text maps one-to-one onto the value unless escapes moved a brace.
-            if [(p, q) for _, _, p, q in raw] == [(p, q) for _, _, p, q in _scan(string.value)]:
-                a, b, _, _ = raw[self.nth]
-                return source.span(body_start + a, body_start + b)
-        return string.span
+        if source is None:
+            return None
+        quote = 3 if string.block else 1
+        body_start = string.span.offset + quote
+        raw = list(_scan(source.text[body_start : string.span.end_offset - quote]))
+        # The raw text maps one-to-one onto the value unless escapes moved a brace.
+        if [(p, q) for _, _, p, q in raw] != [(p, q) for _, _, p, q in _scan(string.value)]:
+            return None
+        return [source.span(body_start + a, body_start + b) for a, b, _, _ in raw]
 
 
 def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
@@ -75,4 +91,6 @@ def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
 def placeholders(string: ast.String, sources: dict[str, SourceFile]) -> list[Placeholder]:
     if "{{" not in string.value:
         return []
-    return [Placeholder(path, problem, string, n, sources) for n, (_, _, path, problem) in enumerate(_scan(string.value))]
+    shared = _Offsets(string, sources)
+    return [Placeholder(path, problem, string, n, sources, shared)
+            for n, (_, _, path, problem) in enumerate(_scan(string.value))]
