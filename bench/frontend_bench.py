@@ -106,8 +106,10 @@ def bench_size(lines: int, runs: int, workdir: Path) -> list[tuple[str, float, f
         ("lark bare LALR parse", *_measure(lambda: lark.parse(text), runs)),
         ("PyYAML yaml.Loader", *_measure(lambda: yaml.load(yaml_text, Loader=yaml.Loader), runs)),
     ]
-    print(f"\n{lines:,} lines ({text.count(chr(10)):,} actual, {len(loaded.modules[0].declarations):,} declarations),"
-          f" median of {runs}:")
+    print(
+        f"\n{lines:,} lines ({text.count(chr(10)):,} actual, {len(loaded.modules[0].declarations):,} declarations),"
+        f" median of {runs}:"
+    )
     for name, wall, cpu in rows:
         print(f"  {name:30} {wall:9.1f} ms wall {cpu:9.1f} ms cpu")
     return rows
@@ -184,14 +186,18 @@ def bench_process(runs: int, workdir: Path, python: str) -> tuple[float, float]:
             cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     print(f"\nwhole processes with {python}, median of {runs} (bytecode compiled, as installed):")
     for name in walls:
-        print(f"  {name:44} {statistics.median(walls[name]) * 1000:7.1f} ms wall"
-              f" {statistics.median(cpus[name]) * 1000:7.1f} ms cpu")
+        print(
+            f"  {name:44} {statistics.median(walls[name]) * 1000:7.1f} ms wall"
+            f" {statistics.median(cpus[name]) * 1000:7.1f} ms cpu"
+        )
     # Issue 10's target: at most 1.5x the bare pydantic import, as paired runs.
     check, reference = "plait check small.plait", "python -c 'import pydantic'"
     pairs = [c / r for c, r in zip(walls[check], walls[reference])]
     cpu_pairs = [c / r for c, r in zip(cpus[check], cpus[reference])]
-    print(f"  check / import pydantic, median of paired runs: {statistics.median(pairs):.2f}x wall,"
-          f" {statistics.median(cpu_pairs):.2f}x cpu")
+    print(
+        f"  check / import pydantic, median of paired runs: {statistics.median(pairs):.2f}x wall,"
+        f" {statistics.median(cpu_pairs):.2f}x cpu"
+    )
     return statistics.median(walls[check]) * 1000, 0.0
 
 
@@ -203,8 +209,10 @@ def machine() -> str:
                 cpu = line.split(":", 1)[1].strip()
                 break
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; nproc {os.cpu_count()}; {cpu}; "
-            f"Python {platform.python_version()}; load average {load:.1f}")
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; nproc {os.cpu_count()}; {cpu}; "
+        f"Python {platform.python_version()}; load average {load:.1f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=7, help="runs per measurement (100k lines: a third)")
     parser.add_argument("--quick", action="store_true", help="10,000 lines only, 3 runs")
     parser.add_argument(
-        "--python", default=sys.executable,
+        "--python",
+        default=sys.executable,
         help="interpreter for the whole-process rows, e.g. a venv with `pip install .` (default: this one)",
     )
     parser.add_argument("--process-only", action="store_true", help="only the whole-process rows")

@@ -90,11 +90,24 @@ def spec(lines: int) -> str:
 def yaml_data(lines: int) -> dict:
     """The same declarations as plain data, for the YAML reference."""
     groups = max(1, lines // GROUP_LINES)
-    data: dict = {"version": 0.1, "models": {}, "tools": {}, "agents": {}, "steps": {},
-                  "consolidates": {}, "parallels": {}, "chains": {}}
+    data: dict = {
+        "version": 0.1,
+        "models": {},
+        "tools": {},
+        "agents": {},
+        "steps": {},
+        "consolidates": {},
+        "parallels": {},
+        "chains": {},
+    }
     for i in range(groups):
-        data["models"][f"m{i}"] = {"target": "openai/gpt-4o-mini", "temperature": 0.2, "max_tokens": 800,
-                                   "timeout": "30s", "retries": 3}
+        data["models"][f"m{i}"] = {
+            "target": "openai/gpt-4o-mini",
+            "temperature": 0.2,
+            "max_tokens": 800,
+            "timeout": "30s",
+            "retries": 3,
+        }
         data["tools"][f"t{i}"] = {
             "description": "Look up facts about a topic in the knowledge base.",
             "params": {
@@ -105,14 +118,22 @@ def yaml_data(lines: int) -> dict:
             "run": {"http": {"method": "GET", "url": "https://kb.example.com/search?q={{topic}}&n={{limit}}"}},
             "timeout": "10s",
         }
-        data["agents"][f"a{i}"] = {"description": "Look up factual information on a topic.", "model": f"m{i}",
-                                   "system": "You are a research specialist. Answer factual questions concisely.",
-                                   "tools": [f"t{i}"], "max_steps": 16}
-        data["agents"][f"b{i}"] = {"description": "Write the briefing.", "model": f"m{i}",
-                                   "system": "You write crisp briefings. Use the research tool for facts,\n"
-                                             "then finish with the lookup tool.\n",
-                                   "tools": [f"a{i}", f"t{i}"], "until": {"succeeded": f"t{i}"},
-                                   "retry_malformed": 2}
+        data["agents"][f"a{i}"] = {
+            "description": "Look up factual information on a topic.",
+            "model": f"m{i}",
+            "system": "You are a research specialist. Answer factual questions concisely.",
+            "tools": [f"t{i}"],
+            "max_steps": 16,
+        }
+        data["agents"][f"b{i}"] = {
+            "description": "Write the briefing.",
+            "model": f"m{i}",
+            "system": "You write crisp briefings. Use the research tool for facts,\n"
+            "then finish with the lookup tool.\n",
+            "tools": [f"a{i}", f"t{i}"],
+            "until": {"succeeded": f"t{i}"},
+            "retry_malformed": 2,
+        }
         data["steps"][f"s{i}"] = {"model": f"m{i}", "prompt": "Translate to French: {{input}}", "max_tokens": 400}
         data["consolidates"][f"v{i}"] = {"agents": [f"a{i}", f"b{i}"], "judge": f"m{i}", "rounds": 3}
         data["parallels"][f"p{i}"] = {"branches": [f"s{i}", f"v{i}"], "on_error": "collect"}
@@ -121,7 +142,7 @@ def yaml_data(lines: int) -> dict:
     return data
 
 
-SMALL = '''plait 0.1
+SMALL = """plait 0.1
 
 model fast = "openai/gpt-4o-mini" { temperature = 0.2, timeout = 30s }
 
@@ -136,12 +157,12 @@ agent main "Answer questions." {
   model = fast
   tools = [lookup]
 }
-'''
+"""
 
 
 def _group_02(i: int) -> str:
     """A 0.2 group: typed outputs read downstream by field and by name, a route, a loop and a map."""
-    return f'''# --- group {i} (0.2) ----------------------------------------------
+    return f"""# --- group {i} (0.2) ----------------------------------------------
 model m{i} = "openai/gpt-4o-mini" {{ temperature = 0.2, timeout = 30s }}
 
 step classify{i} "Sort a ticket." {{
@@ -205,10 +226,10 @@ chain c{i} = classify{i} -> triage{i} -> polish{i} -> outline{i} -> write_all{i}
 #
 #
 #
-'''
+"""
 
 
-_HEAD_02 = '''plait 0.2
+_HEAD_02 = """plait 0.2
 
 input {
   ticket:   string "The customer's message"
@@ -217,7 +238,7 @@ input {
 
 state { order_id: string? }
 
-'''
+"""
 
 
 def spec_02(lines: int) -> str:

@@ -227,10 +227,16 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         measured = {
             "concurrent": await interleaved(args.rounds, 1, **runs),
             "sequential": await interleaved(
-                args.rounds, SEQUENTIAL, plait=bench.sequential_plait(client, text), aiohttp=bench.sequential_aiohttp(text)
+                args.rounds,
+                SEQUENTIAL,
+                plait=bench.sequential_plait(client, text),
+                aiohttp=bench.sequential_aiohttp(text),
             ),
             "stream": await interleaved(
-                args.rounds, STREAMS, plait=bench.stream_plait(client), aiohttp_raw=bench.stream_raw_aiohttp(),
+                args.rounds,
+                STREAMS,
+                plait=bench.stream_plait(client),
+                aiohttp_raw=bench.stream_raw_aiohttp(),
                 plait_transport_raw=stream_raw_transport(bench, client),
                 json_only=await stream_json_only(bench, client),
             ),
@@ -247,18 +253,30 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         if args.httpcore:
             default = httpx.AsyncClient(timeout=600, limits=httpx.Limits(max_connections=None))
             results["concurrent_httpx_default_wall_ms"] = 1000 * await timed(
-                asyncio.gather(*[bench.provider(default).complete(ModelRequest("latency", [Message.user("hi")]))
-                                 for _ in range(CONCURRENT)]))
+                asyncio.gather(
+                    *[
+                        bench.provider(default).complete(ModelRequest("latency", [Message.user("hi")]))
+                        for _ in range(CONCURRENT)
+                    ]
+                )
+            )
             await default.aclose()
         await client.aclose()
         await session.close()
     finally:
         proc.terminate()
         proc.wait(10)
-    pairs = (("sequential", "aiohttp"), ("stream", "aiohttp_raw"), ("paced_stream", "aiohttp_raw"), ("concurrent", "aiohttp"))
+    pairs = (
+        ("sequential", "aiohttp"),
+        ("stream", "aiohttp_raw"),
+        ("paced_stream", "aiohttp_raw"),
+        ("concurrent", "aiohttp"),
+    )
     for target, baseline in pairs:
         for measure in ("wall", "cpu"):
-            results[f"{target}_ratio_{measure}"] = results[f"{target}_plait_{measure}_ms"] / results[f"{target}_{baseline}_{measure}_ms"]
+            results[f"{target}_ratio_{measure}"] = (
+                results[f"{target}_plait_{measure}_ms"] / results[f"{target}_{baseline}_{measure}_ms"]
+            )
     return results
 
 

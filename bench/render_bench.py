@@ -77,8 +77,10 @@ def main() -> None:
     result = compile_spec(spec(), path="bench.plait")
     assert result.graph is not None, [str(d) for d in result.errors]
     graph = result.graph
-    print(f"spec: {AGENTS} agents, {graph.nx.number_of_nodes()} nodes, {graph.nx.number_of_edges()} edges "
-          f"(compiled in {(time.perf_counter() - start) * 1000:.0f} ms, not counted below)")
+    print(
+        f"spec: {AGENTS} agents, {graph.nx.number_of_nodes()} nodes, {graph.nx.number_of_edges()} edges "
+        f"(compiled in {(time.perf_counter() - start) * 1000:.0f} ms, not counted below)"
+    )
     everything = RenderOptions(hide=("none",))
     # The default folds models and tools above 150 runnables; `--hide none` draws all 4,745 edges.
     rows = [

@@ -88,8 +88,13 @@ async def echo(text: str) -> str:
 def loop_engine(latency: float = 0.0) -> Engine:
     program = Program(entry="main")
     program.models["bench"] = ModelConfig("bench", "scripted", "bench")
-    program.tools["echo"] = ToolConfig("echo", "Echo.", {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-                                       {"type": "function"}, fn=echo)
+    program.tools["echo"] = ToolConfig(
+        "echo",
+        "Echo.",
+        {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        {"type": "function"},
+        fn=echo,
+    )
     program.agents["main"] = AgentConfig("main", "bench", tools=("echo",), max_steps=ROUNDS + 1)
     return Engine(program, providers={"bench": LoopModel(latency)})
 
@@ -288,8 +293,11 @@ def langgraph_agent(latency: float = 0.0):
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain.agents; it is still the prebuilt
+        warnings.simplefilter(
+            "ignore"
+        )  # create_react_agent is deprecated in favour of langchain.agents; it is still the prebuilt
         from langgraph.prebuilt import create_react_agent
 
     class LoopChat(BaseChatModel):
@@ -382,7 +390,9 @@ def langgraph_concurrent(runs: int) -> float:
 
     async def main():
         t0 = time.perf_counter()
-        outs = await asyncio.gather(*(agent.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": 100}) for _ in range(runs)))
+        outs = await asyncio.gather(
+            *(agent.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": 100}) for _ in range(runs))
+        )
         elapsed = time.perf_counter() - t0
         assert all(o["messages"][-1].content == "done" for o in outs)
         return elapsed
@@ -402,8 +412,13 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load": load}
+    return {
+        "nproc": str(os.cpu_count()),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load": load,
+    }
 
 
 FLOW_ROWS = [
@@ -436,7 +451,9 @@ def report_flow(results: dict[str, float], as_json: bool) -> int:
     if as_json:
         print(json.dumps({"machine": info, "results": {"plait": results}}, indent=2))
         return 0
-    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}")
+    print(
+        f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}"
+    )
     print(f"{'measure':62} {'target':>8} {'plait':>10}")
     for label, key, target in FLOW_ROWS:
         print(f"{label:62} {target:>8} {results[key]:>10.2f}")
@@ -469,20 +486,28 @@ def main() -> int:
     results["plait"]["concurrent_1000_x_ideal"] = statistics.median(c[0] for c in concurrent) / ideal_loop
     results["plait"]["concurrent_cpu_us_per_call"] = statistics.median(c[2] for c in concurrent)
     results["plait"]["asyncio_floor_x_ideal"] = statistics.median(f[0] for f in floor) / ideal_loop
-    results["plait"]["asyncio_floor_cpu_us_per_sleep"] = statistics.median(f[1] for f in floor) / (1000 * (ROUNDS + 1)) * 1e6
-    results["plait"]["kib_per_inflight_run"] = statistics.median(plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2)))
+    results["plait"]["asyncio_floor_cpu_us_per_sleep"] = (
+        statistics.median(f[1] for f in floor) / (1000 * (ROUNDS + 1)) * 1e6
+    )
+    results["plait"]["kib_per_inflight_run"] = statistics.median(
+        plait_concurrent(1000, True)[1] for _ in range(max(1, reps // 2))
+    )
     results["plait"].update(flow_results(args.quick, reps))
     if with_lg:
         samples = sorted(langgraph_overhead(20 if args.quick else 50))
         results["langgraph"]["overhead_us_per_round"] = statistics.median(samples)
         results["langgraph"]["overhead_us_per_round_p10"] = samples[len(samples) // 10]
-        results["langgraph"]["parallel_1000_x_ideal"] = statistics.median(langgraph_parallel(1000) for _ in range(max(1, reps // 2))) / LATENCY
+        results["langgraph"]["parallel_1000_x_ideal"] = (
+            statistics.median(langgraph_parallel(1000) for _ in range(max(1, reps // 2))) / LATENCY
+        )
         results["langgraph"]["concurrent_1000_x_ideal"] = langgraph_concurrent(1000) / ideal_loop
     info = machine()
     if args.json:
         print(json.dumps({"machine": info, "results": results}, indent=2))
         return 0
-    print(f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}")
+    print(
+        f"machine: {info['nproc']} x {info['cpu']}, Python {info['python']}, {info['date']}, load average {info['load']}"
+    )
     rows = [
         ("overhead per round, 10-round tool loop (µs, median)", "overhead_us_per_round", "≤ 50"),
         ("overhead per round, 10-round tool loop (µs, p10)", "overhead_us_per_round_p10", ""),

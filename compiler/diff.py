@@ -19,13 +19,33 @@ from typing import Any, Callable
 
 from .graph import AgentGraph
 
-__all__ = ["CONTRACTS", "EMITTERS", "Change", "changes_to_json", "changes_to_text", "diff_graphs", "render_changes",
-           "schema_text"]
+__all__ = [
+    "CONTRACTS",
+    "EMITTERS",
+    "Change",
+    "changes_to_json",
+    "changes_to_text",
+    "diff_graphs",
+    "render_changes",
+    "schema_text",
+]
 
 #: Attributes that are a runnable's contract (drawn on the picture); other attribute changes are "attribute".
 CONTRACTS: dict[str, tuple[str, ...]] = {
-    "agent": ("max_steps", "until", "until_succeeded", "fallback", "fallback_on", "approval", "retry_malformed",
-              "model", "tools", "keep_last", "tool_timeout", "output"),
+    "agent": (
+        "max_steps",
+        "until",
+        "until_succeeded",
+        "fallback",
+        "fallback_on",
+        "approval",
+        "retry_malformed",
+        "model",
+        "tools",
+        "keep_last",
+        "tool_timeout",
+        "output",
+    ),
     "tool": ("approval", "timeout", "result"),
     "mcp": ("command", "url", "tools", "approval", "timeout"),
     "parallel": ("on_error", "branches", "output"),
@@ -93,7 +113,9 @@ def _verb(old: Any, new: Any) -> str:
         removed = [x for x in old if x not in new]
         parts = [f"added {_show(added)}"] if added else []
         parts += [f"removed {_show(removed)}"] if removed else []
-        return ", ".join(parts) + f" ({_show(old)} → {_show(new)})" if parts else f"reordered {_show(old)} → {_show(new)}"
+        return (
+            ", ".join(parts) + f" ({_show(old)} → {_show(new)})" if parts else f"reordered {_show(old)} → {_show(new)}"
+        )
     if old is None:
         return f"set to {_show(new)}"
     if new is None:
@@ -177,10 +199,22 @@ def _type_changes(what: str, id: str, kind: str, field: str, old: dict, new: dic
         elif before[key] != schema:
             out += _type_changes(what, id, kind, field, before[key], schema, path)
         elif (key in required_before) != (key in required_after):
-            out.append(Change(what, "changed", id, kind, path, "required" if key in required_before else "optional",
-                              "required" if key in required_after else "optional"))
-    out += [Change(what, "removed", id, kind, f"{name}.{key}", schema_text(schema), None)
-            for key, schema in before.items() if key not in after]
+            out.append(
+                Change(
+                    what,
+                    "changed",
+                    id,
+                    kind,
+                    path,
+                    "required" if key in required_before else "optional",
+                    "required" if key in required_after else "optional",
+                )
+            )
+    out += [
+        Change(what, "removed", id, kind, f"{name}.{key}", schema_text(schema), None)
+        for key, schema in before.items()
+        if key not in after
+    ]
     return out
 
 
@@ -194,8 +228,11 @@ def _case_changes(id: str, kind: str, old: list[dict], new: list[dict]) -> list[
             out.append(Change("contract", "added", id, kind, f"case {value}", None, target))
         elif before[value] != target:
             out.append(Change("contract", "changed", id, kind, f"case {value}", before[value], target))
-    out += [Change("contract", "removed", id, kind, f"case {value}", target, None)
-            for value, target in before.items() if value not in after]
+    out += [
+        Change("contract", "removed", id, kind, f"case {value}", target, None)
+        for value, target in before.items()
+        if value not in after
+    ]
     return out
 
 
@@ -208,10 +245,22 @@ def _edge_changes(old: dict, new: dict) -> list[Change]:
         elif old[key]["attrs"] != edge["attrs"]:
             for field, value in edge["attrs"].items():
                 if old[key]["attrs"].get(field) != value:
-                    out.append(Change("contract", "changed", subject, f"{edge['kind']} edge", field, old[key]["attrs"].get(field), value))
+                    out.append(
+                        Change(
+                            "contract",
+                            "changed",
+                            subject,
+                            f"{edge['kind']} edge",
+                            field,
+                            old[key]["attrs"].get(field),
+                            value,
+                        )
+                    )
     for key, edge in old.items():
         if key not in new:
-            out.append(Change("edge", "removed", f"{key[0]} -> {key[1]}", edge["kind"], None, edge["attrs"] or None, None))
+            out.append(
+                Change("edge", "removed", f"{key[0]} -> {key[1]}", edge["kind"], None, edge["attrs"] or None, None)
+            )
     return out
 
 
@@ -232,7 +281,9 @@ def changes_to_text(changes: list[Change]) -> str:
     counts = {op: sum(c.op == op for c in changes) for op in ("added", "removed", "changed")}
     lines = [c.describe() for c in changes]
     noun = "change" if len(changes) == 1 else "changes"
-    lines.append(f"{len(changes)} {noun}: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed")
+    lines.append(
+        f"{len(changes)} {noun}: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed"
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -62,7 +62,10 @@ def plan(diagnostics: list[Diagnostic]) -> Plan:
             last = kept[-1] if kept else None
             if last is not None and _overlap(last.span, edit.span):
                 if (last.span.offset, last.span.end_offset, last.replacement) != (
-                    edit.span.offset, edit.span.end_offset, edit.replacement):
+                    edit.span.offset,
+                    edit.span.end_offset,
+                    edit.replacement,
+                ):
                     skipped.append(edit)
                 continue  # the same edit offered by two diagnostics is made once
             kept.append(edit)
@@ -92,8 +95,10 @@ def apply(text: str, edits: tuple[Edit, ...]) -> str:
 def diff(source: SourceFile, new: str) -> str:
     """A unified diff of one file, as `plait fmt --diff` prints it."""
     lines = difflib.unified_diff(
-        source.text.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"a/{source.path}", tofile=f"b/{source.path}",
+        source.text.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{source.path}",
+        tofile=f"b/{source.path}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

@@ -144,8 +144,15 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
     counter = 0
     run_input: t.Type = ctx.input_type if ctx.input_type is not None else t.ANY
 
-    def new(name: str, input: t.Type, producer: str | None, frames: tuple[Frame, ...], span: Span | None,
-            note: tuple, parent: Instance | None) -> Instance:
+    def new(
+        name: str,
+        input: t.Type,
+        producer: str | None,
+        frames: tuple[Frame, ...],
+        span: Span | None,
+        note: tuple,
+        parent: Instance | None,
+    ) -> Instance:
         nonlocal counter
         kind = ctx.kind(name) or "parallel"
         inst = Instance(counter, name, kind, input, producer, frames, span, note, parent)
@@ -198,18 +205,22 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         kind = decl.kind if decl is not None else "parallel"
         children: list[Instance] = []
 
-        # `sequence` is only called within this iteration, so reading `name` and `inst` late is safe (B023).
-        def sequence(elements: tuple[str, ...], first_input: t.Type, first_producer: str | None,
-                     frames: tuple[Frame, ...]) -> list[Instance]:
+        def sequence(
+            owner: Instance,
+            elements: tuple[str, ...],
+            first_input: t.Type,
+            first_producer: str | None,
+            frames: tuple[Frame, ...],
+        ) -> list[Instance]:
             made: list[Instance] = []
             for index, element in enumerate(elements):
-                span = element_spans.get((name, index))  # noqa: B023
+                span = element_spans.get((owner.name, index))
                 if index == 0:  # the first element receives what its owner receives, placed where it is
-                    child = new(element, first_input, first_producer, frames, inst.span, inst.note, inst)  # noqa: B023
+                    child = new(element, first_input, first_producer, frames, owner.span, owner.note, owner)
                 else:
                     before = elements[index - 1]
-                    child = new(element, types.get(before, t.ANY), source(ctx, before), frames, span,
-                                ("follows", element, before, name), inst)  # noqa: B023
+                    note = ("follows", element, before, owner.name)
+                    child = new(element, types.get(before, t.ANY), source(ctx, before), frames, span, note, owner)
                 made.append(child)
             return made
 
@@ -223,7 +234,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 item_type = _item_type(ctx, inst)
                 frames = frames + (Frame("map", name, item_type),)
                 first_input, first_producer = item_type, None
-            made = sequence(elements, first_input, first_producer, frames)
+            made = sequence(inst, elements, first_input, first_producer, frames)
             if made:
                 run.edges.append((start, 2 * made[0].id))
                 run.edges.extend((2 * a.id + 1, 2 * b.id) for a, b in zip(made, made[1:]))

@@ -159,12 +159,22 @@ class AgentGraph:
             return value
 
         nodes = [
-            {"id": id, "kind": node.kind, "attrs": record_json(node, relative), "span": span_json(node.span, self.base_dir)}
+            {
+                "id": id,
+                "kind": node.kind,
+                "attrs": record_json(node, relative),
+                "span": span_json(node.span, self.base_dir),
+            }
             for id, node in self.protected()._nodes.items()
         ]
         edges = [
-            {"source": e.source, "target": e.target, "kind": e.kind, "attrs": edge_json(e, relative),
-             "span": span_json(e.span, self.base_dir)}
+            {
+                "source": e.source,
+                "target": e.target,
+                "kind": e.kind,
+                "attrs": edge_json(e, relative),
+                "span": span_json(e.span, self.base_dir),
+            }
             for e in self.edges()
         ]
         return {"version": GRAPH_JSON_VERSION, "entry": self.entry, "nodes": nodes, "edges": edges}

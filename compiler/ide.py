@@ -129,14 +129,16 @@ def _named(decl: object) -> bool:
 def _symbol(decl, source: SourceFile) -> Symbol:
     description = getattr(decl, "description", None)
     body = getattr(decl, "body", None) or getattr(decl, "block", None)
-    blocks = tuple(
-        source.text[p.span.offset : p.span.end_offset] for p in getattr(body, "params", ()) or ()
-    )
+    blocks = tuple(source.text[p.span.offset : p.span.end_offset] for p in getattr(body, "params", ()) or ())
     if getattr(decl, "kind", "") == "model":
         blocks = (f"= {source.text[decl.target.span.offset : decl.target.span.end_offset]}", *blocks)
     return Symbol(
-        decl.name.name, decl.kind, decl.span, decl.name.span,
-        description.value if description is not None else None, blocks,
+        decl.name.name,
+        decl.kind,
+        decl.span,
+        decl.name.span,
+        description.value if description is not None else None,
+        blocks,
     )
 
 

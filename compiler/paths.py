@@ -79,8 +79,17 @@ def _whose(ctx: CompileContext, producer: str | None, head: str) -> str:
     return f"`{show(ctx, producer)}`'s output"
 
 
-def walk_fields(ctx: CompileContext, inst: Instance, path: str, span: Span, head: tuple[str, ...], start: t.Type,
-                producer: str | None, rest: tuple[str, ...], placed: bool) -> Resolved:
+def walk_fields(
+    ctx: CompileContext,
+    inst: Instance,
+    path: str,
+    span: Span,
+    head: tuple[str, ...],
+    start: t.Type,
+    producer: str | None,
+    rest: tuple[str, ...],
+    placed: bool,
+) -> Resolved:
     """Follow `rest` field by field from `start` (produced by `producer`); the first part that fails is the problem.
 
     `placed` says the labels may describe where `inst` is placed (an `input...` path)."""
@@ -101,27 +110,58 @@ def walk_fields(ctx: CompileContext, inst: Instance, path: str, span: Span, head
         if isinstance(current, t.TextType):
             what = f"`{show(ctx, inst.name)}` receives text" if walked == "input" else f"`{walked}` is text"
             origin = f" from `{show(ctx, producer)}`" if producer is not None else ""
-            return Resolved(None, make(
-                "P401", f"`{{{{{path}}}}}` does not resolve: {what}{origin}, not a record", span, labels=labels,
-                notes=["`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"]
-                if walked == "input" else ["a step or agent without `output` returns text"]))
+            return Resolved(
+                None,
+                make(
+                    "P401",
+                    f"`{{{{{path}}}}}` does not resolve: {what}{origin}, not a record",
+                    span,
+                    labels=labels,
+                    notes=[
+                        "`{{input.<branch>}}` reads a branch of a parallel placed right before; use `{{input}}` for text"
+                    ]
+                    if walked == "input"
+                    else ["a step or agent without `output` returns text"],
+                ),
+            )
         names = t.field_names(current)
         hint = suggest(part, names)
         fix = Fix(f"did you mean `{hint}`?", span, path.replace(part, hint, 1)) if hint else None
         listed = ", ".join(f"`{n}`" for n in names) or "none"
         if _is_parallel(ctx, producer) and isinstance(current, t.ObjectType):
-            return Resolved(None, make(
-                "P401", f"`{{{{{path}}}}}` does not resolve: `{show(ctx, producer)}` has no branch `{part}`",
-                span, labels=labels, notes=[f"its branches are {listed}"], fix=fix))
+            return Resolved(
+                None,
+                make(
+                    "P401",
+                    f"`{{{{{path}}}}}` does not resolve: `{show(ctx, producer)}` has no branch `{part}`",
+                    span,
+                    labels=labels,
+                    notes=[f"its branches are {listed}"],
+                    fix=fix,
+                ),
+            )
         if not isinstance(current, t.ObjectType | t.UnionType):
-            return Resolved(None, make(
-                "P402", f"`{{{{{path}}}}}` does not resolve: `{walked}` is `{t.describe(current)}`, not a record",
-                span, labels=labels + _record_label(start, _whose(ctx, producer, head[0]))))
+            return Resolved(
+                None,
+                make(
+                    "P402",
+                    f"`{{{{{path}}}}}` does not resolve: `{walked}` is `{t.describe(current)}`, not a record",
+                    span,
+                    labels=labels + _record_label(start, _whose(ctx, producer, head[0])),
+                ),
+            )
         whose = _whose(ctx, producer, head[0])
-        return Resolved(None, make(
-            "P402", f"`{{{{{path}}}}}` does not resolve: {whose} has no field `{part}`", span,
-            labels=labels + _record_label(current, whose.capitalize() if whose.startswith("the") else whose),
-            notes=[f"its fields are {listed}"], fix=fix))
+        return Resolved(
+            None,
+            make(
+                "P402",
+                f"`{{{{{path}}}}}` does not resolve: {whose} has no field `{part}`",
+                span,
+                labels=labels + _record_label(current, whose.capitalize() if whose.startswith("the") else whose),
+                notes=[f"its fields are {listed}"],
+                fix=fix,
+            ),
+        )
     return Resolved(shape)
 
 
@@ -142,18 +182,30 @@ def _scoped(ctx: CompileContext, inst: Instance, path: str, span: Span, parts: t
     head = parts[0]
     frame = _frame(inst, head)
     if frame is None:
-        return Resolved(None, make(
-            "P401", f"`{{{{{path}}}}}` does not resolve: `{inst.name}` does not run inside a {head}", span,
-            labels=_labels(ctx, inst),
-            notes=[f"`{{{{{head}...}}}}` reads the {head} a runnable is part of: place it in a {head}'s body"]))
+        return Resolved(
+            None,
+            make(
+                "P401",
+                f"`{{{{{path}}}}}` does not resolve: `{inst.name}` does not run inside a {head}",
+                span,
+                labels=_labels(ctx, inst),
+                notes=[f"`{{{{{head}...}}}}` reads the {head} a runnable is part of: place it in a {head}'s body"],
+            ),
+        )
     word = parts[1] if len(parts) > 1 else None
     allowed = _SCOPE_WORDS[head]
     if word not in allowed:
         hint = suggest(word or "", allowed)
         listed = ", ".join(f"`{head}.{w}`" for w in allowed)
-        return Resolved(None, make(
-            "P401", f"`{{{{{path}}}}}` does not resolve: a {head} gives {listed}", span,
-            fix=Fix(f"did you mean `{head}.{hint}`?", span, path.replace(word or head, hint, 1)) if hint else None))
+        return Resolved(
+            None,
+            make(
+                "P401",
+                f"`{{{{{path}}}}}` does not resolve: a {head} gives {listed}",
+                span,
+                fix=Fix(f"did you mean `{head}.{hint}`?", span, path.replace(word or head, hint, 1)) if hint else None,
+            ),
+        )
     if word in ("iteration", "index"):
         typed: t.Type = t.INT
     elif word == "history":
@@ -171,20 +223,33 @@ def _state(ctx: CompileContext, path: str, span: Span, parts: tuple[str, ...]) -
     if not ctx.strict or len(parts) == 1:
         return Resolved(t.ANY)
     if declared is None:
-        return Resolved(None, make(
-            "P315", f"`{{{{{path}}}}}` reads state, but the spec declares no `state`", span,
-            fix=Fix(f"declare it: `state {{ {parts[1]}: string }}`")))
+        return Resolved(
+            None,
+            make(
+                "P315",
+                f"`{{{{{path}}}}}` reads state, but the spec declares no `state`",
+                span,
+                fix=Fix(f"declare it: `state {{ {parts[1]}: string }}`"),
+            ),
+        )
     key = parts[1]
     entry = declared.get(key)
     if entry is None:
         names = [f.name for f in declared.fields]
         hint = suggest(key, names)
-        return Resolved(None, make(
-            "P315", f"`{{{{{path}}}}}` reads `{key}`, which `state` does not declare", span,
-            labels=_record_label(declared, "`state`"),
-            notes=["declared keys: " + (", ".join(f"`{n}`" for n in names) or "none")],
-            fix=Fix(f"did you mean `{hint}`?", span, path.replace(key, hint, 1)) if hint
-            else Fix(f"add `{key}` to the `state` block")))
+        return Resolved(
+            None,
+            make(
+                "P315",
+                f"`{{{{{path}}}}}` reads `{key}`, which `state` does not declare",
+                span,
+                labels=_record_label(declared, "`state`"),
+                notes=["declared keys: " + (", ".join(f"`{n}`" for n in names) or "none")],
+                fix=Fix(f"did you mean `{hint}`?", span, path.replace(key, hint, 1))
+                if hint
+                else Fix(f"add `{key}` to the `state` block"),
+            ),
+        )
     typed = t.OptionalType(entry.type) if entry.optional else entry.type
     if len(parts) == 2:
         return Resolved(typed)
@@ -200,8 +265,14 @@ def heads(ctx: CompileContext, inst: Instance) -> list[str]:
     return found
 
 
-def resolve(ctx: CompileContext, inst: Instance, parts: tuple[str, ...], span: Span | None = None,
-            path: str | None = None, where: str | None = None) -> Resolved:
+def resolve(
+    ctx: CompileContext,
+    inst: Instance,
+    parts: tuple[str, ...],
+    span: Span | None = None,
+    path: str | None = None,
+    where: str | None = None,
+) -> Resolved:
     """The type of `parts` read at `inst`. `where` words an unknown head ("in step `x`")."""
     path = path or ".".join(parts)
     span = span or _NO_SPAN
@@ -217,20 +288,30 @@ def resolve(ctx: CompileContext, inst: Instance, parts: tuple[str, ...], span: S
         return walk_fields(ctx, inst, path, span, ("run", "input"), declared, None, parts[2:], False)
     kind = ctx.kind(head)
     if kind in ("agent", "step", "consolidate", "ask", "chain", "parallel", "route", "loop", "map"):
-        found = walk_fields(ctx, inst, path, span, (head,), ctx.types.get(head, t.ANY), source(ctx, head),
-                            parts[1:], False)
+        found = walk_fields(
+            ctx, inst, path, span, (head,), ctx.types.get(head, t.ANY), source(ctx, head), parts[1:], False
+        )
         return Resolved(found.type, found.problem, reads=head)
     owner_kind = ctx.kind(inst.name) or "parallel"
     hint = suggest(head, heads(ctx, inst))
     if ctx.strict:
-        note = (f"{a(owner_kind)}'s templates can use `input...`, `run.input...`, `state...`, an earlier runnable's"
-                " name, and inside a loop or map body `loop...` / `map...`")
+        note = (
+            f"{a(owner_kind)}'s templates can use `input...`, `run.input...`, `state...`, an earlier runnable's"
+            " name, and inside a loop or map body `loop...` / `map...`"
+        )
     else:
         note = f"{a(owner_kind)}'s templates can use `input`, `input.<branch>` and `state.<key>`"
     where = where or f"in {owner_kind} `{inst.name}`"
-    return Resolved(None, make(
-        "P401", f"`{{{{{path}}}}}` does not resolve {where}", span, notes=[note],
-        fix=Fix(f"did you mean `{hint}`?", span, path.replace(head, hint, 1)) if hint else None))
+    return Resolved(
+        None,
+        make(
+            "P401",
+            f"`{{{{{path}}}}}` does not resolve {where}",
+            span,
+            notes=[note],
+            fix=Fix(f"did you mean `{hint}`?", span, path.replace(head, hint, 1)) if hint else None,
+        ),
+    )
 
 
 _NO_SPAN = Span("<string>", 1, 1, 1, 1)

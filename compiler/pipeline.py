@@ -31,7 +31,14 @@ __all__ = ["PASSES", "CompileResult", "compile_spec"]
 Pass = Callable[[CompileContext], None]
 
 PASSES: tuple[Pass, ...] = (
-    collect_symbols, resolve_names, check_types, check_chains, infer_types, build_graph, check_flow, validate_graph,
+    collect_symbols,
+    resolve_names,
+    check_types,
+    check_chains,
+    infer_types,
+    build_graph,
+    check_flow,
+    validate_graph,
     lint,
 )
 

@@ -14,7 +14,16 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 __all__ = [
-    "ALWAYS_REPORTED", "KEYS", "ConfigError", "ProjectConfig", "Resolver", "find", "load", "matches", "nearest", "reported",
+    "ALWAYS_REPORTED",
+    "KEYS",
+    "ConfigError",
+    "ProjectConfig",
+    "Resolver",
+    "find",
+    "load",
+    "matches",
+    "nearest",
+    "reported",
     "selectors",
 ]
 

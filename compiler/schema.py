@@ -17,7 +17,6 @@ from plait.core.vocab import ERROR_KINDS, PROVIDERS
 __all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "TYPED_BLOCKS", "a", "suggest"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Attr:
     """How one attribute is written.

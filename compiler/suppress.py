@@ -105,8 +105,14 @@ def _covering(d: Diagnostic, found: list[Suppression] | tuple[()]) -> tuple[Span
 def _problems(s: Suppression, used: set[tuple[Span, str]], source: SourceFile) -> list[Diagnostic]:
     where = "this declaration" if not s.line_only else "this line"
     if not s.words:
-        return [make(CODE, "`# plait: ignore` names no code; write `# plait: ignore[P601]`", s.comment,
-                     fix=Fix("name the codes to suppress"))]
+        return [
+            make(
+                CODE,
+                "`# plait: ignore` names no code; write `# plait: ignore[P601]`",
+                s.comment,
+                fix=Fix("name the codes to suppress"),
+            )
+        ]
     out = []
     idle = []
     for word in s.words:

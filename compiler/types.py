@@ -22,7 +22,7 @@ Report = Callable[[Diagnostic], None]
 
 _PRIMITIVES: dict[str, t.Type] = {"string": t.TEXT, "int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
 _KNOWN = (*_PRIMITIVES, "list", "object")
-_TYPES_NOTE = "types: `string`, `int`, `float`, `bool`, `list[T]`, `object { ... }`, `\"a\" | \"b\"`, `T?`"
+_TYPES_NOTE = 'types: `string`, `int`, `float`, `bool`, `list[T]`, `object { ... }`, `"a" | "b"`, `T?`'
 
 
 def _base(expr: ast.TypeExpr, report: Report) -> t.Type:

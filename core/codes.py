@@ -68,7 +68,9 @@ CODES: dict[str, Code] = {
         Code("P316", "read-before-finished", E, "a `{{NAME}}` read where NAME has not finished on every path"),
         Code("P317", "python-module-not-found", E, "a python tool's module is not beside the spec nor installed"),
         Code("P318", "python-function-not-found", E, "a python tool's module defines no such function"),
-        Code("P319", "python-signature-mismatch", E, "a python function's type hints disagree with the tool's `params`"),
+        Code(
+            "P319", "python-signature-mismatch", E, "a python function's type hints disagree with the tool's `params`"
+        ),
         Code("P401", "unresolved-template", E, "a template path that cannot resolve"),
         Code("P402", "unknown-field", E, "a template path naming a field its record type does not declare"),
         Code("P501", "literal-secret", E, "a secret written into the spec"),
@@ -81,7 +83,7 @@ CODES: dict[str, Code] = {
 # ```plait blocks are real: the test suite compiles each "Example" and expects
 # its code, and each "Fix" and expects the code gone.
 _DOCS: dict[str, str] = {
-    "P001": '''
+    "P001": """
 ## What it catches
 Text that does not follow the grammar: a missing `}`, `]` or `)`, two
 attributes on one line without a comma, a keyword where a name belongs.
@@ -105,8 +107,8 @@ Separate attributes by a newline or a comma, and close every block.
 model fast = "openai/gpt-4o-mini"
 agent writer { model = fast, system = "You write." }
 ```
-''',
-    "P002": '''
+""",
+    "P002": """
 ## What it catches
 A character or literal that starts no token of the language: `@`, `$`, a
 stray backtick, or a number glued to letters such as `12abc`.
@@ -127,8 +129,8 @@ Remove the character, or put the text inside a string.
 model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
 agent main { model = fast }
 ```
-''',
-    "P003": '''
+""",
+    "P003": """
 ## What it catches
 A backslash escape in a string that JSON does not define, such as `\\q` or
 `\\x41`. Strings use JSON escapes: `\\n`, `\\t`, `\\"`, `\\\\`, `\\uXXXX`; `\\{{`
@@ -150,8 +152,8 @@ Double the backslash to write one, or use the escape you meant.
 model fast = "openai/gpt-4o-mini"
 agent writer { model = fast, system = "Use C:\\\\qdata for files." }
 ```
-''',
-    "P004": '''
+""",
+    "P004": """
 ## What it catches
 Brackets (`{`, `[`, `(`) nested more than 64 deep.
 
@@ -168,8 +170,8 @@ model m = "openai/gpt-4o" { headers = [[[[[[[[[[[[[[[[[[[[ ... 10,000 deep ... ]
 ## Fix
 Flatten the value. Attribute values in plait are at most a few levels
 deep: a list of names, a map of strings, a `params` block.
-''',
-    "P005": '''
+""",
+    "P005": """
 ## What it catches
 A spec path that cannot be read as text: it does not exist, is a directory,
 cannot be opened, is larger than 8 MB, is not valid UTF-8, or contains a NUL
@@ -189,8 +191,8 @@ error[P005]: no such file `specs/missing.plait`
 ## Fix
 Point `plait check` at an existing `.plait` file (or a directory holding
 some), saved as UTF-8 text.
-''',
-    "P006": '''
+""",
+    "P006": """
 ## What it catches
 An `import` whose path leaves the directory `plait` was pointed at, such as
 `import "../shared/models.plait"` or an absolute path.
@@ -213,8 +215,8 @@ parent directory) and import it by a relative path.
 # specs/main.plait
 import "common/models.plait"
 ```
-''',
-    "P007": '''
+""",
+    "P007": """
 ## What it catches
 An `import` of a file that does not exist, relative to the importing file.
 
@@ -231,8 +233,8 @@ import "tools.plait"
 ## Fix
 Correct the path (it is relative to the file that imports), or create the
 file.
-''',
-    "P101": '''
+""",
+    "P101": """
 ## What it catches
 A reference to a name that no declaration in the spec (or in the files it
 imports) declares. Near misses get a suggestion: "did you mean `fast`?".
@@ -253,8 +255,8 @@ Use the declared name, or declare the missing one.
 model fast = "openai/gpt-4o-mini"
 agent main { model = fast }
 ```
-''',
-    "P102": '''
+""",
+    "P102": """
 ## What it catches
 Two declarations with the same name, in one file or across imported files.
 All declarations share one namespace, whatever their kind.
@@ -277,8 +279,8 @@ Rename one of them (and its references), or merge the two.
 model fast = "openai/gpt-4o-mini"
 agent writer { model = fast, system = "You write briefings." }
 ```
-''',
-    "P103": '''
+""",
+    "P103": """
 ## What it catches
 A reference to a declaration of the wrong kind: an agent where a model is
 expected, a model in `tools`, a tool in a chain.
@@ -303,8 +305,8 @@ model fast = "openai/gpt-4o-mini"
 agent researcher "Looks things up." { model = fast }
 agent main { model = fast, tools = [researcher] }
 ```
-''',
-    "P201": '''
+""",
+    "P201": """
 ## What it catches
 An attribute the declaration does not have, usually a typo
 (`max_stepz`) or an attribute of another kind (`prompt` on an agent).
@@ -326,8 +328,8 @@ Spell the attribute as documented, or remove it.
 model fast = "openai/gpt-4o-mini"
 agent main { model = fast, max_steps = 4 }
 ```
-''',
-    "P202": '''
+""",
+    "P202": """
 ## What it catches
 A declaration without an attribute it needs: an agent or step without
 `model`, a step without `prompt`, a tool without `run`, a consolidate without
@@ -347,8 +349,8 @@ Add the attribute.
 model fast = "openai/gpt-4o-mini"
 agent main { model = fast, system = "You answer questions." }
 ```
-''',
-    "P203": '''
+""",
+    "P203": """
 ## What it catches
 An attribute value of the wrong type: a string for a number, a name for a
 duration, a single name where a list is expected, a malformed call such as
@@ -370,8 +372,8 @@ Write a value of the type the message names.
 model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
 agent main { model = fast }
 ```
-''',
-    "P204": '''
+""",
+    "P204": """
 ## What it catches
 A value of the right type that is not allowed: a number out of range
 (`temperature = 3`), an unknown provider, an HTTP method that does not
@@ -393,8 +395,8 @@ Use a value inside the documented range or set of choices.
 model fast = "openai/gpt-4o-mini" { temperature = 1.2 }
 agent main { model = fast }
 ```
-''',
-    "P205": '''
+""",
+    "P205": """
 ## What it catches
 An attribute (or a `params` block) written twice in one block.
 
@@ -414,8 +416,8 @@ Keep one of them.
 model fast = "openai/gpt-4o-mini" { temperature = 0.2 }
 agent main { model = fast }
 ```
-''',
-    "P206": '''
+""",
+    "P206": """
 ## What it catches
 A tool parameter whose default value does not have the parameter's type:
 `limit: int = "five"`, `units: "metric" | "imperial" = "kelvin"`.
@@ -450,8 +452,8 @@ tool lookup "Look up a topic." {
 }
 agent main { model = fast, tools = [lookup] }
 ```
-''',
-    "P207": '''
+""",
+    "P207": """
 ## What it catches
 A parameter type that does not exist. Types are `string`, `int`, `float`,
 `bool`, `list[T]`, `object { ... }`, literal unions (`"a" | "b"`) and
@@ -485,8 +487,8 @@ tool lookup "Look up a topic." {
 }
 agent main { model = fast, tools = [lookup] }
 ```
-''',
-    "P208": '''
+""",
+    "P208": """
 ## What it catches
 Two parameters with one name in a tool's `params` (or in one `object { ... }`).
 
@@ -520,8 +522,8 @@ tool lookup "Look up a topic." {
 }
 agent main { model = fast, tools = [lookup] }
 ```
-''',
-    "P301": '''
+""",
+    "P301": """
 ## What it catches
 `until` naming a tool (or agent) that is not in the agent's own `tools`.
 
@@ -543,8 +545,8 @@ model fast = "openai/gpt-4o-mini"
 tool submit "Submit the report." { run = python("report:submit") }
 agent main { model = fast, tools = [submit], until = submit }
 ```
-''',
-    "P302": '''
+""",
+    "P302": """
 ## What it catches
 A model no call could reach: an `openai-compatible` model without
 `base_url`, a `scripted` model without `script`, or `api = "responses"` on a
@@ -567,8 +569,8 @@ Give the model what it needs to be called.
 model local = "openai-compatible/llama3.1" { base_url = "http://localhost:11434/v1" }
 agent main { model = local }
 ```
-''',
-    "P303": '''
+""",
+    "P303": """
 ## What it catches
 An agent that can reach itself through `tools`: it delegates to itself,
 or to an agent that delegates back (`a -> b -> a`). Every such cycle is
@@ -594,8 +596,8 @@ agent planner "Plans the work." { model = fast, tools = [worker] }
 agent worker "Does the work." { model = fast }
 chain main = planner
 ```
-''',
-    "P304": '''
+""",
+    "P304": """
 ## What it catches
 A chain or parallel that contains itself, directly (`chain c = a -> c`) or
 through other chains and parallels.
@@ -619,8 +621,8 @@ model fast = "openai/gpt-4o-mini"
 agent draft { model = fast }
 chain main = draft
 ```
-''',
-    "P305": '''
+""",
+    "P305": """
 ## What it catches
 A `consolidate` with fewer than two agents.
 
@@ -644,8 +646,8 @@ agent analyst_a { model = fast, system = "You are a financial analyst." }
 agent analyst_b { model = fast, system = "You are a risk analyst." }
 consolidate main { agents = [analyst_a, analyst_b], judge = fast }
 ```
-''',
-    "P306": '''
+""",
+    "P306": """
 ## What it catches
 Two tools an agent would see under one name: the same tool or delegated
 agent listed twice in `tools`, or names that the providers' tool-name rules
@@ -669,8 +671,8 @@ model fast = "openai/gpt-4o-mini"
 tool lookup "Look up a topic." { run = python("kb:lookup") }
 agent main { model = fast, tools = [lookup] }
 ```
-''',
-    "P307": '''
+""",
+    "P307": """
 ## What it catches
 A `scripted` model whose replies file is missing, is not JSON, or is not a
 script: not a list of replies (or an object of lists keyed by agent and step
@@ -689,8 +691,8 @@ model demo = "scripted/demo" { script = "demo.replies.json" }   # no such file b
 ## Fix
 Write the file beside the spec, e.g. `[{"text": "Hello!"}]`, or correct the
 reported entry.
-''',
-    "P401": '''
+""",
+    "P401": """
 ## What it catches
 A `{{ path }}` template that cannot resolve where it is used:
 `{{input.x}}` when the element before is a parallel without branch `x` (or
@@ -719,8 +721,8 @@ agent weather { model = fast }
 step summary { model = fast, prompt = "News: {{input.news}}\\nWeather: {{input.weather}}" }
 chain main = parallel(news, weather) -> summary
 ```
-''',
-    "P501": '''
+""",
+    "P501": """
 ## What it catches
 A string that looks like a credential: an API key (`sk-...`, `sk_live_...`,
 `AIza...`, an AWS key id or secret access key), a token (`ghp_...`,
@@ -747,8 +749,8 @@ leaked key.
 model fast = "openai/gpt-4o-mini" { api_key = env("OPENAI_API_KEY") }
 agent main { model = fast }
 ```
-''',
-    "P610": '''
+""",
+    "P610": """
 ## What it catches
 A `# plait: ignore[CODE]` comment that suppresses nothing: the code is not
 reported on that line (or, on a declaration's first line, anywhere in that
@@ -769,8 +771,8 @@ agent main { model = fast }
 ## Fix
 Remove the comment (`plait check --fix` does), or name the code that is
 reported there; `plait explain CODE` says what each code means.
-''',
-    "P601": '''
+""",
+    "P601": """
 ## What it catches
 A declaration nothing uses: a model no agent or step calls, a tool no agent
 lists, a runnable that is neither the entry point (`main`, or the only
@@ -795,8 +797,8 @@ model fast = "openai/gpt-4o-mini"
 model strong = "anthropic/claude-sonnet-4-5"
 agent main { model = fast, fallback = [strong] }
 ```
-''',
-    "P209": r'''
+""",
+    "P209": r"""
 ## What it catches
 An `output` (or an ask's `answer`) that declares no fields, or gives a field
 a default. An `output` says what the model's reply must contain; a default
@@ -829,8 +831,8 @@ step main {
   output { score: int }
 }
 ```
-''',
-    "P308": r'''
+""",
+    "P308": r"""
 ## What it catches
 A route whose subject is not a literal union or `bool` (a `string`, an `int`,
 a record) and that has no `else`. No list of cases can cover every string.
@@ -876,8 +878,8 @@ route pick on input.topic {
 }
 chain main = classify -> pick
 ```
-''',
-    "P309": r'''
+""",
+    "P309": r"""
 ## What it catches
 A route case whose literal is not a value of the subject's type: a typo
 (`"biling"`), a value the producer's `output` never lists, or a string case on
@@ -923,8 +925,8 @@ route pick on input.topic {
 }
 chain main = classify -> pick
 ```
-''',
-    "P310": r'''
+""",
+    "P310": r"""
 ## What it catches
 A route without `else` that leaves a value of its subject's literal union (or
 `true`/`false` of a `bool`) without a case. The message lists every missing
@@ -971,8 +973,8 @@ route pick on input.topic {
 }
 chain main = classify -> pick
 ```
-''',
-    "P311": r'''
+""",
+    "P311": r"""
 ## What it catches
 Two cases of one route for the same value (or two `else` cases).
 
@@ -1017,8 +1019,8 @@ route pick on input.topic {
 }
 chain main = classify -> pick
 ```
-''',
-    "P312": r'''
+""",
+    "P312": r"""
 ## What it catches
 A `loop` with no `max_iterations`.
 
@@ -1057,8 +1059,8 @@ loop main = draft -> review {
   max_iterations = 3
 }
 ```
-''',
-    "P313": r'''
+""",
+    "P313": r"""
 ## What it catches
 A loop's `until` that cannot be evaluated as written: a field the body's
 output does not declare, a literal outside the field's enum, an order
@@ -1101,8 +1103,8 @@ loop main = draft -> review {
   max_iterations = 3
 }
 ```
-''',
-    "P314": r'''
+""",
+    "P314": r"""
 ## What it catches
 A `map` whose `over` path is not a `list[T]` at the place the map runs: a
 string, a record, a number.
@@ -1139,8 +1141,8 @@ step write { model = fast, prompt = "Write section {{map.index}}: {{input}}" }
 map write_all = write { over = input.sections }
 chain main = outline -> write_all
 ```
-''',
-    "P315": r'''
+""",
+    "P315": r"""
 ## What it catches
 In a file that starts `plait 0.2`: a `{{state.x}}` read when the spec has no
 `state` block, or when the block does not declare `x`. (0.1 files leave
@@ -1166,8 +1168,8 @@ model fast = "openai/gpt-4o-mini"
 state { order_id: string? }
 step main { model = fast, prompt = "Order {{state.order_id}}: {{input}}" }
 ```
-''',
-    "P316": r'''
+""",
+    "P316": r"""
 ## What it catches
 A `{{NAME}}` or `{{NAME.field}}` read at a place where NAME has not finished
 on every path that reaches it: NAME runs later, in another branch of a
@@ -1204,8 +1206,8 @@ step classify {
 step answer { model = fast, prompt = "Answer {{run.input}} about {{classify.topic}}" }
 chain main = classify -> answer
 ```
-''',
-    "P402": r'''
+""",
+    "P402": r"""
 ## What it catches
 A template path that names a field its record type does not declare: a
 field the previous runnable's `output` lacks (`{{input.sumary}}`), a field of
@@ -1242,8 +1244,8 @@ step classify {
 step answer { model = fast, prompt = "Answer about {{input.summary}}" }
 chain main = classify -> answer
 ```
-''',
-    "P317": r'''
+""",
+    "P317": r"""
 ## What it catches
 A python tool or code step whose module is neither a file in the spec's
 folder (`module.py`, or `package/module.py` for `package.module`) nor a
@@ -1272,8 +1274,8 @@ model fast = "openai/gpt-4o-mini"
 tool clock "The time." { run = python("time:ctime") }
 agent main { model = fast, tools = [clock] }
 ```
-''',
-    "P318": r'''
+""",
+    "P318": r"""
 ## What it catches
 A python tool or code step whose module file is found beside the spec, but
 does not define the function named after the `:` (or does not parse). The
@@ -1297,8 +1299,8 @@ Name the function as `kb.py` defines it: `run = python("kb:lookup")`.
 ```text
 tool lookup "Look up a topic." { run = python("kb:lookup") }
 ```
-''',
-    "P319": r'''
+""",
+    "P319": r"""
 ## What it catches
 A python tool whose function has type hints that disagree with the tool's
 `params`: a parameter the function does not take (and no `**kwargs`), a
@@ -1329,7 +1331,7 @@ tool lookup "Look up a topic." {
   run = python("kb:lookup")
 }
 ```
-''',
+""",
 }
 
 # A code added without documentation still loads (the explain tests point it out).

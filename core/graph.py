@@ -279,8 +279,25 @@ class ExitNode(Node):
 
 NODE_TYPES: dict[str, type[Node]] = {
     cls.kind: cls
-    for cls in (ModelNode, ToolNode, McpNode, AgentNode, StepNode, ChainNode, ParallelNode, JoinNode,
-                ConsolidateNode, RouteNode, LoopNode, MapNode, AskNode, InputNode, StateNode, EntryNode, ExitNode)
+    for cls in (
+        ModelNode,
+        ToolNode,
+        McpNode,
+        AgentNode,
+        StepNode,
+        ChainNode,
+        ParallelNode,
+        JoinNode,
+        ConsolidateNode,
+        RouteNode,
+        LoopNode,
+        MapNode,
+        AskNode,
+        InputNode,
+        StateNode,
+        EntryNode,
+        ExitNode,
+    )
 }
 RUNNABLE_KINDS: frozenset[str] = frozenset(k for k, cls in NODE_TYPES.items() if issubclass(cls, Runnable))
 

@@ -77,8 +77,16 @@ def run_id_problem(run_id: str) -> str | None:
     """Why `run_id` cannot name a stored run (a path, empty, odd characters), or None when it can."""
     if not run_id:
         return "a run id is empty"
-    if "/" in run_id or "\\" in run_id or run_id in (".", "..") or run_id.endswith(".json") or Path(run_id).is_absolute():
-        return f"`{run_id[:80]}` is a path; --resume takes a run id (as `plait runs` lists them), and the store finds it"
+    if (
+        "/" in run_id
+        or "\\" in run_id
+        or run_id in (".", "..")
+        or run_id.endswith(".json")
+        or Path(run_id).is_absolute()
+    ):
+        return (
+            f"`{run_id[:80]}` is a path; --resume takes a run id (as `plait runs` lists them), and the store finds it"
+        )
     if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
         return f"`{run_id[:80]}` is not a run id (letters, digits, `-`, `_` and `.`, up to 128)"
     return None

@@ -24,8 +24,21 @@ from typing import Any, Callable, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
-    "FORMATS", "REDACTED", "Format", "Found", "Secret", "credential_key", "find_secrets", "protect",
-    "protect_record", "random_looking", "redact_text", "redact_url", "reveal", "reveal_record", "secret_ranges",
+    "FORMATS",
+    "REDACTED",
+    "Format",
+    "Found",
+    "Secret",
+    "credential_key",
+    "find_secrets",
+    "protect",
+    "protect_record",
+    "random_looking",
+    "redact_text",
+    "redact_url",
+    "reveal",
+    "reveal_record",
+    "secret_ranges",
 ]
 
 REDACTED = "<redacted>"
@@ -60,8 +73,13 @@ def _hex_token(token: str) -> bool:
 
 
 def _aws_secret_shape(token: str) -> bool:
-    return (any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
-            and ("/" in token or "+" in token) and entropy(token) >= 3.5)
+    return (
+        any(c.isupper() for c in token)
+        and any(c.islower() for c in token)
+        and any(c.isdigit() for c in token)
+        and ("/" in token or "+" in token)
+        and entropy(token) >= 3.5
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,42 +101,91 @@ _B = r"(?<![A-Za-z0-9_])"  # a token starts at a word boundary (`\b` would also 
 #: Most specific first: a text is named by the first format it holds.
 FORMATS: tuple[Format, ...] = (
     Format("anthropic-api-key", "an Anthropic API key", "ANTHROPIC_API_KEY", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}"),
-    Format("openai-api-key", "an OpenAI project key", "OPENAI_API_KEY",
-           _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"),
+    Format(
+        "openai-api-key",
+        "an OpenAI project key",
+        "OPENAI_API_KEY",
+        _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}",
+    ),
     Format("openai-api-key", "an OpenAI API key", "OPENAI_API_KEY", _B + r"sk-[A-Za-z0-9_\-]{20,}"),
-    Format("stripe-access-token", "a Stripe API key", "STRIPE_API_KEY",
-           _B + r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}"),
+    Format(
+        "stripe-access-token",
+        "a Stripe API key",
+        "STRIPE_API_KEY",
+        _B + r"(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,99}",
+    ),
     Format("gcp-api-key", "a Google API key", "GOOGLE_API_KEY", _B + r"AIza[0-9A-Za-z_\-]{30,}"),
-    Format("github-pat", "a GitHub token", "GITHUB_TOKEN",
-           _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    Format("gitlab-pat", "a GitLab token", "GITLAB_TOKEN",
-           _B + r"(?:gl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas|ft)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})"),
+    Format(
+        "github-pat",
+        "a GitHub token",
+        "GITHUB_TOKEN",
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+    ),
+    Format(
+        "gitlab-pat",
+        "a GitLab token",
+        "GITLAB_TOKEN",
+        _B + r"(?:gl(?:pat|ptt|dt|rt|cbt|soat|ffct|imt|agent|oas|ft)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})",
+    ),
     Format("huggingface-access-token", "a Hugging Face token", "HF_TOKEN", _B + r"hf_[A-Za-z0-9]{30,}"),
-    Format("slack-webhook-url", "a Slack webhook URL", "SLACK_WEBHOOK_URL",
-           r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})"),
+    Format(
+        "slack-webhook-url",
+        "a Slack webhook URL",
+        "SLACK_WEBHOOK_URL",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})",
+    ),
     Format("slack-bot-token", "a Slack token", "SLACK_TOKEN", _B + r"xox[abpors]-[A-Za-z0-9\-]{10,}"),
-    Format("aws-access-token", "an AWS access key id", "AWS_ACCESS_KEY_ID",
-           _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    Format(
+        "aws-access-token",
+        "an AWS access key id",
+        "AWS_ACCESS_KEY_ID",
+        _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+    ),
     # detect-secrets AWSKeyDetector: 40 characters of base64 near the word "aws".
-    Format("aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY",
-           r"(?i:aws)[A-Za-z0-9_\-\s\"'=:]{0,24}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+    Format(
+        "aws-secret-access-key",
+        "an AWS secret access key",
+        "AWS_SECRET_ACCESS_KEY",
+        r"(?i:aws)[A-Za-z0-9_\-\s\"'=:]{0,24}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    ),
     # The same 40-character shape anywhere, when it mixes cases, digits and `/` or `+` as AWS keys do.
-    Format("aws-secret-access-key", "an AWS secret access key", "AWS_SECRET_ACCESS_KEY",
-           r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _aws_secret_shape),
-    Format("private-key", "a private key", "PRIVATE_KEY",
-           r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----[^\"]*"),
-    Format("jwt", "a JSON Web Token", "API_TOKEN",
-           _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    Format(
+        "aws-secret-access-key",
+        "an AWS secret access key",
+        "AWS_SECRET_ACCESS_KEY",
+        r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        _aws_secret_shape,
+    ),
+    Format(
+        "private-key", "a private key", "PRIVATE_KEY", r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----[^\"]*"
+    ),
+    Format(
+        "jwt", "a JSON Web Token", "API_TOKEN", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    ),
     Format("bearer-token", "a bearer token", "API_TOKEN", r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)"),
     # detect-secrets BasicAuthDetector (a URL's user:password@) and an `Authorization: Basic` value.
-    Format("basic-auth", "HTTP Basic credentials", "API_PASSWORD",
-           r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", _basic_credentials),
-    Format("basic-auth", "a password in a URL", "API_PASSWORD",
-           # `:/` too: a URL joined into a file path loses one slash.
-           r"[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^\s/?#@:\"{}<>]+:([^\s/?#@\"{}<>]+)@"),
+    Format(
+        "basic-auth",
+        "HTTP Basic credentials",
+        "API_PASSWORD",
+        r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+        _basic_credentials,
+    ),
+    Format(
+        "basic-auth",
+        "a password in a URL",
+        "API_PASSWORD",
+        # `:/` too: a URL joined into a file path loses one slash.
+        r"[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^\s/?#@:\"{}<>]+:([^\s/?#@\"{}<>]+)@",
+    ),
     # detect-secrets HexHighEntropyString: 32 or more hex digits (API keys, HMAC secrets).
-    Format("hex-high-entropy", "a hex token", "API_TOKEN",
-           r"(?<![A-Za-z0-9_\-])(?:[0-9a-f]{32,}|[0-9A-F]{32,})(?![A-Za-z0-9_\-])", _hex_token),
+    Format(
+        "hex-high-entropy",
+        "a hex token",
+        "API_TOKEN",
+        r"(?<![A-Za-z0-9_\-])(?:[0-9a-f]{32,}|[0-9A-F]{32,})(?![A-Za-z0-9_\-])",
+        _hex_token,
+    ),
 )
 
 # A key (attribute, map key, header or query name) that says its value is a credential:
@@ -150,11 +217,20 @@ def credential_key(key: str | None) -> bool:
 #: format's needles skips its pattern. `in` over the text is a C scan; one alternation of every pattern cost
 #: 1.7 µs per character (3 s on 2 MB of blank lines). Formats without needles are single character-class runs.
 _NEEDLES: dict[str, tuple[str, ...]] = {
-    "anthropic-api-key": ("sk-ant-",), "openai-api-key": ("sk-",), "stripe-access-token": ("k_test_", "k_live_", "k_prod_"),
-    "gcp-api-key": ("aiza",), "github-pat": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab-pat": ("gl", "gr1348941"), "huggingface-access-token": ("hf_",), "slack-webhook-url": ("hooks.slack.com/",),
-    "slack-bot-token": ("xox",), "aws-access-token": ("a3t", "akia", "asia", "abia", "acca"),
-    "private-key": ("private key",), "jwt": ("eyj",), "bearer-token": ("bearer",), "basic-auth": ("basic", ":/"),
+    "anthropic-api-key": ("sk-ant-",),
+    "openai-api-key": ("sk-",),
+    "stripe-access-token": ("k_test_", "k_live_", "k_prod_"),
+    "gcp-api-key": ("aiza",),
+    "github-pat": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-pat": ("gl", "gr1348941"),
+    "huggingface-access-token": ("hf_",),
+    "slack-webhook-url": ("hooks.slack.com/",),
+    "slack-bot-token": ("xox",),
+    "aws-access-token": ("a3t", "akia", "asia", "abia", "acca"),
+    "private-key": ("private key",),
+    "jwt": ("eyj",),
+    "bearer-token": ("bearer",),
+    "basic-auth": ("basic", ":/"),
 }
 
 

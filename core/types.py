@@ -134,7 +134,9 @@ class UnionType:
     kind: str = "union"
 
 
-Type = Union[TextType, IntType, FloatType, BoolType, AnyType, LiteralType, ListType, ObjectType, OptionalType, UnionType]
+Type = Union[
+    TextType, IntType, FloatType, BoolType, AnyType, LiteralType, ListType, ObjectType, OptionalType, UnionType
+]
 
 TEXT, INT, FLOAT, BOOL, ANY = TextType(), IntType(), FloatType(), BoolType(), AnyType()
 
@@ -295,7 +297,13 @@ _JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": 
 
 def _enum_type(values: tuple[Literal, ...]) -> str | None:
     kinds = {
-        "boolean" if isinstance(v, bool) else "string" if isinstance(v, str) else "integer" if isinstance(v, int) else "number"
+        "boolean"
+        if isinstance(v, bool)
+        else "string"
+        if isinstance(v, str)
+        else "integer"
+        if isinstance(v, int)
+        else "number"
         for v in values
     }
     if kinds == {"integer", "number"}:

@@ -13,6 +13,7 @@ from dataclasses import fields
 from typing import Callable, Literal, TypeVar, Union
 
 from plait.core.record import Record
+
 # Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
 # An import alias, not `_node = record`: mypy applies `dataclass_transform` only through the former.
 from plait.core.record import record as _node
@@ -68,7 +69,6 @@ __all__ = [
 ]
 
 
-
 @_node
 class Node(Record):
     """Every node has the span of the text it came from."""
@@ -105,7 +105,7 @@ class Comment(Node):
 
 @_node
 class String(Node):
-    '''A string literal: `"..."`, or a block string.'''
+    """A string literal: `"..."`, or a block string."""
 
     kind: Literal["string"] = "string"
     #: The decoded value (escapes applied; `\{` kept so templates see a literal brace).
@@ -476,8 +476,21 @@ class AskDecl(Node):
 
 
 Decl = Union[
-    ModelDecl, ToolDecl, AgentDecl, StepDecl, ConsolidateDecl, ChainDecl, ParallelDecl, ImportDecl,
-    InputDecl, StateDecl, RouteDecl, LoopDecl, MapDecl, AskDecl, McpDecl,
+    ModelDecl,
+    ToolDecl,
+    AgentDecl,
+    StepDecl,
+    ConsolidateDecl,
+    ChainDecl,
+    ParallelDecl,
+    ImportDecl,
+    InputDecl,
+    StateDecl,
+    RouteDecl,
+    LoopDecl,
+    MapDecl,
+    AskDecl,
+    McpDecl,
 ]
 
 

@@ -651,9 +651,7 @@ class _Layout:
             return
         inner = indent + INDENT
         self.emit("{", open_at, open_at + 1)
-        blanks = [False] + [
-            self.gap_has_blank(a.span.end_offset, b.span.offset) for a, b in zip(members, members[1:])
-        ]
+        blanks = [False] + [self.gap_has_blank(a.span.end_offset, b.span.offset) for a, b in zip(members, members[1:])]
         widths = _aligned_widths(keys, blanks)
         for m, key, width, blank in zip(members, keys, widths, blanks):
             self.newline(inner, blank=blank)

@@ -28,10 +28,25 @@ from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["FoldSeparators", "comments", "make_lark", "parse"]
 
-_DECL_KEYWORDS = frozenset({
-    "MODEL", "TOOL", "AGENT", "STEP", "CHAIN", "PARALLEL", "CONSOLIDATE", "IMPORT",
-    "INPUT", "STATE", "ROUTE", "LOOP", "MAP", "ASK", "MCP",
-})
+_DECL_KEYWORDS = frozenset(
+    {
+        "MODEL",
+        "TOOL",
+        "AGENT",
+        "STEP",
+        "CHAIN",
+        "PARALLEL",
+        "CONSOLIDATE",
+        "IMPORT",
+        "INPUT",
+        "STATE",
+        "ROUTE",
+        "LOOP",
+        "MAP",
+        "ASK",
+        "MCP",
+    }
+)
 _TYPED_BLOCKS = frozenset({"PARAMS", "OUTPUT", "ANSWER"})
 #: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
 _NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", "ON", "DOT"})
@@ -166,7 +181,9 @@ def comments(source: SourceFile) -> Iterator[tuple[int, int]]:
             yield match.start(), match.end()
 
 
-_COMMENT_OR_STRING = re.compile(r'(?P<long>"""(?s:.*?)""")|(?P<str>"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*")|(?P<comment>#[^\r\n]*)')
+_COMMENT_OR_STRING = re.compile(
+    r'(?P<long>"""(?s:.*?)""")|(?P<str>"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*")|(?P<comment>#[^\r\n]*)'
+)
 
 
 def _all_syntax_errors(parser: _LarkParser, source: SourceFile, first: Exception) -> list[Diagnostic]:
@@ -216,5 +233,3 @@ def _chunk_end(source: SourceFile, base: int) -> int:
     match = _DECL_START.search(source.text, base + 1)
     end = match.start() if match else len(source.text)
     return len(source.text[:end].rstrip()) if end > base else end
-
-

@@ -40,7 +40,9 @@ class Token(str):
 _new_str = str.__new__
 
 
-def _token(kind: str, value: str, start: int, line: int, column: int, end_line: int, end_column: int, end: int) -> Token:
+def _token(
+    kind: str, value: str, start: int, line: int, column: int, end_line: int, end_column: int, end: int
+) -> Token:
     tok = _new_str(Token, value)
     tok.type, tok.value, tok.start_pos, tok.line, tok.column = kind, value, start, line, column
     tok.end_line, tok.end_column, tok.end_pos = end_line, end_column, end

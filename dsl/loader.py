@@ -39,13 +39,17 @@ def _file_error(code: str, name: str, message: str, path: str, span: Span | None
 def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None, Diagnostic | None]:
     try:
         if path.is_dir():
-            return None, _file_error("P005", "unreadable-file", f"`{display}` is a directory, not a .plait file", display, via)
+            return None, _file_error(
+                "P005", "unreadable-file", f"`{display}` is a directory, not a .plait file", display, via
+            )
         info = path.stat()
         # A FIFO or device would block or never end (/dev/zero): only regular files are read.
         if not stat.S_ISREG(info.st_mode):
             return None, _file_error("P005", "unreadable-file", f"`{display}` is not a regular file", display, via)
         if info.st_size > MAX_FILE_BYTES:
-            return None, _file_error("P005", "unreadable-file", f"`{display}` is too large ({info.st_size} bytes)", display, via)
+            return None, _file_error(
+                "P005", "unreadable-file", f"`{display}` is too large ({info.st_size} bytes)", display, via
+            )
         with path.open("rb") as handle:
             # The size can change between stat and read; the cap holds anyway.
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -58,7 +62,9 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
         return None, _file_error("P005", "unreadable-file", f"cannot read `{display}`: {exc.strerror}", display, via)
     except ValueError:
         # A path the OS cannot name: an embedded NUL or a lone surrogate.
-        return None, _file_error("P005", "unreadable-file", f"`{ascii(display)[1:-1]}` is not a valid file name", display, via)
+        return None, _file_error(
+            "P005", "unreadable-file", f"`{ascii(display)[1:-1]}` is not a valid file name", display, via
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -66,7 +72,9 @@ def _read(path: Path, display: str, via: Span | None) -> tuple[SourceFile | None
         source = SourceFile(display, prefix)
         pos = source.position(len(prefix))
         span = Span(display, pos.line, pos.column, pos.line, pos.column + 1, pos.offset, pos.offset + 1)
-        return None, _file_error("P005", "unreadable-file", f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", display, span)
+        return None, _file_error(
+            "P005", "unreadable-file", f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", display, span
+        )
     problem = text_problem(text, display)
     return (None, problem) if problem is not None else (SourceFile(display, text), None)
 
@@ -76,12 +84,22 @@ def text_problem(text: str, display: str = "<string>") -> Diagnostic | None:
 
     The same rule for a file, for `plait fmt -` and for `plait.compile(text)`: the cap bounds every later stage."""
     # A character is at most 4 bytes in UTF-8: short text needs no encoding to measure.
-    if len(text) * 4 > MAX_FILE_BYTES and (len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES):
-        return _file_error("P005", "unreadable-file", f"`{display}` is too large (over {MAX_FILE_BYTES} bytes)", display)
+    if len(text) * 4 > MAX_FILE_BYTES and (
+        len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES
+    ):
+        return _file_error(
+            "P005", "unreadable-file", f"`{display}` is too large (over {MAX_FILE_BYTES} bytes)", display
+        )
     offset = text.find("\x00")
     if offset != -1:
         source = SourceFile(display, text)
-        return _file_error("P005", "unreadable-file", "file contains a NUL byte; is it binary?", display, source.span(offset, offset + 1))
+        return _file_error(
+            "P005",
+            "unreadable-file",
+            "file contains a NUL byte; is it binary?",
+            display,
+            source.span(offset, offset + 1),
+        )
     return None
 
 
@@ -145,7 +163,9 @@ def _add(source: SourceFile, resolved: Path | None, result: LoadResult, seen: se
             _follow(decl, resolved, source, result, seen)
 
 
-def _follow(decl: ast.ImportDecl, importer: Path | None, source: SourceFile, result: LoadResult, seen: set[Path]) -> None:
+def _follow(
+    decl: ast.ImportDecl, importer: Path | None, source: SourceFile, result: LoadResult, seen: set[Path]
+) -> None:
     if importer is None or result.root_dir is None:
         result.diagnostics.append(
             _file_error("P007", "import-not-found", "imports need a spec file on disk", source.path, decl.path.span)

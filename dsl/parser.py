@@ -96,7 +96,9 @@ def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic
             return None, diagnostics
         # lark accepted what the fast path did not: lark is the reference.
         version, decls = result
-        comments = [(start, end, (at := source.position(start)).line, at.column) for start, end in lark_parse.comments(source)]
+        comments = [
+            (start, end, (at := source.position(start)).line, at.column) for start, end in lark_parse.comments(source)
+        ]
     path, text = source.path, source.text
     module = _Module(
         span=source.span(0, len(text)),

@@ -82,7 +82,8 @@ def build(lark: Any) -> dict[str, Any]:
                 queue.append(arg)
     actions = {
         number[state]: {
-            symbol: number[arg] if action is Shift else ~index[arg] for symbol, (action, arg) in sorted(table.states[state].items())
+            symbol: number[arg] if action is Shift else ~index[arg]
+            for symbol, (action, arg) in sorted(table.states[state].items())
         }
         for state in queue
     }
@@ -119,7 +120,9 @@ def build(lark: Any) -> dict[str, Any]:
 
 
 def render(tables: dict[str, Any]) -> str:
-    body = "".join(f"{name} = {pprint.pformat(value, width=120, sort_dicts=False)}\n\n" for name, value in tables.items())
+    body = "".join(
+        f"{name} = {pprint.pformat(value, width=120, sort_dicts=False)}\n\n" for name, value in tables.items()
+    )
     return _HEADER + body.rstrip() + "\n"
 
 

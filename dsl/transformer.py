@@ -155,9 +155,7 @@ class AstBuilder:
 
     def _described(self, construct: Callable[..., ast.Node], children: list) -> ast.Node:
         kw, name, description, body = children
-        return construct(
-            span=self._span(kw, body), name=self._ident(name), description=description, body=body
-        )
+        return construct(span=self._span(kw, body), name=self._ident(name), description=description, body=body)
 
     def tool_decl(self, c: list) -> ast.ToolDecl:
         return self._described(_ToolDecl, c)
@@ -176,9 +174,7 @@ class AstBuilder:
 
     def model_decl(self, c: list) -> ast.ModelDecl:
         kw, name, target, body = c
-        return _ModelDecl(
-            span=self._span(kw, body or target), name=self._ident(name), target=target, body=body
-        )
+        return _ModelDecl(span=self._span(kw, body or target), name=self._ident(name), target=target, body=body)
 
     def parallel_decl(self, c: list) -> ast.ParallelDecl:
         kw, name, branches, body = c
@@ -191,18 +187,14 @@ class AstBuilder:
 
     def chain_decl(self, c: list) -> ast.ChainDecl:
         kw, name, *elements = c
-        return _ChainDecl(
-            span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements)
-        )
+        return _ChainDecl(span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements))
 
     def chain_ref(self, c: list) -> ast.ChainRef:
         return _ChainRef(span=self._span(c[0]), name=str(c[0]))
 
     def inline_parallel(self, c: list) -> ast.InlineParallel:
         # `parallel ( name ... )`: the names lie between the brackets.
-        return _InlineParallel(
-            span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in c[2:-1])
-        )
+        return _InlineParallel(span=self._span(c[0], c[-1]), branches=tuple(self._ident(t) for t in c[2:-1]))
 
     # --- plait 0.2 declarations -------------------------------------------------
 
@@ -242,8 +234,11 @@ class AstBuilder:
     def _body_decl(self, construct: Callable[..., ast.Node], c: list) -> ast.Node:
         kw, name, description, *elements, block = c
         return construct(
-            span=self._span(kw, block), name=self._ident(name), description=description,
-            body=tuple(elements), block=block,
+            span=self._span(kw, block),
+            name=self._ident(name),
+            description=description,
+            body=tuple(elements),
+            block=block,
         )
 
     def loop_decl(self, c: list) -> ast.LoopDecl:
@@ -254,15 +249,11 @@ class AstBuilder:
 
     def ask_decl(self, c: list) -> ast.AskDecl:
         kw, name, question, block = c
-        return _AskDecl(
-            span=self._span(kw, block or question), name=self._ident(name), question=question, block=block
-        )
+        return _AskDecl(span=self._span(kw, block or question), name=self._ident(name), question=question, block=block)
 
     def path(self, c: list) -> ast.PathValue:
         # The head is a token; later parts went through `name` (keywords allowed there).
-        return _PathValue(
-            span=self._span(c[0], c[-1]), parts=(str(c[0]), *(part.name for part in c[1:]))
-        )
+        return _PathValue(span=self._span(c[0], c[-1]), parts=(str(c[0]), *(part.name for part in c[1:])))
 
     path_value = path
 
@@ -339,9 +330,7 @@ class AstBuilder:
         return _TypeExpr(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
 
     def type_generic(self, c: list) -> ast.TypeExpr:
-        return _TypeExpr(
-            span=self._span(c[0], c[-1]), form="generic", name=str(c[0]), args=(c[2],), optional=False
-        )
+        return _TypeExpr(span=self._span(c[0], c[-1]), form="generic", name=str(c[0]), args=(c[2],), optional=False)
 
     def type_object(self, c: list) -> ast.TypeExpr:
         return _TypeExpr(
@@ -353,9 +342,7 @@ class AstBuilder:
         )
 
     def type_union(self, c: list) -> ast.TypeExpr:
-        return _TypeExpr(
-            span=self._span(c[0], c[-1]), form="union", literals=tuple(c), optional=False
-        )
+        return _TypeExpr(span=self._span(c[0], c[-1]), form="union", literals=tuple(c), optional=False)
 
     # --- values -------------------------------------------------------------------
 
@@ -418,6 +405,4 @@ class AstBuilder:
         )
 
     def list(self, c: list) -> ast.ListValue:
-        return _ListValue(
-            span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None)
-        )
+        return _ListValue(span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None))

@@ -39,8 +39,13 @@ def _repair(run: AgentRun, ctx: RunContext) -> None:
     repaired = repair(run.messages)
     if repaired:
         names = ", ".join(f"`{n}`" for n in repaired)
-        ctx.warn("unanswered_tool_calls_repaired", f"agent `{run.agent.name}`: answered {len(repaired)} unanswered tool call(s) ({names}) with a synthetic result",
-                 run.path, run.agent, tools=repaired)
+        ctx.warn(
+            "unanswered_tool_calls_repaired",
+            f"agent `{run.agent.name}`: answered {len(repaired)} unanswered tool call(s) ({names}) with a synthetic result",
+            run.path,
+            run.agent,
+            tools=repaired,
+        )
 
 
 def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
@@ -81,7 +86,9 @@ async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
     return outcome
 
 
-async def run_agent(ctx: RunContext, agent: AgentConfig, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
+async def run_agent(
+    ctx: RunContext, agent: AgentConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+) -> Outcome:
     run = ctx.runs.get("/".join(path))
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
@@ -124,12 +131,27 @@ class Agent:
         """The layered system prompt: `agent.context.set("facts", "...")` adds a layer."""
         return self._run.system
 
-    def add_tool(self, fn: Callable[..., Any] | ToolConfig, *, name: str | None = None, description: str = "",
-                 parameters: dict[str, Any] | None = None, policy: str = "warn") -> None:
+    def add_tool(
+        self,
+        fn: Callable[..., Any] | ToolConfig,
+        *,
+        name: str | None = None,
+        description: str = "",
+        parameters: dict[str, Any] | None = None,
+        policy: str = "warn",
+    ) -> None:
         """Register a tool in code; a taken name warns (`tool_name_collision`, last wins) or, with policy="error", raises."""
-        tool = fn if isinstance(fn, ToolConfig) else ToolConfig(
-            name or fn.__name__, description or (fn.__doc__ or "").strip(),
-            parameters or {"type": "object", "properties": {}}, {"type": "function"}, fn=fn)
+        tool = (
+            fn
+            if isinstance(fn, ToolConfig)
+            else ToolConfig(
+                name or fn.__name__,
+                description or (fn.__doc__ or "").strip(),
+                parameters or {"type": "object", "properties": {}},
+                {"type": "function"},
+                fn=fn,
+            )
+        )
         self.ctx.register_tool(tool, policy)
         self._run.toolset = self.ctx.toolset(self.config)
 
@@ -166,8 +188,13 @@ class Agent:
 
     def snapshot(self) -> dict[str, Any]:
         """The conversation as JSON; `Agent.restore(snapshot, ...)` continues it identically."""
-        return {"version": 1, "agent": self.name, "run": self._run.to_json(), "state": self.ctx.state,
-                "providers": self.ctx.provider_snapshots()}
+        return {
+            "version": 1,
+            "agent": self.name,
+            "run": self._run.to_json(),
+            "state": self.ctx.state,
+            "providers": self.ctx.provider_snapshots(),
+        }
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], ctx: RunContext) -> "Agent":
@@ -188,4 +215,3 @@ class Agent:
             result.error.report = result.to_dict()  # type: ignore[attr-defined]
             raise result.error
         return result
-

@@ -46,7 +46,9 @@ def accept(ask: AskConfig, value: Any) -> Any:
         return value
     found = problems(value, ask.answer)
     if found:
-        raise AgentError("answer_invalid", f"the answer to ask `{ask.name}` does not fit its `answer` block: {'; '.join(found)}")
+        raise AgentError(
+            "answer_invalid", f"the answer to ask `{ask.name}` does not fit its `answer` block: {'; '.join(found)}"
+        )
     return complete(value, ask.answer)
 
 
@@ -75,7 +77,9 @@ def accept_answers(program: Program, pending: list[dict[str, Any]], answers: dic
             raise AgentError("resume_invalid", f"no pending ask `{name}`; pending asks: {waiting}")
         if len(matches) > 1:
             ids = ", ".join(p["id"] for p in matches)
-            raise AgentError("resume_invalid", f"ask `{name}` is pending {len(matches)} times; answer each by its id: {ids}")
+            raise AgentError(
+                "resume_invalid", f"ask `{name}` is pending {len(matches)} times; answer each by its id: {ids}"
+            )
         target = matches[0]
         ask = program.asks.get(target["ask"])
         if ask is None:

@@ -32,7 +32,9 @@ def _function(step: StepConfig) -> Callable[..., Any]:
     try:
         module = load(module_name, run.get("base_dir"))
     except Exception as exc:  # importing user code can raise anything; it ends this step, named
-        raise AgentError("code_step_import", f"step `{step.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}") from None
+        raise AgentError(
+            "code_step_import", f"step `{step.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}"
+        ) from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise AgentError("code_step_import", f"step `{step.name}`: module `{module_name}` has no function `{attr}`")
@@ -50,10 +52,16 @@ async def run_code_step(step: StepConfig, input: Any, path: tuple[str, ...]) -> 
             if inspect.isawaitable(value):
                 value = await value
     except Exception as exc:
-        raise AgentError("code_step_failed", f"step `{step.name}` raised {type(exc).__name__}: {exc}", path=path) from exc
+        raise AgentError(
+            "code_step_failed", f"step `{step.name}` raised {type(exc).__name__}: {exc}", path=path
+        ) from exc
     if step.output is not None:
         found = problems(value, step.output)
         if found:
-            raise AgentError("output_invalid", f"step `{step.name}` returned a value that does not fit its `output`: {'; '.join(found)}", path=path)
+            raise AgentError(
+                "output_invalid",
+                f"step `{step.name}` returned a value that does not fit its `output`: {'; '.join(found)}",
+                path=path,
+            )
         value = complete(value, step.output)
     return Done(value)

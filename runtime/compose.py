@@ -33,7 +33,9 @@ from .templates import as_text, render
 __all__ = ["run_chain", "run_runnable"]
 
 
-async def run_runnable(ctx: RunContext, name: str, input: Any, path: tuple[str, ...], branch: str | None = None) -> Outcome:
+async def run_runnable(
+    ctx: RunContext, name: str, input: Any, path: tuple[str, ...], branch: str | None = None
+) -> Outcome:
     key = "/".join(path)
     done = ctx.results.get(key)
     if done is not None:
@@ -82,8 +84,12 @@ def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) 
     return _one_shot(ctx, step.as_agent(), prompt, system, path)
 
 
-async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
-    request = ModelRequest("", [Message.user(prompt)], system=system, agent=agent.name, step=1, output_schema=agent.output)
+async def _one_shot(
+    ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]
+) -> Done:
+    request = ModelRequest(
+        "", [Message.user(prompt)], system=system, agent=agent.name, step=1, output_schema=agent.output
+    )
     if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
         ctx.emit("step_start", path, agent, step=1)
     call = direct_call(ctx, agent, request)
@@ -98,7 +104,9 @@ async def _one_shot(ctx: RunContext, agent: AgentConfig, prompt: str, system: st
     return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
 
 
-async def run_chain(ctx: RunContext, elements: tuple[str, ...], input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+async def run_chain(
+    ctx: RunContext, elements: tuple[str, ...], input: Any, path: tuple[str, ...], branch: str | None
+) -> Outcome:
     """Each element's output is the next one's input; the first that does not finish normally ends the chain."""
     outcome: Outcome = Done(input)
     for element in elements:
@@ -198,7 +206,13 @@ async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path:
         elif isinstance(outcome, Fail):
             info = error_info(outcome.error)
             info["branch"] = b
-            ctx.warn("branch_failed", f"branch `{b}` of `{parallel.name}` failed: {info['message']}", path + (b,), branch=b, kind=info["kind"])
+            ctx.warn(
+                "branch_failed",
+                f"branch `{b}` of `{parallel.name}` failed: {info['message']}",
+                path + (b,),
+                branch=b,
+                kind=info["kind"],
+            )
             # Memoised as the branch's record entry so a resume does not re-run the failure.
             ctx.results["/".join(path + (b,))] = Done({"error": info})
             record[b] = {"error": info}
@@ -235,25 +249,39 @@ def _verdict(text: str) -> tuple[bool, str, bool]:
     return False, text, False
 
 
-async def _consolidate(ctx: RunContext, cfg: ConsolidateConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+async def _consolidate(
+    ctx: RunContext, cfg: ConsolidateConfig, input: Any, path: tuple[str, ...], branch: str | None
+) -> Outcome:
     task = render(cfg.task, input=input, state=ctx.state, scope=ctx.scope)
     answers: dict[str, str] = {}
     summary = ""
     for round_no in range(1, max(1, cfg.rounds) + 1):
         prompts = {a: task if not answers else _with_peers(task, a, answers) for a in cfg.agents}
         round_path = path + (f"round{round_no}",)
-        outcomes = await asyncio.gather(*(run_runnable(ctx, a, prompts[a], round_path + (a,), branch) for a in cfg.agents))
+        outcomes = await asyncio.gather(
+            *(run_runnable(ctx, a, prompts[a], round_path + (a,), branch) for a in cfg.agents)
+        )
         for a, outcome in zip(cfg.agents, outcomes):
             if not isinstance(outcome, Done):
                 return outcome
             answers[a] = as_text(outcome.output)
         listing = "\n\n".join(f"[{a}]\n{text}" for a, text in answers.items())
-        judged = await _judge(ctx, cfg.judge, VERDICT_PROMPT.format(task=task, round=round_no, answers=listing), round_path + (cfg.judge,), branch)
+        judged = await _judge(
+            ctx,
+            cfg.judge,
+            VERDICT_PROMPT.format(task=task, round=round_no, answers=listing),
+            round_path + (cfg.judge,),
+            branch,
+        )
         if not isinstance(judged, Done):
             return judged
         agreed, summary, parsed = _verdict(as_text(judged.output))
         if not parsed:
-            ctx.warn("judge_verdict_unparsed", f"judge `{cfg.judge}` of `{cfg.name}` did not reply with a JSON verdict; counted as disagreement", path)
+            ctx.warn(
+                "judge_verdict_unparsed",
+                f"judge `{cfg.judge}` of `{cfg.name}` did not reply with a JSON verdict; counted as disagreement",
+                path,
+            )
         if ctx.bus.active:
             ctx.emit("consolidate_round", path, None, round=round_no, agreed=agreed, summary=summary)
         if agreed:

@@ -29,7 +29,12 @@ def same(a: Any, b: Any) -> bool:
     return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
-_ORDER: dict[str, Callable[[Any, Any], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def _read(path: tuple[str, ...], output: Any, names: Mapping[str, Any]) -> Any:
@@ -58,7 +63,12 @@ def holds(cond: Condition, output: Any, names: Mapping[str, Any]) -> bool:
         if cond.op == "!=":
             return not same(left, cond.value)
         numbers = (int, float)
-        if isinstance(left, bool) or not isinstance(left, numbers) or isinstance(cond.value, bool) or not isinstance(cond.value, numbers):
+        if (
+            isinstance(left, bool)
+            or not isinstance(left, numbers)
+            or isinstance(cond.value, bool)
+            or not isinstance(cond.value, numbers)
+        ):
             raise ConditionError(f"`{condition_text(cond)}`: {json.dumps(left)} is not a number")
         return _ORDER[cond.op](left, cond.value)
     if isinstance(cond, Field):

@@ -99,8 +99,15 @@ class StepConfig:
     def as_agent(self) -> AgentConfig:
         """A step is one model call, seen through an agent config so it shares the call machinery."""
         if self._agent is None:
-            self._agent = AgentConfig(self.name, self.model, temperature=self.temperature, max_tokens=self.max_tokens, fallback_on=NO_FALLBACK,
-                                      output=self.output, retry_malformed=self.retry_malformed)
+            self._agent = AgentConfig(
+                self.name,
+                self.model,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                fallback_on=NO_FALLBACK,
+                output=self.output,
+                retry_malformed=self.retry_malformed,
+            )
         return self._agent
 
 
@@ -197,11 +204,33 @@ class Program:
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""
-        names = [*self.agents, *self.steps, *self.chains, *self.parallels, *self.consolidates, *self.routes, *self.loops, *self.maps, *self.asks]
+        names = [
+            *self.agents,
+            *self.steps,
+            *self.chains,
+            *self.parallels,
+            *self.consolidates,
+            *self.routes,
+            *self.loops,
+            *self.maps,
+            *self.asks,
+        ]
         return [n for n in names if "/" not in n]
 
     def kind_of(self, name: str) -> str | None:
-        for kind in ("agents", "steps", "chains", "parallels", "consolidates", "routes", "loops", "maps", "asks", "tools", "models"):
+        for kind in (
+            "agents",
+            "steps",
+            "chains",
+            "parallels",
+            "consolidates",
+            "routes",
+            "loops",
+            "maps",
+            "asks",
+            "tools",
+            "models",
+        ):
             if name in getattr(self, kind):
                 return kind[:-1]
         return None

@@ -73,7 +73,12 @@ class AgentRun:
             "expand": to_json(self.expand),
             "finish_reason": response.finish_reason if response else None,
             "results": {
-                cid: {"content": o.content, "is_error": o.is_error, "state": o.state, "expand": to_json(o.expand) if o.expand else None}
+                cid: {
+                    "content": o.content,
+                    "is_error": o.is_error,
+                    "state": o.state,
+                    "expand": to_json(o.expand) if o.expand else None,
+                }
                 for cid, o in self.results.items()
             },
             "status": self.status,
@@ -168,12 +173,18 @@ class RunContext:
                 tools[name] = ToolConfig(
                     name,
                     child.description or f"Delegate a task to agent `{name}`.",
-                    {"type": "object", "properties": {"task": {"type": "string", "description": "The task for the agent."}}, "required": ["task"]},
+                    {
+                        "type": "object",
+                        "properties": {"task": {"type": "string", "description": "The task for the agent."}},
+                        "required": ["task"],
+                    },
                     {"type": "agent", "agent": name},
                     timeout=None,
                 )
             else:
-                raise AgentError("unknown_tool", f"agent `{agent.name}` uses `{name}`, which is neither a tool nor an agent")
+                raise AgentError(
+                    "unknown_tool", f"agent `{agent.name}` uses `{name}`, which is neither a tool nor an agent"
+                )
         for name, tool in self.extra_tools.items():
             tools[name] = tool
         approval = frozenset(n for n, t in tools.items() if t.approval) | frozenset(agent.approval)
@@ -193,7 +204,9 @@ class RunContext:
 
     # -- records and events ----------------------------------------------------------
 
-    def warn(self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **details: Any) -> None:
+    def warn(
+        self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **details: Any
+    ) -> None:
         self.report.warn(code, message, path, **details)
         if self.bus.active:
             self.emit("warning", path, agent, code=code, message=message, details=details)
@@ -245,19 +258,38 @@ class RunContext:
 
     def agent_run_from_json(self, key: str, d: dict[str, Any]) -> AgentRun:
         agent = self.program.agents[d["agent"]]
-        run = AgentRun(agent, tuple(d["path"]), key, self.toolset(agent), self.context_for(agent), from_json(d["messages"]), d.get("branch"))
+        run = AgentRun(
+            agent,
+            tuple(d["path"]),
+            key,
+            self.toolset(agent),
+            self.context_for(agent),
+            from_json(d["messages"]),
+            d.get("branch"),
+        )
         run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at")
         run.expand = from_json(d.get("expand", []))
         run.input = d.get("input", "")
         if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":
             run.response = ModelResponse(run.messages[-1], d["finish_reason"], model=run.messages[-1].model)
         for cid, o in d.get("results", {}).items():
-            run.results[cid] = ToolOutcome(o["content"], o["is_error"], o.get("state"), from_json(o["expand"]) if o.get("expand") else None, o["content"])
+            run.results[cid] = ToolOutcome(
+                o["content"],
+                o["is_error"],
+                o.get("state"),
+                from_json(o["expand"]) if o.get("expand") else None,
+                o["content"],
+            )
         return run
 
 
 def done_to_json(done: Done) -> dict[str, Any]:
-    return {"output": done.output, "reason": done.reason, "until_result": done.until_result, "finish_reason": done.finish_reason}
+    return {
+        "output": done.output,
+        "reason": done.reason,
+        "until_result": done.until_result,
+        "finish_reason": done.finish_reason,
+    }
 
 
 def done_from_json(d: dict[str, Any]) -> Done:

@@ -126,13 +126,22 @@ class Engine:
         bus = EventBus()
         for event, reactor in self.observers:
             bus.observe(event, reactor)
-        ctx = RunContext(self.program, providers=self.providers, bus=bus, should_pause=self.should_pause, tools=self.tools,
-                         contexts=self.contexts, make_provider=self._make_provider, toolsets=self._toolsets)
+        ctx = RunContext(
+            self.program,
+            providers=self.providers,
+            bus=bus,
+            should_pause=self.should_pause,
+            tools=self.tools,
+            contexts=self.contexts,
+            make_provider=self._make_provider,
+            toolsets=self._toolsets,
+        )
         bus.record_warning = ctx.report.warn  # a failing observer leaves its warning in this run's report
         if any(isinstance(reactor, str) for _, reactor in self.observers):
             counter = itertools.count(1)
             bus.agent_reactor = lambda name, event: run_runnable(
-                ctx, name, json.dumps(event.to_dict(), default=str), ("@observer", f"{name}#{next(counter)}"))
+                ctx, name, json.dumps(event.to_dict(), default=str), ("@observer", f"{name}#{next(counter)}")
+            )
         return ctx
 
     def _make_provider(self, model: str) -> Provider:
@@ -157,11 +166,16 @@ class Engine:
         name = entry or self.program.entry
         if name is None:
             listed = ", ".join(self.program.roots) or "none"
-            raise AgentError("no_entry", "the spec has no `main` and more than one runnable nothing else uses: "
-                                         f"pass --entry NAME, one of: {listed}")
+            raise AgentError(
+                "no_entry",
+                "the spec has no `main` and more than one runnable nothing else uses: "
+                f"pass --entry NAME, one of: {listed}",
+            )
         if self.program.kind_of(name) not in RUNNABLE_KINDS:
             names = ", ".join(self.program.runnables())
-            raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}")
+            raise AgentError(
+                "unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}"
+            )
         if self.program.input is not None:
             input = check_input("" if input is None else input, self.program.input)
         return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input))
@@ -184,7 +198,9 @@ class Engine:
                 return replayed
             legacy = legacy_snapshot(self.program.base_dir, snapshot) if self.program.base_dir else None
             if legacy is None:
-                raise AgentError("resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.path}" if self.store else ""))
+                raise AgentError(
+                    "resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.path}" if self.store else "")
+                )
             snapshot = legacy
         snapshot = upgrade(snapshot)
         ctx = self.new_context()
@@ -246,11 +262,17 @@ class Run:
     def events(self) -> AsyncIterator[Event]:
         return self.__aiter__()
 
-    async def resume(self, decisions: dict[str, Decision | str | dict[str, Any]] | None = None, *,
-                     answers: dict[str, Any] | None = None) -> RunResult:
+    async def resume(
+        self,
+        decisions: dict[str, Decision | str | dict[str, Any]] | None = None,
+        *,
+        answers: dict[str, Any] | None = None,
+    ) -> RunResult:
         """Continue after an interrupt (a decision per pending call id: approve, edit or reject; an answer per
         pending ask, by its id or its name) or a pause. A bad answer raises `answer_invalid` and changes nothing."""
-        listed = [p.to_dict() for p in self.result.pending] if self.result else list((self.last or {}).get("pending", []))
+        listed = (
+            [p.to_dict() for p in self.result.pending] if self.result else list((self.last or {}).get("pending", []))
+        )
         pending = {p["id"] for p in listed}
         given = {k: Decision.of(v) for k, v in (decisions or {}).items()}
         journal = self.ctx.journal
@@ -279,7 +301,11 @@ class Run:
             outcome = Fail(exc)
             raise
         finally:
-            result = RunResult(outcome if outcome is not None else Fail(AgentError("cancelled", "the run was cancelled")), ctx.report, self.id)
+            result = RunResult(
+                outcome if outcome is not None else Fail(AgentError("cancelled", "the run was cancelled")),
+                ctx.report,
+                self.id,
+            )
             self.result = result
             self._save(result)
         if result.error is not None:
@@ -302,7 +328,10 @@ class Run:
             "entry": self.entry,
             "input": self.input,
             "result": self.result.to_dict() if self.result else self.last,
-            "decisions": {k: {"action": d.action, "arguments": d.arguments, "message": d.message} for k, d in self.ctx.decisions.items()},
+            "decisions": {
+                k: {"action": d.action, "arguments": d.arguments, "message": d.message}
+                for k, d in self.ctx.decisions.items()
+            },
             "context": self.ctx.to_json(),
         }
 

@@ -38,39 +38,83 @@ def _schema(output: Type, strict: bool = True) -> dict[str, Any] | None:
 
 def _model(n: g.ModelNode) -> ModelConfig:
     return ModelConfig(
-        name=n.name, provider=n.provider, model_id=n.model_id, temperature=n.temperature, max_tokens=n.max_tokens,
-        timeout=n.timeout, base_url=n.base_url, api_key_env=n.api_key_env, retries=n.retries,
-        headers=tuple(n.headers.items()), api=n.api, script=n.script,
+        name=n.name,
+        provider=n.provider,
+        model_id=n.model_id,
+        temperature=n.temperature,
+        max_tokens=n.max_tokens,
+        timeout=n.timeout,
+        base_url=n.base_url,
+        api_key_env=n.api_key_env,
+        retries=n.retries,
+        headers=tuple(n.headers.items()),
+        api=n.api,
+        script=n.script,
     )
 
 
 def _tool(n: g.ToolNode) -> ToolConfig:
-    return ToolConfig(n.name, n.description, n.parameters, dict(n.run), approval=n.approval, timeout=n.timeout, result=n.result,
-                      idempotent=n.idempotent)
+    return ToolConfig(
+        n.name,
+        n.description,
+        n.parameters,
+        dict(n.run),
+        approval=n.approval,
+        timeout=n.timeout,
+        result=n.result,
+        idempotent=n.idempotent,
+    )
 
 
 def _agent(n: g.AgentNode) -> AgentConfig:
     return AgentConfig(
-        n.name, n.model, description=n.description, fallback=n.fallback,
+        n.name,
+        n.model,
+        description=n.description,
+        fallback=n.fallback,
         fallback_on=frozenset(n.fallback_on) if n.fallback_on is not None else FALLBACK_KINDS,
-        system=n.system, tools=n.tools, max_steps=n.max_steps, until=n.until, until_succeeded=n.until_succeeded,
-        retry_malformed=n.retry_malformed, validate_arguments=n.validate_arguments, keep_last=n.keep_last,
-        approval=n.approval, tool_timeout=n.tool_timeout, temperature=n.temperature, max_tokens=n.max_tokens,
-        label=n.label, source=n.source, attributes=dict(n.attributes), output=_schema(n.output),
+        system=n.system,
+        tools=n.tools,
+        max_steps=n.max_steps,
+        until=n.until,
+        until_succeeded=n.until_succeeded,
+        retry_malformed=n.retry_malformed,
+        validate_arguments=n.validate_arguments,
+        keep_last=n.keep_last,
+        approval=n.approval,
+        tool_timeout=n.tool_timeout,
+        temperature=n.temperature,
+        max_tokens=n.max_tokens,
+        label=n.label,
+        source=n.source,
+        attributes=dict(n.attributes),
+        output=_schema(n.output),
     )
 
 
 def _step(n: g.StepNode) -> StepConfig:
-    return StepConfig(n.name, n.model or "", n.prompt, n.system, n.max_tokens, n.temperature,
-                      # A model is held to the strict form; a Python function may leave optional fields out.
-                      output=_schema(n.output, strict=not n.run), run=dict(n.run) if n.run else None, retry_malformed=n.retry_malformed)
+    return StepConfig(
+        n.name,
+        n.model or "",
+        n.prompt,
+        n.system,
+        n.max_tokens,
+        n.temperature,
+        # A model is held to the strict form; a Python function may leave optional fields out.
+        output=_schema(n.output, strict=not n.run),
+        run=dict(n.run) if n.run else None,
+        retry_malformed=n.retry_malformed,
+    )
 
 
 def program_from_graph(graph: g.GraphView) -> Program:
     from plait.compiler.entry import roots
 
-    program = Program(entry=graph.entry, roots=tuple(roots(graph)),  # type: ignore[arg-type]
-                      base_dir=str(graph.base_dir) if graph.base_dir else None)
+    program = Program(
+        entry=graph.entry,
+        roots=tuple(roots(graph)),  # type: ignore[arg-type]
+        base_dir=str(graph.base_dir) if graph.base_dir else None,
+    )
     # Secrets are hidden in the records (every output shows "<redacted>"); a run sends the real values.
     for n in map(reveal_record, graph.nodes()):
         if n.span is not None and not n.name.startswith("@"):
@@ -90,7 +134,9 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.ConsolidateNode):
             program.consolidates[n.name] = ConsolidateConfig(n.name, n.agents, n.judge, n.rounds, n.task)
         elif isinstance(n, g.RouteNode):
-            program.routes[n.name] = RouteConfig(n.name, n.subject, tuple((c.value, c.target) for c in n.cases), n.otherwise)
+            program.routes[n.name] = RouteConfig(
+                n.name, n.subject, tuple((c.value, c.target) for c in n.cases), n.otherwise
+            )
         elif isinstance(n, g.LoopNode) and n.max_iterations is not None:
             program.loops[n.name] = LoopConfig(n.name, n.body, n.max_iterations, n.until, n.on_exhausted)
         elif isinstance(n, g.MapNode):

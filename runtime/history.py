@@ -21,10 +21,19 @@ UNANSWERED = "tool `{name}` was never run: the turn ended before it answered. Ca
 
 
 def message_to_json(m: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": m.role, "content": [{"text": p.text, "phase": p.phase} if p.phase else {"text": p.text} for p in m.content]}
+    out: dict[str, Any] = {
+        "role": m.role,
+        "content": [{"text": p.text, "phase": p.phase} if p.phase else {"text": p.text} for p in m.content],
+    }
     if m.tool_calls:
         out["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments, "malformed": c.malformed}
+            {
+                "id": c.id,
+                "name": c.name,
+                "arguments": c.arguments,
+                "raw_arguments": c.raw_arguments,
+                "malformed": c.malformed,
+            }
             | ({"signature": c.signature} if c.signature is not None else {})
             for c in m.tool_calls
         ]
@@ -43,7 +52,14 @@ def message_from_json(d: dict[str, Any]) -> Message:
         d["role"],
         [TextPart(p["text"], p.get("phase")) for p in d.get("content", ())],
         [
-            ToolCall(c["id"], c["name"], c.get("arguments"), c.get("raw_arguments", ""), c.get("malformed", False), c.get("signature"))
+            ToolCall(
+                c["id"],
+                c["name"],
+                c.get("arguments"),
+                c.get("raw_arguments", ""),
+                c.get("malformed", False),
+                c.get("signature"),
+            )
             for c in d.get("tool_calls", ())
         ],
         tool_call_id=d.get("tool_call_id"),
@@ -80,7 +96,13 @@ def repair(messages: list[Message]) -> list[str]:
         for call in m.tool_calls:
             if call.id in answered:
                 continue
-            fix = Message("tool", [TextPart(UNANSWERED.format(name=call.name))], tool_call_id=call.id, name=call.name, is_error=True)
+            fix = Message(
+                "tool",
+                [TextPart(UNANSWERED.format(name=call.name))],
+                tool_call_id=call.id,
+                name=call.name,
+                is_error=True,
+            )
             messages.insert(insert_at, fix)
             insert_at += 1
             answered.add(call.id)

@@ -93,8 +93,7 @@ async def _checked(url: str, allow_private: bool) -> tuple[Any, str, IPAddress]:
             if problem is not None:
                 # Any non-public answer refuses the host: a name that also points inward is not trusted.
                 raise HttpToolError(
-                    f"refused: `{host}` resolves to {ip}, {problem}; "
-                    "set `allow_private = true` on the tool to reach it"
+                    f"refused: `{host}` resolves to {ip}, {problem}; set `allow_private = true` on the tool to reach it"
                 )
     return parsed, host, addresses[0]
 
@@ -128,7 +127,9 @@ async def fetch(
             if response.status_code in _REDIRECTS and "location" in response.headers:
                 location = response.headers["location"]
                 url = urljoin(str(parsed), location)
-                if response.status_code == 303 or (response.status_code in (301, 302) and method not in ("GET", "HEAD")):
+                if response.status_code == 303 or (
+                    response.status_code in (301, 302) and method not in ("GET", "HEAD")
+                ):
                     method, content = "GET", None
                     headers = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
                 continue

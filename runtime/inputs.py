@@ -45,7 +45,9 @@ def check_input(value: Any, schema: dict[str, Any] | None) -> Any:
             field = _text_field(schema)
             if field is None:
                 names = ", ".join(f"`{n}`" for n in (schema.get("properties") or {}))
-                raise AgentError("input_invalid", f"the input is text, but `input` declares {names}: pass a JSON object")
+                raise AgentError(
+                    "input_invalid", f"the input is text, but `input` declares {names}: pass a JSON object"
+                )
             value = {field: value}
     if not isinstance(value, dict):
         raise AgentError("input_invalid", f"the input must be a JSON object, got {json.dumps(value, default=str)}")
@@ -53,7 +55,11 @@ def check_input(value: Any, schema: dict[str, Any] | None) -> Any:
     for name in value:
         if name not in declared:
             near = difflib.get_close_matches(name, list(declared), n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else f"; `input` declares {', '.join(f'`{n}`' for n in declared)}"
+            hint = (
+                f"; did you mean `{near[0]}`?"
+                if near
+                else f"; `input` declares {', '.join(f'`{n}`' for n in declared)}"
+            )
             raise AgentError("input_invalid", f"the input has a field `{name}` that `input` does not declare{hint}")
     found = problems(value, schema)
     if found:

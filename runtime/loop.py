@@ -27,7 +27,9 @@ __all__ = ["ChainRunner", "run_loop"]
 ChainRunner = Callable[[RunContext, tuple[str, ...], Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
 
 
-async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner) -> Outcome:
+async def run_loop(
+    ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner
+) -> Outcome:
     key = "/".join(path)
     progress = ctx.progress.get(key)
     if progress is None:
@@ -39,8 +41,11 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
     last = Done(None)
     while len(history) < loop.max_iterations:
         iteration = len(history) + 1
-        frame = Frame(table, {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)},
-                      parent.map if parent is not None else None)
+        frame = Frame(
+            table,
+            {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)},
+            parent.map if parent is not None else None,
+        )
         token = FRAME.set(frame)
         try:
             outcome = await chain(ctx, loop.body, input, path + (f"#{iteration}",), branch)
@@ -56,7 +61,9 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
             try:
                 met = holds(loop.until, output, table)
             except ConditionError as exc:
-                return Fail(AgentError("loop_condition_invalid", f"loop `{loop.name}`, iteration {iteration}: {exc}", path=path))
+                return Fail(
+                    AgentError("loop_condition_invalid", f"loop `{loop.name}`, iteration {iteration}: {exc}", path=path)
+                )
         ctx.decide("loop", loop.name, path, f"{key}#{iteration}", iteration=iteration, condition=condition, holds=met)
         if ctx.bus.active:
             ctx.emit("loop_iteration", path, None, loop=loop.name, iteration=iteration, condition=condition, holds=met)
@@ -64,10 +71,21 @@ async def run_loop(ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[st
             break
     else:
         if loop.until is not None and loop.on_exhausted != "last":
-            return Fail(AgentError("loop_exhausted", f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held "
-                                   "(on_exhausted = fail)", path=path))
+            return Fail(
+                AgentError(
+                    "loop_exhausted",
+                    f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held "
+                    "(on_exhausted = fail)",
+                    path=path,
+                )
+            )
         if loop.until is not None:
-            ctx.warn("loop_exhausted", f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held; "
-                     "going on with the last output", path, loop=loop.name)
+            ctx.warn(
+                "loop_exhausted",
+                f"loop `{loop.name}` ran {loop.max_iterations} iteration(s) and `{condition}` never held; "
+                "going on with the last output",
+                path,
+                loop=loop.name,
+            )
     del ctx.progress[key]
     return Done(history[-1] if history else None, last.reason, finish_reason=last.finish_reason)

@@ -26,8 +26,15 @@ from .scope import FRAME, Frame, PathError, as_record, outputs, resolve
 __all__ = ["run_map"]
 
 
-async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner,
-                  chain: ChainRunner) -> Outcome:
+async def run_map(
+    ctx: RunContext,
+    cfg: MapConfig,
+    input: Any,
+    path: tuple[str, ...],
+    branch: str | None,
+    run: Runner,
+    chain: ChainRunner,
+) -> Outcome:
     key = "/".join(path)
     try:
         items = resolve(ctx, cfg.over, input)
@@ -35,7 +42,11 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
         raise AgentError("map_over_missing", f"map `{cfg.name}`: {exc}", path=path) from None
     items = as_record(items)  # text that is a JSON list (an untyped step's answer, a plain --input) is that list
     if not isinstance(items, list):
-        raise AgentError("map_over_not_list", f"map `{cfg.name}`: `{'.'.join(cfg.over)}` is {type(items).__name__}, not a list", path=path)
+        raise AgentError(
+            "map_over_not_list",
+            f"map `{cfg.name}`: `{'.'.join(cfg.over)}` is {type(items).__name__}, not a list",
+            path=path,
+        )
     progress = ctx.progress.get(key)
     if progress is None:
         progress = ctx.progress[key] = {"kind": "map", "done": {}}
@@ -68,12 +79,20 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
                 FRAME.set(Frame(dict(table), loop_frame, {"index": index, "item": item}))
                 at = path + (f"[{index}]",)
                 # A one-runnable body is run directly: no chain frame per item.
-                outcome = await (run(ctx, single, item, at + (single,), branch) if single is not None else chain(ctx, body, item, at, branch))
+                outcome = await (
+                    run(ctx, single, item, at + (single,), branch)
+                    if single is not None
+                    else chain(ctx, body, item, at, branch)
+                )
                 if isinstance(outcome, Done):
                     done[index] = outcome.output
-                    ctx.decide("map", cfg.name, where, f"{key}[{index}]", index=index, status="done", output=outcome.output)
+                    ctx.decide(
+                        "map", cfg.name, where, f"{key}[{index}]", index=index, status="done", output=outcome.output
+                    )
                     if active:
-                        ctx.emit("map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output)
+                        ctx.emit(
+                            "map_item", path, None, map=cfg.name, index=index, status="done", output=outcome.output
+                        )
                 elif isinstance(outcome, Fail):
                     info = error_info(outcome.error)
                     ctx.decide("map", cfg.name, where, f"{key}[{index}]", index=index, status="error", error=info)
@@ -87,7 +106,13 @@ async def run_map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, 
                                 if task is not me:
                                     task.cancel()
                         return
-                    ctx.warn("map_item_failed", f"item {index} of map `{cfg.name}` failed: {info['message']}", path, index=index, kind=info["kind"])
+                    ctx.warn(
+                        "map_item_failed",
+                        f"item {index} of map `{cfg.name}` failed: {info['message']}",
+                        path,
+                        index=index,
+                        kind=info["kind"],
+                    )
                     done[index] = {"error": info}
                 else:
                     stops.append(outcome)  # waits for a human; the other items go on

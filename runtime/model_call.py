@@ -31,7 +31,9 @@ from .structured_output import GUIDANCE, check_output, output_invalid, summary
 __all__ = ["complete_with_fallbacks", "direct_call", "served", "structured_answer"]
 
 
-async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
+async def complete_with_fallbacks(
+    ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]
+) -> ModelResponse:
     """Primary then each fallback, once each, per call; only failures another model could survive move on.
 
     In a journaled run the call is recorded before and after, or replayed on a resume (runtime/store/effects.py).
@@ -43,7 +45,9 @@ async def complete_with_fallbacks(ctx: RunContext, agent: AgentConfig, request: 
     return await _with_fallbacks(ctx, agent, request, path)
 
 
-async def _with_fallbacks(ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]) -> ModelResponse:
+async def _with_fallbacks(
+    ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]
+) -> ModelResponse:
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
     for index, name in enumerate(models):
@@ -91,10 +95,19 @@ async def structured_answer(
         if attempt >= agent.retry_malformed:
             raise output_invalid(agent, errors, attempt + 1, path)
         attempt += 1
-        ctx.warn("output_invalid_retried", f"agent `{agent.name}` retried an answer that missed its `output` (attempt {attempt})",
-                 path, agent, attempt=attempt, errors=errors)
-        request.messages = [*request.messages, response.message,
-                            Message.user(GUIDANCE.format(attempt=attempt, total=agent.retry_malformed, errors=summary(errors)))]
+        ctx.warn(
+            "output_invalid_retried",
+            f"agent `{agent.name}` retried an answer that missed its `output` (attempt {attempt})",
+            path,
+            agent,
+            attempt=attempt,
+            errors=errors,
+        )
+        request.messages = [
+            *request.messages,
+            response.message,
+            Message.user(GUIDANCE.format(attempt=attempt, total=agent.retry_malformed, errors=summary(errors))),
+        ]
         request.step += 1
         response = await complete_with_fallbacks(ctx, agent, request, path)
 
@@ -134,7 +147,9 @@ def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
         request.max_tokens = config.max_tokens
 
 
-async def _one_call(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
+async def _one_call(
+    ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]
+) -> ModelResponse:
     provider = ctx.provider(name)
     timeout = request.timeout
     if not timeout:
@@ -147,13 +162,28 @@ async def _one_call(ctx: RunContext, agent: AgentConfig, name: str, request: Mod
         raise ProviderError("timeout", f"model `{name}` did not answer within {timeout:g}s", model=name) from None
 
 
-async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: ModelRequest, path: tuple[str, ...], started: list[bool]) -> ModelResponse:
+async def _fetch(
+    ctx: RunContext,
+    agent: AgentConfig,
+    provider: Any,
+    request: ModelRequest,
+    path: tuple[str, ...],
+    started: list[bool],
+) -> ModelResponse:
     bus = ctx.bus
     if not ctx.stream:
         response = await provider.complete(request)
         if bus.active:
             for call in response.message.tool_calls:
-                ctx.emit("tool_call_start", path, agent, call_id=call.id, name=call.name, arguments=call.arguments, step=request.step)
+                ctx.emit(
+                    "tool_call_start",
+                    path,
+                    agent,
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    step=request.step,
+                )
         return response
     async for event in provider.stream(request):
         started[0] = True
@@ -162,13 +192,35 @@ async def _fetch(ctx: RunContext, agent: AgentConfig, provider: Any, request: Mo
         if isinstance(event, TextDelta):
             ctx.emit("text", path, agent, text=event.text, phase=event.phase, step=request.step)
         elif isinstance(event, ToolCallDelta):
-            ctx.emit("tool_call_delta", path, agent, call_id=event.call_id, arguments=event.arguments, step=event.step or request.step)
+            ctx.emit(
+                "tool_call_delta",
+                path,
+                agent,
+                call_id=event.call_id,
+                arguments=event.arguments,
+                step=event.step or request.step,
+            )
         elif isinstance(event, ToolCallStart):
-            ctx.emit("tool_call_start", path, agent, call_id=event.call_id, name=event.name, arguments=event.arguments, step=event.step or request.step)
+            ctx.emit(
+                "tool_call_start",
+                path,
+                agent,
+                call_id=event.call_id,
+                name=event.name,
+                arguments=event.arguments,
+                step=event.step or request.step,
+            )
     raise ProviderError("server_error", "stream ended without a final response", model=request.model)
 
 
-def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]) -> None:
+def served(
+    ctx: RunContext,
+    agent: AgentConfig,
+    name: str,
+    request: ModelRequest,
+    response: ModelResponse,
+    path: tuple[str, ...],
+) -> None:
     """Attribute the response to the model that served it (history and report) and record the call."""
     wire_model = response.model  # what the provider says answered, before it is renamed to the declaration
     response.message.model = name
@@ -178,8 +230,19 @@ def served(ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest
     usage = response.usage
     report.input_tokens += usage.input_tokens
     report.output_tokens += usage.output_tokens
-    report._steps.append((agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens))
+    report._steps.append(
+        (agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens)
+    )
     if ctx.bus.active:
-        ctx.emit("step_end", path, agent, step=request.step, model=name, finish_reason=response.finish_reason,
-                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                 request_model=request.model, response_model=wire_model)
+        ctx.emit(
+            "step_end",
+            path,
+            agent,
+            step=request.step,
+            model=name,
+            finish_reason=response.finish_reason,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            request_model=request.model,
+            response_model=wire_model,
+        )

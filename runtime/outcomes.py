@@ -10,8 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CONTINUE", "NEXT_TURN", "Continue", "Decision", "Done", "EFFECT_ACTIONS", "Fail", "Interrupt", "Outcome", "Pause", "PendingAsk", "PendingCall",
-           "merge_stops"]
+__all__ = [
+    "CONTINUE",
+    "NEXT_TURN",
+    "Continue",
+    "Decision",
+    "Done",
+    "EFFECT_ACTIONS",
+    "Fail",
+    "Interrupt",
+    "Outcome",
+    "Pause",
+    "PendingAsk",
+    "PendingCall",
+    "merge_stops",
+]
 
 
 class Continue:
@@ -83,8 +96,15 @@ class PendingAsk:
     branch: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": "ask", "ask": self.ask, "question": self.question, "answer_schema": self.schema,
-                "branch": self.branch, "path": list(self.path)}
+        return {
+            "id": self.id,
+            "kind": "ask",
+            "ask": self.ask,
+            "question": self.question,
+            "answer_schema": self.schema,
+            "branch": self.branch,
+            "path": list(self.path),
+        }
 
 
 @dataclass(slots=True)

@@ -41,8 +41,9 @@ TURN_STEPS: tuple[Step, ...] = (
 )
 
 
-
-async def run_turn(run: AgentRun, ctx: RunContext, start: str | None = None, steps: tuple[Step, ...] = TURN_STEPS) -> Outcome:
+async def run_turn(
+    run: AgentRun, ctx: RunContext, start: str | None = None, steps: tuple[Step, ...] = TURN_STEPS
+) -> Outcome:
     """Run `steps` from the one named `start` (None: the first) until one stops the turn."""
     first = 0 if start is None else _index(steps, start)
     for index in range(first, len(steps)):

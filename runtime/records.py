@@ -11,7 +11,15 @@ from typing import Any
 
 __all__ = ["complete", "problem", "problems", "where"]
 
-_JSON_TYPE = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
+_JSON_TYPE = {
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
 
 #: id(schema) → (schema, its validator); the schema is kept so its id is never reused while cached.
 _VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}

@@ -120,7 +120,17 @@ class _ListView:
 class RunResult:
     """How a run (or one agent turn) ended, with its report: what `plait.run` returns."""
 
-    __slots__ = ("stop_reason", "output", "until_result", "pending", "pause_reason", "error", "report", "run_id", "finish_reason")
+    __slots__ = (
+        "stop_reason",
+        "output",
+        "until_result",
+        "pending",
+        "pause_reason",
+        "error",
+        "report",
+        "run_id",
+        "finish_reason",
+    )
 
     def __init__(self, outcome: Any, report: Report, run_id: str | None = None) -> None:
         from .outcomes import Done, Fail, Interrupt, Pause
@@ -135,7 +145,11 @@ class RunResult:
         self.finish_reason: str | None = None
         if isinstance(outcome, Done):
             self.stop_reason = outcome.reason
-            self.output, self.until_result, self.finish_reason = outcome.output, outcome.until_result, outcome.finish_reason
+            self.output, self.until_result, self.finish_reason = (
+                outcome.output,
+                outcome.until_result,
+                outcome.finish_reason,
+            )
         elif isinstance(outcome, Interrupt):
             self.stop_reason = "interrupt"
             self.pending = list(outcome.pending)

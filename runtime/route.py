@@ -34,11 +34,16 @@ def pick(route: RouteConfig, value: Any) -> tuple[str, Any]:
     if route.default is not None:
         return route.default, "else"
     cases = ", ".join(json.dumps(literal) for literal, _ in route.cases)
-    raise AgentError("route_unmatched", f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
-                     f"(from `{'.'.join(route.subject)}`) and no `else`; the cases are {cases}")
+    raise AgentError(
+        "route_unmatched",
+        f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
+        f"(from `{'.'.join(route.subject)}`) and no `else`; the cases are {cases}",
+    )
 
 
-async def run_route(ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner) -> Outcome:
+async def run_route(
+    ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner
+) -> Outcome:
     key = "/".join(path)
     chosen = ctx.progress.get(key)
     if chosen is None:

@@ -26,12 +26,16 @@ def refuse_write(tool: str, updates: dict[str, Any], schema: dict[str, Any] | No
             near = difflib.get_close_matches(key, list(declared), n=1)
             hint = f" (did you mean `{near[0]}`?)" if near else ""
             names = ", ".join(f"`{n}`" for n in declared) or "none"
-            return (f"tool `{tool}` tried to write state key `{key}`, which the spec's `state` block does not declare{hint}; "
-                    f"nothing was written. Declared keys: {names}.")
+            return (
+                f"tool `{tool}` tried to write state key `{key}`, which the spec's `state` block does not declare{hint}; "
+                f"nothing was written. Declared keys: {names}."
+            )
         if value is None and key not in (schema.get("required") or ()):
             continue  # an optional key may be cleared
         found = problems(value, sub)
         if found:
-            return (f"tool `{tool}` tried to write {json.dumps(value, default=str)} to state key `{key}`, which does not fit its type "
-                    f"({'; '.join(p.replace('$', key, 1) for p in found)}); nothing was written.")
+            return (
+                f"tool `{tool}` tried to write {json.dumps(value, default=str)} to state key `{key}`, which does not fit its type "
+                f"({'; '.join(p.replace('$', key, 1) for p in found)}); nothing was written."
+            )
     return None

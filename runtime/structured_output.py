@@ -55,7 +55,11 @@ def summary(errors: list[str]) -> str:
 def output_invalid(agent: Any, errors: list[str], attempts: int, path: tuple[str, ...]) -> AgentError:
     """The run's failure once the retry budget is spent (or was 0): what was wrong, and how to allow more tries."""
     tries = f"{attempts} answers in a row" if attempts > 1 else "its answer"
-    hint = f"raise `retry_malformed` (now {agent.retry_malformed})" if agent.retry_malformed else "set `retry_malformed` to let it retry"
+    hint = (
+        f"raise `retry_malformed` (now {agent.retry_malformed})"
+        if agent.retry_malformed
+        else "set `retry_malformed` to let it retry"
+    )
     return AgentError(
         "output_invalid",
         f"`{agent.name}`: {tries} did not match its declared `output`: {summary(errors)}; {hint}",

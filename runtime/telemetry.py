@@ -51,8 +51,14 @@ PROVIDER_NAMES = {"google": "gcp.gemini"}
 #: A delegated agent runs at the caller's path + `AGENT[CALL_ID]` (runtime/steps/run_tools.py).
 _DELEGATED = re.compile(r"(.+)\[(.+)\]")
 
-_ELEMENT_KINDS = (("chain", "chains"), ("parallel", "parallels"), ("consolidate", "consolidates"),
-                  ("route", "routes"), ("loop", "loops"), ("map", "maps"))
+_ELEMENT_KINDS = (
+    ("chain", "chains"),
+    ("parallel", "parallels"),
+    ("consolidate", "consolidates"),
+    ("route", "routes"),
+    ("loop", "loops"),
+    ("map", "maps"),
+)
 
 
 def capture_content(env: dict[str, str] | None = None) -> bool:
@@ -114,8 +120,11 @@ class Telemetry:
 
     def _on_run_start(self, event: Event) -> None:
         entry = event.data.get("entry") or (event.path[0] if event.path else "")
-        attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": entry,
-                                 "plait.run.id": event.data.get("run_id") or ""}
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_workflow",
+            "gen_ai.workflow.name": entry,
+            "plait.run.id": event.data.get("run_id") or "",
+        }
         attrs.update(self._where(entry))
         span = self.tracer.start_span(f"invoke_workflow {entry}", kind=SpanKind.INTERNAL, attributes=attrs)
         self.root = _Open(span, time.time_ns())
@@ -126,7 +135,10 @@ class Telemetry:
         data = event.data
         span = self.root.span
         span.set_attribute("plait.stop_reason", str(data.get("stop_reason")))
-        for key, attr in (("input_tokens", "gen_ai.usage.input_tokens"), ("output_tokens", "gen_ai.usage.output_tokens")):
+        for key, attr in (
+            ("input_tokens", "gen_ai.usage.input_tokens"),
+            ("output_tokens", "gen_ai.usage.output_tokens"),
+        ):
             if isinstance(data.get(key), int):
                 span.set_attribute(attr, data[key])
         if self.capture and data.get("output") is not None:
@@ -251,8 +263,13 @@ class Telemetry:
             span.set_attributes(attrs)
         else:
             parent = agent.span if agent is not None else self._parent(event.path)
-            span = self.tracer.start_span(f"execute_tool {name}", context=trace.set_span_in_context(parent),
-                                          kind=SpanKind.INTERNAL, attributes=attrs, start_time=started)
+            span = self.tracer.start_span(
+                f"execute_tool {name}",
+                context=trace.set_span_in_context(parent),
+                kind=SpanKind.INTERNAL,
+                attributes=attrs,
+                start_time=started,
+            )
         if data.get("is_error"):
             _fail(span, "tool_error", None)
         span.end()
@@ -260,8 +277,12 @@ class Telemetry:
 
     def _tool_attrs(self, name: str, call_id: str) -> dict[str, Any]:
         tool = self.program.tools.get(name)
-        attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                                 "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function"}
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+        }
         if tool is not None and tool.description:
             attrs["gen_ai.tool.description"] = tool.description
         elif name in self.program.agents and self.program.agents[name].description:
@@ -277,9 +298,13 @@ class Telemetry:
             return None
         name, call_id = found.group(1), found.group(2)
         started = caller.pending_tools.get(call_id, (name, time.time_ns()))[1]
-        span = self.tracer.start_span(f"execute_tool {name}", context=trace.set_span_in_context(caller.span),
-                                      kind=SpanKind.INTERNAL, attributes=self._tool_attrs(name, call_id),
-                                      start_time=started)
+        span = self.tracer.start_span(
+            f"execute_tool {name}",
+            context=trace.set_span_in_context(caller.span),
+            kind=SpanKind.INTERNAL,
+            attributes=self._tool_attrs(name, call_id),
+            start_time=started,
+        )
         self.open[("tool", path[:-1], call_id)] = _Open(span, started)
         return span
 
@@ -307,8 +332,14 @@ class Telemetry:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _start(self, key: tuple[Any, ...], name: str, attrs: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL,
-               parent: Span | None = None) -> None:
+    def _start(
+        self,
+        key: tuple[Any, ...],
+        name: str,
+        attrs: dict[str, Any],
+        kind: SpanKind = SpanKind.INTERNAL,
+        parent: Span | None = None,
+    ) -> None:
         path = _path(key)
         if parent is None:
             parent = self._parent(path if key is not path else path[:-1])
@@ -333,8 +364,9 @@ class Telemetry:
         kind = self.kinds[name]
         attrs: dict[str, Any] = {"plait.element.kind": kind, "plait.element.name": name}
         attrs.update(self._where(name))
-        span = self.tracer.start_span(f"{kind} {name}", context=trace.set_span_in_context(parent),
-                                      kind=SpanKind.INTERNAL, attributes=attrs)
+        span = self.tracer.start_span(
+            f"{kind} {name}", context=trace.set_span_in_context(parent), kind=SpanKind.INTERNAL, attributes=attrs
+        )
         entry = self.open[key] = _Open(span, time.time_ns())
         return entry
 
@@ -360,8 +392,11 @@ class Telemetry:
         config = self.program.models.get(model or "")
         if config is None:
             return {}
-        return {"gen_ai.provider.name": PROVIDER_NAMES.get(config.provider, config.provider),
-                "gen_ai.request.model": config.model_id, "plait.model": config.name}
+        return {
+            "gen_ai.provider.name": PROVIDER_NAMES.get(config.provider, config.provider),
+            "gen_ai.request.model": config.model_id,
+            "plait.model": config.name,
+        }
 
     def _where(self, name: str | None) -> dict[str, Any]:
         where = self.program.locations.get(name or "")

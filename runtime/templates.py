@@ -82,4 +82,3 @@ def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:
     if strict:
         raise KeyError(f"template path `{path}` does not resolve")
     return match.group(0)
-

@@ -146,8 +146,14 @@ class ToolRunner:
 
     # -- execution --------------------------------------------------------------------
 
-    async def execute(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None,
-                      state: dict[str, Any] | None = None, idempotency_key: str | None = None) -> ToolOutcome:
+    async def execute(
+        self,
+        tool: ToolConfig,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        state: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> ToolOutcome:
         """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`.
 
         `idempotency_key` (journaled runs: stable per run and call position) goes to an http tool as the
@@ -163,8 +169,14 @@ class ToolRunner:
             return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
         return self._outcome(tool, value)
 
-    async def _invoke(self, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None, state: dict[str, Any] | None,
-                      idempotency_key: str | None = None) -> Any:
+    async def _invoke(
+        self,
+        tool: ToolConfig,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        state: dict[str, Any] | None,
+        idempotency_key: str | None = None,
+    ) -> Any:
         kind = tool.run.get("type") if tool.fn is None else "function"
         if kind == "http":
             return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
@@ -214,7 +226,9 @@ class ToolRunner:
         try:
             module = load_module(module_name, base_dir)
         except Exception as exc:
-            raise ToolImportError(f"tool `{tool.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}") from None
+            raise ToolImportError(
+                f"tool `{tool.name}`: cannot import module `{module_name}`: {type(exc).__name__}: {exc}"
+            ) from None
         fn = getattr(module, attr, None)
         if not callable(fn):
             raise ToolImportError(f"tool `{tool.name}`: module `{module_name}` has no function `{attr}`")
@@ -223,8 +237,13 @@ class ToolRunner:
 
     # -- http ---------------------------------------------------------------------------
 
-    async def _http_call(self, tool: ToolConfig, arguments: dict[str, Any], state: dict[str, Any] | None,
-                         idempotency_key: str | None = None) -> Any:
+    async def _http_call(
+        self,
+        tool: ToolConfig,
+        arguments: dict[str, Any],
+        state: dict[str, Any] | None,
+        idempotency_key: str | None = None,
+    ) -> Any:
         from .http_guard import DEFAULT_MAX_RESPONSE, HttpToolError, fetch
 
         spec = tool.run
@@ -247,9 +266,15 @@ class ToolRunner:
             content = json.dumps(arguments)
             headers.setdefault("content-type", "application/json")
         try:
-            status, text = await fetch(client, method, url, headers, content,
-                                       allow_private=bool(spec.get("allow_private")),
-                                       max_response=int(spec.get("max_response") or DEFAULT_MAX_RESPONSE))
+            status, text = await fetch(
+                client,
+                method,
+                url,
+                headers,
+                content,
+                allow_private=bool(spec.get("allow_private")),
+                max_response=int(spec.get("max_response") or DEFAULT_MAX_RESPONSE),
+            )
         except HttpToolError as exc:
             return ToolResult(f"tool `{tool.name}`: {exc}", is_error=True)
         if status >= 400:

@@ -28,7 +28,7 @@ TYPE_WORDS = {
     "duration": "a duration like `30s`",
     "size": "a size like `4MB`",
     "bool": "`true` or `false`",
-    "map": "a map `{ \"key\" = value }`",
+    "map": 'a map `{ "key" = value }`',
     "ref": "a name",
     "refs": "a list of names `[a, b]`",
     "symbol": "one of",
@@ -37,7 +37,7 @@ TYPE_WORDS = {
     "env": '`env("VARIABLE")`',
     "keep_last": "`keep_last(N)`",
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",
-    "condition": "a condition like `verdict == \"accept\"`",
+    "condition": 'a condition like `verdict == "accept"`',
     "path": "a path like `input.sections`",
 }
 

@@ -125,8 +125,9 @@ class _Builder:
 
     def inline(self, pid: str, inline: Any) -> None:
         branches = tuple(b.name for b in inline.branches if b.name in self.ctx.decls)
-        self.graph.add(g.ParallelNode(**self.base(pid, inline.span), branches=branches, join=f"{pid}/join",
-                                      **self.output(pid)))
+        self.graph.add(
+            g.ParallelNode(**self.base(pid, inline.span), branches=branches, join=f"{pid}/join", **self.output(pid))
+        )
         self.graph.add(g.JoinNode(**self.base(f"{pid}/join", inline.span), parallel=pid))
 
     def elements(self, owner: str, body: tuple[Any, ...]) -> tuple[str, ...]:
@@ -156,19 +157,33 @@ class _Builder:
                 otherwise = case.target.name
             else:
                 cases.append(g.RouteCase(case.literal.value, case.target.name, case.target.span))
-        self.graph.add(g.RouteNode(**self.base(name, decl.name.span), description=_literal(decl.description),
-                                   subject=_path(decl.subject) or ("input",), cases=tuple(cases), otherwise=otherwise,
-                                   **self.output(name)))
+        self.graph.add(
+            g.RouteNode(
+                **self.base(name, decl.name.span),
+                description=_literal(decl.description),
+                subject=_path(decl.subject) or ("input",),
+                cases=tuple(cases),
+                otherwise=otherwise,
+                **self.output(name),
+            )
+        )
 
     def loop(self, name: str, decl: Any) -> None:
         values, block = self.values(name), decl.block
         until = condition_of(_attr(block, "until"))
         bound = values.get("max_iterations", _literal(_attr(block, "max_iterations")))
         attrs = {"on_exhausted": values.get("on_exhausted") or _literal(_attr(block, "on_exhausted"))}
-        self.graph.add(g.LoopNode(**self.base(name, decl.name.span), description=_literal(decl.description),
-                                  body=self.elements(name, decl.body), until=until,
-                                  max_iterations=bound if isinstance(bound, int) else None,
-                                  **{k: v for k, v in attrs.items() if v is not None}, **self.output(name)))
+        self.graph.add(
+            g.LoopNode(
+                **self.base(name, decl.name.span),
+                description=_literal(decl.description),
+                body=self.elements(name, decl.body),
+                until=until,
+                max_iterations=bound if isinstance(bound, int) else None,
+                **{k: v for k, v in attrs.items() if v is not None},
+                **self.output(name),
+            )
+        )
 
     def map(self, name: str, decl: Any) -> None:
         values, block = self.values(name), decl.block
@@ -177,9 +192,15 @@ class _Builder:
             "concurrency": values.get("concurrency") or _literal(_attr(block, "concurrency")),
             "on_error": values.get("on_error") or _literal(_attr(block, "on_error")),
         }
-        self.graph.add(g.MapNode(**self.base(name, decl.name.span), description=_literal(decl.description),
-                                 body=self.elements(name, decl.body), **{k: v for k, v in attrs.items() if v is not None},
-                                 **self.output(name)))
+        self.graph.add(
+            g.MapNode(
+                **self.base(name, decl.name.span),
+                description=_literal(decl.description),
+                body=self.elements(name, decl.body),
+                **{k: v for k, v in attrs.items() if v is not None},
+                **self.output(name),
+            )
+        )
 
     def ask(self, name: str, decl: Any) -> None:
         self.graph.add(g.AskNode(**self.base(name, decl.name.span), question=decl.question.value, **self.output(name)))
@@ -239,8 +260,14 @@ class _Builder:
         for index, element in enumerate(elements):
             span = spans[index] if index < len(spans) else None
             first = index == 0
-            self.edge(kind if first else "next", previous if first else self.exit_of(previous), element, span,
-                      chain=owner, index=index)
+            self.edge(
+                kind if first else "next",
+                previous if first else self.exit_of(previous),
+                element,
+                span,
+                chain=owner,
+                index=index,
+            )
             previous = element
 
     def flow(self) -> None:
@@ -260,8 +287,14 @@ class _Builder:
                 spans = [e.span for e in decl.body]
                 self.sequence("body" if isinstance(record, g.LoopNode) else "each", name, record.body, spans)
                 if isinstance(record, g.LoopNode) and record.body:
-                    self.edge("back", self.exit_of(record.body[-1]), name, decl.name.span,
-                              label=loop_label(record), bound=record.max_iterations)
+                    self.edge(
+                        "back",
+                        self.exit_of(record.body[-1]),
+                        name,
+                        decl.name.span,
+                        label=loop_label(record),
+                        bound=record.max_iterations,
+                    )
 
     def reads(self) -> None:
         """`reads` edges: a template, route subject, map `over` or loop `until` naming another runnable's output."""

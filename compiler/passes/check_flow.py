@@ -82,8 +82,9 @@ class _Flow:
                 note = f"and {more} more like this ({more + 1} in all); fix one, the others are the same"
                 self.ctx.diagnostics[index] = replace(d, notes=(*d.notes, note))
 
-    def path(self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str,
-             where: str | None = None):
+    def path(
+        self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str, where: str | None = None
+    ):
         """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source)."""
         key = (inst.id, parts, path, where)
         failed = self.failed.get(key)
@@ -130,12 +131,19 @@ class _Flow:
         declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
         if values is None:
             if otherwise is None and not isinstance(typed, t.AnyType):
-                self.emit(make(
-                    "P308", f"route `{decl.name.name}` switches on `{path}`, which is `{t.describe(typed)}`:"
-                    " without `else` no case list can cover it", subject.span,
-                    labels=declared + self.placed(inst),
-                    notes=["a route's subject is a literal union (`\"a\" | \"b\"`) or `bool`, or any type with `else`"],
-                    fix=Fix("add `else -> RUNNABLE`, or declare the field as a literal union in its `output`")))
+                self.emit(
+                    make(
+                        "P308",
+                        f"route `{decl.name.name}` switches on `{path}`, which is `{t.describe(typed)}`:"
+                        " without `else` no case list can cover it",
+                        subject.span,
+                        labels=declared + self.placed(inst),
+                        notes=[
+                            'a route\'s subject is a literal union (`"a" | "b"`) or `bool`, or any type with `else`'
+                        ],
+                        fix=Fix("add `else -> RUNNABLE`, or declare the field as a literal union in its `output`"),
+                    )
+                )
             return
         covered: list = []
         for case in decl.cases:
@@ -145,19 +153,32 @@ class _Flow:
             if not any(value == v and type(value) is type(v) for v in values):
                 hint = suggest(str(value), [str(v) for v in values])
                 shown = ", ".join(_literal_text(v) for v in values)
-                self.emit(make(
-                    "P309", f"case {_literal_text(value)} is not a value of `{path}`", case.literal.span,
-                    labels=declared, notes=[f"`{path}` is one of {shown}"],
-                    fix=Fix(f"did you mean {_literal_text(hint)}?", case.literal.span, _literal_text(hint))
-                    if hint is not None else None))
+                self.emit(
+                    make(
+                        "P309",
+                        f"case {_literal_text(value)} is not a value of `{path}`",
+                        case.literal.span,
+                        labels=declared,
+                        notes=[f"`{path}` is one of {shown}"],
+                        fix=Fix(f"did you mean {_literal_text(hint)}?", case.literal.span, _literal_text(hint))
+                        if hint is not None
+                        else None,
+                    )
+                )
             covered.append(value)
         missing = [v for v in values if not any(v == c and type(v) is type(c) for c in covered)]
         if missing and otherwise is None:
             listed = ", ".join(_literal_text(v) for v in missing)
-            self.emit(make(
-                "P310", f"route `{decl.name.name}` has no case for {listed}", decl.name.span,
-                labels=declared, notes=[f"every value of `{path}` needs a case when there is no `else`"],
-                fix=Fix(f"add `{_literal_text(missing[0])} -> RUNNABLE` for each, or `else -> RUNNABLE`")))
+            self.emit(
+                make(
+                    "P310",
+                    f"route `{decl.name.name}` has no case for {listed}",
+                    decl.name.span,
+                    labels=declared,
+                    notes=[f"every value of `{path}` needs a case when there is no `else`"],
+                    fix=Fix(f"add `{_literal_text(missing[0])} -> RUNNABLE` for each, or `else -> RUNNABLE`"),
+                )
+            )
 
     def placed(self, inst: Instance) -> list[Label]:
         return [Label(inst.span, describe_use(self.ctx, inst.note))] if inst.span is not None and inst.note else []
@@ -174,11 +195,16 @@ class _Flow:
         typed = t.strip_optional(found.type)
         if not isinstance(typed, t.ListType | t.AnyType):
             declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
-            self.emit(make(
-                "P314", f"map `{decl.name.name}` runs over `{path}`, which is `{t.describe(typed)}`, not a list",
-                entry.value.span, labels=declared + self.placed(inst),
-                notes=["`over` names a `list[T]`: the body runs once per item"],
-                fix=Fix("point `over` at a list field, e.g. one declared `sections: list[string]`")))
+            self.emit(
+                make(
+                    "P314",
+                    f"map `{decl.name.name}` runs over `{path}`, which is `{t.describe(typed)}`, not a list",
+                    entry.value.span,
+                    labels=declared + self.placed(inst),
+                    notes=["`over` names a `list[T]`: the body runs once per item"],
+                    fix=Fix("point `over` at a list field, e.g. one declared `sections: list[string]`"),
+                )
+            )
 
     def code_step(self, inst: Instance, decl: ast.StepDecl) -> None:
         """P319 where a code step's function hints disagree with what arrives (a record's fields, or `input`)."""
@@ -201,10 +227,16 @@ class _Flow:
         entry = decl.body.get("run")
         span = entry.value.args[0].span if entry is not None and getattr(entry.value, "args", None) else decl.name.span
         for problem in code_step_inputs(fn, fields):
-            self.emit(make("P319", f"code step `{inst.name}` calls `{run['target']}` wrongly: {problem}", span,
-                           labels=self.placed(inst),
-                           notes=["a code step gets a record's fields as keyword arguments, text as `input`"],
-                           fix=Fix("make the function's parameters match the fields that arrive")))
+            self.emit(
+                make(
+                    "P319",
+                    f"code step `{inst.name}` calls `{run['target']}` wrongly: {problem}",
+                    span,
+                    labels=self.placed(inst),
+                    notes=["a code step gets a record's fields as keyword arguments, text as `input`"],
+                    fix=Fix("make the function's parameters match the fields that arrive"),
+                )
+            )
 
     # --- per declaration --------------------------------------------------------------
 
@@ -215,19 +247,30 @@ class _Flow:
             if key in first:
                 shown = "`else`" if case.literal is None else _literal_text(case.literal.value)
                 where = case.literal.span if case.literal is not None else case.target.span
-                self.emit(make("P311", f"route `{decl.name.name}` has two cases for {shown}", where,
-                               labels=[Label(first[key].span, "first case here")],
-                               fix=Fix("remove one; a route runs exactly one case")))
+                self.emit(
+                    make(
+                        "P311",
+                        f"route `{decl.name.name}` has two cases for {shown}",
+                        where,
+                        labels=[Label(first[key].span, "first case here")],
+                        fix=Fix("remove one; a route runs exactly one case"),
+                    )
+                )
             else:
                 first[key] = case
 
     def loop(self, decl: ast.LoopDecl) -> None:
         name = decl.name.name
         if decl.block.get("max_iterations") is None:
-            self.emit(make(
-                "P312", f"loop `{name}` has no `max_iterations`", decl.name.span,
-                notes=["a loop must stop even when `until` never holds"],
-                fix=Fix("add `max_iterations = 3` (any whole number of rounds) to the loop")))
+            self.emit(
+                make(
+                    "P312",
+                    f"loop `{name}` has no `max_iterations`",
+                    decl.name.span,
+                    notes=["a loop must stop even when `until` never holds"],
+                    fix=Fix("add `max_iterations = 3` (any whole number of rounds) to the loop"),
+                )
+            )
         entry = decl.block.get("until")
         if entry is not None:
             Condition(self, name, self.ctx.types.get(name, t.ANY), _inside(self.ctx, name)).check(entry.value)
@@ -280,9 +323,13 @@ class Condition:
                     note = f"{whose} is text: declare an `output` with the fields `until` reads"
                 else:
                     note = "its fields are " + (", ".join(f"`{n}`" for n in names) or "none")
-                self.bad(f"`until` reads `{path}`, which {whose} does not have", node.span, labels=labels,
-                         notes=[note], fix=Fix(f"did you mean `{hint}`?", node.span, path.replace(part, hint, 1))
-                         if hint else None)
+                self.bad(
+                    f"`until` reads `{path}`, which {whose} does not have",
+                    node.span,
+                    labels=labels,
+                    notes=[note],
+                    fix=Fix(f"did you mean `{hint}`?", node.span, path.replace(part, hint, 1)) if hint else None,
+                )
                 return None
             current = found
         return path, current
@@ -301,8 +348,11 @@ class Condition:
                 return
             path, typed = found
             if not isinstance(t.strip_optional(typed), t.BoolType | t.AnyType):
-                self.bad(f"`{path}` is `{t.describe(typed)}`, not `bool`: compare it to a value", node.span,
-                         fix=Fix(f"write `{path} == VALUE`"))
+                self.bad(
+                    f"`{path}` is `{t.describe(typed)}`, not `bool`: compare it to a value",
+                    node.span,
+                    fix=Fix(f"write `{path} == VALUE`"),
+                )
 
     def compare(self, node: ast.Compare) -> None:
         found = self.operand(node.left)
@@ -312,26 +362,36 @@ class Condition:
         bare = t.strip_optional(typed)
         right = node.right
         if not isinstance(right, ast.String | ast.Number | ast.Bool):
-            self.bad(f"`{path}` is compared with a value written in the spec: a string, number or `true`/`false`",
-                     right.span)
+            self.bad(
+                f"`{path}` is compared with a value written in the spec: a string, number or `true`/`false`", right.span
+            )
             return
         value = right.value
         if isinstance(bare, t.AnyType):
             return
         if node.op in ("<", "<=", ">", ">="):
             if not t.is_numeric(bare) or not isinstance(value, int | float) or isinstance(value, bool):
-                self.bad(f"`{path} {node.op} {_literal_text(value)}` compares `{t.describe(bare)}` by order;"
-                         " only numbers have one", node.span, fix=Fix("use `==` or `!=`, or compare a number field"))
+                self.bad(
+                    f"`{path} {node.op} {_literal_text(value)}` compares `{t.describe(bare)}` by order;"
+                    " only numbers have one",
+                    node.span,
+                    fix=Fix("use `==` or `!=`, or compare a number field"),
+                )
             return
         if isinstance(bare, t.LiteralType):
             if not any(value == v and type(value) is type(v) for v in bare.values):
                 hint = suggest(str(value), [str(v) for v in bare.values])
                 shown = ", ".join(_literal_text(v) for v in bare.values)
                 labels = [Label(bare.span, f"`{path}` is declared here")] if bare.span is not None else []
-                self.bad(f"{_literal_text(value)} is not a value of `{path}`", right.span, labels=labels,
-                         notes=[f"`{path}` is one of {shown}"],
-                         fix=Fix(f"did you mean {_literal_text(hint)}?", right.span, _literal_text(hint))
-                         if hint is not None else None)
+                self.bad(
+                    f"{_literal_text(value)} is not a value of `{path}`",
+                    right.span,
+                    labels=labels,
+                    notes=[f"`{path}` is one of {shown}"],
+                    fix=Fix(f"did you mean {_literal_text(hint)}?", right.span, _literal_text(hint))
+                    if hint is not None
+                    else None,
+                )
             return
         if not t.matches(bare, value):
             self.bad(f"`{path}` is `{t.describe(bare)}`, so it never equals {_literal_text(value)}", node.span)
@@ -372,8 +432,16 @@ def check_flow(ctx: CompileContext) -> None:
             labels = [Label(target.name.span, f"`{name}` is declared here")]
             labels += [Label(inst.span, describe_use(ctx, inst.note))] if inst.span is not None and inst.note else []
             reader = show(ctx, inst.name)
-            flow.emit(make(
-                "P316", f"`{{{{{path}}}}}` reads `{name}`, which has not finished on every path to `{reader}`", span,
-                labels=labels, notes=[f"`{name}` must run (and finish) before `{reader}` wherever `{reader}` runs"],
-                fix=Fix(f"place `{name}` before `{reader}` in the chain, or pass what it needs through `{{{{input}}}}`")))
+            flow.emit(
+                make(
+                    "P316",
+                    f"`{{{{{path}}}}}` reads `{name}`, which has not finished on every path to `{reader}`",
+                    span,
+                    labels=labels,
+                    notes=[f"`{name}` must run (and finish) before `{reader}` wherever `{reader}` runs"],
+                    fix=Fix(
+                        f"place `{name}` before `{reader}` in the chain, or pass what it needs through `{{{{input}}}}`"
+                    ),
+                )
+            )
     flow.finish()

@@ -69,8 +69,7 @@ class _Checker:
             self.report(
                 make(
                     "P204",
-                    f"`{word}` is not a valid `{attr}`; expected one of "
-                    + ", ".join(f"`{c}`" for c in spec.choices),
+                    f"`{word}` is not a valid `{attr}`; expected one of " + ", ".join(f"`{c}`" for c in spec.choices),
                     value.span,
                     fix=Fix(f"did you mean `{hint}`?", value.span, hint) if hint else None,
                 )
@@ -293,8 +292,14 @@ class _Checker:
                 notes = [f"{a(kind)} has {has}"] if has else []
                 self.report(make("P201", f"{a(kind)} has no `{keyword}`", typed.span, notes=notes))
             elif keyword in first:
-                self.report(make("P205", f"`{keyword}` is set twice", typed.span,
-                                 labels=[Label(first[keyword].span, "first set here")]))
+                self.report(
+                    make(
+                        "P205",
+                        f"`{keyword}` is set twice",
+                        typed.span,
+                        labels=[Label(first[keyword].span, "first set here")],
+                    )
+                )
             else:
                 first[keyword] = typed
 
@@ -330,14 +335,23 @@ class _Checker:
         run = values.get("run")
         if isinstance(run, dict) and run.get("type") == "http":
             # The http settings travel with the request they govern (runtime/tools.py reads them from `run`).
-            values["run"] = {**run, "allow_private": values.pop("allow_private", False),
-                             "max_response": values.pop("max_response", None) or SCHEMAS["tool"]["max_response"].default}
+            values["run"] = {
+                **run,
+                "allow_private": values.pop("allow_private", False),
+                "max_response": values.pop("max_response", None) or SCHEMAS["tool"]["max_response"].default,
+            }
         params = [p for p in decl.body.params if getattr(p, "keyword", "params") == "params"]
         values["parameters"] = params_schema(params[0] if params else None, self.report)
 
     def simple(
         self,
-        decl: ast.AgentDecl | ast.StepDecl | ast.ConsolidateDecl | ast.ParallelDecl | ast.LoopDecl | ast.MapDecl | ast.AskDecl,
+        decl: ast.AgentDecl
+        | ast.StepDecl
+        | ast.ConsolidateDecl
+        | ast.ParallelDecl
+        | ast.LoopDecl
+        | ast.MapDecl
+        | ast.AskDecl,
     ) -> None:
         name = decl.name.name
         self.block(name, decl.kind, body_of(decl))

@@ -35,15 +35,25 @@ def _well_formed(ctx: CompileContext, owner: str, params: ast.Params) -> None:
     """P209: an `output`/`answer` with no fields, or with a default (a reply has no defaults)."""
     keyword = getattr(params, "keyword", "output")
     if not params.params:
-        ctx.diagnostics.append(make("P209", f"`{keyword}` of `{owner}` declares no fields", params.span,
-                                    fix=Fix(f"declare the fields, or remove `{keyword}` to return text")))
+        ctx.diagnostics.append(
+            make(
+                "P209",
+                f"`{keyword}` of `{owner}` declares no fields",
+                params.span,
+                fix=Fix(f"declare the fields, or remove `{keyword}` to return text"),
+            )
+        )
     for param in params.params:
         if param.default is not None:
-            ctx.diagnostics.append(make(
-                "P209", f"`{keyword}` field `{param.name.name}` of `{owner}` has a default", param.default.span,
-                notes=[f"an `{keyword}` is what the reply must contain; mark the field optional with `?` instead"],
-                fix=Fix("remove the default"),
-            ))
+            ctx.diagnostics.append(
+                make(
+                    "P209",
+                    f"`{keyword}` field `{param.name.name}` of `{owner}` has a default",
+                    param.default.span,
+                    notes=[f"an `{keyword}` is what the reply must contain; mark the field optional with `?` instead"],
+                    fix=Fix("remove the default"),
+                )
+            )
 
 
 def declared_types(ctx: CompileContext) -> dict[str, t.Type]:
@@ -101,8 +111,11 @@ def _combine(ctx: CompileContext, name: str, parts: tuple[str, ...], types: dict
 def infer_types(ctx: CompileContext) -> None:
     declared = declared_types(ctx)
     types = ctx.types
-    runnable = [n for n, d in ctx.decls.items() if d.kind in ("agent", "step", "consolidate", "ask", "chain",
-                                                                  "parallel", "route", "loop", "map")]
+    runnable = [
+        n
+        for n, d in ctx.decls.items()
+        if d.kind in ("agent", "step", "consolidate", "ask", "chain", "parallel", "route", "loop", "map")
+    ]
     runnable += [pid for owner in ctx.inline_parallels for pid, _ in ctx.inline_parallels[owner]]
     # Post-order over members with an explicit stack: chains of chains nest deeper than recursion allows.
     on_stack: set[str] = set()

@@ -102,7 +102,9 @@ def validate_graph(ctx: CompileContext) -> None:
                         "P301",
                         f"`until` names `{ref.target}`, which agent `{agent}` does not have in `tools`",
                         ref.span,
-                        labels=[Label(ctx.spans[agent]["tools"], "the agent's tools")] if "tools" in ctx.spans[agent] else [],
+                        labels=[Label(ctx.spans[agent]["tools"], "the agent's tools")]
+                        if "tools" in ctx.spans[agent]
+                        else [],
                         notes=["the run can only end on a tool the model can call"],
                     )
                 )
@@ -110,8 +112,13 @@ def validate_graph(ctx: CompileContext) -> None:
     for name in graph.nodes_of("consolidate"):
         agents = ctx.values[name].get("agents") or ()
         if len(agents) < 2 and "agents" in ctx.spans.get(name, {}):
-            report(make("P305", f"consolidate `{name}` needs at least two agents, found {len(agents)}",
-                        ctx.spans[name]["agents"]))
+            report(
+                make(
+                    "P305",
+                    f"consolidate `{name}` needs at least two agents, found {len(agents)}",
+                    ctx.spans[name]["agents"],
+                )
+            )
 
 
 def _delegation_cycles(delegates: list[Edge], report: Callable[[Diagnostic], None]) -> None:
@@ -124,11 +131,20 @@ def _delegation_cycles(delegates: list[Edge], report: Callable[[Diagnostic], Non
         path = " -> ".join(f"`{n}`" for n in cycle + [cycle[0]])
         first = delegation.edges[cycle[-1], cycle[0]]["span"]  # the edge closing the cycle (a self-loop for one agent)
         labels = [Label(delegation.edges[a, b]["span"], f"`{a}` delegates to `{b}`") for a, b in zip(cycle, cycle[1:])]
-        report(make("P303", f"delegation cycle: {path}", first, labels=labels,
-                    notes=["an agent that can reach itself through `tools` can recurse without end"]))
+        report(
+            make(
+                "P303",
+                f"delegation cycle: {path}",
+                first,
+                labels=labels,
+                notes=["an agent that can reach itself through `tools` can recurse without end"],
+            )
+        )
 
 
-def _containment_cycles(ctx: CompileContext, contains: list[tuple[str, str]], report: Callable[[Diagnostic], None]) -> None:
+def _containment_cycles(
+    ctx: CompileContext, contains: list[tuple[str, str]], report: Callable[[Diagnostic], None]
+) -> None:
     import networkx as nx
 
     graph = ctx.graph

@@ -10,4 +10,14 @@ from __future__ import annotations
 from .api import FORMATS, IMAGE_FORMATS, TEXT_FORMATS, RenderError, graph_json, render
 from .scene import HIDEABLE, RenderOptions, build_scene
 
-__all__ = ["FORMATS", "HIDEABLE", "IMAGE_FORMATS", "RenderError", "RenderOptions", "TEXT_FORMATS", "build_scene", "graph_json", "render"]
+__all__ = [
+    "FORMATS",
+    "HIDEABLE",
+    "IMAGE_FORMATS",
+    "RenderError",
+    "RenderOptions",
+    "TEXT_FORMATS",
+    "build_scene",
+    "graph_json",
+    "render",
+]

@@ -69,8 +69,9 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def render(graph: AgentGraph, format: str = "dot", options: RenderOptions = RenderOptions(),
-           sources: dict | None = None) -> str | bytes:
+def render(
+    graph: AgentGraph, format: str = "dot", options: RenderOptions = RenderOptions(), sources: dict | None = None
+) -> str | bytes:
     """Draw `graph` as `format`. `sources` (path → SourceFile) feeds the HTML page's source pane."""
     build = BUILDERS.get(format)
     if build is None:

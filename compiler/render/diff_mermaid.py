@@ -55,7 +55,9 @@ def _merged(old: Scene, new: Scene) -> tuple[Scene, dict[str, str], dict[int, st
     return Scene(new.direction, nodes, edges, new.clusters), status, links
 
 
-def diff_to_mermaid(old: AgentGraph, new: AgentGraph, changes: list[Change], options: RenderOptions = RenderOptions()) -> str:
+def diff_to_mermaid(
+    old: AgentGraph, new: AgentGraph, changes: list[Change], options: RenderOptions = RenderOptions()
+) -> str:
     scene, status, links = _merged(build_scene(old, options), build_scene(new, options))
     shown = {n.id for n in scene.nodes}
     for change in changes:

@@ -47,8 +47,10 @@ def _label(lines: list[str]) -> str:
 
 
 def _node_style(style: Any) -> str:
-    return (f"shape={style.dot_shape}, style={quote(style.dot_style)}, "
-            f"fillcolor={quote(style.fill)}, color={quote(style.stroke)}")
+    return (
+        f"shape={style.dot_shape}, style={quote(style.dot_style)}, "
+        f"fillcolor={quote(style.fill)}, color={quote(style.stroke)}"
+    )
 
 
 # Built once: a 1,000-agent graph would otherwise format the same few strings thousands of times.
@@ -66,7 +68,9 @@ def _cluster(cluster: Cluster, nodes: dict[str, Any], indent: str, out: list[str
     colour = _CLUSTER_COLOURS.get(cluster.kind, "#566573")
     out.append(f"{indent}subgraph {quote(cluster.id)} {{")
     inner = indent + "  "
-    out.append(f'{inner}label={quote(cluster.title)}; labeljust="l"; style="rounded,dashed"; color={quote(colour)}; fontcolor={quote(colour)};')
+    out.append(
+        f'{inner}label={quote(cluster.title)}; labeljust="l"; style="rounded,dashed"; color={quote(colour)}; fontcolor={quote(colour)};'
+    )
     for n in cluster.nodes:
         out.append(_node(nodes[n], inner))
     for child in cluster.children:
@@ -76,7 +80,9 @@ def _cluster(cluster: Cluster, nodes: dict[str, Any], indent: str, out: list[str
 
 def _edge_style(kind: str) -> str:
     style = EDGE_STYLES[kind]
-    attrs = f"style={style.dot_style}, color={quote(style.color)}, penwidth={style.penwidth:g}, arrowhead={style.arrowhead}"
+    attrs = (
+        f"style={style.dot_style}, color={quote(style.color)}, penwidth={style.penwidth:g}, arrowhead={style.arrowhead}"
+    )
     if kind in ("calls", "fallback", "uses", "until"):
         # Resources hang off the flow; they must not stretch the main chain's ranks.
         attrs += ", weight=0"

@@ -25,7 +25,9 @@ def _gated(graph: AgentGraph, a: g.AgentNode) -> list[str]:
     return [t for t in a.tools if graph.node(t).kind == "tool" and is_gated(graph, a, t)]
 
 
-def turn_scene(graph: AgentGraph, agent: str) -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, str, str]]]:
+def turn_scene(
+    graph: AgentGraph, agent: str
+) -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, str, str]]]:
     """(nodes as (id, kind, lines), edges as (source, target, kind, label)) for `agent`'s turn."""
     a = graph.node(agent)
     assert isinstance(a, g.AgentNode)

@@ -39,6 +39,7 @@ class GraphvizNeeded(DotMissing):
         super().__init__(message)
         self.partial = partial
 
+
 _CSS = """
 body{margin:0;font:14px/1.4 "DejaVu Sans",system-ui,sans-serif;color:#17202a;display:flex;height:100vh}
 #picture{flex:3;display:flex;flex-direction:column;min-width:0;padding:12px;border-right:1px solid #ccd1d1}
@@ -153,16 +154,19 @@ def _source_pane(sources: dict, base: Any) -> str:
         path = _display(path, base)
         lines = redact_text(source.text).split("\n")
         body = "".join(
-            f'<span class="ln" id="f{index}-L{n}" data-n="{n}">{_html.escape(line)}</span>' for n, line in enumerate(lines, 1)
+            f'<span class="ln" id="f{index}-L{n}" data-n="{n}">{_html.escape(line)}</span>'
+            for n, line in enumerate(lines, 1)
         )
         parts.append(f"<h2>{_html.escape(path)}</h2><pre>{body}</pre>")
     return "".join(parts)
 
 
-_ZOOM = ('<div id="zoom"><button data-zoom="fit" title="fit to the window (0)">fit</button>'
-         '<button data-zoom="in" title="zoom in (+, wheel)">+</button>'
-         '<button data-zoom="out" title="zoom out (-, wheel)">−</button>'
-         '<button data-zoom="actual" title="actual size">1:1</button> drag to pan</div>')
+_ZOOM = (
+    '<div id="zoom"><button data-zoom="fit" title="fit to the window (0)">fit</button>'
+    '<button data-zoom="in" title="zoom in (+, wheel)">+</button>'
+    '<button data-zoom="out" title="zoom out (-, wheel)">−</button>'
+    '<button data-zoom="actual" title="actual size">1:1</button> drag to pan</div>'
+)
 #: The root element's fixed size in points; dropped so CSS sizes it to the canvas and the viewBox fits the drawing.
 _SVG_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
 
@@ -176,10 +180,12 @@ def _svg(scene: Scene) -> str:
 
 
 def _missing() -> str:
-    return (f'<div id="missing"><p><b>No picture: {_html.escape(NEEDS_GRAPHVIZ)}.</b></p>'
-            "<p>Install Graphviz (<code>apt install graphviz</code>, <code>brew install graphviz</code>, "
-            "<code>choco install graphviz</code>) and run <code>plait render</code> again. "
-            "<code>plait render --format mermaid</code> gives a text picture without it.</p></div>")
+    return (
+        f'<div id="missing"><p><b>No picture: {_html.escape(NEEDS_GRAPHVIZ)}.</b></p>'
+        "<p>Install Graphviz (<code>apt install graphviz</code>, <code>brew install graphviz</code>, "
+        "<code>choco install graphviz</code>) and run <code>plait render</code> again. "
+        "<code>plait render --format mermaid</code> gives a text picture without it.</p></div>"
+    )
 
 
 def to_html(graph: AgentGraph, options: RenderOptions, sources: dict) -> str:
@@ -203,5 +209,7 @@ def to_html(graph: AgentGraph, options: RenderOptions, sources: dict) -> str:
         f"<script>{_JS}</script></body></html>\n"
     )
     if not drawn:
-        raise GraphvizNeeded(f"{NEEDS_GRAPHVIZ}; the page was written without it. {INSTALL_HINT.split('; ', 1)[1]}", page)
+        raise GraphvizNeeded(
+            f"{NEEDS_GRAPHVIZ}; the page was written without it. {INSTALL_HINT.split('; ', 1)[1]}", page
+        )
     return page

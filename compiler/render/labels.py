@@ -45,8 +45,10 @@ def output_lines(output: Type, prefix: str = "→ ") -> list[str]:
         return []
     if not isinstance(output, ObjectType):
         return [prefix + _short(describe(output, fields=True), 60)]
-    lines = [f"{prefix}{f.name}{'?' if f.optional else ''}: {_short(describe(f.type, fields=True), 48)}"
-             for f in output.fields[:MAX_FIELDS]]
+    lines = [
+        f"{prefix}{f.name}{'?' if f.optional else ''}: {_short(describe(f.type, fields=True), 48)}"
+        for f in output.fields[:MAX_FIELDS]
+    ]
     if len(output.fields) > MAX_FIELDS:
         lines.append(f"{prefix}+ {len(output.fields) - MAX_FIELDS} more")
     return lines

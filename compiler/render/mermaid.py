@@ -19,8 +19,23 @@ __all__ = ["label_text", "mermaid_id", "scene_to_mermaid", "to_mermaid"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # One pass with str.translate, so the `#` that starts every entity is never escaped twice.
-_ENTITIES = str.maketrans({"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "|": "#124;",
-                           "`": "#96;", "{": "#123;", "}": "#125;", "[": "#91;", "]": "#93;", "\n": " ", "\r": ""})
+_ENTITIES = str.maketrans(
+    {
+        "#": "#35;",
+        '"': "#quot;",
+        "<": "#lt;",
+        ">": "#gt;",
+        "&": "#amp;",
+        "|": "#124;",
+        "`": "#96;",
+        "{": "#123;",
+        "}": "#125;",
+        "[": "#91;",
+        "]": "#93;",
+        "\n": " ",
+        "\r": "",
+    }
+)
 
 
 @lru_cache(maxsize=8192)
@@ -67,8 +82,11 @@ def _edge(edge: Any) -> str:
 def _class_defs(scene: Scene) -> list[str]:
     kinds = list(dict.fromkeys(n.kind for n in scene.nodes))
     out = [f"  classDef {k} fill:{NODE_STYLES[k].fill},stroke:{NODE_STYLES[k].stroke},color:#17202a" for k in kinds]
-    out += [f"  class {','.join(mermaid_id(n.id) for n in scene.nodes if n.kind == k and not n.gate)} {k}" for k in kinds
-            if any(n.kind == k and not n.gate for n in scene.nodes)]
+    out += [
+        f"  class {','.join(mermaid_id(n.id) for n in scene.nodes if n.kind == k and not n.gate)} {k}"
+        for k in kinds
+        if any(n.kind == k and not n.gate for n in scene.nodes)
+    ]
     gated = [mermaid_id(n.id) for n in scene.nodes if n.gate]
     if gated:
         out.append(f"  classDef gate fill:{GATE.fill},stroke:{GATE.stroke},stroke-width:3px,color:#17202a")

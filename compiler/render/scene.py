@@ -208,7 +208,9 @@ def _hidden(graph: AgentGraph, options: RenderOptions) -> tuple[frozenset[str], 
         count = len(graph.runnables())
         if count <= LARGE:
             return frozenset(), ""
-        return frozenset(HIDEABLE), f"{count} runnables: models and tools are folded into labels (--hide none draws them)"
+        return frozenset(
+            HIDEABLE
+        ), f"{count} runnables: models and tools are folded into labels (--hide none draws them)"
     for word in options.hide:
         if word not in HIDEABLE and word != "none":
             raise _one_of("--hide value", word, [*HIDEABLE, "none"])
@@ -246,7 +248,11 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
     if entry is not None and options.entry is not None:
         # Running with --entry starts and ends at that runnable; draw the run it names.
         nodes = [SceneNode("@entry", "entry", ["start"]), *nodes, SceneNode("@exit", "exit", ["end"])]
-        edges = [SceneEdge("@entry", entry, "next", run_input(graph)), *edges, SceneEdge(entry, "@exit", "next", "output")]
+        edges = [
+            SceneEdge("@entry", entry, "next", run_input(graph)),
+            *edges,
+            SceneEdge(entry, "@exit", "next", "output"),
+        ]
 
     agents = [n for n in shown if graph.node(n).kind == "agent"]
     for agent in dict.fromkeys(options.expand):

@@ -68,8 +68,14 @@ def _rules(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
     for d in diagnostics:  # a code missing from the catalogue still needs a rule to point at
         if d.code not in known:
             known.add(d.code)
-            rules.append({"id": d.code, "name": d.name, "shortDescription": {"text": d.name},
-                          "defaultConfiguration": {"level": _LEVEL[d.severity]}})
+            rules.append(
+                {
+                    "id": d.code,
+                    "name": d.name,
+                    "shortDescription": {"text": d.name},
+                    "defaultConfiguration": {"level": _LEVEL[d.severity]},
+                }
+            )
     return rules
 
 

@@ -20,7 +20,7 @@ class Summary:
     checked: int
 
     def line(self) -> str:
-        """"Found 3 errors and 1 warning in 2 files." or "No problems found in 4 files."."""
+        """ "Found 3 errors and 1 warning in 2 files." or "No problems found in 4 files."."""
         if not self.errors and not self.warnings:
             return f"No problems found in {_count(self.checked, 'file')}."
         found = [_count(n, word) for n, word in ((self.errors, "error"), (self.warnings, "warning")) if n]

@@ -72,9 +72,7 @@ def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint)
     width = len(str(max(max(m.span.line, 1) for m in marks)))
     pad = " " * width
     bar = paint(_GUTTER, "|")
-    lines = [
-        paint(_SEVERITY_COLOR[d.severity], f"{d.severity}[{d.code}]") + paint(_BOLD, ": " + say(d.message))
-    ]
+    lines = [paint(_SEVERITY_COLOR[d.severity], f"{d.severity}[{d.code}]") + paint(_BOLD, ": " + say(d.message))]
     groups: dict[str, list[_Mark]] = {}
     for mark in marks:
         groups.setdefault(mark.span.file, []).append(mark)

@@ -92,5 +92,7 @@ def placeholders(string: ast.String, sources: dict[str, SourceFile]) -> list[Pla
     if "{{" not in string.value:
         return []
     shared = _Offsets(string, sources)
-    return [Placeholder(path, problem, string, n, sources, shared)
-            for n, (_, _, path, problem) in enumerate(_scan(string.value))]
+    return [
+        Placeholder(path, problem, string, n, sources, shared)
+        for n, (_, _, path, problem) in enumerate(_scan(string.value))
+    ]

@@ -27,21 +27,34 @@ def agent_lists(ctx: CompileContext) -> None:
         spans = ctx.spans.get(ref.owner, {})
         if ref.attr == "approval" and ref.target not in (values.get("tools") or ()):
             labels = [Label(spans["tools"], "the agent's tools")] if "tools" in spans else []
-            ctx.diagnostics.append(make(
-                CODE, f"`approval` names `{ref.target}`, which agent `{ref.owner}` does not have in `tools`",
-                ref.span, labels=labels, fix=Fix(f"add `{ref.target}` to `tools`, or remove it from `approval`"),
-            ))
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"`approval` names `{ref.target}`, which agent `{ref.owner}` does not have in `tools`",
+                    ref.span,
+                    labels=labels,
+                    fix=Fix(f"add `{ref.target}` to `tools`, or remove it from `approval`"),
+                )
+            )
         elif ref.attr == "fallback":
             earlier = seen_fallback.setdefault(ref.owner, {})
             if ref.target == values.get("model"):
-                ctx.diagnostics.append(make(
-                    CODE, f"fallback `{ref.target}` is the primary model of `{ref.owner}`", ref.span,
-                    labels=[Label(spans["model"], "the primary model")] if "model" in spans else [],
-                    fix=Fix("fall back to a different model; `retries` on the model covers retrying it"),
-                ))
+                ctx.diagnostics.append(
+                    make(
+                        CODE,
+                        f"fallback `{ref.target}` is the primary model of `{ref.owner}`",
+                        ref.span,
+                        labels=[Label(spans["model"], "the primary model")] if "model" in spans else [],
+                        fix=Fix("fall back to a different model; `retries` on the model covers retrying it"),
+                    )
+                )
             elif ref.target in earlier:
-                ctx.diagnostics.append(make(
-                    CODE, f"fallback `{ref.target}` is listed twice", ref.span,
-                    labels=[Label(earlier[ref.target], "first listed here")],
-                ))
+                ctx.diagnostics.append(
+                    make(
+                        CODE,
+                        f"fallback `{ref.target}` is listed twice",
+                        ref.span,
+                        labels=[Label(earlier[ref.target], "first listed here")],
+                    )
+                )
             earlier.setdefault(ref.target, ref.span)

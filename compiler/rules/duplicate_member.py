@@ -32,8 +32,12 @@ def duplicate_member(ctx: CompileContext) -> None:
             first[key] = ref.span
             continue
         owner = show(ctx.graph, ref.owner) if ctx.graph is not None and ref.owner in ctx.graph else ref.owner
-        ctx.diagnostics.append(make(
-            CODE, f"{_WHAT[ref.attr]} `{ref.target}` is listed twice in `{owner}`", ref.span,
-            labels=[Label(first[key], "first listed here")],
-            fix=Fix("remove the second one", ref.span, ""),
-        ))
+        ctx.diagnostics.append(
+            make(
+                CODE,
+                f"{_WHAT[ref.attr]} `{ref.target}` is listed twice in `{owner}`",
+                ref.span,
+                labels=[Label(first[key], "first listed here")],
+                fix=Fix("remove the second one", ref.span, ""),
+            )
+        )

@@ -25,15 +25,24 @@ def _problem(name: str, values: dict, ctx: CompileContext) -> tuple[str, Span, F
     provider = values.get("provider")
     decl = ctx.decls[name]
     if provider == "openai-compatible" and not values.get("base_url"):
-        return (f"model `{name}` is `openai-compatible` but has no `base_url` to call", decl.target.span,
-                Fix('add the server\'s address, e.g. `base_url = "http://localhost:11434/v1"`'))
+        return (
+            f"model `{name}` is `openai-compatible` but has no `base_url` to call",
+            decl.target.span,
+            Fix('add the server\'s address, e.g. `base_url = "http://localhost:11434/v1"`'),
+        )
     if provider == "scripted" and not values.get("script"):
-        return (f"scripted model `{name}` has no `script` to answer from", decl.target.span,
-                Fix(f'add `script = "{name}.replies.json"`, a file of replies beside the spec'))
+        return (
+            f"scripted model `{name}` has no `script` to answer from",
+            decl.target.span,
+            Fix(f'add `script = "{name}.replies.json"`, a file of replies beside the spec'),
+        )
     if values.get("api") == "responses" and provider != "openai":
         span = ctx.spans.get(name, {}).get("api", decl.target.span)
-        return (f'`api = "responses"` needs provider `openai`, but model `{name}` is `{provider}`', span,
-                Fix('remove `api = "responses"`; only OpenAI serves the Responses API'))
+        return (
+            f'`api = "responses"` needs provider `openai`, but model `{name}` is `{provider}`',
+            span,
+            Fix('remove `api = "responses"`; only OpenAI serves the Responses API'),
+        )
     return None
 
 
@@ -45,6 +54,7 @@ def model_unreachable(ctx: CompileContext) -> None:
         if found is None:
             continue
         message, span, fix = found
-        labels = [Label(r.span, f"`{r.owner}` {_HOW[r.attr]}") for r in ctx.references
-                  if r.target == name and r.attr in _HOW]
+        labels = [
+            Label(r.span, f"`{r.owner}` {_HOW[r.attr]}") for r in ctx.references if r.target == name and r.attr in _HOW
+        ]
         ctx.diagnostics.append(make(CODE, message, span, labels=labels, fix=fix))

@@ -33,8 +33,18 @@ __all__ = ["CODE", "python_module"]
 CODE = "P317"
 
 #: Python annotations that name one JSON Schema type.
-_HINTS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "dict": "object",
-          "List": "array", "Dict": "object", "Sequence": "array", "Mapping": "object"}
+_HINTS = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "List": "array",
+    "Dict": "object",
+    "Sequence": "array",
+    "Mapping": "object",
+}
 
 
 def _module_file(module: str, folders: list[Path]) -> Path | None:
@@ -114,8 +124,9 @@ def _compatible(declared: str | None, hinted: str) -> bool:
     return declared == hinted or (declared == "integer" and hinted == "number")
 
 
-def _signature(ctx: CompileContext, owner: str, fn: pyast.FunctionDef | pyast.AsyncFunctionDef, span: Span,
-               target: str) -> list[Diagnostic]:
+def _signature(
+    ctx: CompileContext, owner: str, fn: pyast.FunctionDef | pyast.AsyncFunctionDef, span: Span, target: str
+) -> list[Diagnostic]:
     """P319 findings for a tool whose function has type hints that disagree with its `params`."""
     args = fn.args
     named = args.posonlyargs + args.args + args.kwonlyargs
@@ -125,7 +136,7 @@ def _signature(ctx: CompileContext, owner: str, fn: pyast.FunctionDef | pyast.As
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
     positional = args.posonlyargs + args.args
-    defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    defaults = {a.arg for a in positional[len(positional) - len(args.defaults) :]} if args.defaults else set()
     defaults |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
     params = {a.arg: a for a in named if a.arg not in ("self", "cls")}
     found: list[Diagnostic] = []
@@ -136,22 +147,30 @@ def _signature(ctx: CompileContext, owner: str, fn: pyast.FunctionDef | pyast.As
     for name in properties:
         if name not in params and args.kwarg is None:
             hint = suggest(name, list(params))
-            bad(f"`{target}` takes no parameter `{name}`, which tool `{owner}` declares",
-                f"rename the function's parameter to `{name}`" if hint else f"add `{name}` to the function")
+            bad(
+                f"`{target}` takes no parameter `{name}`, which tool `{owner}` declares",
+                f"rename the function's parameter to `{name}`" if hint else f"add `{name}` to the function",
+            )
     for name, arg in params.items():
         if name not in properties:
             if name not in defaults:
-                bad(f"`{target}` requires `{name}`, which tool `{owner}` does not declare in `params`",
-                    f"declare `{name}` in `params`, or give it a default in the function")
+                bad(
+                    f"`{target}` requires `{name}`, which tool `{owner}` does not declare in `params`",
+                    f"declare `{name}` in `params`, or give it a default in the function",
+                )
             continue
         if name not in required and name not in defaults:
-            bad(f"`{name}` is optional in tool `{owner}`'s `params`, but `{target}` requires it",
-                f"give `{name}` a default in the function, or make it required in `params`")
+            bad(
+                f"`{name}` is optional in tool `{owner}`'s `params`, but `{target}` requires it",
+                f"give `{name}` a default in the function, or make it required in `params`",
+            )
         hinted = _hint_type(arg.annotation)
         declared = properties[name].get("type")
         if hinted is not None and hinted != "null" and not _compatible(declared, hinted):
-            bad(f"`{name}` is `{declared}` in tool `{owner}`'s `params`, but `{target}` hints `{hinted}`",
-                "make the types agree: change the hint or the parameter's type")
+            bad(
+                f"`{name}` is `{declared}` in tool `{owner}`'s `params`, but `{target}` hints `{hinted}`",
+                "make the types agree: change the hint or the parameter's type",
+            )
     return found
 
 
@@ -167,26 +186,45 @@ def _check(ctx: CompileContext, owner: str, run: dict, span: Span, is_tool: bool
         if _installed(module):
             return []
         where = " or ".join(f"`{f}`" for f in folders) or "the spec's folder"
-        d = make(CODE, f"module `{module}` of `{target}` is not a file in the spec's folder nor an installed package",
-                 span, notes=[f"looked for `{module.replace('.', '/')}.py` under {where}, then on the import path"],
-                 fix=Fix(f"create `{module.replace('.', '/')}.py` beside the spec, or fix the module name"))
+        d = make(
+            CODE,
+            f"module `{module}` of `{target}` is not a file in the spec's folder nor an installed package",
+            span,
+            notes=[f"looked for `{module.replace('.', '/')}.py` under {where}, then on the import path"],
+            fix=Fix(f"create `{module.replace('.', '/')}.py` beside the spec, or fix the module name"),
+        )
         if not ctx.strict:
-            d = replace(d, severity=Severity.WARNING,
-                        notes=d.notes + ("a warning in a 0.1 file; `plait 0.2` makes it an error",))
+            d = replace(
+                d,
+                severity=Severity.WARNING,
+                notes=d.notes + ("a warning in a 0.1 file; `plait 0.2` makes it an error",),
+            )
         return [d]
     try:
         tree = pyast.parse(file.read_text(encoding="utf-8", errors="replace"), filename=str(file))
     except (SyntaxError, ValueError, OSError) as error:
         line = getattr(error, "lineno", None)
         at = f" (line {line})" if line else ""
-        return [make("P318", f"`{file.name}` does not parse{at}, so `{function}` cannot be found in it", span,
-                     fix=Fix(f"fix the syntax error in `{file.name}`"))]
+        return [
+            make(
+                "P318",
+                f"`{file.name}` does not parse{at}, so `{function}` cannot be found in it",
+                span,
+                fix=Fix(f"fix the syntax error in `{file.name}`"),
+            )
+        ]
     defined = _functions(tree)
     if function not in defined:
         hint = suggest(function, [n for n, v in defined.items() if v is not None])
-        return [make("P318", f"`{file.name}` defines no function `{function}`", span,
-                     notes=["functions there: " + (", ".join(f"`{n}`" for n, v in defined.items() if v) or "none")],
-                     fix=Fix(f"did you mean `{hint}`?", span, f'"{module}:{hint}"') if hint else None)]
+        return [
+            make(
+                "P318",
+                f"`{file.name}` defines no function `{function}`",
+                span,
+                notes=["functions there: " + (", ".join(f"`{n}`" for n, v in defined.items() if v) or "none")],
+                fix=Fix(f"did you mean `{hint}`?", span, f'"{module}:{hint}"') if hint else None,
+            )
+        ]
     fn = defined[function]
     if is_tool and fn is not None:
         return _signature(ctx, owner, fn, span, target)
@@ -216,7 +254,7 @@ def code_step_inputs(fn: pyast.FunctionDef | pyast.AsyncFunctionDef, fields: dic
     if not any(a.annotation is not None for a in named) and fn.returns is None:
         return []
     positional = args.posonlyargs + args.args
-    defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    defaults = {a.arg for a in positional[len(positional) - len(args.defaults) :]} if args.defaults else set()
     defaults |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
     params = [a.arg for a in named if a.arg not in ("self", "cls")]
     found = []

@@ -34,8 +34,19 @@ MAX_SCRIPT_BYTES = MAX_DATA_BYTES
 #: Problems reported per script: past this, the rest are noise.
 MAX_PROBLEMS = 10
 
-_REPLY_KEYS = ("text", "output", "tool_calls", "finish_reason", "phase", "delay", "error", "usage", "parts",
-               "response_id", "created_at")
+_REPLY_KEYS = (
+    "text",
+    "output",
+    "tool_calls",
+    "finish_reason",
+    "phase",
+    "delay",
+    "error",
+    "usage",
+    "parts",
+    "response_id",
+    "created_at",
+)
 _CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
 _TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
 _TYPE_WORDS = {str: "string", dict: "object", list: "list"}
@@ -71,7 +82,9 @@ def _reply(reply: Any, where: str, tools: tuple[str, ...] | None) -> Iterator[st
         elif key in _TYPES and not isinstance(value, _TYPES[key]):
             yield f"{where}.{key} must be a {_TYPE_WORDS[_TYPES[key]]}"
     delay = reply.get("delay")
-    if delay is not None and not (isinstance(delay, int | float) and not isinstance(delay, bool) or _DELAY.match(str(delay))):
+    if delay is not None and not (
+        isinstance(delay, int | float) and not isinstance(delay, bool) or _DELAY.match(str(delay))
+    ):
         yield f'{where}.delay `{delay}` is not a duration like "50ms"'
     if isinstance(reply.get("error"), dict | type(None)):
         kind = (reply.get("error") or {}).get("kind", "server_error")
@@ -137,8 +150,14 @@ def script_invalid(ctx: CompileContext) -> None:
         root = ctx.load.root_dir
         if root is not None and outside_root(path, root):
             # As imports: a spec reads files in its own folder only, so check never shows another file's keys.
-            ctx.diagnostics.append(make(CODE, f"script of model `{name}` leaves the spec's directory", span,
-                                        notes=[f"a script must stay inside `{root}` (no `../`, absolute path or symlink out)"]))
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"script of model `{name}` leaves the spec's directory",
+                    span,
+                    notes=[f"a script must stay inside `{root}` (no `../`, absolute path or symlink out)"],
+                )
+            )
             continue
         script, error = _read(path)
         if error is not None:

@@ -32,18 +32,26 @@ def tool_name_collision(ctx: CompileContext) -> None:
             continue
         key = (ref.owner, ref.target)
         if key in first:
-            ctx.diagnostics.append(make(
-                CODE, f"agent `{ref.owner}` lists `{ref.target}` twice in `tools`", ref.span,
-                labels=[Label(first[key], "first listed here")],
-                fix=Fix("remove the second one", ref.span, ""),
-            ))
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"agent `{ref.owner}` lists `{ref.target}` twice in `tools`",
+                    ref.span,
+                    labels=[Label(first[key], "first listed here")],
+                    fix=Fix("remove the second one", ref.span, ""),
+                )
+            )
             continue
         first[key] = ref.span
         if len(ref.target) > MAX_NAME and ref.target not in too_long:
             too_long.add(ref.target)
             decl = ctx.decls[ref.target]
-            ctx.diagnostics.append(make(
-                CODE, f"`{ref.target[:20]}…` is {len(ref.target)} characters; providers accept tool names of at most {MAX_NAME}",
-                decl.name.span, labels=[Label(ref.span, f"offered to `{ref.owner}` as a tool here")],
-                fix=Fix("rename it"),
-            ))
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"`{ref.target[:20]}…` is {len(ref.target)} characters; providers accept tool names of at most {MAX_NAME}",
+                    decl.name.span,
+                    labels=[Label(ref.span, f"offered to `{ref.owner}` as a tool here")],
+                    fix=Fix("rename it"),
+                )
+            )

@@ -58,10 +58,15 @@ def _shown(raw: str) -> str:
 
 def _malformed(p: Placeholder) -> Diagnostic:
     if p.problem == "unclosed":
-        return make(CODE, "unclosed `{{` in template", p.span,
-                    fix=Fix("close it with `}}`, or write `\\{{` for literal braces"))
-    return make(CODE, f"`{{{{{_shown(p.path)}}}}}` is not a template path", p.span,
-                notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"])
+        return make(
+            CODE, "unclosed `{{` in template", p.span, fix=Fix("close it with `}}`, or write `\\{{` for literal braces")
+        )
+    return make(
+        CODE,
+        f"`{{{{{_shown(p.path)}}}}}` is not a template path",
+        p.span,
+        notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"],
+    )
 
 
 def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diagnostic]:
@@ -71,9 +76,13 @@ def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diag
         return
     hint = suggest(head, params)
     listed = ", ".join(f"`{n}`" for n in params) or "none"
-    yield make(CODE, f"`{{{{{p.path}}}}}` is not a parameter of tool `{owner}`", p.span,
-               notes=[f"its parameters: {listed}; a tool's templates can use its parameters and `state.<key>`"],
-               fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None)
+    yield make(
+        CODE,
+        f"`{{{{{p.path}}}}}` is not a parameter of tool `{owner}`",
+        p.span,
+        notes=[f"its parameters: {listed}; a tool's templates can use its parameters and `state.<key>`"],
+        fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None,
+    )
 
 
 def unresolved_template(ctx: CompileContext) -> None:

@@ -35,7 +35,9 @@ def parse_answers(items: list[str], program: Any) -> dict[str, Any]:
         # A pending id is the ask's graph path, which ends with the ask's name.
         ask = program.asks.get(name) or program.asks.get(name.rsplit("/", 1)[-1])
         if ask is None:
-            raise ValueError(f"--answer {name}: the spec declares no ask `{name}`; asks: {', '.join(program.asks) or 'none'}")
+            raise ValueError(
+                f"--answer {name}: the spec declares no ask `{name}`; asks: {', '.join(program.asks) or 'none'}"
+            )
         answers[name] = parse_answer(ask, text)
         accept(ask, answers[name])
     return answers

@@ -35,11 +35,15 @@ def register(parser: argparse.ArgumentParser) -> None:
     color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
     parser.add_argument("-q", "--quiet", action="store_true", help="print diagnostics only, no summary line")
     parser.add_argument(
-        "--config", metavar="PATH", type=Path,
+        "--config",
+        metavar="PATH",
+        type=Path,
         help="use this plait.toml or pyproject.toml, not the one found by walking up from each spec",
     )
     parser.add_argument("--fix", action="store_true", help="apply the fixes diagnostics suggest, then report the rest")
-    parser.add_argument("--diff", action="store_true", help="print the fixes `--fix` would make as a diff; write nothing")
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes `--fix` would make as a diff; write nothing"
+    )
     parser.epilog = (
         "File and syntax errors (P0xx) are always reported. `plait explain CODE` documents a code. "
         "`# plait: ignore[CODE]` on a line (or a declaration's first line) suppresses a warning there."
@@ -83,7 +87,8 @@ def _check(args: argparse.Namespace, paths: list[str], configs, select: tuple, i
     if failed:
         return EXIT_USAGE
     failing = [
-        d for d in diagnostics
+        d
+        for d in diagnostics
         if d.is_error or (str(d.severity) == "warning" and (args.strict or configs.of(d.span.file).strict))
     ]
     return EXIT_ERRORS if failing else EXIT_OK

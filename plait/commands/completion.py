@@ -169,8 +169,10 @@ def bash(root: Command) -> str:
             if o.values is None:
                 continue
             reply = (
-                f'COMPREPLY=($(compgen -W "{" ".join(o.values)}" -- "$cur"))' if o.values
-                else 'COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null' if o.files
+                f'COMPREPLY=($(compgen -W "{" ".join(o.values)}" -- "$cur"))'
+                if o.values
+                else 'COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null'
+                if o.files
                 else "COMPREPLY=()"
             )
             for flag in o.flags:

@@ -30,8 +30,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{c.code}  {c.name.ljust(width)}  {str(c.severity).ljust(7)}  {c.summary}")
         return EXIT_OK
     if not args.code:
-        print("plait explain: give a code such as P101 or a name such as undefined-name; "
-              "`plait explain --list` lists them all", file=sys.stderr)
+        print(
+            "plait explain: give a code such as P101 or a name such as undefined-name; "
+            "`plait explain --list` lists them all",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     entry = lookup(args.code)
     if entry is None:
@@ -39,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
             args.code.lower(), [c.name for c in CODES.values()], n=1
         )
         hint = f" (did you mean `{close[0]}`?)" if close else ""
-        print(f"plait explain: unknown code `{args.code}`{hint}; `plait explain --list` lists them all",
-              file=sys.stderr)
+        print(
+            f"plait explain: unknown code `{args.code}`{hint}; `plait explain --list` lists them all", file=sys.stderr
+        )
         return EXIT_USAGE
     print(f"{entry.code} {entry.name} ({entry.severity})\n")
     print(f"{entry.summary[0].upper()}{entry.summary[1:]}.\n")

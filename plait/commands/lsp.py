@@ -126,8 +126,11 @@ def build():
         source = analysis.sources[analysis.path]
         return [
             lsp.DocumentSymbol(
-                name=s.name, detail=s.kind, kind=getattr(lsp.SymbolKind, SYMBOL_KINDS.get(s.kind, "Object")),
-                range=_range(s.span, source, lsp), selection_range=_range(s.name_span, source, lsp),
+                name=s.name,
+                detail=s.kind,
+                kind=getattr(lsp.SymbolKind, SYMBOL_KINDS.get(s.kind, "Object")),
+                range=_range(s.span, source, lsp),
+                selection_range=_range(s.name_span, source, lsp),
             )
             for s in analysis.outline
         ]
@@ -147,8 +150,18 @@ def build():
 
 #: Declaration kind → the name of its LSP SymbolKind (names, so importing this module needs no lsprotocol).
 SYMBOL_KINDS = {
-    "model": "Constant", "tool": "Function", "mcp": "Package", "agent": "Class", "step": "Method", "chain": "Module",
-    "parallel": "Struct", "consolidate": "Interface", "route": "Enum", "loop": "Event", "map": "Array", "ask": "Field",
+    "model": "Constant",
+    "tool": "Function",
+    "mcp": "Package",
+    "agent": "Class",
+    "step": "Method",
+    "chain": "Module",
+    "parallel": "Struct",
+    "consolidate": "Interface",
+    "route": "Enum",
+    "loop": "Event",
+    "map": "Array",
+    "ask": "Field",
 }
 
 
@@ -168,13 +181,16 @@ def _position(line: int, column: int, source, lsp):
 
 
 def _range(span, source, lsp):
-    return lsp.Range(start=_position(span.line, span.column, source, lsp),
-                     end=_position(span.end_line, span.end_column, source, lsp))
+    return lsp.Range(
+        start=_position(span.line, span.column, source, lsp), end=_position(span.end_line, span.end_column, source, lsp)
+    )
 
 
 def _diagnostic(d, source, lsp):
     severity = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning}.get(
-        str(d.severity), lsp.DiagnosticSeverity.Information)
+        str(d.severity), lsp.DiagnosticSeverity.Information
+    )
     message = d.message + "".join(f"\nnote: {n}" for n in d.notes) + (f"\nhelp: {d.fix.message}" if d.fix else "")
-    return lsp.Diagnostic(range=_range(d.span, source, lsp), message=message, severity=severity, code=d.code,
-                          source="plait")
+    return lsp.Diagnostic(
+        range=_range(d.span, source, lsp), message=message, severity=severity, code=d.code, source="plait"
+    )

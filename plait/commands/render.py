@@ -18,21 +18,43 @@ from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 from plait.core.vocab import RENDER_FORMATS as FORMATS
 
-_EXTENSIONS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
-               ".mermaid": "mermaid", ".json": "json", ".html": "html", ".htm": "html"}
+_EXTENSIONS = {
+    ".svg": "svg",
+    ".png": "png",
+    ".pdf": "pdf",
+    ".dot": "dot",
+    ".gv": "dot",
+    ".mmd": "mermaid",
+    ".mermaid": "mermaid",
+    ".json": "json",
+    ".html": "html",
+    ".htm": "html",
+}
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the .plait spec")
     parser.add_argument("-o", "--output", metavar="OUT", help="write here (default: stdout)")
-    parser.add_argument("-f", "--format", choices=FORMATS, help="output format (default: from OUT's extension, else dot)")
+    parser.add_argument(
+        "-f", "--format", choices=FORMATS, help="output format (default: from OUT's extension, else dot)"
+    )
     parser.add_argument("--entry", metavar="NAME", help="draw only what running this runnable can reach")
-    parser.add_argument("--expand", metavar="AGENT", nargs="+", action="extend", default=[],
-                        help="draw these agents' turns as the step pipeline")
+    parser.add_argument(
+        "--expand",
+        metavar="AGENT",
+        nargs="+",
+        action="extend",
+        default=[],
+        help="draw these agents' turns as the step pipeline",
+    )
     parser.add_argument("--direction", choices=("LR", "TB"), default="LR", help="layout direction (default LR)")
-    parser.add_argument("--hide", metavar="KINDS", default=None,
-                        help="fold these into labels: models,tools; `none` draws them even in large graphs "
-                        "(default: folded only above 150 runnables)")
+    parser.add_argument(
+        "--hide",
+        metavar="KINDS",
+        default=None,
+        help="fold these into labels: models,tools; `none` draws them even in large graphs "
+        "(default: folded only above 150 runnables)",
+    )
 
 
 def _format(args: argparse.Namespace) -> str:

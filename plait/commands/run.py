@@ -36,7 +36,14 @@ from plait.cli import (
 from .answers import ask_answers, asks_of, parse_answers, print_asks, split_ask_decisions
 from .approval import ask_decisions, tool_schemas
 
-EXIT_FOR = {"done": EXIT_OK, "until": EXIT_OK, "error": EXIT_ERRORS, "interrupt": EXIT_HUMAN, "pause": EXIT_HUMAN, "max_steps": EXIT_MAX_STEPS}
+EXIT_FOR = {
+    "done": EXIT_OK,
+    "until": EXIT_OK,
+    "error": EXIT_ERRORS,
+    "interrupt": EXIT_HUMAN,
+    "pause": EXIT_HUMAN,
+    "max_steps": EXIT_MAX_STEPS,
+}
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -45,18 +52,37 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="TEXT", help="the input text")
-    source.add_argument("--input-file", metavar="F", help="read the input from a file (JSON when the spec declares `input`)")
+    source.add_argument(
+        "--input-file", metavar="F", help="read the input from a file (JSON when the spec declares `input`)"
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
-    parser.add_argument("--otel", action="store_true",
-                        help="export OpenTelemetry spans over OTLP/HTTP (needs plait[otel]; on anyway when "
-                             "OTEL_EXPORTER_OTLP_ENDPOINT is set)")
-    parser.add_argument("--resume", metavar="RUN_ID", help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec")
-    parser.add_argument("--decide", metavar="ID=ACTION", action="append", default=[],
-                        help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}; "
-                             "for a call whose outcome a crash left unknown: ID=retry or ID=skip; for an ask: NAME=JSON, as --answer")
-    parser.add_argument("--answer", metavar="NAME=JSON", action="append", default=[],
-                        help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)")
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export OpenTelemetry spans over OTLP/HTTP (needs plait[otel]; on anyway when "
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set)",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec",
+    )
+    parser.add_argument(
+        "--decide",
+        metavar="ID=ACTION",
+        action="append",
+        default=[],
+        help="a decision for a pending call when resuming: ID=approve, ID=reject[:message], ID=edit:{json}; "
+        "for a call whose outcome a crash left unknown: ID=retry or ID=skip; for an ask: NAME=JSON, as --answer",
+    )
+    parser.add_argument(
+        "--answer",
+        metavar="NAME=JSON",
+        action="append",
+        default=[],
+        help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,7 +195,9 @@ def read_input(args: argparse.Namespace, typed: bool = False) -> Any:
         try:
             return json.loads(text)
         except ValueError as exc:
-            raise ValueError(f"the input file `{args.input_file}` is not JSON ({exc}); the spec's `input` block wants an object") from None
+            raise ValueError(
+                f"the input file `{args.input_file}` is not JSON ({exc}); the spec's `input` block wants an object"
+            ) from None
     if args.stdin:
         return sys.stdin.read()
     return ""
@@ -207,9 +235,15 @@ def print_pending(pending: list[Any], file: str | None = None, run_id: str | Non
         return
     print("plait: the run is waiting for approval of:", file=sys.stderr)
     for p in calls:
-        print(f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}", file=sys.stderr)
+        print(
+            f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}",
+            file=sys.stderr,
+        )
     if file and run_id:
-        print(f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON", file=sys.stderr)
+        print(
+            f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON",
+            file=sys.stderr,
+        )
 
 
 def fit(line: str, columns: int) -> str:
@@ -242,7 +276,9 @@ class Progress:
         elif event.type == "route":
             line = f"{data['route']}: case {json.dumps(data['case'])} -> {data['target']} ({data['subject']} = {json.dumps(data['value'], default=str)})"
         elif event.type == "loop_iteration":
-            line = f"{data['loop']}: iteration {data['iteration']}" + (f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else "")
+            line = f"{data['loop']}: iteration {data['iteration']}" + (
+                f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else ""
+            )
         elif event.type == "map_item":
             line = f"{data['map']}: item {data['index']} {'done' if data['status'] == 'done' else 'failed'}"
         elif event.type == "warning":
@@ -254,7 +290,9 @@ class Progress:
         else:
             return
         if self.live:
-            status = fit(f"{line} · {self.tools} tool call(s) · {self.tokens} tokens", shutil.get_terminal_size().columns)
+            status = fit(
+                f"{line} · {self.tools} tool call(s) · {self.tokens} tokens", shutil.get_terminal_size().columns
+            )
             print(f"\r\033[2K{status}", end="", file=sys.stderr, flush=True)
             self.shown = True
         else:
@@ -266,8 +304,13 @@ class Progress:
             self.shown = False
 
 
-async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any] | None, engine: Any,
-                answers: dict[str, Any] | None = None) -> Any:
+async def drive(
+    started: Any,
+    args: argparse.Namespace,
+    decisions: dict[str, Any] | None,
+    engine: Any,
+    answers: dict[str, Any] | None = None,
+) -> Any:
     progress = Progress(live=sys.stderr.isatty() and not args.events, events=args.events)
     started.ctx.bus.listen(progress)
     # Deltas only cost something when someone watches them.
@@ -291,7 +334,10 @@ async def drive(started: Any, args: argparse.Namespace, decisions: dict[str, Any
             progress.close()
             calls = [p for p in result.pending if p not in asks_of(result.pending)]
             try:
-                decided, answered = ask_decisions(calls, tool_schemas(engine.program)), ask_answers(result.pending, engine.program)
+                decided, answered = (
+                    ask_decisions(calls, tool_schemas(engine.program)),
+                    ask_answers(result.pending, engine.program),
+                )
             except EOFError:  # input ended mid-question: everything stays pending (exit 3)
                 print(file=sys.stderr)
                 break
@@ -320,11 +366,17 @@ def finish(result: Any, args: argparse.Namespace) -> int:
         print(as_text(result.output))
     if result.stop_reason == "error":
         error = result.error
-        print(f"plait: run failed: {getattr(error, 'kind', type(error).__name__)}: {getattr(error, 'message', error)} (run {result.run_id})", file=sys.stderr)
+        print(
+            f"plait: run failed: {getattr(error, 'kind', type(error).__name__)}: {getattr(error, 'message', error)} (run {result.run_id})",
+            file=sys.stderr,
+        )
     elif result.stop_reason == "interrupt":
         print_pending(result.pending, args.file, result.run_id)
     elif result.stop_reason == "pause":
-        print(f"plait: the run paused{f': {result.pause_reason}' if result.pause_reason else ''} (resume with --resume {result.run_id})", file=sys.stderr)
+        print(
+            f"plait: the run paused{f': {result.pause_reason}' if result.pause_reason else ''} (resume with --resume {result.run_id})",
+            file=sys.stderr,
+        )
     elif result.stop_reason == "max_steps":
         print("plait: the run stopped at max_steps", file=sys.stderr)
     return code

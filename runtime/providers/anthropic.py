@@ -106,7 +106,9 @@ def _ask_output(body: dict[str, Any], request: ModelRequest) -> None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": request.output_schema}}
         return
     description = "Give your final answer. Call this exactly once, when you are done, instead of replying in text."
-    body.setdefault("tools", []).append({"name": tool, "description": description, "input_schema": request.output_schema})
+    body.setdefault("tools", []).append(
+        {"name": tool, "description": description, "input_schema": request.output_schema}
+    )
     # `any` keeps the agent's own tools callable; with none, the answer tool is the only call there is.
     body["tool_choice"] = {"type": "any"} if request.tools else {"type": "tool", "name": tool}
 
@@ -138,9 +140,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
         return [block]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in m.content if p.text]
     # A malformed call is replayed with empty input: `input` must be an object.
-    blocks += [
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}} for c in m.tool_calls
-    ]
+    blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}} for c in m.tool_calls]
     return blocks
 
 

@@ -18,7 +18,15 @@ import httpx
 
 from .base import ProviderError
 
-__all__ = ["STATUS_KINDS", "TOKEN_KINDS", "from_exception", "from_payload", "from_response", "retry_after", "status_kind"]
+__all__ = [
+    "STATUS_KINDS",
+    "TOKEN_KINDS",
+    "from_exception",
+    "from_payload",
+    "from_response",
+    "retry_after",
+    "status_kind",
+]
 
 #: Fallback by HTTP status when the body names nothing more specific.
 STATUS_KINDS: dict[int, str] = {
@@ -131,9 +139,7 @@ def from_payload(
     delay = retry_after(headers or {}, error, message)
     if kind == "rate_limit" and _daily_quota(error):
         kind = "quota_exceeded"
-    return ProviderError(
-        kind, message, provider=provider, model=model, status=status, retry_after=delay, raw=payload
-    )
+    return ProviderError(kind, message, provider=provider, model=model, status=status, retry_after=delay, raw=payload)
 
 
 def from_exception(exc: BaseException, *, provider: str | None = None, model: str | None = None) -> ProviderError:

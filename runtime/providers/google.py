@@ -141,7 +141,9 @@ def _read_parts(candidate: dict[str, Any]) -> tuple[list[str], list[ToolCall]]:
         fn = part.get("functionCall") or part.get("function_call")
         if fn:
             signature = part.get("thoughtSignature") or part.get("thought_signature")
-            calls.append(tool_call(fn.get("id") or synthetic_id(), fn.get("name") or "", fn.get("args") or {}, signature))
+            calls.append(
+                tool_call(fn.get("id") or synthetic_id(), fn.get("name") or "", fn.get("args") or {}, signature)
+            )
         elif part.get("text") and not part.get("thought"):
             texts.append(part["text"])
     return texts, calls
@@ -162,7 +164,9 @@ def _usage(data: dict[str, Any]) -> Usage:
     return Usage(meta.get("promptTokenCount") or 0, output)
 
 
-def _response(data: dict[str, Any], request: ModelRequest, texts: list[str], calls: list[ToolCall], raw_reason: str | None) -> ModelResponse:
+def _response(
+    data: dict[str, Any], request: ModelRequest, texts: list[str], calls: list[ToolCall], raw_reason: str | None
+) -> ModelResponse:
     text = "".join(texts)
     return ModelResponse(
         message=Message("assistant", [TextPart(text)] if text else [], calls, model=request.model),

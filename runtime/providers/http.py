@@ -212,7 +212,11 @@ class HTTPProvider:
                 # No httpx.Request or Response at all: the client has nothing to add to them.
                 return await self._direct.post(self._wire_urls[url], headers, content, self._direct_timeout)
             request = httpx.Request(
-                "POST", target, content=content, headers={**self._client_headers, **headers}, extensions=self._extensions
+                "POST",
+                target,
+                content=content,
+                headers={**self._client_headers, **headers},
+                extensions=self._extensions,
             )
             return await client.send(request, stream=stream)
         except httpx.TransportError as exc:

@@ -45,9 +45,7 @@ class OpenAIProvider(HTTPProvider):
         if self.responses_api:
             return responses_body(request, stream=stream, temperature=temperature, max_tokens=max_tokens)
         field = "max_completion_tokens" if _REASONING.match(request.model) else "max_tokens"
-        return chat_body(
-            request, stream=stream, temperature=temperature, max_tokens=max_tokens, max_tokens_field=field
-        )
+        return chat_body(request, stream=stream, temperature=temperature, max_tokens=max_tokens, max_tokens_field=field)
 
     def parse(self, data: Any, request: ModelRequest) -> ModelResponse:
         return parse_responses(data, request) if self.responses_api else parse_chat(data, request)

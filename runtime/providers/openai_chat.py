@@ -30,7 +30,15 @@ from .calls import CallBuffer, synthetic_id, tool_call, wire_arguments
 from .sse import is_done, loads
 from .structured import schema_name
 
-__all__ = ["ChatStream", "chat_body", "chat_messages", "chat_response_format", "chat_tool_choice", "chat_tools", "parse_chat"]
+__all__ = [
+    "ChatStream",
+    "chat_body",
+    "chat_messages",
+    "chat_response_format",
+    "chat_tool_choice",
+    "chat_tools",
+    "parse_chat",
+]
 
 
 def chat_body(

@@ -48,9 +48,7 @@ def responses_body(
     body: dict[str, Any] = {"model": request.model}
     previous = request.previous_response_id
     if previous:
-        anchor = next(
-            (i for i in range(len(messages) - 1, -1, -1) if messages[i].response_id == previous), None
-        )
+        anchor = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].response_id == previous), None)
         if anchor is not None:
             messages = messages[anchor + 1 :]
             body["previous_response_id"] = previous
@@ -60,12 +58,20 @@ def responses_body(
     body["input"] = responses_input(messages)
     if request.tools:
         body["tools"] = [
-            {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": False}
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
             for t in request.tools
         ]
         if request.tool_choice:
             choice = request.tool_choice
-            body["tool_choice"] = choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
+            body["tool_choice"] = (
+                choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
+            )
     if temperature is not None:
         body["temperature"] = temperature
     if max_tokens is not None:
@@ -115,7 +121,9 @@ def parse_responses(data: dict[str, Any], request: ModelRequest) -> ModelRespons
                 if text:
                     parts.append(TextPart(text, item.get("phase")))
         elif kind == "function_call":
-            calls.append(tool_call(item.get("call_id") or item.get("id"), item.get("name") or "", item.get("arguments")))
+            calls.append(
+                tool_call(item.get("call_id") or item.get("id"), item.get("name") or "", item.get("arguments"))
+            )
     raw_reason = (data.get("incomplete_details") or {}).get("reason") if status == "incomplete" else status
     usage = data.get("usage") or {}
     return ModelResponse(

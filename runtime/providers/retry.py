@@ -53,9 +53,7 @@ def next_delay(err: ProviderError, attempt: int, retries: int, deadline: float |
     return delay
 
 
-async def with_retries(
-    attempt: Callable[..., Awaitable[T]], retries: int, deadline: float | None, *args: Any
-) -> T:
+async def with_retries(attempt: Callable[..., Awaitable[T]], retries: int, deadline: float | None, *args: Any) -> T:
     """Run `attempt(*args)` until it succeeds or `next_delay` says stop; the last error is raised."""
     tries = 0
     while True:

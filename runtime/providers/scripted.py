@@ -118,7 +118,9 @@ class ScriptedProvider:
         if self._script is None:
             path = self.config.script
             if not path:
-                raise ProviderError("invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name)
+                raise ProviderError(
+                    "invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name
+                )
             try:
                 # Only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
                 self._script = json.loads(read_regular(path))
@@ -186,10 +188,22 @@ class ScriptedProvider:
             seen = sum(len(p.text) for m in request.messages for p in m.content)
             usage = Usage(1 + seen // 4, 1 + sum(len(p.text) for p in content) // 4 + 8 * len(calls))
         created = reply.get("created_at")
-        message = Message("assistant", content, calls, model=self.name, response_id=reply.get("response_id"),
-                          created_at=float(created) if created is not None else time.time())
-        return ModelResponse(message, reason.lower(), raw_finish_reason=reason, usage=usage, model=self.name,
-                             response_id=reply.get("response_id"))
+        message = Message(
+            "assistant",
+            content,
+            calls,
+            model=self.name,
+            response_id=reply.get("response_id"),
+            created_at=float(created) if created is not None else time.time(),
+        )
+        return ModelResponse(
+            message,
+            reason.lower(),
+            raw_finish_reason=reason,
+            usage=usage,
+            model=self.name,
+            response_id=reply.get("response_id"),
+        )
 
     def _call(self, raw: dict[str, Any], index: int) -> ToolCall:
         call_id = raw.get("id") or f"{self.name}-{self._calls}-{index + 1}"

@@ -196,7 +196,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         data = await request.aread() or None
         timeout = client_timeout(request.extensions.get("timeout") or {})
         try:
-            response = await self._request(request.method, str(request.url), request.headers.multi_items(), data, timeout)
+            response = await self._request(
+                request.method, str(request.url), request.headers.multi_items(), data, timeout
+            )
         except _ERRORS_CAUGHT as exc:
             raise _translate(exc) from exc
         return httpx.Response(

@@ -75,9 +75,20 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         run.streak += 1
         # The failed turn is not appended: the model should not learn from its own broken output.
         run.messages.append(Message.user(GUIDANCE.format(attempt=run.streak, total=agent.retry_malformed)))
-        ctx.warn("malformed_tool_call_retried", f"agent `{agent.name}` retried a malformed tool call (attempt {run.streak})", run.path, agent, attempt=run.streak)
+        ctx.warn(
+            "malformed_tool_call_retried",
+            f"agent `{agent.name}` retried a malformed tool call (attempt {run.streak})",
+            run.path,
+            agent,
+            attempt=run.streak,
+        )
         return NEXT_TURN
-    if agent.output is not None and not response.message.tool_calls and finish not in TRUNCATED and finish not in RETRY_ON:
+    if (
+        agent.output is not None
+        and not response.message.tool_calls
+        and finish not in TRUNCATED
+        and finish not in RETRY_ON
+    ):
         missed = _check_output(run, ctx, response)
         if missed is not None:
             return missed
@@ -123,9 +134,17 @@ def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Ou
     run.streak += 1
     # Kept, unlike a malformed call: the model corrects an answer best when it sees it beside what was wrong.
     run.messages.append(response.message)
-    run.messages.append(Message.user(OUTPUT_GUIDANCE.format(attempt=run.streak, total=agent.retry_malformed, errors=summary(errors))))
-    ctx.warn("output_invalid_retried", f"agent `{agent.name}` retried an answer that missed its `output` (attempt {run.streak})",
-             run.path, agent, attempt=run.streak, errors=errors)
+    run.messages.append(
+        Message.user(OUTPUT_GUIDANCE.format(attempt=run.streak, total=agent.retry_malformed, errors=summary(errors)))
+    )
+    ctx.warn(
+        "output_invalid_retried",
+        f"agent `{agent.name}` retried an answer that missed its `output` (attempt {run.streak})",
+        run.path,
+        agent,
+        attempt=run.streak,
+        errors=errors,
+    )
     return NEXT_TURN
 
 

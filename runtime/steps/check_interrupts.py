@@ -17,7 +17,10 @@ async def check_interrupts(run: AgentRun, ctx: RunContext) -> Outcome:
     pending: list[PendingCall | PendingAsk] = [
         PendingCall(f"{run.key}:{call.id}", run.path, run.agent.name, call.id, call.name, call.arguments, run.branch)
         for call in run.response.message.tool_calls
-        if call.name in approval and not call.malformed and call.id not in run.results and f"{run.key}:{call.id}" not in ctx.decisions
+        if call.name in approval
+        and not call.malformed
+        and call.id not in run.results
+        and f"{run.key}:{call.id}" not in ctx.decisions
     ]
     if not pending:
         return CONTINUE

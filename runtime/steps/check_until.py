@@ -16,5 +16,7 @@ async def check_until(run: AgentRun, ctx: RunContext) -> Outcome:
             finish = run.response.finish_reason if run.response else None
             if outcome.delivered is not None:  # `result = messages`: no next call delivers them, so return them
                 return Done(outcome.delivered, "until", as_text(outcome.delivered), finish)
-            return Done(outcome.value if outcome.value is not None else outcome.content, "until", outcome.content, finish)
+            return Done(
+                outcome.value if outcome.value is not None else outcome.content, "until", outcome.content, finish
+            )
     return CONTINUE

@@ -37,7 +37,11 @@ async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
     for call in calls:
         outcome = results[call.id]
         outcomes.append((call, outcome))
-        run.messages.append(Message("tool", [TextPart(outcome.content)], tool_call_id=call.id, name=call.name, is_error=outcome.is_error))
+        run.messages.append(
+            Message(
+                "tool", [TextPart(outcome.content)], tool_call_id=call.id, name=call.name, is_error=outcome.is_error
+            )
+        )
         if outcome.expand:
             run.expand.extend(outcome.expand)
     return CONTINUE
@@ -65,8 +69,13 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
         if run.agent.validate_arguments and tool.parameters:
             refusal = ctx.tools.check(tool, arguments)
             if refusal is not None:
-                ctx.warn("tool_arguments_invalid", f"agent `{run.agent.name}`: arguments of `{call.name}` do not match its schema",
-                         run.path, run.agent, tool=call.name)
+                ctx.warn(
+                    "tool_arguments_invalid",
+                    f"agent `{run.agent.name}`: arguments of `{call.name}` do not match its schema",
+                    run.path,
+                    run.agent,
+                    tool=call.name,
+                )
                 outcome = ToolOutcome(refusal, True)
     if outcome is None:
         assert tool is not None and arguments is not None  # each branch above that leaves them unset sets `outcome`
@@ -94,20 +103,39 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
     run.results[call.id] = outcome
     ctx.report._tool_calls.append((call.name, arguments, outcome.is_error, run.agent.name, run.path))
     if ctx.bus.active:
-        ctx.emit("tool_call_end", run.path, run.agent, call_id=call.id, name=call.name, is_error=outcome.is_error, content=outcome.content[:500])
+        ctx.emit(
+            "tool_call_end",
+            run.path,
+            run.agent,
+            call_id=call.id,
+            name=call.name,
+            is_error=outcome.is_error,
+            content=outcome.content[:500],
+        )
     return None
 
 
-async def _delegate(run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, arguments: dict) -> ToolOutcome | Interrupt | Pause:
+async def _delegate(
+    run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, arguments: dict
+) -> ToolOutcome | Interrupt | Pause:
     from ..compose import run_runnable  # compose imports the pipeline, which imports this step
 
     task = arguments.get("task", "")
     child = await run_runnable(ctx, agent, task, run.path + (f"{agent}[{call.id}]",), run.branch)
     if isinstance(child, Done):
-        return ToolOutcome(child.output if isinstance(child.output, str) else str(child.output), False, value=child.output)
+        return ToolOutcome(
+            child.output if isinstance(child.output, str) else str(child.output), False, value=child.output
+        )
     if isinstance(child, Fail):
         error = child.error
-        ctx.warn("delegate_failed", f"delegated agent `{agent}` failed: {error}", run.path, run.agent, agent=agent, kind=getattr(error, "kind", None))
+        ctx.warn(
+            "delegate_failed",
+            f"delegated agent `{agent}` failed: {error}",
+            run.path,
+            run.agent,
+            agent=agent,
+            kind=getattr(error, "kind", None),
+        )
         return ToolOutcome(f"agent `{agent}` failed: {error}", True)
     assert isinstance(child, Interrupt | Pause), child  # a runnable's loop runs while its outcome is CONTINUE
     return child

@@ -65,7 +65,13 @@ def test_warnings_pass_unless_strict(spec, capsys):
 def test_no_path_checks_the_current_directory_recursively(spec, capsys):
     spec(CLEAN, "a.plait")
     spec(ERRORS, "nested/deeper/b.plait")
-    for ignored in (".plait/runs/c.plait", ".venv/lib/d.plait", "venv/e.plait", "node_modules/x/f.plait", "env/g.plait"):
+    for ignored in (
+        ".plait/runs/c.plait",
+        ".venv/lib/d.plait",
+        "venv/e.plait",
+        "node_modules/x/f.plait",
+        "env/g.plait",
+    ):
         spec(ERRORS, ignored)
     spec("home = /x\n", "env/pyvenv.cfg")  # a virtual environment under any name is skipped
     status, out, _ = check(capsys, "--format", "json")
@@ -179,7 +185,7 @@ BAD_INPUTS = {
     "empty": b"",
     "one_huge_line": b"agent a { model = " + b"x" * 1_000_000 + b" }",
     "deep_brackets": b"agent a { tools = " + b"[" * 10_000 + b"]" * 10_000 + b" }",
-    "garbage_text": "}{][)(\u202e\x1b[2J ->->-> = = \"\"\" ".encode(),
+    "garbage_text": '}{][)(\u202e\x1b[2J ->->-> = = """ '.encode(),
 }
 
 
@@ -199,7 +205,10 @@ def test_bad_input_ends_in_diagnostics(spec, capsys, case, fmt):
 def test_missing_file_prints_well(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert check(capsys, "gone.plait") == (
-        1, "error[P005]: no such file `gone.plait`\n --> gone.plait\n\nFound 1 error in 1 file.\n", "")
+        1,
+        "error[P005]: no such file `gone.plait`\n --> gone.plait\n\nFound 1 error in 1 file.\n",
+        "",
+    )
 
 
 def test_a_path_too_long_for_the_file_system_is_a_diagnostic(capsys, tmp_path, monkeypatch):
@@ -310,8 +319,10 @@ def test_literal_secret_is_never_echoed(spec, capsys, fmt):
 
 def test_check_never_imports_a_python_tool_module(spec, capsys, tmp_path):
     spec("from pathlib import Path\nPath('imported.flag').write_text('x')\ndef go():\n    return 1\n", "side_effect.py")
-    path = spec('model fast = "openai/gpt-4o-mini"\ntool t "T." { run = python("side_effect:go") }\n'
-                "agent main { model = fast, tools = [t] }\n")
+    path = spec(
+        'model fast = "openai/gpt-4o-mini"\ntool t "T." { run = python("side_effect:go") }\n'
+        "agent main { model = fast, tools = [t] }\n"
+    )
     assert check(capsys, path)[0] == 0
     assert not (tmp_path / "imported.flag").exists()
 

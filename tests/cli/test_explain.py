@@ -43,8 +43,11 @@ def test_examples_trigger_their_code_and_fixes_clear_it(code):
     for text in PLAIT_BLOCK.findall(doc["Fix"]):
         # Snippets name python modules (`kb:lookup`) that are not files beside them; in a 0.1 spec that is
         # the P317 warning, which says exactly that and is not what the snippet is about.
-        found = [d.code for d in compile_spec(text, path="example.plait").diagnostics
-                 if not (d.code == "P317" and not d.is_error and code != "P317")]
+        found = [
+            d.code
+            for d in compile_spec(text, path="example.plait").diagnostics
+            if not (d.code == "P317" and not d.is_error and code != "P317")
+        ]
         assert found == [], f"{code}: its fixed example still reports {found}"
 
 

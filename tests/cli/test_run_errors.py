@@ -53,8 +53,10 @@ def test_the_named_entry_runs(spec, capsys):
 def test_without_main_and_with_several_roots_the_usage_error_lists_them(tmp_path, capsys):
     (tmp_path / "r.json").write_text('{"s1": [{"text": "one"}], "a": [{"text": "two"}]}')
     path = tmp_path / "s.plait"
-    path.write_text('model m = "scripted/m" { script = "r.json" }\nstep s1 { model = m, prompt = "{{input}}" }\n'
-                    'agent a { model = m }\n')
+    path.write_text(
+        'model m = "scripted/m" { script = "r.json" }\nstep s1 { model = m, prompt = "{{input}}" }\n'
+        "agent a { model = m }\n"
+    )
     status, out, err = run(capsys, path, "--input", "hi")
     assert status == 2 and out == ""
     assert err.strip().endswith("pass --entry NAME, one of: s1, a")
@@ -63,7 +65,9 @@ def test_without_main_and_with_several_roots_the_usage_error_lists_them(tmp_path
 def test_the_only_root_runs_without_entry_even_when_it_delegates(tmp_path, capsys):
     (tmp_path / "r.json").write_text('{"writer": [{"text": "done"}], "helper": []}')
     path = tmp_path / "s.plait"
-    path.write_text('model m = "scripted/m" { script = "r.json" }\nagent helper "Helps." { model = m }\n'
-                    'agent writer { model = m, tools = [helper] }\n')
+    path.write_text(
+        'model m = "scripted/m" { script = "r.json" }\nagent helper "Helps." { model = m }\n'
+        "agent writer { model = m, tools = [helper] }\n"
+    )
     status, out, _ = run(capsys, path, "--input", "hi")
     assert (status, out.strip()) == (0, "done")

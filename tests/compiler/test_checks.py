@@ -13,18 +13,19 @@ def _tool_module(tmp_path):
     # The python tools these specs declare live in `mod.py` beside them: check reads it (never imports it).
     (tmp_path / "mod.py").write_text("def submit(): ...\ndef other(): ...\ndef fn(): ...\n")
 
+
 # --- syntax -------------------------------------------------------------------------
 
 
 def test_syntax_error_names_the_open_block(tmp_path):
-    text = MODELS + 'agent a {\n  model = fast\n'
+    text = MODELS + "agent a {\n  model = fast\n"
     d = only(compile_text(text, tmp_path), "P001")
     assert "expected `}` to close `agent a` opened at 4:9" in d.message
     assert (d.span.line, d.span.column) == (6, 1)
 
 
 def test_syntax_near_miss_is_clean(tmp_path):
-    clean(compile_text(MODELS + 'agent main { model = fast, fallback = [strong] }\n', tmp_path))
+    clean(compile_text(MODELS + "agent main { model = fast, fallback = [strong] }\n", tmp_path))
 
 
 # --- names, attributes and types: one finding each ----------------------------------------
@@ -39,28 +40,86 @@ LONG = "t" * 65
 # (spec, code, text the span starts at and its occurrence, part of the message)
 SINGLE = {
     "undefined-name": (AGENT.format("model = fsat, fallback = [strong]"), "P101", "fsat", 1, "undefined name `fsat`"),
-    "duplicate-name": ('model fast = "openai/gpt-4o"\n' + AGENT.format("model = fast, fallback = [strong]"),
-                       "P102", "fast", 2, "`fast` is declared twice"),
-    "wrong-kind": (AGENT.format("model = fast, fallback = [strong], tools = [fast]"), "P103", "fast]", 1, "`fast` is a model"),
-    "unknown-attribute": (AGENT.format("model = fast, fallback = [strong], max_step = 3"), "P201", "max_step", 1,
-                          "unknown attribute `max_step`"),
+    "duplicate-name": (
+        'model fast = "openai/gpt-4o"\n' + AGENT.format("model = fast, fallback = [strong]"),
+        "P102",
+        "fast",
+        2,
+        "`fast` is declared twice",
+    ),
+    "wrong-kind": (
+        AGENT.format("model = fast, fallback = [strong], tools = [fast]"),
+        "P103",
+        "fast]",
+        1,
+        "`fast` is a model",
+    ),
+    "unknown-attribute": (
+        AGENT.format("model = fast, fallback = [strong], max_step = 3"),
+        "P201",
+        "max_step",
+        1,
+        "unknown attribute `max_step`",
+    ),
     "missing-attribute": (AGENT.format("fallback = [strong, fast]"), "P202", "main", 1, "agent `main` has no `model`"),
-    "wrong-type": (AGENT.format('model = fast, fallback = [strong], max_steps = "many"'), "P203", '"many"', 1,
-                   "`max_steps` must be a whole number"),
-    "tool-listed-twice": (TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [submit, other, submit]"),
-                          "P306", "submit]", 1, "agent `main` lists `submit` twice in `tools`"),
-    "delegate-listed-twice": ('agent helper "Helps." { model = fast }\n' + AGENT.format("model = fast, fallback = [strong], tools = [helper, helper]"),
-                              "P306", "helper]", 1, "agent `main` lists `helper` twice"),
-    "tool-name-too-long": (f'tool {LONG} "T." {{ run = python("mod:fn") }}\n' + AGENT.format(f"model = fast, fallback = [strong], tools = [{LONG}]"),
-                           "P306", LONG, 1, "is 65 characters; providers accept tool names of at most 64"),
-    "branch-listed-twice": (MODELS + 'step a { model = fast, prompt = "{{input}}" }\nchain main = parallel(a, a) -> a\n',
-                            "P204", "a) ->", 1, "branch `a` is listed twice in `parallel(a, a)`"),
-    "declared-branch-listed-twice": (MODELS + 'step a { model = fast, prompt = "{{input}}" }\nparallel main = [a, a]\n',
-                                     "P204", "a]", 1, "branch `a` is listed twice in `main`"),
-    "debater-listed-twice": (MODELS + "agent a { model = fast }\nconsolidate main { agents = [a, a], judge = strong }\n",
-                             "P204", "a]", 1, "agent `a` is listed twice in `main`"),
-    "approval-not-in-tools": (TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [other], approval = [submit]"),
-                              "P204", "submit]", 1, "`approval` names `submit`, which agent `main` does not have in `tools`"),
+    "wrong-type": (
+        AGENT.format('model = fast, fallback = [strong], max_steps = "many"'),
+        "P203",
+        '"many"',
+        1,
+        "`max_steps` must be a whole number",
+    ),
+    "tool-listed-twice": (
+        TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [submit, other, submit]"),
+        "P306",
+        "submit]",
+        1,
+        "agent `main` lists `submit` twice in `tools`",
+    ),
+    "delegate-listed-twice": (
+        'agent helper "Helps." { model = fast }\n'
+        + AGENT.format("model = fast, fallback = [strong], tools = [helper, helper]"),
+        "P306",
+        "helper]",
+        1,
+        "agent `main` lists `helper` twice",
+    ),
+    "tool-name-too-long": (
+        f'tool {LONG} "T." {{ run = python("mod:fn") }}\n'
+        + AGENT.format(f"model = fast, fallback = [strong], tools = [{LONG}]"),
+        "P306",
+        LONG,
+        1,
+        "is 65 characters; providers accept tool names of at most 64",
+    ),
+    "branch-listed-twice": (
+        MODELS + 'step a { model = fast, prompt = "{{input}}" }\nchain main = parallel(a, a) -> a\n',
+        "P204",
+        "a) ->",
+        1,
+        "branch `a` is listed twice in `parallel(a, a)`",
+    ),
+    "declared-branch-listed-twice": (
+        MODELS + 'step a { model = fast, prompt = "{{input}}" }\nparallel main = [a, a]\n',
+        "P204",
+        "a]",
+        1,
+        "branch `a` is listed twice in `main`",
+    ),
+    "debater-listed-twice": (
+        MODELS + "agent a { model = fast }\nconsolidate main { agents = [a, a], judge = strong }\n",
+        "P204",
+        "a]",
+        1,
+        "agent `a` is listed twice in `main`",
+    ),
+    "approval-not-in-tools": (
+        TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [other], approval = [submit]"),
+        "P204",
+        "submit]",
+        1,
+        "`approval` names `submit`, which agent `main` does not have in `tools`",
+    ),
 }
 
 
@@ -83,11 +142,16 @@ NEAR_MISS = {
     "missing-attribute": AGENT.format("model = fast, fallback = [strong]"),
     "wrong-type": AGENT.format("model = fast, fallback = [strong], max_steps = 5"),
     "tool-listed-twice": TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [submit, other]"),
-    "delegate-listed-twice": 'agent helper "Helps." { model = fast }\n' + AGENT.format("model = fast, fallback = [strong], tools = [helper]"),
-    "branch-listed-twice": MODELS + STEPS + 'step c { model = strong, prompt = "{{input.a}}" }\nchain main = parallel(a, b) -> c\n',
+    "delegate-listed-twice": 'agent helper "Helps." { model = fast }\n'
+    + AGENT.format("model = fast, fallback = [strong], tools = [helper]"),
+    "branch-listed-twice": MODELS
+    + STEPS
+    + 'step c { model = strong, prompt = "{{input.a}}" }\nchain main = parallel(a, b) -> c\n',
     "declared-branch-listed-twice": FAST + STEPS + "parallel main = [a, b]\n",
-    "debater-listed-twice": MODELS + "agent a { model = fast }\nagent b { model = fast }\nconsolidate main { agents = [a, b], judge = strong }\n",
-    "approval-not-in-tools": TOOLS + AGENT.format("model = fast, fallback = [strong], tools = [other, submit], approval = [submit]"),
+    "debater-listed-twice": MODELS
+    + "agent a { model = fast }\nagent b { model = fast }\nconsolidate main { agents = [a, b], judge = strong }\n",
+    "approval-not-in-tools": TOOLS
+    + AGENT.format("model = fast, fallback = [strong], tools = [other, submit], approval = [submit]"),
 }
 
 
@@ -101,7 +165,10 @@ def test_every_single_finding_has_a_near_miss():
 
 
 def test_near_miss_names_are_suggested(tmp_path):
-    fixes = {case: only(compile_text(SINGLE[case][0], tmp_path), SINGLE[case][1]).fix for case in ("undefined-name", "unknown-attribute")}
+    fixes = {
+        case: only(compile_text(SINGLE[case][0], tmp_path), SINGLE[case][1]).fix
+        for case in ("undefined-name", "unknown-attribute")
+    }
     assert fixes["undefined-name"].message == "did you mean `fast`?" and fixes["undefined-name"].replacement == "fast"
     assert fixes["unknown-attribute"].message == "did you mean `max_steps`?"
 
@@ -112,88 +179,116 @@ def test_duplicate_name_labels_the_first(tmp_path):
 
 
 def test_bad_default(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     tool t "T." {
       params { n: int = "five" }
       run = python("mod:fn")
     }
     agent main { model = fast, fallback = [strong], tools = [t] }
     """
+    )
     d = only(compile_text(text, tmp_path), "P206")
     assert_at(d, text, '"five"')
     assert "default of `n`" in d.message
 
 
 def test_good_default_is_clean(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     tool t "T." {
       params { n: int = 5, unit: "a" | "b" = "a", tags: list[string] = ["x"] }
       run = python("mod:fn")
     }
     agent main { model = fast, fallback = [strong], tools = [t] }
     """
+    )
     clean(compile_text(text, tmp_path))
 
 
 # --- until, delegation, chains, consolidate --------------------------------------------
 
+
 def test_until_naming_a_tool_the_agent_lacks(tmp_path):
-    text = MODELS + TOOLS + 'agent main { model = fast, fallback = [strong], tools = [other], until = submit succeeded }\n'
+    text = (
+        MODELS + TOOLS + "agent main { model = fast, fallback = [strong], tools = [other], until = submit succeeded }\n"
+    )
     d = only(compile_text(text, tmp_path), "P301")
     assert_at(d, text, "submit succeeded")
     assert "`until` names `submit`" in d.message
 
 
 def test_until_with_the_tool_is_clean(tmp_path):
-    text = MODELS + TOOLS + 'agent main { model = fast, fallback = [strong], tools = [other, submit], until = submit succeeded }\n'
+    text = (
+        MODELS
+        + TOOLS
+        + "agent main { model = fast, fallback = [strong], tools = [other, submit], until = submit succeeded }\n"
+    )
     clean(compile_text(text, tmp_path))
 
 
 def test_delegation_cycle(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a "A." { model = fast, tools = [b] }
     agent b "B." { model = strong, tools = [a] }
     chain main = a -> b
     """
+    )
     d = only(compile_text(text, tmp_path), "P303")
     assert "delegation cycle: `a` -> `b` -> `a`" in d.message
 
 
 def test_delegation_without_cycle_is_clean(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a "A." { model = fast, tools = [b] }
     agent b "B." { model = strong }
     chain main = a -> b
     """
+    )
     clean(compile_text(text, tmp_path))
 
 
 def test_chain_containing_itself(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a { model = fast, fallback = [strong] }
     chain main = a -> inner
     chain inner = a -> main
     """
+    )
     d = only(compile_text(text, tmp_path), "P304")
     assert "contains itself" in d.message
 
 
 def test_consolidate_with_one_agent(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a { model = fast }
     consolidate main { agents = [a], judge = strong }
     """
+    )
     d = only(compile_text(text, tmp_path), "P305")
     assert_at(d, text, "[a]")
     assert "at least two agents, found 1" in d.message
 
 
 def test_consolidate_with_two_agents_is_clean(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a { model = fast }
     agent b { model = fast }
     consolidate main { agents = [a, b], judge = strong }
     """
+    )
     clean(compile_text(text, tmp_path))
 
 
@@ -258,7 +353,10 @@ def test_tool_listed_twice_labels_the_first(tmp_path):
 
 def test_tool_name_of_64_is_clean(tmp_path):
     name = "t" * 64
-    text = MODELS + f'tool {name} "T." {{ run = python("mod:fn") }}\nagent main {{ model = fast, fallback = [strong], tools = [{name}] }}\n'
+    text = (
+        MODELS
+        + f'tool {name} "T." {{ run = python("mod:fn") }}\nagent main {{ model = fast, fallback = [strong], tools = [{name}] }}\n'
+    )
     clean(compile_text(text, tmp_path))
 
 
@@ -266,11 +364,17 @@ def test_tool_name_of_64_is_clean(tmp_path):
 
 
 def test_approval_of_an_own_tool_is_clean(tmp_path):
-    text = MODELS + TOOLS + 'agent main { model = fast, fallback = [strong], tools = [other, submit], approval = [submit] }\n'
+    text = (
+        MODELS
+        + TOOLS
+        + "agent main { model = fast, fallback = [strong], tools = [other, submit], approval = [submit] }\n"
+    )
     clean(compile_text(text, tmp_path))
 
 
-@pytest.mark.parametrize("fallback, message", [("[fast]", "is the primary model"), ("[strong, strong]", "listed twice")])
+@pytest.mark.parametrize(
+    "fallback, message", [("[fast]", "is the primary model"), ("[strong, strong]", "listed twice")]
+)
 def test_fallback_that_cannot_help(tmp_path, fallback, message):
     text = MODELS + f"agent main {{ model = fast, fallback = {fallback} }}\n"
     d = only(compile_text(text, tmp_path), "P204")
@@ -301,12 +405,15 @@ def test_unused_declaration_is_a_warning(tmp_path, extra, kind, name):
 
 
 def test_consolidate_unused(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a { model = fast }
     agent b { model = fast }
     consolidate spare { agents = [a, b], judge = strong }
     chain main = a -> b
     """
+    )
     assert only(compile_text(text, tmp_path), "P601").message == "consolidate `spare` is never used"
 
 
@@ -323,10 +430,13 @@ def test_without_main_every_root_is_a_possible_entry_and_never_unused(tmp_path):
 
 def test_the_only_root_is_the_entry_even_when_it_delegates(tmp_path):
     # `writer` delegates to `researcher`: two runnables, one root. It runs without --entry and is not unused.
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent researcher "Research." { model = fast, fallback = [strong] }
     agent writer { model = fast, tools = [researcher] }
     """
+    )
     result = compile_text(text, tmp_path)
     clean(result)
     assert result.graph.entry == "writer"

@@ -22,7 +22,9 @@ SPECS = spec_files(EXAMPLES)
 
 def _compiled() -> dict[Path, object]:
     results = {path: plait.compile(path) for path in SPECS}
-    imported = {Path(f).resolve() for path, r in results.items() for f in r.sources if Path(f).resolve() != path.resolve()}
+    imported = {
+        Path(f).resolve() for path, r in results.items() for f in r.sources if Path(f).resolve() != path.resolve()
+    }
     # A file another example imports is checked as part of its importer, as `plait check DIR` does.
     return {path: r for path, r in results.items() if path.resolve() not in imported}
 
@@ -43,8 +45,9 @@ def test_example_checks_clean(path):
 
 @pytest.mark.slow
 def test_check_strict_on_the_examples_folder():
-    done = subprocess.run([sys.executable, "-m", "plait", "check", "--strict", str(EXAMPLES)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "check", "--strict", str(EXAMPLES)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -128,7 +131,16 @@ def test_examples_use_every_construct():
     expected |= {f"provider:{p}" for p in PROVIDERS} | {"api:responses"}
     expected |= {f"decl:{k}" for k in ("model", "tool", "agent", "step", "chain", "parallel", "consolidate", "import")}
     expected |= {f"{k}:description" for k in ("tool", "agent", "step", "consolidate")}
-    expected |= {"type:string", "type:int", "type:float", "type:bool", "type:generic", "type:object", "type:union", "type:optional"}
+    expected |= {
+        "type:string",
+        "type:int",
+        "type:float",
+        "type:bool",
+        "type:generic",
+        "type:object",
+        "type:union",
+        "type:optional",
+    }
     expected |= {"param:description", "param:default", "bool:true", "bool:false"}
     expected |= {"call:python", "call:http", "call:env", "call:keep_last", "http:headers", "http:body"}
     expected |= {"until:name", "until:list", "until:succeeded", "chain:inline-parallel"}
@@ -150,10 +162,24 @@ def _modules(result) -> list[ast.Module]:
 
 @pytest.mark.slow
 def test_briefing_runs_offline_to_the_end(tmp_path):
-    folder = shutil.copytree(EXAMPLES / "briefing", tmp_path / "briefing", ignore=shutil.ignore_patterns(".plait", "__pycache__"))
+    folder = shutil.copytree(
+        EXAMPLES / "briefing", tmp_path / "briefing", ignore=shutil.ignore_patterns(".plait", "__pycache__")
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "plait", "run", str(folder / "briefing.plait"), "--input", "the Lisbon office move", "--json"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "plait",
+            "run",
+            str(folder / "briefing.plait"),
+            "--input",
+            "the Lisbon office move",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)

@@ -16,7 +16,9 @@ step classify {
 
 
 def test_language_example_checks_clean(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 input {
   ticket:   string "The customer's message"
   customer: string
@@ -59,15 +61,20 @@ step write_section { model = fast, prompt = "Write {{input.title}} ({{map.index}
 map write_all = write_section { over = input.sections, concurrency = 4 }
 chain main = classify -> triage -> polish -> outline -> write_all
 """
+    )
     result = compile_text(text, tmp_path)
     assert codes(result) == [], [f"{d} {d.message}" for d in result.diagnostics]
 
 
 def test_a_field_the_producer_does_not_declare_is_named_with_its_declaration(tmp_path):
-    text = HEAD + CLASSIFY + """
+    text = (
+        HEAD
+        + CLASSIFY
+        + """
 step answer { model = fast, prompt = "About {{input.sumary}}" }
 chain main = classify -> answer
 """
+    )
     d = only(compile_text(text, tmp_path), "P402")
     assert d.message == "`{{input.sumary}}` does not resolve: `classify`'s output has no field `sumary`"
     assert d.fix is not None and d.fix.replacement == "input.summary"
@@ -76,28 +83,39 @@ chain main = classify -> answer
 
 def test_every_place_a_runnable_is_used_is_checked(tmp_path):
     # `answer` reads `input.summary`: fine after `classify`, not after `plain`, which returns text.
-    text = HEAD + CLASSIFY + """
+    text = (
+        HEAD
+        + CLASSIFY
+        + """
 step plain { model = fast, prompt = "{{input}}" }
 step answer { model = fast, prompt = "About {{input.summary}}" }
 chain one = classify -> answer
 chain two = plain -> answer
 chain main = one -> two
 """
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert "`answer` receives text from `plain`" in d.message
 
 
 def test_a_read_of_a_runnable_that_runs_later_is_not_dominated(tmp_path):
-    text = HEAD + CLASSIFY + """
+    text = (
+        HEAD
+        + CLASSIFY
+        + """
 step answer { model = fast, prompt = "About {{classify.summary}}" }
 chain main = answer -> classify
 """
+    )
     d = only(compile_text(text, tmp_path), "P316")
     assert "reads `classify`, which has not finished on every path to `answer`" in d.message
 
 
 def test_a_parallel_sibling_or_one_route_case_does_not_dominate(tmp_path):
-    text = HEAD + CLASSIFY + """
+    text = (
+        HEAD
+        + CLASSIFY
+        + """
 step a { model = fast, prompt = "A {{input}}" }
 step b { model = fast, prompt = "B {{input}}" }
 step peek { model = fast, prompt = "{{a}}" }
@@ -108,12 +126,16 @@ route pick on input.topic {
 step after { model = fast, prompt = "{{a}} then {{pick}} then {{classify.topic}}" }
 chain main = classify -> parallel(a, peek) -> classify -> pick -> after
 """
+    )
     found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P316"]
     assert found == ["`{{a}}` reads `a`, which has not finished on every path to `peek`"]
 
 
 def test_a_route_case_alone_does_not_dominate_what_follows(tmp_path):
-    text = HEAD + CLASSIFY + """
+    text = (
+        HEAD
+        + CLASSIFY
+        + """
 step a { model = fast, prompt = "A {{input}}" }
 step b { model = fast, prompt = "B {{input}}" }
 route pick on input.topic {
@@ -123,22 +145,28 @@ route pick on input.topic {
 step after { model = fast, prompt = "{{a}}" }
 chain main = classify -> pick -> after
 """
+    )
     assert only(compile_text(text, tmp_path), "P316").message.startswith("`{{a}}` reads `a`")
 
 
 def test_a_loop_body_cannot_read_its_own_loop_but_what_follows_can(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 step draft { model = fast, prompt = "{{input}} {{polish}}" }
 loop polish = draft { max_iterations = 2 }
 step after { model = fast, prompt = "{{polish}} {{draft}}" }
 chain main = polish -> after
 """
+    )
     found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P316"]
     assert found == ["`{{polish}}` reads `polish`, which has not finished on every path to `draft`"]
 
 
 def test_a_map_body_may_not_have_run_at_all(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 step outline {
   model  = fast
   prompt = "{{input}}"
@@ -149,6 +177,7 @@ map all = each { over = input.items }
 step after { model = fast, prompt = "{{each}} {{all}}" }
 chain main = outline -> all -> after
 """
+    )
     found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P316"]
     assert found == ["`{{each}}` reads `each`, which has not finished on every path to `after`"]
 
@@ -177,7 +206,9 @@ def test_state_is_checked_in_0_2_and_unchecked_in_0_1(tmp_path):
 
 
 def test_route_on_bool_must_cover_both(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 step check {
   model  = fast
   prompt = "{{input}}"
@@ -187,11 +218,14 @@ step yes { model = fast, prompt = "{{input}}" }
 route gate on input.ok { true -> yes }
 chain main = check -> gate
 """
+    )
     assert only(compile_text(text, tmp_path), "P310").message == "route `gate` has no case for false"
 
 
 def test_map_over_a_list_types_each_item(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 step outline {
   model  = fast
   prompt = "{{input}}"
@@ -201,30 +235,39 @@ step each { model = fast, prompt = "{{input.titel}}" }
 map all = each { over = input.sections }
 chain main = outline -> all
 """
+    )
     d = only(compile_text(text, tmp_path), "P402")
     assert "has no field `titel`" in d.message and d.fix.replacement == "input.title"
 
 
 def test_a_delegated_agent_receives_text(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 agent helper "Helps." { model = fast, system = "Task: {{input.task}}" }
 agent main { model = fast, tools = [helper] }
 """
+    )
     assert "`helper` receives text from `main`" in only(compile_text(text, tmp_path), "P401").message
 
 
 def test_chains_that_contain_each_other_are_still_checked_once(tmp_path):
-    text = HEAD + """
+    text = (
+        HEAD
+        + """
 step s { model = fast, prompt = "{{input.x}}" }
 step p { model = fast, prompt = "{{input}}" }
 chain a = p -> s -> b
 chain b = a
 """
+    )
     found = codes(compile_text(text, tmp_path))
     assert "P304" in found and found.count("P401") == 1
 
 
-CODE_STEP = HEAD + """
+CODE_STEP = (
+    HEAD
+    + """
 step classify {
   model  = fast
   prompt = "{{input}}"
@@ -233,6 +276,7 @@ step classify {
 step tally { run = python("steps:tally") }
 chain main = classify -> tally
 """
+)
 
 
 def test_a_code_step_function_must_take_the_fields_that_arrive(tmp_path):

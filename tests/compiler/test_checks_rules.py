@@ -39,7 +39,7 @@ def test_the_rules_never_need_networkx():
 
     code = (
         "import sys, plait\n"
-        "spec = 'model m = \"openai/x\"\\nstep a { model = m, prompt = \"{{input}}\" }\\n'"
+        'spec = \'model m = "openai/x"\\nstep a { model = m, prompt = "{{input}}" }\\n\''
         " 'step s { model = m, prompt = \"{{input.b}}\" }\\nchain main = parallel(a) -> s\\n'\n"
         "r = plait.compile(spec)\n"
         "assert [d.code for d in r.diagnostics] == ['P401'], r.diagnostics\n"

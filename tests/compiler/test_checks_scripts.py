@@ -61,7 +61,10 @@ def test_script_nested_too_deeply(tmp_path):
         ({"main": [{"txt": "hi"}]}, "`main`[0] has unknown key `txt`; did you mean `text`?"),
         ({"main": ["hi"]}, '`main`[0] is not an object like {"text": "..."}'),
         ({"main": [{"error": {"kind": "boom"}}]}, "`main`[0].error.kind `boom` is not an error kind"),
-        ({"main": [{"tool_calls": [{"name": "sub", "arguments": {}}]}]}, "calls `sub`, which is not in the agent's `tools`"),
+        (
+            {"main": [{"tool_calls": [{"name": "sub", "arguments": {}}]}]},
+            "calls `sub`, which is not in the agent's `tools`",
+        ),
         ({"main": [{"tool_calls": [{"arguments": {}}]}]}, 'must be an object with a "name"'),
         ({"main": {"text": "hi"}}, "`main` must map to a list of replies"),
         ({"main": [{"text": "hi", "delay": "soon"}]}, '`main`[0].delay `soon` is not a duration like "50ms"'),
@@ -102,8 +105,13 @@ def test_checking_never_imports_a_python_tool_module(tmp_path):
 def test_cli_check_never_imports_a_python_tool_module(tmp_path):
     files = {"spec_tools.py": SIDE_EFFECT, "demo.replies.json": json.dumps(GOOD)}
     compile_text(SPEC, tmp_path, files=files)
-    done = subprocess.run([sys.executable, "-m", "plait", "check", str(tmp_path / "spec.plait")],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "check", str(tmp_path / "spec.plait")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert not (tmp_path / "IMPORTED").exists()
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -22,7 +22,10 @@ SECRETS = {
 
 
 def _spec(where: str) -> str:
-    return FAST.replace('"openai/gpt-4o-mini"', '"openai/gpt-4o-mini" { ' + where + " }") + 'step main { model = fast, prompt = "{{input}}" }\n'
+    return (
+        FAST.replace('"openai/gpt-4o-mini"', '"openai/gpt-4o-mini" { ' + where + " }")
+        + 'step main { model = fast, prompt = "{{input}}" }\n'
+    )
 
 
 @pytest.mark.parametrize("kind", SECRETS)
@@ -63,28 +66,36 @@ def test_secret_in_a_system_prompt(tmp_path):
 
 
 def test_bearer_token_in_an_http_tool_header(tmp_path):
-    text = FAST + """
+    text = (
+        FAST
+        + """
     tool t "T." {
       run = http(GET, "https://x.example/") { headers = { "Authorization" = "Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0" } }
     }
     agent main { model = fast, tools = [t] }
     """
+    )
     d = only(compile_text(text, tmp_path), "P501")
     assert "bearer token" in d.message and "9f8e7d" not in d.message
 
 
 def test_high_entropy_token_in_a_credential_position(tmp_path):
-    text = FAST + """
+    text = (
+        FAST
+        + """
     tool t "T." {
       run = http(GET, "https://x.example/") { headers = { "X-Auth-Token" = "q8Zr2LmT0vNw5KpXa7YcBd3FhJ6GsE1u" } }
     }
     agent main { model = fast, tools = [t] }
     """
+    )
     assert "looks like a credential" in only(compile_text(text, tmp_path), "P501").message
 
 
 def test_long_words_and_templates_in_credential_positions_are_clean(tmp_path):
-    text = FAST + """
+    text = (
+        FAST
+        + """
     tool t "T." {
       params { token: string }
       run = http(GET, "https://x.example/sk-not-a-key/path") {
@@ -93,4 +104,5 @@ def test_long_words_and_templates_in_credential_positions_are_clean(tmp_path):
     }
     agent main { model = fast, tools = [t], system = "Tokens look like sk-..., never print them." }
     """
+    )
     clean(compile_text(text, tmp_path))

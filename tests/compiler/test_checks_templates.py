@@ -5,42 +5,56 @@ from __future__ import annotations
 
 from checks_helpers import FAST, MODELS, assert_at, clean, compile_text, only
 
-PIPELINE = MODELS + """
+PIPELINE = (
+    MODELS
+    + """
 agent writer { model = fast }
 step translate { model = fast, prompt = "Translate: {{input}}" }
 step critique { model = strong, prompt = "Critique: {{input}}" }
 step summary { model = fast, prompt = "French: {{ input.translat }}" }
 chain main = writer -> parallel(translate, critique) -> summary
 """
+)
 
 
 def test_branch_that_the_parallel_lacks(tmp_path):
     d = only(compile_text(PIPELINE, tmp_path), "P401")
     assert_at(d, PIPELINE, "input.translat")
     assert d.span.end_column - d.span.column == len("input.translat")
-    assert d.message == "`{{input.translat}}` does not resolve: `parallel(translate, critique)` has no branch `translat`"
+    assert (
+        d.message == "`{{input.translat}}` does not resolve: `parallel(translate, critique)` has no branch `translat`"
+    )
     assert d.fix.message == "did you mean `translate`?" and d.fix.replacement == "input.translate"
     assert d.labels[0].message == "`summary` follows `parallel(translate, critique)` in chain `main`"
     assert_at(d.labels[0], PIPELINE, "summary\n")
 
 
 def test_existing_branches_resolve(tmp_path):
-    clean(compile_text(PIPELINE.replace("{{ input.translat }}", "{{ input.translate }} {{input.critique}} {{input}}"), tmp_path))
+    clean(
+        compile_text(
+            PIPELINE.replace("{{ input.translat }}", "{{ input.translate }} {{input.critique}} {{input}}"), tmp_path
+        )
+    )
 
 
 def test_declared_parallel(tmp_path):
-    text = PIPELINE.replace("chain main = writer -> parallel(translate, critique) -> summary",
-                            "parallel both = [translate, critique] { on_error = collect }\nchain main = writer -> both -> summary")
+    text = PIPELINE.replace(
+        "chain main = writer -> parallel(translate, critique) -> summary",
+        "parallel both = [translate, critique] { on_error = collect }\nchain main = writer -> both -> summary",
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert "`both` has no branch `translat`" in d.message
 
 
 def test_input_record_after_text(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent writer { model = fast }
     step summary { model = fast, prompt = "Verdict: {{input.verdict}}" }
     chain main = writer -> summary
     """
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert_at(d, text, "input.verdict")
     assert d.message == "`{{input.verdict}}` does not resolve: `summary` receives text from `writer`, not a record"
@@ -48,8 +62,15 @@ def test_input_record_after_text(tmp_path):
 
 def test_each_use_is_checked(tmp_path):
     # Fine after the parallel in `main`, wrong after `writer` in `other`.
-    text = PIPELINE.replace("{{ input.translat }}", "{{input.translate}}") + "chain other = writer -> summary\nchain main2 = main -> other\n"
-    text = text.replace("chain main2", "chain main_all").replace("chain main =", "chain first =").replace("main -> other", "first -> other")
+    text = (
+        PIPELINE.replace("{{ input.translat }}", "{{input.translate}}")
+        + "chain other = writer -> summary\nchain main2 = main -> other\n"
+    )
+    text = (
+        text.replace("chain main2", "chain main_all")
+        .replace("chain main =", "chain first =")
+        .replace("main -> other", "first -> other")
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert "receives text from `writer`" in d.message
     assert d.labels[0].message == "`summary` follows `writer` in chain `other`"
@@ -67,7 +88,9 @@ def test_nested_chain_after_a_parallel(tmp_path):
 
 
 def test_branch_of_a_branch(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     step a { model = fast, prompt = "{{input}}" }
     step b { model = fast, prompt = "{{input}}" }
     parallel inner = [a, b]
@@ -75,6 +98,7 @@ def test_branch_of_a_branch(tmp_path):
     step last { model = fast, prompt = "{{input.inner.a}} {{input.inner.z}} {{input.c.x}}" }
     chain main = parallel(inner, c) -> last
     """
+    )
     messages = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P401"]
     assert messages == [
         "`{{input.inner.z}}` does not resolve: `inner` has no branch `z`",
@@ -83,23 +107,29 @@ def test_branch_of_a_branch(tmp_path):
 
 
 def test_delegated_and_debating_agents_receive_text(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent helper "Helps." { model = fast, system = "Task: {{input.topic}}" }
     agent main { model = fast, tools = [helper] }
     """
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert "receives text from `main`" in d.message
     assert d.labels[0].message == "`helper` delegated to by `main`"
 
 
 def test_consolidate_task(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     agent a { model = fast }
     agent b { model = strong }
     step first { model = fast, prompt = "{{input}}" }
     consolidate v { agents = [a, b], judge = strong, task = "Decide: {{input.frist}}" }
     chain main = parallel(first, a) -> v
     """
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert d.fix.message == "did you mean `first`?"
 
@@ -113,7 +143,9 @@ def test_unknown_root_in_a_step(tmp_path):
 
 
 def test_tool_url_parameter(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     tool lookup "Look up." {
       params { topic: string, limit: int = 5 }
       run = http(GET, "https://kb.example.com/?q={{topc}}&n={{limit}}") {
@@ -123,6 +155,7 @@ def test_tool_url_parameter(tmp_path):
     }
     agent main { model = fast, fallback = [strong], tools = [lookup] }
     """
+    )
     result = compile_text(text, tmp_path)
     found = [d for d in result.diagnostics if d.code == "P401"]
     assert [d.message for d in found] == [
@@ -135,10 +168,13 @@ def test_tool_url_parameter(tmp_path):
 
 
 def test_tool_cannot_read_input(tmp_path):
-    text = MODELS + """
+    text = (
+        MODELS
+        + """
     tool lookup "Look up." { run = http(GET, "https://kb.example.com/?q={{input}}") }
     agent main { model = fast, fallback = [strong], tools = [lookup] }
     """
+    )
     assert "not a parameter of tool `lookup`" in only(compile_text(text, tmp_path), "P401").message
 
 
@@ -161,7 +197,9 @@ def test_malformed_placeholder(tmp_path):
 
 
 def test_block_string_points_into_the_right_line(tmp_path):
-    text = MODELS + '''
+    text = (
+        MODELS
+        + '''
     agent writer { model = fast }
     step summary {
       model = fast
@@ -174,6 +212,7 @@ def test_block_string_points_into_the_right_line(tmp_path):
     step summary2 { model = fast, prompt = "{{input}}" }
     step other { model = fast, prompt = "{{input}}" }
     '''
+    )
     d = only(compile_text(text, tmp_path), "P401")
     assert_at(d, text, "input.frnch")
 

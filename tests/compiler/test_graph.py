@@ -41,7 +41,18 @@ def test_every_node_kind(graph):
 def test_every_edge_kind(graph):
     kinds = {data["kind"] for _, _, data in graph.nx.edges(data=True)}
     assert [d["record"] for _, _, d in graph.nx.edges(data=True)] == list(graph.edges())
-    assert kinds == {"next", "branch", "join", "uses", "delegates", "calls", "fallback", "judge", "participant", "until"}
+    assert kinds == {
+        "next",
+        "branch",
+        "join",
+        "uses",
+        "delegates",
+        "calls",
+        "fallback",
+        "judge",
+        "participant",
+        "until",
+    }
 
 
 def test_chain_order_through_the_inline_parallel(graph):

@@ -20,16 +20,19 @@ def _codes(body: str) -> list[str]:
 
 
 def test_a_loop_is_a_cycle_the_graph_allows():
-    result = plait.compile(HEAD + STEPS + 'loop polish = draft -> review { until = verdict == "accept", max_iterations = 3 }\n')
+    result = plait.compile(
+        HEAD + STEPS + 'loop polish = draft -> review { until = verdict == "accept", max_iterations = 3 }\n'
+    )
     assert result.errors == [], [d.message for d in result.errors]
     back = list(result.graph.edges("back"))
     assert [(e.source, e.target, e.bound, e.label) for e in back] == [
-        ("review", "polish", 3, 'until verdict == "accept" · ≤ 3')]
+        ("review", "polish", 3, 'until verdict == "accept" · ≤ 3')
+    ]
     assert [(e.source, e.target) for e in result.graph.edges("body")] == [("polish", "draft")]
 
 
 def test_a_loop_whose_body_contains_the_loop_is_still_a_cycle():
-    codes = _codes('loop polish = draft -> again { max_iterations = 2 }\nchain again = review -> polish\n')
+    codes = _codes("loop polish = draft -> again { max_iterations = 2 }\nchain again = review -> polish\n")
     assert "P304" in codes
 
 

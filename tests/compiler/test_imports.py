@@ -57,10 +57,12 @@ def test_unused_imported_declarations_warn_in_their_file(tmp_path):
 
 
 def test_errors_inside_imported_files_point_there(tmp_path):
-    files = {"lib/models.plait": textwrap.dedent("""
+    files = {
+        "lib/models.plait": textwrap.dedent("""
         model fast = "openai/gpt-4o-mini"
         step helper { model = fast, prompt = "{{inptu}}" }
-    """)}
+    """)
+    }
     text = 'import "lib/models.plait"\nagent writer { model = fast }\nchain main = writer -> helper\n'
     result = compile_text(text, tmp_path, files=files)
     d = only(result, "P401")

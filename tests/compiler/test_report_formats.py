@@ -26,7 +26,7 @@ SPEC = (
     '  """\n'
     "}\n"
 )
-OTHER = 'agent main { model = fast }\n'
+OTHER = "agent main { model = fast }\n"
 
 
 def _at(source: SourceFile, needle: str, occurrence: int = 0):
@@ -42,13 +42,26 @@ def report():
     other = SourceFile("lib/other.plait", OTHER)
     secret_span = _at(spec, f'"{SECRET}"')
     diagnostics = [
-        make("P101", "undefined name `fsat`", _at(spec, "fsat"), notes=["`model` takes a model"],
-             fix=Fix("did you mean `fast`?", _at(spec, "fsat"), "fast")),
-        make("P102", "`main` is declared twice", _at(spec, "main"),
-             labels=[Label(_at(spec, "fast"), "a model of that file"),
-                     Label(_at(other, "main"), "first declared here")]),
-        make("P501", f"literal secret `{SECRET}`", secret_span, redact=(secret_span,),
-             fix=Fix("use env()", secret_span, SECRET)),
+        make(
+            "P101",
+            "undefined name `fsat`",
+            _at(spec, "fsat"),
+            notes=["`model` takes a model"],
+            fix=Fix("did you mean `fast`?", _at(spec, "fsat"), "fast"),
+        ),
+        make(
+            "P102",
+            "`main` is declared twice",
+            _at(spec, "main"),
+            labels=[Label(_at(spec, "fast"), "a model of that file"), Label(_at(other, "main"), "first declared here")],
+        ),
+        make(
+            "P501",
+            f"literal secret `{SECRET}`",
+            secret_span,
+            redact=(secret_span,),
+            fix=Fix("use env()", secret_span, SECRET),
+        ),
         make("P201", "unknown attribute `api_key` for agent `main`", _at(spec, "api_key")),
         make("P203", "`system` must be a number, found a string", _at(spec, '"""\n    You write.\n  """')),
         make("P601", "model `fast` is never used", _at(spec, "fast")),
@@ -80,7 +93,7 @@ def test_text_labels_same_file_join_the_snippet_other_files_get_their_own(report
         "error[P102]: `main` is declared twice\n"
         " --> spec.plait:2:7\n"
         "  |\n"
-        "1 | model fast = \"openai/gpt-4o-mini\"\n"
+        '1 | model fast = "openai/gpt-4o-mini"\n'
         "  |       ---- a model of that file\n"
         "2 | agent main {\n"
         "  |       ^^^^\n"
@@ -93,7 +106,7 @@ def test_text_labels_same_file_join_the_snippet_other_files_get_their_own(report
 
 def test_text_multiline_span_shows_first_line_then_ellipsis(report):
     block = render(*report).split("\n\n")[4]
-    assert block.splitlines()[3:6] == ["5 |   system = \"\"\"", "  |            ^^^", "..."]
+    assert block.splitlines()[3:6] == ['5 |   system = """', "  |            ^^^", "..."]
 
 
 def test_text_summary_counts_errors_warnings_and_files(report):
@@ -155,12 +168,37 @@ def test_json_shape_and_key_order(report):
     doc = json.loads(render(*report, "json"))
     assert list(doc) == ["diagnostics", "summary"]
     first = doc["diagnostics"][0]
-    assert list(first) == ["code", "name", "severity", "message", "file", "line", "column", "end_line",
-                           "end_column", "labels", "notes", "fix"]
-    assert first["fix"] == {"message": "did you mean `fast`?", "replacement": "fast", "file": "spec.plait",
-                            "line": 3, "column": 10, "end_line": 3, "end_column": 14}
-    assert doc["diagnostics"][1]["labels"][1] == {"message": "first declared here", "file": "lib/other.plait",
-                                                  "line": 1, "column": 7, "end_line": 1, "end_column": 11}
+    assert list(first) == [
+        "code",
+        "name",
+        "severity",
+        "message",
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "labels",
+        "notes",
+        "fix",
+    ]
+    assert first["fix"] == {
+        "message": "did you mean `fast`?",
+        "replacement": "fast",
+        "file": "spec.plait",
+        "line": 3,
+        "column": 10,
+        "end_line": 3,
+        "end_column": 14,
+    }
+    assert doc["diagnostics"][1]["labels"][1] == {
+        "message": "first declared here",
+        "file": "lib/other.plait",
+        "line": 1,
+        "column": 7,
+        "end_line": 1,
+        "end_column": 11,
+    }
     assert doc["diagnostics"][3]["fix"] is None
     assert doc["summary"] == {"errors": 5, "warnings": 1, "files": 1, "checked": 2}
 

@@ -16,9 +16,7 @@ from plait.core.source import SourceFile, Span
 
 SECRET = "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK"
 
-texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=400).map(
-    lambda t: t.replace("\r", "")
-)
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=400).map(lambda t: t.replace("\r", ""))
 numbers = st.integers(min_value=0, max_value=500)
 
 
@@ -43,8 +41,17 @@ def reports(draw):
         fix = draw(st.none() | st.builds(Fix, texts, st.none() | spans(files), st.none() | texts))
         redact = (source.span(cut, cut + len(SECRET) + 2),)
         code = draw(st.sampled_from(list(CODES)))
-        diagnostics.append(make(code, draw(texts) + f" {SECRET}", span, labels=labels,
-                                notes=draw(st.lists(texts, max_size=2)), fix=fix, redact=redact))
+        diagnostics.append(
+            make(
+                code,
+                draw(texts) + f" {SECRET}",
+                span,
+                labels=labels,
+                notes=draw(st.lists(texts, max_size=2)),
+                fix=fix,
+                redact=redact,
+            )
+        )
     return diagnostics, {"f.plait": source}
 
 

@@ -48,7 +48,7 @@ def test_ordinary_spec_text_is_left_alone(text):
 def test_credential_positions_mask_the_value_only():
     texts = ('password = "hunter2hunter2"', '"Authorization" = "Bearer abcdefghijklmnop"', 'token: "0123456789abcdef"')
     for text in texts:
-        (start, end), = secret_ranges(text)
+        ((start, end),) = secret_ranges(text)
         assert text[end] == '"' and text[start - 1] in ' "'
 
 

@@ -29,16 +29,28 @@ def test_strict_schema_follows_openai_structured_output_rules():
 
 def test_strict_schema_of_an_empty_record_still_lists_required():
     assert t.to_json_schema(t.ObjectType(())) == {
-        "type": "object", "properties": {}, "required": [], "additionalProperties": False,
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
     }
 
 
 def test_tool_schema_keeps_defaults_and_leaves_optional_fields_out_of_required():
-    params = t.ObjectType((t.FieldType("topic", t.TEXT), t.FieldType("limit", t.INT, default=5, has_default=True),
-                           t.FieldType("tag", t.TEXT, optional=True)))
+    params = t.ObjectType(
+        (
+            t.FieldType("topic", t.TEXT),
+            t.FieldType("limit", t.INT, default=5, has_default=True),
+            t.FieldType("tag", t.TEXT, optional=True),
+        )
+    )
     assert t.to_json_schema(params, strict=False) == {
         "type": "object",
-        "properties": {"topic": {"type": "string"}, "limit": {"type": "integer", "default": 5}, "tag": {"type": "string"}},
+        "properties": {
+            "topic": {"type": "string"},
+            "limit": {"type": "integer", "default": 5},
+            "tag": {"type": "string"},
+        },
         "required": ["topic"],
     }
 

@@ -38,9 +38,11 @@ def _accepts(command: str, args: list[str], value: str) -> bool:
 
 
 def test_the_cli_offers_the_one_list_of_formats():
-    for command, args, formats in (("check", ["spec.plait"], vocab.REPORT_FORMATS),
-                                   ("render", ["spec.plait"], vocab.RENDER_FORMATS),
-                                   ("diff", ["old.plait", "new.plait"], vocab.DIFF_FORMATS)):
+    for command, args, formats in (
+        ("check", ["spec.plait"], vocab.REPORT_FORMATS),
+        ("render", ["spec.plait"], vocab.RENDER_FORMATS),
+        ("diff", ["old.plait", "new.plait"], vocab.DIFF_FORMATS),
+    ):
         assert all(_accepts(command, [*args, "--format"], f) for f in formats), command
         assert not _accepts(command, [*args, "--format"], "yaml"), command
 
@@ -79,8 +81,12 @@ chain main = s -> p -> c
         "consolidate": ConsolidateConfig("c", ("a", "b"), "m"),
     }
     built = {
-        "model": program.models["m"], "tool": program.tools["t"], "agent": program.agents["b"], "step": program.steps["s"],
-        "parallel": program.parallels["p"], "consolidate": program.consolidates["c"],
+        "model": program.models["m"],
+        "tool": program.tools["t"],
+        "agent": program.agents["b"],
+        "step": program.steps["s"],
+        "parallel": program.parallels["p"],
+        "consolidate": program.consolidates["c"],
     }
     skip = {"description", "parameters", "run", "fn", "_agent", "output"}
     for kind, config in bare.items():

@@ -97,7 +97,7 @@ def test_every_02_construct():
         "agent a {\r\n  model = m\r\n}\r\n",
         'tool t { params { u: "a" | "b"?, o: object { x: int } } }',
         "agent a { x = 1e3, y = -2, z = 10ms, w = 1.5h }",
-        "agent a { s = \"\\u00e9\\n\" }",
+        'agent a { s = "\\u00e9\\n" }',
         'agent a { s = "\\q" }',  # a bad escape: the builder's own error, raised on both paths
         "agent a {" + "[" * 70 + "]" * 70 + "}",  # deeper than the nesting cap
         "agent a { x = $ }",
@@ -105,7 +105,7 @@ def test_every_02_construct():
         "agent a {",
         "}",
         '"""never closed',
-        "route r on input.c { \"a\" -> b\n  else\n    -> c, }",
+        'route r on input.c { "a" -> b\n  else\n    -> c, }',
         "route r on { }",
         "loop l = a -> { }",
         "agent a { until = (a == 1 }",
@@ -133,10 +133,41 @@ def test_mutated_specs(text):
     assert_agree(text)
 
 
-_SOUP = [*'ab{}[](),=:?|->"#\n\r \t1.5ms\\e-+_.<!', "model", "agent", "tool", "params", "parallel", "chain", '"""',
-         "succeeded", "true", "plait", "import", "step", "consolidate", " = ", "{ ", " }",
-         "input", "state", "output", "answer", "route", "loop", "map", "ask", "mcp", "on", "else", "not", "and",
-         "or", "==", "4MB"]
+_SOUP = [
+    *'ab{}[](),=:?|->"#\n\r \t1.5ms\\e-+_.<!',
+    "model",
+    "agent",
+    "tool",
+    "params",
+    "parallel",
+    "chain",
+    '"""',
+    "succeeded",
+    "true",
+    "plait",
+    "import",
+    "step",
+    "consolidate",
+    " = ",
+    "{ ",
+    " }",
+    "input",
+    "state",
+    "output",
+    "answer",
+    "route",
+    "loop",
+    "map",
+    "ask",
+    "mcp",
+    "on",
+    "else",
+    "not",
+    "and",
+    "or",
+    "==",
+    "4MB",
+]
 
 
 @settings(FUZZ, max_examples=200)
@@ -198,9 +229,7 @@ def test_every_node_has_every_field_in_order(text):
 def test_constructor_makes_what_the_class_makes(cls):
     span = Span("f", 1, 1, 1, 2, 0, 1)
     required = {
-        f.name: (span if f.name == "span" else ())
-        for f in dataclasses.fields(cls)
-        if f.default is dataclasses.MISSING
+        f.name: (span if f.name == "span" else ()) for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
     }
     made = ast.constructor(cls)(**required)
     assert made == cls(**required)

@@ -77,8 +77,22 @@ def test_everything_golden_covers_every_construct():
     kinds = {d.kind for d in module.declarations}
     assert kinds == {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "import"}
     text = (FIXTURES / "everything.expected.plait").read_text(encoding="utf-8")
-    for construct in ("list[", "object {", " | ", "float?", "}]?", "http(", "parallel(", "on_error = collect",
-                      "succeeded", "keep_last(", '"app.tenant" =', '"""', "\\{{", "result  = messages"):
+    for construct in (
+        "list[",
+        "object {",
+        " | ",
+        "float?",
+        "}]?",
+        "http(",
+        "parallel(",
+        "on_error = collect",
+        "succeeded",
+        "keep_last(",
+        '"app.tenant" =',
+        '"""',
+        "\\{{",
+        "result  = messages",
+    ):
         assert construct in text, construct
 
 
@@ -91,11 +105,9 @@ def test_version_first_then_one_blank_line_and_aligned_model_group():
 
 
 def test_declarations_keep_their_order_and_get_one_blank_line():
-    text = "chain c = b -> a\n\n\n\nagent b { model = m }\nagent a {\nmodel = m\n}\nmodel m = \"x/y\"\n"
+    text = 'chain c = b -> a\n\n\n\nagent b { model = m }\nagent a {\nmodel = m\n}\nmodel m = "x/y"\n'
     out = fmt(text)
-    assert out == (
-        "chain c = b -> a\n\nagent b { model = m }\n\nagent a {\n  model = m\n}\n\nmodel m = \"x/y\"\n"
-    )
+    assert out == ('chain c = b -> a\n\nagent b { model = m }\n\nagent a {\n  model = m\n}\n\nmodel m = "x/y"\n')
 
 
 def test_blank_lines_inside_a_block_collapse_to_one_and_break_alignment():
@@ -111,7 +123,7 @@ def test_long_key_is_not_padded_and_does_not_widen_the_others():
 def test_block_layout_follows_the_author_where_it_fits():
     assert fmt("agent a { model = m, tools = [t] }") == "agent a { model = m, tools = [t] }\n"
     assert fmt("agent a {\n model = m, tools = [t] }") == "agent a {\n  model = m\n  tools = [t]\n}\n"
-    long = "agent a { model = m, system = \"" + "x" * 80 + "\" }"
+    long = 'agent a { model = m, system = "' + "x" * 80 + '" }'
     assert fmt(long).startswith("agent a {\n  model  = m\n  system = ")
 
 
@@ -148,8 +160,19 @@ def test_crlf_input_becomes_lf_with_the_same_meaning():
 
 @pytest.mark.parametrize(
     "value",
-    ["", "plain", 'quote " and \\ backslash', "tab\tnewline\n", "\\{{ literal }}", "\\\\{{x}}", "é ✓ 😀",
-     "\ud83d lone surrogate", "\x00\x1f control", "\u2028 separator", "{{input.a}}"],
+    [
+        "",
+        "plain",
+        'quote " and \\ backslash',
+        "tab\tnewline\n",
+        "\\{{ literal }}",
+        "\\\\{{x}}",
+        "é ✓ 😀",
+        "\ud83d lone surrogate",
+        "\x00\x1f control",
+        "\u2028 separator",
+        "{{input.a}}",
+    ],
 )
 def test_encode_string_decodes_back(value):
     literal = encode_string(value)
@@ -159,9 +182,18 @@ def test_encode_string_decodes_back(value):
 
 @pytest.mark.parametrize(
     "raw",
-    ['"""\n  a\n    b\n\n  c\n"""', '"""\n\n  a\n\n"""', '""""""', '"""\n"""', '"""one line"""',
-     '"""\n\ttab\n  space\n"""', '"""\n  trailing  \n  spaces \n"""', '"""  leading on the first line\n  x\n"""',
-     '"""\n  say "hi"\n"""', '"""x\n  y"""'],
+    [
+        '"""\n  a\n    b\n\n  c\n"""',
+        '"""\n\n  a\n\n"""',
+        '""""""',
+        '"""\n"""',
+        '"""one line"""',
+        '"""\n\ttab\n  space\n"""',
+        '"""\n  trailing  \n  spaces \n"""',
+        '"""  leading on the first line\n  x\n"""',
+        '"""\n  say "hi"\n"""',
+        '"""x\n  y"""',
+    ],
 )
 def test_block_strings_stay_block_strings_with_the_same_value(raw):
     text = f"agent a {{\n  model = m\n  system = {raw}\n  tools = [{raw}]\n}}\n"
@@ -177,7 +209,7 @@ def test_block_string_is_reindented_under_its_line():
 
 
 def test_numbers_and_durations_keep_their_text():
-    out = fmt("model m = \"x/y\" { temperature = 0.50, retries = 1e3, timeout = 1.5s, n = -0 }")
+    out = fmt('model m = "x/y" { temperature = 0.50, retries = 1e3, timeout = 1.5s, n = -0 }')
     assert "temperature = 0.50" in out and "retries = 1e3" in out and "1.5s" in out and "n = -0" in out
 
 
@@ -270,8 +302,11 @@ _block_string = st.builds(
     st.sampled_from(["\n", "\n  ", ""]),
 )
 _strings = _plain_string | _block_string
-_scalars = _strings | _names | _names.map(lambda n: f"{n} succeeded") | st.sampled_from(
-    ["16", "0.2", "-1", "1e3", "500ms", "30s", "2m", "1h", "true", "false"]
+_scalars = (
+    _strings
+    | _names
+    | _names.map(lambda n: f"{n} succeeded")
+    | st.sampled_from(["16", "0.2", "-1", "1e3", "500ms", "30s", "2m", "1h", "true", "false"])
 )
 
 
@@ -315,7 +350,11 @@ _types = st.deferred(
 )
 _param = st.builds(
     lambda k, pad, t, d, v: f"{k}{pad}: {t}" + (f" {d}" if d else "") + (f" = {v}" if v else ""),
-    _keys, _spaces, _types, st.none() | _strings, st.none() | _scalars,
+    _keys,
+    _spaces,
+    _types,
+    st.none() | _strings,
+    st.none() | _scalars,
 )
 _body = _blocks(_attribute | _blocks(_param).map(lambda b: "params " + b))
 _inline_parallel = st.lists(st.tuples(_names, _loose), min_size=1, max_size=3).map(
@@ -333,14 +372,28 @@ def _described(kind: str, name: str, gap: str, description: str | None, body: st
 
 _declarations = st.one_of(
     st.builds(lambda gap, path: f"import{gap or ' '}{path}", _loose, _strings),
-    st.builds(lambda n, gap, t, b: f"model {n}{gap}= {t}" + (f" {b}" if b else ""), _names, _loose, _strings,
-              st.none() | _body),
+    st.builds(
+        lambda n, gap, t, b: f"model {n}{gap}= {t}" + (f" {b}" if b else ""),
+        _names,
+        _loose,
+        _strings,
+        st.none() | _body,
+    ),
     st.builds(_chain, _names, _loose, st.lists(st.tuples(_names | _inline_parallel, _loose), min_size=1, max_size=4)),
-    st.builds(lambda n, branches, b: f"parallel {n} = {branches}" + (f" {b}" if b else ""), _names,
-              st.builds(_list, st.lists(st.tuples(_names, _loose), max_size=3), _loose, st.booleans()),
-              st.none() | _body),
-    st.builds(_described, st.sampled_from(["tool", "agent", "step", "consolidate"]), _names, _loose,
-              st.none() | _strings, _body),
+    st.builds(
+        lambda n, branches, b: f"parallel {n} = {branches}" + (f" {b}" if b else ""),
+        _names,
+        st.builds(_list, st.lists(st.tuples(_names, _loose), max_size=3), _loose, st.booleans()),
+        st.none() | _body,
+    ),
+    st.builds(
+        _described,
+        st.sampled_from(["tool", "agent", "step", "consolidate"]),
+        _names,
+        _loose,
+        st.none() | _strings,
+        _body,
+    ),
 )
 _specs = st.builds(
     lambda head, decls: head + "".join(d + gap for d, gap in decls),

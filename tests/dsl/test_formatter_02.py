@@ -40,13 +40,16 @@ def test_one_line_typed_blocks_and_routes_stay_on_one_line_when_written_so():
 
 
 def test_typed_blocks_written_over_lines_stay_expanded_and_aligned():
-    text = "ask q \"Ok?\" {\n  answer {\n    ok: bool\n    note: string?\n  }\n}\n"
-    assert fmt(text) == "ask q \"Ok?\" {\n  answer {\n    ok:   bool\n    note: string?\n  }\n}\n"
+    text = 'ask q "Ok?" {\n  answer {\n    ok: bool\n    note: string?\n  }\n}\n'
+    assert fmt(text) == 'ask q "Ok?" {\n  answer {\n    ok:   bool\n    note: string?\n  }\n}\n'
 
 
 def test_route_cases_align_their_arrows_and_keep_comments():
     text = 'route r on input.c {  # why\n  "billing" -> b\n  # rest\n  else -> s\n}\n'
-    assert fmt(text) == 'route r on input.c {                        # why\n  "billing" -> b\n  # rest\n  else      -> s\n}\n'
+    assert (
+        fmt(text)
+        == 'route r on input.c {                        # why\n  "billing" -> b\n  # rest\n  else      -> s\n}\n'
+    )
 
 
 def test_loop_and_map_bodies_join_on_the_arrow_line_when_they_fit():
@@ -60,5 +63,5 @@ def test_paths_sizes_and_path_succeeded_are_written_as_given():
 
 
 def test_input_and_state():
-    text = "input {\n  ticket: string \"The message\"\n  n: int = 3\n}\nstate { id: string? }\n"
-    assert fmt(text) == "input {\n  ticket: string \"The message\"\n  n:      int = 3\n}\n\nstate { id: string? }\n"
+    text = 'input {\n  ticket: string "The message"\n  n: int = 3\n}\nstate { id: string? }\n'
+    assert fmt(text) == 'input {\n  ticket: string "The message"\n  n:      int = 3\n}\n\nstate { id: string? }\n'

@@ -288,8 +288,13 @@ BAD_TEXTS = {
     "BOM mid-file": WHOLE_FILE.replace("agent writer", "\ufeffagent writer"),
     "huge integer": 'model m = "openai/x" { max_tokens = 1' + "0" * 100_000 + " }",
     "huge version": "plait 1" + "0" * 5_000,
-    "huge integer out of range": 'model m = "openai/x" { temperature = 1' + "0" * 400 + ", retries = -1" + "0" * 400 + " }",
-    "dense delegation": 'model m = "openai/x"\n' + "\n".join(
+    "huge integer out of range": 'model m = "openai/x" { temperature = 1'
+    + "0" * 400
+    + ", retries = -1"
+    + "0" * 400
+    + " }",
+    "dense delegation": 'model m = "openai/x"\n'
+    + "\n".join(
         f"agent a{i} {{ model = m, tools = [{', '.join(f'a{j}' for j in range(30) if j != i)}] }}" for i in range(30)
     ),
     "dense chains": "\n".join(
@@ -297,13 +302,13 @@ BAD_TEXTS = {
     ),
     "huge float": 'model m = "openai/x" { temperature = 1e999999 }',
     "huge duration": 'model m = "openai/x" { timeout = ' + "9" * 5_000 + "s }",
-    "huge default": 'tool t { params { n: int = 1' + "0" * 5_000 + ' }\n run = python("m:f") }',
+    "huge default": "tool t { params { n: int = 1" + "0" * 5_000 + ' }\n run = python("m:f") }',
     "long names": "agent " + "a" * 100_000 + " { model = " + "b" * 100_000 + " }",
     "empty": "",
     "blank": "  \n\n\t \n",
     "only BOM": "\ufeff",
     "many errors": "agent a { x = }\n" * 2_000,
-    "many declarations, one broken": "model m = \"openai/x\"\n" * 2_000 + "agent {",
+    "many declarations, one broken": 'model m = "openai/x"\n' * 2_000 + "agent {",
     "unterminated block string": 'agent a { system = """' + "x\n" * 10_000,
     "unterminated string": 'agent a { system = "' + "x" * 100_000,
 }
@@ -382,7 +387,9 @@ def test_fifo_and_devices_are_not_read(tmp_path):
         assert codes(compile_ok(Path("/dev/zero"))) == ["P005"]
 
 
-@pytest.mark.parametrize("target", ["a\\u0000b.plait", "\\ud800.plait", "loop.plait", "pipe.plait", ".", "sub/" * 2_000])
+@pytest.mark.parametrize(
+    "target", ["a\\u0000b.plait", "\\ud800.plait", "loop.plait", "pipe.plait", ".", "sub/" * 2_000]
+)
 def test_bad_import_targets_are_diagnostics(tmp_path, target):
     (tmp_path / "loop.plait").symlink_to(tmp_path / "loop.plait")
     if hasattr(os, "mkfifo"):
@@ -402,7 +409,9 @@ def test_the_command_prints_no_traceback(tmp_path):
     path.write_bytes(bytes(range(256)) * 64)
     done = subprocess.run(
         [sys.executable, "-m", "plait", "check", str(path), str(tmp_path / "missing.plait")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stdout + done.stderr
@@ -462,7 +471,9 @@ _COMMENT = _PLAIN.map(lambda s: "  # " + s)
 def string_literal(draw) -> str:
     if draw(st.booleans()):
         return '"' + draw(_PLAIN) + '"'
-    lines = draw(st.lists(st.text(st.characters(codec="utf-8", exclude_characters='"\r\n\x00'), max_size=20), max_size=4))
+    lines = draw(
+        st.lists(st.text(st.characters(codec="utf-8", exclude_characters='"\r\n\x00'), max_size=20), max_size=4)
+    )
     indent = " " * draw(st.integers(0, 6))
     return '"""\n' + "".join(indent + line + "\n" for line in lines) + indent + '"""'
 
@@ -490,7 +501,9 @@ def param_type(draw, depth: int = 0) -> str:
     elif choice in (3, 4):
         base = f"list[{draw(param_type(depth + 1))}]"
     else:
-        fields = [f"{n}: {draw(param_type(depth + 1))}" for n in draw(st.lists(_IDENT, min_size=1, max_size=2, unique=True))]
+        fields = [
+            f"{n}: {draw(param_type(depth + 1))}" for n in draw(st.lists(_IDENT, min_size=1, max_size=2, unique=True))
+        ]
         base = "object { " + ", ".join(fields) + " }"
     return base + ("?" if draw(st.integers(0, 3)) == 0 else "")
 
@@ -504,38 +517,73 @@ def specs(draw) -> str:
     agents = [f"a{i}" for i in range(n_agents)]
     out = ["plait 0.1"] if draw(st.booleans()) else []
     for m in models:
-        attrs = draw(st.lists(st.sampled_from(["temperature = 0.2", "max_tokens = 400", "timeout = 30s",
-                                                "retries = 3", 'headers = { "X-Team" = "core" }']),
-                              unique=True, max_size=3))
+        attrs = draw(
+            st.lists(
+                st.sampled_from(
+                    [
+                        "temperature = 0.2",
+                        "max_tokens = 400",
+                        "timeout = 30s",
+                        "retries = 3",
+                        'headers = { "X-Team" = "core" }',
+                    ]
+                ),
+                unique=True,
+                max_size=3,
+            )
+        )
         provider = draw(st.sampled_from(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "google/gemini"]))
         out.append(f'model {m} = "{provider}"' + (" " + draw(block(attrs)) if attrs else ""))
     for t in tools:
         names = draw(st.lists(_IDENT, max_size=3, unique=True))
-        params = [f"{n}: {draw(param_type())}" + (f" {draw(string_literal())}" if draw(st.booleans()) else "")
-                  for n in names]
-        run = draw(st.sampled_from(['python("tools_mod:fn")', 'http(GET, "https://example.com/q")',
-                                    'http(POST, "https://example.com/q") { body = "x" }']))
+        params = [
+            f"{n}: {draw(param_type())}" + (f" {draw(string_literal())}" if draw(st.booleans()) else "") for n in names
+        ]
+        run = draw(
+            st.sampled_from(
+                [
+                    'python("tools_mod:fn")',
+                    'http(GET, "https://example.com/q")',
+                    'http(POST, "https://example.com/q") { body = "x" }',
+                ]
+            )
+        )
         members = ([f"params {draw(block(params))}"] if params else []) + [f"run = {run}"]
-        members += draw(st.lists(st.sampled_from(["approval = required", "timeout = 10s", "result = messages"]),
-                                 unique=True, max_size=2))
+        members += draw(
+            st.lists(
+                st.sampled_from(["approval = required", "timeout = 10s", "result = messages"]), unique=True, max_size=2
+            )
+        )
         description = f" {draw(string_literal())}" if draw(st.booleans()) else ""
         out.append(f"tool {t}{description} {draw(block(members))}")
     for i, a in enumerate(agents):
         members = [f"model = {draw(st.sampled_from(models))}"]
-        usable = tools + agents[i + 1:]  # delegation only forward, so no cycles
+        usable = tools + agents[i + 1 :]  # delegation only forward, so no cycles
         chosen = draw(st.lists(st.sampled_from(usable), unique=True, max_size=3)) if usable else []
         if chosen:
             members.append(f"tools = [{', '.join(chosen)}]")
             if draw(st.booleans()):
                 members.append(f"until = {chosen[0]}" + (" succeeded" if draw(st.booleans()) else ""))
-        members += draw(st.lists(st.sampled_from([f"system = {draw(string_literal())}", "max_steps = 8",
-                                                  "history = keep_last(4)", "retry_malformed = 1",
-                                                  f"fallback = [{models[0]}]", 'attributes = { "team" = "x" }']),
-                                 unique=True, max_size=3))
+        members += draw(
+            st.lists(
+                st.sampled_from(
+                    [
+                        f"system = {draw(string_literal())}",
+                        "max_steps = 8",
+                        "history = keep_last(4)",
+                        "retry_malformed = 1",
+                        f"fallback = [{models[0]}]",
+                        'attributes = { "team" = "x" }',
+                    ]
+                ),
+                unique=True,
+                max_size=3,
+            )
+        )
         out.append(f"agent {a} {draw(block(members))}")
     runnables = list(agents)
     if draw(st.booleans()):
-        out.append(f'step s0 {draw(block([f"model = {models[0]}", "prompt = " + draw(string_literal())]))}')
+        out.append(f"step s0 {draw(block([f'model = {models[0]}', 'prompt = ' + draw(string_literal())]))}")
         runnables.append("s0")
     if len(agents) >= 2 and draw(st.booleans()):
         out.append(f"consolidate v0 {draw(block([f'agents = [{agents[0]}, {agents[1]}]', f'judge = {models[0]}']))}")
@@ -552,7 +600,9 @@ def specs(draw) -> str:
     out.append(f"chain main = {' -> '.join(elements)}")
     order = draw(st.permutations(out[1:] if out[0].startswith("plait") else out))
     head = out[:1] if out[0].startswith("plait") else []
-    separators = draw(st.lists(st.sampled_from(["\n", "\n\n", "\n# note\n", "\n\n  \n"]), min_size=len(order), max_size=len(order)))
+    separators = draw(
+        st.lists(st.sampled_from(["\n", "\n\n", "\n# note\n", "\n\n  \n"]), min_size=len(order), max_size=len(order))
+    )
     return "".join(part + sep for part, sep in zip(head + list(order), separators + ["\n"]))
 
 
@@ -569,11 +619,62 @@ def test_generated_specs_parse(text):
 # --- properties: mutations of valid specs ----------------------------------------------
 
 _TOKEN = re.compile(r'"""(?s:.*?)"""|"(?:[^"\\\n]|\\.)*"|\w+|->|\s+|.', re.S)
-_VOCABULARY = ["{", "}", "[", "]", "(", ")", "=", ",", ":", "?", "|", "->", '"', '"""', "#", "\n", "\r", "\r\n",
-               "\\", "\x00", "\ufeff", "\ud800", "model", "agent", "tool", "params", "parallel", "succeeded",
-               "input", "state", "output", "answer", "route", "loop", "map", "ask", "mcp", "on", "else", "not",
-               "and", "or", ".", "==", "!=", "<=", ">", "4MB", "1.5KB",
-               "1e999", "9" * 400, "30s", "é", "\u202e"]
+_VOCABULARY = [
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "=",
+    ",",
+    ":",
+    "?",
+    "|",
+    "->",
+    '"',
+    '"""',
+    "#",
+    "\n",
+    "\r",
+    "\r\n",
+    "\\",
+    "\x00",
+    "\ufeff",
+    "\ud800",
+    "model",
+    "agent",
+    "tool",
+    "params",
+    "parallel",
+    "succeeded",
+    "input",
+    "state",
+    "output",
+    "answer",
+    "route",
+    "loop",
+    "map",
+    "ask",
+    "mcp",
+    "on",
+    "else",
+    "not",
+    "and",
+    "or",
+    ".",
+    "==",
+    "!=",
+    "<=",
+    ">",
+    "4MB",
+    "1.5KB",
+    "1e999",
+    "9" * 400,
+    "30s",
+    "é",
+    "\u202e",
+]
 
 
 @st.composite
@@ -591,7 +692,7 @@ def mutated(draw) -> str:
             elif op == "duplicate":
                 text = text[:j] + text[i:j] + text[j:]
             elif j - i >= 2:
-                text = text[:i] + text[i + 1] + text[i] + text[i + 2:]
+                text = text[:i] + text[i + 1] + text[i] + text[i + 2 :]
         else:  # tokens
             tokens = _TOKEN.findall(text) or [""]
             i = draw(st.integers(0, len(tokens) - 1))

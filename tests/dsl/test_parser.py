@@ -64,7 +64,7 @@ def test_model_with_and_without_block():
 
 
 def test_tool_with_every_parameter_type():
-    text = '''tool lookup "Look up a topic." {
+    text = """tool lookup "Look up a topic." {
   params {
     topic: string "What to look up"
     limit: int = 5
@@ -75,7 +75,7 @@ def test_tool_with_every_parameter_type():
     where: object { city: string, near: bool? }
   }
   run = python("tools:lookup")
-}'''
+}"""
     tool = parse(text).declarations[0]
     assert isinstance(tool, ast.ToolDecl) and tool.description.value == "Look up a topic."
     params = {p.name.name: p for p in tool.body.params[0].params}
@@ -96,7 +96,7 @@ def test_tool_with_every_parameter_type():
 
 
 def test_agent_with_every_value_form():
-    text = '''agent writer "Writes." {
+    text = """agent writer "Writes." {
   model     = strong
   fallback  = [fast, cheap]
   system    = "Hi \\"you\\"\\n\\{{literal}}"
@@ -108,7 +108,7 @@ def test_agent_with_every_value_form():
   history   = keep_last(8)
   attributes = { "app.tenant" = "acme", team = "core" }
   run = http(POST, "https://x") { headers = { "X-A" = "b" } }
-}'''
+}"""
     agent = parse(text).declarations[0]
     assert isinstance(agent, ast.AgentDecl) and agent.description.value == "Writes."
     values = {a.key.name: a.value for a in agent.body.attributes}
@@ -213,7 +213,7 @@ def test_missing_separator_and_unexpected_token():
 
 
 def test_every_broken_declaration_is_reported_once():
-    found = errors("agent a { x = }\nmodel m = \"openai/x\"\nagent b { = 1 }\n")
+    found = errors('agent a { x = }\nmodel m = "openai/x"\nagent b { = 1 }\n')
     assert [(c, line) for c, line, _, _ in found] == [("P001", 1), ("P001", 3)]
 
 

@@ -70,7 +70,9 @@ def test_output_on_one_line_with_commas():
 
 
 def test_route_with_literal_cases_and_else():
-    text = 'route triage on input.category {\n  "billing" -> billing\n  "tech"    -> tech_support\n  else      -> sales\n}'
+    text = (
+        'route triage on input.category {\n  "billing" -> billing\n  "tech"    -> tech_support\n  else      -> sales\n}'
+    )
     route = decl(text)
     assert isinstance(route, ast.RouteDecl) and route.kind == "route"
     assert route.name.name == "triage" and route.description is None
@@ -241,7 +243,7 @@ def test_a_path_in_a_condition():
 
 def test_0_2_words_as_0_1_names():
     text = (
-        "step answer { model = m, prompt = \"x\" }\nagent route { model = m }\n"
+        'step answer { model = m, prompt = "x" }\nagent route { model = m }\n'
         "chain loop = answer -> route -> map\nparallel input = [answer, route]\n"
         "agent a { model = m, tools = [map, state, ask], on = input }\n"
         'tool t { params { loop: int, output: string, and: bool }, run = python("m:f") }\n'
@@ -286,7 +288,10 @@ def test_broken_0_2_constructs_are_syntax_errors(text):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("route r on input { -> a }", 'expected a case (`"literal" -> runnable` or `else -> runnable`) or `}` inside `route r`'),
+        (
+            "route r on input { -> a }",
+            'expected a case (`"literal" -> runnable` or `else -> runnable`) or `}` inside `route r`',
+        ),
         ('route r on input { "a" a }', "expected `->` inside `route r`"),
         ("route r { else -> a }", "expected `on` or a string inside `route r`"),
         ("loop l = { max_iterations = 1 }", "expected a runnable name or `parallel(...)` inside `loop l`"),
@@ -297,7 +302,7 @@ def test_broken_0_2_constructs_are_syntax_errors(text):
         ("agent a { = 1 }", "expected an attribute (`key = value`) or a `params`, `output` or `answer` block or `}`"),
         ("agent a { x = 1 y = 2 }", "expected `}` or a newline or `,` inside `agent a`"),
         ("state { k: int\n", "expected `}` to close `state` opened at 1:7"),
-        ("mcp files { command = [\"a\" }", "expected `,` or `]` inside `mcp files`"),
+        ('mcp files { command = ["a" }', "expected `,` or `]` inside `mcp files`"),
         ("chain loop = a -> loop\nroute r on input { x }", "inside `route r`"),
     ],
 )

@@ -19,16 +19,30 @@ REFUSED = "http://127.0.0.1:9"  # the discard port: any attempt to reach the net
 
 
 def git(*args: str, cwd: Path) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=True)
     return done.stdout.strip()
 
 
 def snapshot(target: Path) -> str:
     """This working tree copied to `target` and committed there; returns the commit id."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
-                            check=True, timeout=120).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO / name
         if source.is_file():
@@ -53,8 +67,15 @@ def offline_env(home: Path) -> dict[str, str]:
         VIRTUALENV_NO_PERIODIC_UPDATE="1",
         PRE_COMMIT_HOME=str(home / "pre-commit-cache"),
         HOME=str(home),
-        http_proxy=REFUSED, https_proxy=REFUSED, HTTP_PROXY=REFUSED, HTTPS_PROXY=REFUSED, no_proxy="", NO_PROXY="",
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
+        http_proxy=REFUSED,
+        https_proxy=REFUSED,
+        HTTP_PROXY=REFUSED,
+        HTTPS_PROXY=REFUSED,
+        no_proxy="",
+        NO_PROXY="",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
     )
     return env

@@ -51,8 +51,9 @@ def test_every_step_is_runnable_and_reads_inputs_only_through_env():
         assert step_id in ids
 
 
-def _run_steps(inputs: dict[str, str], workspace: Path, env: dict[str, str],
-               skip: tuple[str, ...] = ()) -> dict[str, subprocess.CompletedProcess]:
+def _run_steps(
+    inputs: dict[str, str], workspace: Path, env: dict[str, str], skip: tuple[str, ...] = ()
+) -> dict[str, subprocess.CompletedProcess]:
     """Each `run:` step, in order, as a runner would: `bash --noprofile --norc -eo pipefail`, inputs via env."""
     values = {name: inputs.get(name, spec["default"]) for name, spec in ACTION["inputs"].items()}
     results = {}
@@ -64,11 +65,17 @@ def _run_steps(inputs: dict[str, str], workspace: Path, env: dict[str, str],
         condition = step.get("if")
         if condition and values[CONDITION.match(condition).group(1)] == "":
             continue
-        step_env = {k: EXPRESSION.sub(lambda m: values[INPUT.fullmatch(m.group(1)).group(1)], str(v))
-                    for k, v in step.get("env", {}).items()}
+        step_env = {
+            k: EXPRESSION.sub(lambda m: values[INPUT.fullmatch(m.group(1)).group(1)], str(v))
+            for k, v in step.get("env", {}).items()
+        }
         results[step["id"]] = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=workspace, env={**env, **step_env}, capture_output=True, text=True, timeout=900,
+            cwd=workspace,
+            env={**env, **step_env},
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         if results[step["id"]].returncode != 0:
             break
@@ -87,8 +94,12 @@ def test_the_steps_install_plait_from_the_action_path_annotate_and_write_sarif(t
     (workspace / "specs" / "bad.plait").write_text('model fast = "openai/gpt-4o-mini"\nagent main { model = fsat }\n')
     (workspace / "specs" / "good.plait").write_text('model fast = "openai/gpt-4o-mini"\nagent main { model = fast }\n')
     env = offline_env(tmp_path)
-    env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", GITHUB_ACTION_PATH=str(action_path),
-               GITHUB_OUTPUT=str(tmp_path / "github_output"), GITHUB_WORKSPACE=str(workspace))
+    env.update(
+        PATH=f"{venv / 'bin'}:{env['PATH']}",
+        GITHUB_ACTION_PATH=str(action_path),
+        GITHUB_OUTPUT=str(tmp_path / "github_output"),
+        GITHUB_WORKSPACE=str(workspace),
+    )
 
     results = _run_steps({"paths": "specs", "sarif": "plait.sarif"}, workspace, env)
 
@@ -110,8 +121,12 @@ def test_without_sarif_the_sarif_step_is_skipped_and_a_clean_tree_passes(tmp_pat
     (workspace / "good.plait").write_text('model fast = "openai/gpt-4o-mini"\nagent main { model = fast }\n')
     env = offline_env(tmp_path)
     # The job's python already has plait (this venv): the install step is what the first test proves.
-    env.update(PATH=f"{Path(sys.executable).parent}:{env['PATH']}", GITHUB_ACTION_PATH=str(REPO),
-               GITHUB_OUTPUT=str(tmp_path / "github_output"), PYTHONPATH="")
+    env.update(
+        PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+        GITHUB_ACTION_PATH=str(REPO),
+        GITHUB_OUTPUT=str(tmp_path / "github_output"),
+        PYTHONPATH="",
+    )
     results = _run_steps({"args": "--strict"}, workspace, env, skip=("install",))
     assert "sarif" not in results
     assert results["check"].returncode == 0 and results["check"].stdout == ""

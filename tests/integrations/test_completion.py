@@ -86,8 +86,9 @@ def test_fish_script_completes_commands_and_option_values(capsys):
 
 @pytest.mark.slow
 def test_completion_runs_as_a_command(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "plait", "completion", "bash"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "completion", "bash"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "complete -F _plait plait" in done.stdout
 
 
@@ -113,8 +114,12 @@ def test_fish_completes_commands_and_option_values(capsys, tmp_path):
     path.write_text(_script(capsys, "fish"))
 
     def offered(line: str) -> list[str]:
-        done = subprocess.run(["fish", "--no-config", "-c", f"source {path}; complete -C '{line}'"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {path}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         return [row.split("\t")[0] for row in done.stdout.splitlines()]
 

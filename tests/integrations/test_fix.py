@@ -24,7 +24,7 @@ def test_fix_rewrites_the_file_says_what_changed_and_reports_what_is_left(projec
 
 
 def test_fix_keeps_problems_without_an_edit_and_exits_by_them(project, check):
-    path = project("spec.plait", TYPOS + 'agent other { model = nothing_like_it }\n')
+    path = project("spec.plait", TYPOS + "agent other { model = nothing_like_it }\n")
     status, out, _ = check("spec.plait", "--fix")
     assert "model = fast" in path.read_text()
     assert status == 1 and "error[P101]: undefined name `nothing_like_it`" in out
@@ -47,7 +47,9 @@ def test_diff_with_nothing_to_fix_exits_0(project, check):
 
 
 def test_fix_removes_an_idle_suppression(project, check):
-    path = project("spec.plait", 'model fast = "openai/gpt-4o-mini"  # plait: ignore[P601]\nagent main { model = fast }\n')
+    path = project(
+        "spec.plait", 'model fast = "openai/gpt-4o-mini"  # plait: ignore[P601]\nagent main { model = fast }\n'
+    )
     status, _, err = check("spec.plait", "--fix", "--strict")
     assert path.read_text() == 'model fast = "openai/gpt-4o-mini"\nagent main { model = fast }\n'
     assert status == 0 and "P610 removed" in err
@@ -63,7 +65,9 @@ def test_fix_keeps_the_file_mode_and_leaves_no_temporary_file(project, check, tm
 
 def test_a_secret_is_never_printed_by_diff(project, check):
     secret = "sk-proj-Zx81kQ2mWv7RtY5uPa3LdN9bC4eF6gH0jK"
-    project("spec.plait", f'model fast = "openai/gpt-4o-mini" {{ api_key = "{secret}" }}\nagent main {{ model = fsat }}\n')
+    project(
+        "spec.plait", f'model fast = "openai/gpt-4o-mini" {{ api_key = "{secret}" }}\nagent main {{ model = fsat }}\n'
+    )
     status, out, err = check("spec.plait", "--diff")
     assert "+agent main { model = fast }" in out
     assert secret not in out + err
@@ -90,7 +94,9 @@ def test_overlapping_fixes_are_skipped_and_identical_ones_made_once():
 
 def test_two_insertions_at_one_point_conflict_but_touching_edits_do_not():
     source = SourceFile("f.plait", "abcd")
-    result = plan([_edit(source, 2, 2, "1"), _edit(source, 2, 2, "2"), _edit(source, 0, 2, "AB"), _edit(source, 2, 4, "CD")])
+    result = plan(
+        [_edit(source, 2, 2, "1"), _edit(source, 2, 2, "2"), _edit(source, 0, 2, "AB"), _edit(source, 2, 4, "CD")]
+    )
     assert apply(source.text, result.edits["f.plait"]) == "AB1CD"
     assert [e.replacement for e in result.skipped] == ["2"]
     assert isinstance(result.skipped[0], Edit)

@@ -38,8 +38,11 @@ def files(tmp_path) -> tuple[Path, Path]:
 
 def _open(client: LanguageClient, path: Path, text: str) -> str:
     uri = path.as_uri()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        text_document=lsp.TextDocumentItem(uri=uri, language_id="plait", version=1, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="plait", version=1, text=text)
+        )
+    )
     return uri
 
 
@@ -68,9 +71,12 @@ async def test_a_change_is_checked_again_and_fixed_problems_clear(client: Langua
     main, models = files
     uri = _open(client, main, MAIN)
     await _diagnostics(client, uri, 1)
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=MAIN.replace("fsat", "fast"))]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=MAIN.replace("fsat", "fast"))],
+        )
+    )
     assert list(await _diagnostics(client, uri, 0)) == []
     assert list(await _diagnostics(client, models.as_uri(), 0)) == []
 
@@ -79,16 +85,19 @@ async def test_hover_shows_the_declaration_and_a_diagnostics_explanation(client:
     main, _ = files
     text = MAIN.replace("fsat", "fast")
     uri = _open(client, main, text)
-    result = await client.text_document_hover_async(lsp.HoverParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=12)))
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=12))
+    )
     assert "model fast" in result.contents.value and '"openai/gpt-4o-mini"' in result.contents.value
-    result = await client.text_document_hover_async(lsp.HoverParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=1, character=7)))
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=1, character=7))
+    )
     assert "agent main" in result.contents.value and "Writes things." in result.contents.value
 
     uri = _open(client, main.with_name("typo.plait"), MAIN)
-    result = await client.text_document_hover_async(lsp.HoverParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=11)))
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=11))
+    )
     assert "error[P101] undefined-name" in result.contents.value
     assert "A reference to a name that no declaration" in result.contents.value  # `plait explain P101`
 
@@ -96,12 +105,18 @@ async def test_hover_shows_the_declaration_and_a_diagnostics_explanation(client:
 async def test_definition_jumps_into_the_imported_file(client: LanguageClient, files):
     main, models = files
     uri = _open(client, main, MAIN.replace("fsat", "fast"))
-    result = await client.text_document_definition_async(lsp.DefinitionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=11)))
+    result = await client.text_document_definition_async(
+        lsp.DefinitionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=11)
+        )
+    )
     assert result.uri == models.as_uri()
     assert result.range == lsp.Range(start=lsp.Position(line=0, character=6), end=lsp.Position(line=0, character=10))
-    nothing = await client.text_document_definition_async(lsp.DefinitionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=2)))
+    nothing = await client.text_document_definition_async(
+        lsp.DefinitionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=2)
+        )
+    )
     assert nothing is None
 
 
@@ -109,9 +124,12 @@ async def test_document_symbols_list_the_declarations(client: LanguageClient, fi
     main, _ = files
     uri = _open(client, main, MAIN + 'model spare = "openai/gpt-4o"\n')
     result = await client.text_document_document_symbol_async(
-        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
     assert [(s.name, s.detail, s.kind) for s in result] == [
-        ("main", "agent", lsp.SymbolKind.Class), ("spare", "model", lsp.SymbolKind.Constant)]
+        ("main", "agent", lsp.SymbolKind.Class),
+        ("spare", "model", lsp.SymbolKind.Constant),
+    ]
     assert result[0].range.start == lsp.Position(line=1, character=0)
     assert result[0].selection_range.start == lsp.Position(line=1, character=6)
 
@@ -121,9 +139,14 @@ async def test_formatting_is_plait_fmt_and_a_broken_file_gets_no_edit(client: La
     uri = _open(client, main, 'model fast = "openai/gpt-4o-mini"\nagent main {model=fast}\n')
     options = lsp.FormattingOptions(tab_size=2, insert_spaces=True)
     [edit] = await client.text_document_formatting_async(
-        lsp.DocumentFormattingParams(text_document=lsp.TextDocumentIdentifier(uri=uri), options=options))
+        lsp.DocumentFormattingParams(text_document=lsp.TextDocumentIdentifier(uri=uri), options=options)
+    )
     assert edit.new_text == 'model fast = "openai/gpt-4o-mini"\n\nagent main { model = fast }\n'
     assert edit.range.start == lsp.Position(line=0, character=0)
     uri = _open(client, main.with_name("broken.plait"), "agent main {\n")
-    assert await client.text_document_formatting_async(
-        lsp.DocumentFormattingParams(text_document=lsp.TextDocumentIdentifier(uri=uri), options=options)) is None
+    assert (
+        await client.text_document_formatting_async(
+            lsp.DocumentFormattingParams(text_document=lsp.TextDocumentIdentifier(uri=uri), options=options)
+        )
+        is None
+    )

@@ -38,8 +38,14 @@ def test_pre_commit_runs_both_hooks_from_this_repo_without_the_network(tmp_path)
     env = offline_env(tmp_path)
 
     def pre_commit() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=900)
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
 
     done = pre_commit()
     assert done.returncode == 0, done.stdout + done.stderr

@@ -13,7 +13,7 @@ def test_pyproject_tool_plait_ignore_is_found_walking_up_from_the_spec(project, 
 
 
 def test_a_pyproject_without_tool_plait_is_skipped_for_one_further_up(project, check):
-    project("plait.toml", 'strict = true\n')
+    project("plait.toml", "strict = true\n")
     project("sub/pyproject.toml", '[project]\nname = "x"\n')
     project("sub/spec.plait", WARNING)
     status, out, _ = check("sub/spec.plait")
@@ -21,9 +21,9 @@ def test_a_pyproject_without_tool_plait_is_skipped_for_one_further_up(project, c
 
 
 def test_plait_toml_wins_over_pyproject_in_one_folder_and_the_nearest_folder_wins(project, check):
-    project("pyproject.toml", '[tool.plait]\nstrict = true\n')
+    project("pyproject.toml", "[tool.plait]\nstrict = true\n")
     project("a/plait.toml", 'ignore = ["unused-declaration"]\n')
-    project("a/pyproject.toml", '[tool.plait]\nstrict = true\n')
+    project("a/pyproject.toml", "[tool.plait]\nstrict = true\n")
     project("a/spec.plait", WARNING)
     project("b/spec.plait", WARNING)
     assert check("a/spec.plait")[0] == 0
@@ -65,7 +65,7 @@ def test_exclude_skips_files_found_in_a_folder_but_not_files_named_explicitly(pr
 
 
 def test_config_option_overrides_discovery(project, check):
-    project("plait.toml", 'strict = true\n')
+    project("plait.toml", "strict = true\n")
     project("ci/lenient.toml", 'ignore = ["P601"]\n')
     project("spec.plait", WARNING)
     assert check("spec.plait")[0] == 1
@@ -74,7 +74,7 @@ def test_config_option_overrides_discovery(project, check):
 
 
 def test_unknown_key_is_a_usage_error_naming_the_file_and_the_key(project, check):
-    project("pyproject.toml", '[tool.plait]\nper_file_ignores = {}\n')
+    project("pyproject.toml", "[tool.plait]\nper_file_ignores = {}\n")
     project("spec.plait", CLEAN)
     status, out, err = check("spec.plait")
     assert status == 2 and out == ""

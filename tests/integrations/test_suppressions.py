@@ -18,7 +18,9 @@ def test_a_suppression_on_the_line_silences_that_warning(project, check):
 
 
 def test_a_suppression_by_name_and_in_a_list_works_too(project, check):
-    project("spec.plait", WARNING.replace('"openai/gpt-4o"\n', '"openai/gpt-4o" # plait: ignore[P101,unused-declaration]\n'))
+    project(
+        "spec.plait", WARNING.replace('"openai/gpt-4o"\n', '"openai/gpt-4o" # plait: ignore[P101,unused-declaration]\n')
+    )
     _, out, _ = check("spec.plait")
     assert "P601" not in out
     assert "warning[P610]: P101 is an error, and errors cannot be suppressed" in out
@@ -27,10 +29,10 @@ def test_a_suppression_by_name_and_in_a_list_works_too(project, check):
 def test_on_a_declarations_header_it_covers_the_whole_declaration(project, check):
     text = (
         'model fast = "openai/gpt-4o-mini"\n'
-        'agent main { model = fast }\n'
-        'agent draft {  # plait: ignore[P601]\n'
-        '  model = fast\n'
-        '}\n'
+        "agent main { model = fast }\n"
+        "agent draft {  # plait: ignore[P601]\n"
+        "  model = fast\n"
+        "}\n"
     )
     project("spec.plait", text)
     status, out, _ = check("spec.plait", "--strict")
@@ -46,7 +48,7 @@ def test_a_suppression_elsewhere_covers_nothing_and_says_so(project, check):
 
 
 def test_errors_are_never_suppressed(project, check):
-    project("spec.plait", 'agent main { model = fsat }  # plait: ignore[P101]\n')
+    project("spec.plait", "agent main { model = fsat }  # plait: ignore[P101]\n")
     status, out, _ = check("spec.plait")
     assert status == 1 and "error[P101]" in out
 
@@ -58,7 +60,10 @@ def test_a_file_with_a_syntax_error_reports_no_idle_suppressions(project, check)
 
 
 def test_p610_can_itself_be_ignored(project, check):
-    project("spec.plait", WARNING.replace("agent main { model = fast }", "agent main { model = fast }  # plait: ignore[P601]"))
+    project(
+        "spec.plait",
+        WARNING.replace("agent main { model = fast }", "agent main { model = fast }  # plait: ignore[P601]"),
+    )
     assert "P610" in check("spec.plait")[1]
     assert "P610" not in check("spec.plait", "--ignore", "P610")[1]
 

@@ -23,7 +23,7 @@ def files(pattern: str) -> list[Path]:
 
 
 def wire(path: Path) -> str:
-    """"chat", "responses", "anthropic" or "google" for a fixture file."""
+    """ "chat", "responses", "anthropic" or "google" for a fixture file."""
     folder, name = path.parent.name, path.name
     if folder == "openai" and name.startswith("responses_"):
         return "responses"

@@ -54,8 +54,10 @@ def chat_request(body: dict[str, Any]) -> ModelRequest:
             messages.append(Message("tool", [TextPart(_text(m["content"]))], tool_call_id=m["tool_call_id"]))
         else:
             messages.append(Message(m["role"], [TextPart(_text(m["content"]))]))
-    tools = [ToolSpec(t["function"]["name"], t["function"].get("description"), t["function"]["parameters"])
-             for t in body.get("tools") or ()]
+    tools = [
+        ToolSpec(t["function"]["name"], t["function"].get("description"), t["function"]["parameters"])
+        for t in body.get("tools") or ()
+    ]
     return ModelRequest(body["model"], messages, tools, tool_choice=_choice(body.get("tool_choice")))
 
 
@@ -71,15 +73,18 @@ def responses_request(body: dict[str, Any]) -> ModelRequest:
         if kind == "function_call":
             if not (messages and messages[-1].role == "assistant" and messages[-1].response_id is None):
                 messages.append(Message("assistant"))
-            messages[-1].tool_calls.append(ToolCall(item["call_id"], item["name"], _args(item["arguments"]), item["arguments"]))
+            messages[-1].tool_calls.append(
+                ToolCall(item["call_id"], item["name"], _args(item["arguments"]), item["arguments"])
+            )
         elif kind == "function_call_output":
             messages.append(Message("tool", [TextPart(item["output"])], tool_call_id=item["call_id"]))
         else:
             role = "system" if item["role"] in ("system", "developer") else item["role"]
             messages.append(Message(role, [TextPart(_text(item["content"]))]))
     tools = [ToolSpec(t["name"], t.get("description"), t["parameters"]) for t in body.get("tools") or ()]
-    return ModelRequest(body["model"], messages, tools, tool_choice=_choice(body.get("tool_choice")),
-                        previous_response_id=previous)
+    return ModelRequest(
+        body["model"], messages, tools, tool_choice=_choice(body.get("tool_choice")), previous_response_id=previous
+    )
 
 
 def anthropic_request(body: dict[str, Any]) -> ModelRequest:
@@ -88,19 +93,35 @@ def anthropic_request(body: dict[str, Any]) -> ModelRequest:
         blocks = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
         if m["role"] == "assistant":
             text = "".join(b["text"] for b in blocks if b["type"] == "text")
-            calls = [ToolCall(b["id"], b["name"], b["input"], json.dumps(b["input"])) for b in blocks if b["type"] == "tool_use"]
+            calls = [
+                ToolCall(b["id"], b["name"], b["input"], json.dumps(b["input"]))
+                for b in blocks
+                if b["type"] == "tool_use"
+            ]
             messages.append(Message("assistant", [TextPart(text)] if text else [], calls))
             continue
         for b in blocks:
             if b["type"] == "tool_result":
-                messages.append(Message("tool", [TextPart(_text(b["content"]))], tool_call_id=b["tool_use_id"],
-                                        is_error=bool(b.get("is_error"))))
+                messages.append(
+                    Message(
+                        "tool",
+                        [TextPart(_text(b["content"]))],
+                        tool_call_id=b["tool_use_id"],
+                        is_error=bool(b.get("is_error")),
+                    )
+                )
             else:
                 messages.append(Message("user", [TextPart(b["text"])]))
     system = body.get("system")
     tools = [ToolSpec(t["name"], t.get("description"), t["input_schema"]) for t in body.get("tools") or ()]
-    return ModelRequest(body["model"], messages, tools, system=_text(system) or None,
-                        tool_choice=_choice(body.get("tool_choice")), max_tokens=body.get("max_tokens"))
+    return ModelRequest(
+        body["model"],
+        messages,
+        tools,
+        system=_text(system) or None,
+        tool_choice=_choice(body.get("tool_choice")),
+        max_tokens=body.get("max_tokens"),
+    )
 
 
 def google_request(body: dict[str, Any]) -> ModelRequest:
@@ -114,8 +135,11 @@ def google_request(body: dict[str, Any]) -> ModelRequest:
                 fn = p.get("functionCall") or p.get("function_call")
                 if fn:
                     call_id = fn.get("id") or f"plait_{len(pending)}"
-                    calls.append(ToolCall(call_id, fn["name"], fn["args"], json.dumps(fn["args"]),
-                                          signature=p.get("thoughtSignature")))
+                    calls.append(
+                        ToolCall(
+                            call_id, fn["name"], fn["args"], json.dumps(fn["args"]), signature=p.get("thoughtSignature")
+                        )
+                    )
             pending += calls
             text = "".join(p.get("text", "") for p in parts)
             messages.append(Message("assistant", [TextPart(text)] if text else [], calls))
@@ -130,10 +154,14 @@ def google_request(body: dict[str, Any]) -> ModelRequest:
             else:
                 messages.append(Message("user", [TextPart(p["text"])]))
     system = body.get("systemInstruction")
-    tools = [ToolSpec(d["name"], d.get("description"), d.get("parameters") or d.get("parametersJsonSchema"))
-             for t in body.get("tools") or () for d in t.get("functionDeclarations") or ()]
-    return ModelRequest("recorded", messages, tools,
-                        system="".join(p["text"] for p in system["parts"]) if system else None)
+    tools = [
+        ToolSpec(d["name"], d.get("description"), d.get("parameters") or d.get("parametersJsonSchema"))
+        for t in body.get("tools") or ()
+        for d in t.get("functionDeclarations") or ()
+    ]
+    return ModelRequest(
+        "recorded", messages, tools, system="".join(p["text"] for p in system["parts"]) if system else None
+    )
 
 
 # --- any body → the fields plait controls ------------------------------------------
@@ -144,7 +172,10 @@ def project_chat(body: dict[str, Any]) -> dict[str, Any]:
     for m in body["messages"]:
         calls = [(c["id"], c["function"]["name"], _args(c["function"]["arguments"])) for c in m.get("tool_calls") or ()]
         messages.append((m["role"], _text(m.get("content")), calls, m.get("tool_call_id")))
-    tools = [(t["function"]["name"], t["function"].get("description"), t["function"]["parameters"]) for t in body.get("tools") or ()]
+    tools = [
+        (t["function"]["name"], t["function"].get("description"), t["function"]["parameters"])
+        for t in body.get("tools") or ()
+    ]
     return {"messages": messages, "tools": tools, "tool_choice": _choice(body.get("tool_choice"))}
 
 
@@ -161,8 +192,12 @@ def project_responses(body: dict[str, Any]) -> dict[str, Any]:
             role = "system" if item["role"] in ("system", "developer") else item["role"]
             out.append((role, _text(item["content"])))
     tools = [(t["name"], t.get("description"), t["parameters"]) for t in body.get("tools") or ()]
-    return {"input": out, "tools": tools, "tool_choice": _choice(body.get("tool_choice")),
-            "previous_response_id": body.get("previous_response_id")}
+    return {
+        "input": out,
+        "tools": tools,
+        "tool_choice": _choice(body.get("tool_choice")),
+        "previous_response_id": body.get("previous_response_id"),
+    }
 
 
 def project_anthropic(body: dict[str, Any]) -> dict[str, Any]:
@@ -179,8 +214,12 @@ def project_anthropic(body: dict[str, Any]) -> dict[str, Any]:
                 shaped.append(("tool_result", b["tool_use_id"], _text(b["content"]), bool(b.get("is_error"))))
         messages.append((m["role"], shaped))
     tools = [(t["name"], t.get("description"), t["input_schema"]) for t in body.get("tools") or ()]
-    return {"messages": messages, "system": _text(body.get("system")), "tools": tools,
-            "tool_choice": _choice(body.get("tool_choice"))}
+    return {
+        "messages": messages,
+        "system": _text(body.get("system")),
+        "tools": tools,
+        "tool_choice": _choice(body.get("tool_choice")),
+    }
 
 
 def project_google(body: dict[str, Any]) -> dict[str, Any]:
@@ -198,9 +237,16 @@ def project_google(body: dict[str, Any]) -> dict[str, Any]:
                 shaped.append(("text", p["text"]))
         contents.append((turn.get("role", "user"), shaped))
     system = body.get("systemInstruction")
-    tools = [(d["name"], d.get("description"), d.get("parameters") or d.get("parametersJsonSchema"))
-             for t in body.get("tools") or () for d in t.get("functionDeclarations") or ()]
-    return {"contents": contents, "system": "".join(p["text"] for p in system["parts"]) if system else None, "tools": tools}
+    tools = [
+        (d["name"], d.get("description"), d.get("parameters") or d.get("parametersJsonSchema"))
+        for t in body.get("tools") or ()
+        for d in t.get("functionDeclarations") or ()
+    ]
+    return {
+        "contents": contents,
+        "system": "".join(p["text"] for p in system["parts"]) if system else None,
+        "tools": tools,
+    }
 
 
 BUILDERS = {

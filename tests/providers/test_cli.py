@@ -20,8 +20,9 @@ from helpers import request
 def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps({"*": [{"text": "from the script"}], "gpt-special": [{"text": "keyed by model"}]}))
-    proc = subprocess.Popen([sys.executable, "-m", "plait", "fake-server", str(script), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plait", "fake-server", str(script), "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
@@ -69,8 +70,13 @@ def test_pytest_plugin_gives_users_the_fixture(tmp_path) -> None:
     )
     # No autoloaded plugins: the fixture must come from `-p plait.testing` alone (and startup stays fast).
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "plait.testing", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "plait.testing", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
 
@@ -81,7 +87,9 @@ def test_fake_server_command_prints_each_providers_base_url_and_serves_an_agent_
 
     script = tmp_path / "replies.json"
     script.write_text(json.dumps({"triage": [{"text": "triage's reply"}], "*": [{"text": "anyone's"}]}))
-    proc = subprocess.Popen([sys.executable, "-m", "plait", "fake-server", str(script)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plait", "fake-server", str(script)], stdout=subprocess.PIPE, text=True
+    )
     try:
         url = proc.stdout.readline().strip()
         lines = [proc.stdout.readline().split("base_url =") for _ in range(4)]

@@ -43,7 +43,9 @@ def test_tool_round_continues_by_id_over_the_wire(plait_fake_server) -> None:
         messages.append(first.message)
         messages.append(Message("tool", [TextPart("5")], tool_call_id=first.tool_calls[0].id, name="add"))
         previous = continuation_id(messages, "gpt-x")
-        second, _ = await call(provider, request(messages, system="Use tools.", previous_response_id=previous, model="gpt-x"), True)
+        second, _ = await call(
+            provider, request(messages, system="Use tools.", previous_response_id=previous, model="gpt-x"), True
+        )
         await provider.aclose()
         return first, previous, second
 
@@ -109,8 +111,14 @@ def _run_recording_continuations(provider: str, first_reply_age: float) -> list[
     program.models["m"] = ModelConfig("m", provider, "model-id")
     program.tools["t"] = ToolConfig("t", "a tool", run={"type": "function"}, fn=lambda: "ok")
     program.agents["main"] = AgentConfig("main", "m", tools=("t",))
-    replies = [{"response_id": "resp_1", "created_at": time.time() - first_reply_age, "tool_calls": [{"name": "t", "arguments": {}}]},
-               {"text": "done"}]
+    replies = [
+        {
+            "response_id": "resp_1",
+            "created_at": time.time() - first_reply_age,
+            "tool_calls": [{"name": "t", "arguments": {}}],
+        },
+        {"text": "done"},
+    ]
     engine = Engine(program, providers={"m": Recording(program.models["m"], replies=replies)})
     assert asyncio.run(engine.run("go")).output == "done"
     return seen

@@ -13,8 +13,16 @@ from helpers import request, run_once, streamed_events
 
 #: Every kind the fake server can be asked to fail with; it answers each in the provider's own wire shape.
 SCRIPTED_KINDS = [
-    "auth", "model_not_found", "rate_limit", "quota_exceeded", "context_length",
-    "invalid_request", "unsupported", "content_filter", "server_error", "timeout",
+    "auth",
+    "model_not_found",
+    "rate_limit",
+    "quota_exceeded",
+    "context_length",
+    "invalid_request",
+    "unsupported",
+    "content_filter",
+    "server_error",
+    "timeout",
 ]
 
 
@@ -33,8 +41,10 @@ def test_every_error_kind_round_trips_through_the_wire(plait_fake_server, flavou
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_in_band_stream_error_after_events_is_not_retried(plait_fake_server, sleeps, flavour: str) -> None:
-    plait_fake_server.push({"text": "one two three four five six", "stream_error": {"kind": "server_error", "after": 6}},
-                           {"text": "must not be used"})
+    plait_fake_server.push(
+        {"text": "one two three four five six", "stream_error": {"kind": "server_error", "after": 6}},
+        {"text": "must not be used"},
+    )
     seen, err = streamed_events(plait_fake_server, flavour, request(), retries=2)
     assert isinstance(err, ProviderError) and err.kind == "server_error"
     assert any(isinstance(e, TextDelta) for e in seen)
@@ -43,7 +53,9 @@ def test_in_band_stream_error_after_events_is_not_retried(plait_fake_server, sle
 
 def test_in_band_error_before_any_event_is_retried(plait_fake_server, sleeps) -> None:
     # Anthropic's message_start yields nothing to the caller, so an overload right after it is safe to retry.
-    plait_fake_server.push({"text": "lost", "stream_error": {"kind": "server_error", "after": 1}}, {"text": "second try"})
+    plait_fake_server.push(
+        {"text": "lost", "stream_error": {"kind": "server_error", "after": 1}}, {"text": "second try"}
+    )
     seen, err = streamed_events(plait_fake_server, "anthropic", request(), retries=2)
     assert err is None and seen[-1].response.text == "second try"
     assert len(plait_fake_server.requests) == 2 and len(sleeps) == 1
@@ -106,7 +118,9 @@ def test_unfixable_failures_are_never_retried(plait_fake_server, sleeps, kind: s
 
 
 def test_x_should_retry_false_wins(plait_fake_server, sleeps) -> None:
-    plait_fake_server.push({"error": {"kind": "server_error"}, "headers": {"x-should-retry": "false"}}, {"text": "unused"})
+    plait_fake_server.push(
+        {"error": {"kind": "server_error"}, "headers": {"x-should-retry": "false"}}, {"text": "unused"}
+    )
     err = run_once(plait_fake_server, "anthropic", False)
     assert isinstance(err, ProviderError) and err.kind == "server_error" and sleeps == []
 

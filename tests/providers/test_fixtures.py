@@ -110,8 +110,11 @@ def key(path: Path) -> str:
 
 
 def bodies() -> list[Path]:
-    return [p for p in files("*/*") if p.suffix in (".json", ".sse", ".jsonl")
-            and not p.name.endswith((".meta.json", ".request.json"))]
+    return [
+        p
+        for p in files("*/*")
+        if p.suffix in (".json", ".sse", ".jsonl") and not p.name.endswith((".meta.json", ".request.json"))
+    ]
 
 
 def is_error(path: Path) -> bool:
@@ -197,18 +200,30 @@ def test_streamed_and_buffered_twins_agree() -> None:
     twins = [
         ("anthropic/messages_nonstream_parallel_tool_use.json", "anthropic/messages_stream_parallel_tool_use.sse"),
         ("anthropic/messages_nonstream_max_tokens.json", "anthropic/messages_stream_max_tokens.sse"),
-        ("google/generate_content_parallel_function_calls.json", "google/stream_generate_content_sse_parallel_function_calls.sse"),
+        (
+            "google/generate_content_parallel_function_calls.json",
+            "google/stream_generate_content_sse_parallel_function_calls.sse",
+        ),
         ("google/generate_content_max_tokens.json", "google/stream_generate_content_sse_max_tokens.sse"),
         ("openai/chat_nonstream_parallel_tool_calls.json", "openai/chat_stream_parallel_tool_calls.sse"),
         ("openai/chat_nonstream_finish_length.json", "openai/chat_stream_finish_length.sse"),
-        ("openai/responses_nonstream_parallel_function_calls.json", "openai/responses_stream_parallel_function_calls.sse"),
-        ("openai/responses_nonstream_incomplete_max_output_tokens.json", "openai/responses_stream_incomplete_max_output_tokens.sse"),
+        (
+            "openai/responses_nonstream_parallel_function_calls.json",
+            "openai/responses_stream_parallel_function_calls.sse",
+        ),
+        (
+            "openai/responses_nonstream_incomplete_max_output_tokens.json",
+            "openai/responses_stream_incomplete_max_output_tokens.sse",
+        ),
     ]
     for buffered, streamed in twins:
         a = replay(FIXTURES / buffered)[-1].response
         b = replay(FIXTURES / streamed)[-1].response
         assert (a.finish_reason, a.raw_finish_reason, len(a.tool_calls)) == (
-            b.finish_reason, b.raw_finish_reason, len(b.tool_calls)), (buffered, streamed)
+            b.finish_reason,
+            b.raw_finish_reason,
+            len(b.tool_calls),
+        ), (buffered, streamed)
 
 
 def test_openrouter_ids_only_on_first_fragment_are_kept() -> None:

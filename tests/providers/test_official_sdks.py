@@ -20,12 +20,28 @@ from google.genai import types as genai_types
 
 from plait.runtime.providers.fake import FakeServer
 
-ADD_OPENAI = {"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
-ADD_RESPONSES = {"type": "function", "name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}, "strict": False}
-ADD_ANTHROPIC = {"name": "add", "description": "Add.", "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+ADD_OPENAI = {
+    "type": "function",
+    "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+}
+ADD_RESPONSES = {
+    "type": "function",
+    "name": "add",
+    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
+    "strict": False,
+}
+ADD_ANTHROPIC = {
+    "name": "add",
+    "description": "Add.",
+    "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+}
 CALL = {"tool_calls": [{"name": "add", "arguments": {"a": 2}}]}
-VERDICT = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["accept", "revise"]}},
-           "required": ["verdict"], "additionalProperties": False}
+VERDICT = {
+    "type": "object",
+    "properties": {"verdict": {"type": "string", "enum": ["accept", "revise"]}},
+    "required": ["verdict"],
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture
@@ -43,7 +59,9 @@ def claude(server: FakeServer) -> Any:
 
 
 def gemini(server: FakeServer) -> Any:
-    options = genai_types.HttpOptions(base_url=server.base_url("google"), retry_options=genai_types.HttpRetryOptions(attempts=1))
+    options = genai_types.HttpOptions(
+        base_url=server.base_url("google"), retry_options=genai_types.HttpRetryOptions(attempts=1)
+    )
     return genai.Client(api_key="any", http_options=options)
 
 
@@ -56,16 +74,26 @@ def test_openai_chat_buffered_streamed_and_tool_calls(server: FakeServer) -> Non
     reply = client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content == "hello there" and reply.choices[0].finish_reason == "stop"
     assert reply.choices[0].logprobs is None and reply.usage.total_tokens > 0
-    chunks = list(client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], stream=True))
+    chunks = list(
+        client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], stream=True)
+    )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "streamed words here"
-    called = client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], tools=[ADD_OPENAI])
+    called = client.chat.completions.create(
+        model="gpt-x", messages=[{"role": "user", "content": "hi"}], tools=[ADD_OPENAI]
+    )
     call = called.choices[0].message.tool_calls[0]
-    assert (call.function.name, json.loads(call.function.arguments), called.choices[0].finish_reason) == ("add", {"a": 2}, "tool_calls")
+    assert (call.function.name, json.loads(call.function.arguments), called.choices[0].finish_reason) == (
+        "add",
+        {"a": 2},
+        "tool_calls",
+    )
 
 
 def test_openai_chat_stream_helper_accumulates_tool_calls(server: FakeServer) -> None:
     server.push(CALL)
-    with oai(server).chat.completions.stream(model="gpt-x", messages=[{"role": "user", "content": "hi"}], tools=[ADD_OPENAI]) as stream:
+    with oai(server).chat.completions.stream(
+        model="gpt-x", messages=[{"role": "user", "content": "hi"}], tools=[ADD_OPENAI]
+    ) as stream:
         for _ in stream:
             pass
         final = stream.get_final_completion()
@@ -88,7 +116,9 @@ def test_openai_chat_structured_output_parses_into_the_sdks_model(server: FakeSe
         verdict: str
 
     server.push({"output": {"verdict": "accept"}})
-    parsed = oai(server).chat.completions.parse(model="gpt-x", messages=[{"role": "user", "content": "grade"}], response_format=Verdict)
+    parsed = oai(server).chat.completions.parse(
+        model="gpt-x", messages=[{"role": "user", "content": "grade"}], response_format=Verdict
+    )
     assert parsed.choices[0].message.parsed == Verdict(verdict="accept")
     assert server.requests[-1].body["response_format"]["type"] == "json_schema"
 
@@ -110,8 +140,18 @@ def test_openai_responses_stream_helper_reads_a_text_reply(server: FakeServer) -
         kinds = [event.type for event in stream]
         final = stream.get_final_response()
     assert final.output_text == "streamed words here"
-    assert kinds[:4] == ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]
-    assert kinds[-4:] == ["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]
+    assert kinds[:4] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+    ]
+    assert kinds[-4:] == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
 
 
 def test_openai_responses_stream_helper_reads_a_function_call(server: FakeServer) -> None:
@@ -149,7 +189,9 @@ def test_an_agents_replies_are_reached_through_the_base_url(server: FakeServer) 
 def test_an_agents_replies_are_reached_through_request_metadata(server: FakeServer) -> None:
     server.script.extend({"writer": [{"text": "by metadata"}, {"text": "by user"}], "*": [{"text": "anyone"}]})
     client = oai(server)
-    first = client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], metadata={"agent": "writer"}, store=True)
+    first = client.chat.completions.create(
+        model="gpt-x", messages=[{"role": "user", "content": "hi"}], metadata={"agent": "writer"}, store=True
+    )
     second = client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], user="writer")
     assert (first.choices[0].message.content, second.choices[0].message.content) == ("by metadata", "by user")
 
@@ -162,11 +204,15 @@ def test_anthropic_buffered_streamed_and_tool_use(server: FakeServer) -> None:
     client = claude(server)
     message = client.messages.create(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}])
     assert message.content[0].text == "hello there" and message.stop_reason == "end_turn"
-    with client.messages.stream(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}]) as stream:
+    with client.messages.stream(
+        model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert text == final.content[0].text == "streamed words here"
-    called = client.messages.create(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}], tools=[ADD_ANTHROPIC])
+    called = client.messages.create(
+        model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}], tools=[ADD_ANTHROPIC]
+    )
     use = called.content[0]
     assert (use.type, use.name, use.input, called.stop_reason) == ("tool_use", "add", {"a": 2}, "tool_use")
 
@@ -184,12 +230,20 @@ def test_anthropic_errors_are_the_sdks_own_exceptions(server: FakeServer) -> Non
 def test_anthropic_structured_output_and_a_forced_answer_tool(server: FakeServer) -> None:
     server.push({"output": {"verdict": "accept"}}, {"output": {"verdict": "revise"}})
     client = claude(server)
-    native = client.messages.create(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "grade"}],
-                                    output_config={"format": {"type": "json_schema", "schema": VERDICT}})
+    native = client.messages.create(
+        model="claude-x",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "grade"}],
+        output_config={"format": {"type": "json_schema", "schema": VERDICT}},
+    )
     assert json.loads(native.content[0].text) == {"verdict": "accept"}
-    forced = client.messages.create(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "grade"}],
-                                    tools=[{"name": "final_answer", "input_schema": VERDICT}],
-                                    tool_choice={"type": "tool", "name": "final_answer"})
+    forced = client.messages.create(
+        model="claude-x",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "grade"}],
+        tools=[{"name": "final_answer", "input_schema": VERDICT}],
+        tool_choice={"type": "tool", "name": "final_answer"},
+    )
     assert (forced.content[0].name, forced.content[0].input) == ("final_answer", {"verdict": "revise"})
 
 
@@ -228,7 +282,9 @@ def test_gemini_structured_output(server: FakeServer) -> None:
 
 def test_gemini_reaches_an_agents_replies_through_the_base_url(server: FakeServer) -> None:
     server.script.extend({"triage": [{"text": "from triage"}]})
-    client = genai.Client(api_key="any", http_options=genai_types.HttpOptions(base_url=server.base_url("google", "triage")))
+    client = genai.Client(
+        api_key="any", http_options=genai_types.HttpOptions(base_url=server.base_url("google", "triage"))
+    )
     assert client.models.generate_content(model="gemini-x", contents="hi").text == "from triage"
 
 
@@ -236,12 +292,18 @@ def test_gemini_reaches_an_agents_replies_through_the_base_url(server: FakeServe
 
 
 def test_each_sdk_raises_on_an_in_band_stream_error(server: FakeServer) -> None:
-    server.push(*[{"text": "one two three four", "stream_error": {"kind": "server_error", "message": "boom", "after": 3}}] * 3)
+    server.push(
+        *[{"text": "one two three four", "stream_error": {"kind": "server_error", "message": "boom", "after": 3}}] * 3
+    )
     with pytest.raises(openai.APIError, match="boom"):
-        for _ in oai(server).chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}], stream=True):
+        for _ in oai(server).chat.completions.create(
+            model="gpt-x", messages=[{"role": "user", "content": "hi"}], stream=True
+        ):
             pass
     with pytest.raises(anthropic.APIStatusError, match="boom"):
-        with claude(server).messages.stream(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as stream:
+        with claude(server).messages.stream(
+            model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
             for _ in stream:
                 pass
     client = gemini(server)

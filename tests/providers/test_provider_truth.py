@@ -36,7 +36,11 @@ def test_gemini_finish_reasons_reach_plait_as_themselves(plait_fake_server, reas
 
 @pytest.mark.parametrize("block", ["PROHIBITED_CONTENT", "BLOCKLIST", "SAFETY", "OTHER"])
 def test_a_blocked_prompt_reports_its_own_block_reason(block: str) -> None:
-    data = {"promptFeedback": {"blockReason": block}, "usageMetadata": {"promptTokenCount": 7}, "modelVersion": "gemini-x"}
+    data = {
+        "promptFeedback": {"blockReason": block},
+        "usageMetadata": {"promptTokenCount": 7},
+        "modelVersion": "gemini-x",
+    }
     response = parse_google(data, request())
     assert response.raw_finish_reason == block and response.text == ""
     state = GoogleStream(request())
@@ -51,7 +55,13 @@ def test_a_chat_stream_with_several_choices_reads_one() -> None:
     for index, text in [(0, "Hello "), (1, "Bonjour "), (0, "world"), (1, "le monde")]:
         chunk = {"id": "c", "choices": [{"index": index, "delta": {"content": text}, "finish_reason": None}]}
         events += state.feed(None, json.dumps(chunk))
-    both = {"id": "c", "choices": [{"index": 1, "delta": {}, "finish_reason": "length"}, {"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    both = {
+        "id": "c",
+        "choices": [
+            {"index": 1, "delta": {}, "finish_reason": "length"},
+            {"index": 0, "delta": {}, "finish_reason": "stop"},
+        ],
+    }
     events += state.feed(None, json.dumps(both))
     events += state.feed(None, "[DONE]")
     events += state.finish()
@@ -60,8 +70,12 @@ def test_a_chat_stream_with_several_choices_reads_one() -> None:
 
 
 def test_a_buffered_chat_reply_with_several_choices_reads_the_first() -> None:
-    data = {"choices": [{"index": 1, "message": {"content": "second"}, "finish_reason": "stop"},
-                        {"index": 0, "message": {"content": "first"}, "finish_reason": "stop"}]}
+    data = {
+        "choices": [
+            {"index": 1, "message": {"content": "second"}, "finish_reason": "stop"},
+            {"index": 0, "message": {"content": "first"}, "finish_reason": "stop"},
+        ]
+    }
     assert parse_chat(data, request()).text == "first"
 
 

@@ -25,8 +25,10 @@ from helpers import call, request
 
 VERDICT = {
     "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": ["accept", "revise"]},
-                   "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+    "properties": {
+        "verdict": {"type": "string", "enum": ["accept", "revise"]},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
     "required": ["verdict", "note"],
     "additionalProperties": False,
 }
@@ -53,7 +55,9 @@ def asked_for(flavour: str, body: dict[str, Any], model: str = "fake-model") -> 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_each_wire_asks_for_the_schema_and_returns_the_json_answer(plait_fake_server, flavour: str, stream: bool) -> None:
+def test_each_wire_asks_for_the_schema_and_returns_the_json_answer(
+    plait_fake_server, flavour: str, stream: bool
+) -> None:
     plait_fake_server.push({"output": {"verdict": "accept", "note": None}})
 
     async def go():
@@ -94,7 +98,9 @@ def test_older_claude_models_answer_through_a_forced_final_tool(plait_fake_serve
     async def go():
         provider = make_provider(plait_fake_server.config("anthropic", "claude-3-5-haiku-20241022"))
         try:
-            return await call(provider, request(tools=[], output_schema=VERDICT, model="claude-3-5-haiku-20241022"), stream)
+            return await call(
+                provider, request(tools=[], output_schema=VERDICT, model="claude-3-5-haiku-20241022"), stream
+            )
         finally:
             await provider.aclose()
 
@@ -117,8 +123,12 @@ def test_older_claude_models_with_tools_keep_them_callable() -> None:
     req = request(tools=[ADD], output_schema=VERDICT, model="claude-sonnet-4-20250514")
     body = anthropic_body(req, stream=False, temperature=None, max_tokens=None)
     assert body["tool_choice"] == {"type": "any"} and [t["name"] for t in body["tools"]] == ["add", "final_answer"]
-    native = anthropic_body(request(tools=[ADD], output_schema=VERDICT, model="claude-sonnet-4-5"), stream=False,
-                            temperature=None, max_tokens=None)
+    native = anthropic_body(
+        request(tools=[ADD], output_schema=VERDICT, model="claude-sonnet-4-5"),
+        stream=False,
+        temperature=None,
+        max_tokens=None,
+    )
     assert "output_config" in native and [t["name"] for t in native["tools"]] == ["add"]
 
 
@@ -126,27 +136,39 @@ def test_gemini_2_with_tools_is_told_the_schema_and_gemini_3_is_asked() -> None:
     from plait.runtime.providers.google import google_body
     from helpers import ADD
 
-    told = google_body(request(tools=[ADD], output_schema=VERDICT, model="gemini-2.5-flash"), temperature=None, max_tokens=None)
+    told = google_body(
+        request(tools=[ADD], output_schema=VERDICT, model="gemini-2.5-flash"), temperature=None, max_tokens=None
+    )
     assert "responseJsonSchema" not in told.get("generationConfig", {})
     assert '"verdict"' in told["systemInstruction"]["parts"][-1]["text"]
-    asked = google_body(request(tools=[ADD], output_schema=VERDICT, model="gemini-3-pro-preview"), temperature=None, max_tokens=None)
+    asked = google_body(
+        request(tools=[ADD], output_schema=VERDICT, model="gemini-3-pro-preview"), temperature=None, max_tokens=None
+    )
     assert asked["generationConfig"]["responseJsonSchema"] == VERDICT
 
 
 # --- through a run ---------------------------------------------------------------------
 
 
-def engine(server: Any, flavour: str, *, retry_malformed: int = 0, step: bool = False, tools: bool = False, **config: Any) -> Engine:
+def engine(
+    server: Any, flavour: str, *, retry_malformed: int = 0, step: bool = False, tools: bool = False, **config: Any
+) -> Engine:
     program = Program(entry="review")
     program.models["m"] = server.config(flavour, name="m", **config)
     if step:
-        program.steps["review"] = StepConfig("review", "m", "Grade: {{input}}", output=VERDICT, retry_malformed=retry_malformed)
+        program.steps["review"] = StepConfig(
+            "review", "m", "Grade: {{input}}", output=VERDICT, retry_malformed=retry_malformed
+        )
     else:
         names: tuple[str, ...] = ()
         if tools:
-            program.tools["lookup"] = ToolConfig("lookup", "Look it up.", run={"type": "function"}, fn=lambda: "the style guide says: short")
+            program.tools["lookup"] = ToolConfig(
+                "lookup", "Look it up.", run={"type": "function"}, fn=lambda: "the style guide says: short"
+            )
             names = ("lookup",)
-        program.agents["review"] = AgentConfig("review", "m", tools=names, output=VERDICT, retry_malformed=retry_malformed)
+        program.agents["review"] = AgentConfig(
+            "review", "m", tools=names, output=VERDICT, retry_malformed=retry_malformed
+        )
     return Engine(program)
 
 
@@ -169,7 +191,9 @@ def test_a_valid_answer_is_the_runnables_record(plait_fake_server, flavour: str)
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_an_invalid_answer_is_retried_with_the_schema_errors_then_accepted(plait_fake_server, flavour: str) -> None:
-    plait_fake_server.push({"output": {"verdict": "maybe", "note": None}}, {"output": {"verdict": "revise", "note": "shorter"}})
+    plait_fake_server.push(
+        {"output": {"verdict": "maybe", "note": None}}, {"output": {"verdict": "revise", "note": "shorter"}}
+    )
     result = run(engine(plait_fake_server, flavour, retry_malformed=1))
     assert result.output == {"verdict": "revise", "note": "shorter"}
     assert [w["code"] for w in result.report.warnings] == ["output_invalid_retried"]
@@ -205,9 +229,13 @@ def test_a_step_with_output_retries_and_returns_the_record(plait_fake_server, fl
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_an_agent_with_tools_runs_its_tool_loop_and_only_the_final_answer_is_checked(plait_fake_server, flavour: str) -> None:
-    plait_fake_server.push({"text": "Checking.", "tool_calls": [{"name": "lookup", "arguments": {}}]},
-                           {"output": {"verdict": "revise", "note": "short"}})
+def test_an_agent_with_tools_runs_its_tool_loop_and_only_the_final_answer_is_checked(
+    plait_fake_server, flavour: str
+) -> None:
+    plait_fake_server.push(
+        {"text": "Checking.", "tool_calls": [{"name": "lookup", "arguments": {}}]},
+        {"output": {"verdict": "revise", "note": "short"}},
+    )
     result = run(engine(plait_fake_server, flavour, tools=True))
     assert result.output == {"verdict": "revise", "note": "short"} and result.report.warnings == []
     assert len(result.report.tool_calls) == 1
@@ -241,8 +269,10 @@ def test_scripted_output_replies_run_offline() -> None:
     program = Program(entry="review")
     program.models["m"] = ModelConfig("m", "scripted", "m")
     program.agents["review"] = AgentConfig("review", "m", output=VERDICT, retry_malformed=1)
-    provider = ScriptedProvider(program.models["m"], replies=[{"output": {"verdict": "nope", "note": None}},
-                                                              {"output": {"verdict": "accept", "note": None}}])
+    provider = ScriptedProvider(
+        program.models["m"],
+        replies=[{"output": {"verdict": "nope", "note": None}}, {"output": {"verdict": "accept", "note": None}}],
+    )
     result = asyncio.run(Engine(program, providers={"m": provider}).run("a draft"))
     assert result.output == {"verdict": "accept", "note": None}
     assert result.report.warnings[0]["code"] == "output_invalid_retried"
@@ -265,8 +295,13 @@ def test_message_used_for_the_history_is_the_answer_text() -> None:
     from plait.runtime.providers.anthropic import parse_anthropic
 
     req = request(tools=[], output_schema=VERDICT, model="claude-3-7-sonnet-20250219")
-    data = {"content": [{"type": "tool_use", "id": "t1", "name": "final_answer", "input": {"verdict": "accept", "note": None}}],
-            "stop_reason": "tool_use", "usage": {}}
+    data = {
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "final_answer", "input": {"verdict": "accept", "note": None}}
+        ],
+        "stop_reason": "tool_use",
+        "usage": {},
+    }
     response = parse_anthropic(data, req)
     assert isinstance(response.message, Message) and response.message.tool_calls == []
     assert json.loads(response.message.text)["verdict"] == "accept" and response.raw_finish_reason == "tool_use"

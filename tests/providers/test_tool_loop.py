@@ -18,7 +18,9 @@ def tool_result_in_request(flavour: str, body: dict, call_id: str) -> object:
     if flavour in ("openai", "openai-compatible"):
         return next(m for m in body["messages"] if m["role"] == "tool" and m["tool_call_id"] == call_id)["content"]
     if flavour == "openai-responses":
-        return next(i for i in body["input"] if i.get("type") == "function_call_output" and i["call_id"] == call_id)["output"]
+        return next(i for i in body["input"] if i.get("type") == "function_call_output" and i["call_id"] == call_id)[
+            "output"
+        ]
     if flavour == "anthropic":
         user = body["messages"][-1]
         assert user["role"] == "user"
@@ -126,7 +128,9 @@ def test_malformed_arguments_are_marked_never_empty(plait_fake_server, flavour: 
 
 
 def test_gemini_malformed_function_call_finish(plait_fake_server) -> None:
-    plait_fake_server.push({"text": "", "finish_reason": "malformed_tool_call"}, {"finish_reason": "TOO_MANY_TOOL_CALLS"})
+    plait_fake_server.push(
+        {"text": "", "finish_reason": "malformed_tool_call"}, {"finish_reason": "TOO_MANY_TOOL_CALLS"}
+    )
 
     async def go():
         provider = make_provider(plait_fake_server.config("google"))
@@ -161,7 +165,9 @@ def test_gemini_replays_thought_signature_and_omits_invented_ids(plait_fake_serv
 
 
 def test_responses_phase_is_carried_on_parts_and_deltas(plait_fake_server) -> None:
-    plait_fake_server.push({"text": "Looking it up", "phase": "commentary"}, {"text": "Looking it up", "phase": "commentary"})
+    plait_fake_server.push(
+        {"text": "Looking it up", "phase": "commentary"}, {"text": "Looking it up", "phase": "commentary"}
+    )
 
     async def go():
         provider = make_provider(plait_fake_server.config("openai-responses"))

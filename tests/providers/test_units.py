@@ -60,8 +60,17 @@ def test_sse_chunk_of_plain_data_lines_falls_back_for_any_other_block() -> None:
 # --- arguments and finish reasons -----------------------------------------------------
 
 
-@pytest.mark.parametrize("raw,expected", [("", ({}, False)), ("  ", ({}, False)), ('{"a": 1}', ({"a": 1}, False)),
-                                          ('{"a": ', (None, True)), ("[1]", (None, True)), ("null", (None, True))])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("", ({}, False)),
+        ("  ", ({}, False)),
+        ('{"a": 1}', ({"a": 1}, False)),
+        ('{"a": ', (None, True)),
+        ("[1]", (None, True)),
+        ("null", (None, True)),
+    ],
+)
 def test_argument_parsing_never_guesses(raw: str, expected: tuple) -> None:
     assert parse_arguments(raw) == expected
 
@@ -103,9 +112,11 @@ def test_error_shapes_of_compatible_servers() -> None:
 
 
 def test_google_retry_info_and_daily_quota() -> None:
-    body = (b'{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":['
-            b'{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},'
-            b'{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34s"}]}}')
+    body = (
+        b'{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":['
+        b'{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},'
+        b'{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34s"}]}}'
+    )
     err = errors.from_response(429, {}, body)
     assert err.kind == "quota_exceeded" and err.retry_after == 34.0
 
@@ -184,8 +195,15 @@ def test_compatible_without_base_url_is_refused() -> None:
         make_provider(ModelConfig("local", "openai-compatible", "llama3"))
 
 
-@pytest.mark.parametrize("flavour,header", [("openai", "authorization"), ("anthropic", "x-api-key"),
-                                            ("google", "x-goog-api-key"), ("openai-compatible", "authorization")])
+@pytest.mark.parametrize(
+    "flavour,header",
+    [
+        ("openai", "authorization"),
+        ("anthropic", "x-api-key"),
+        ("google", "x-goog-api-key"),
+        ("openai-compatible", "authorization"),
+    ],
+)
 def test_key_goes_in_its_header_and_nowhere_else(plait_fake_server, monkeypatch, flavour: str, header: str) -> None:
     secret = "sk-test-SECRET-1234567890"
     monkeypatch.setenv("MY_KEY", secret)
@@ -218,12 +236,16 @@ def test_refusals_read_the_same_streamed_and_buffered() -> None:
     chat.feed(None, '{"choices":[{"delta":{"role":"assistant","content":null,"refusal":"I can\'t help with that."}}]}')
     chat.feed(None, '{"choices":[{"delta":{},"finish_reason":"stop"}]}')
     streamed = chat.finish()[-1].response
-    buffered = parse_chat({"choices": [{"message": {"content": None, "refusal": "I can't help with that."},
-                                        "finish_reason": "stop"}]}, req)
+    buffered = parse_chat(
+        {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}, "finish_reason": "stop"}]},
+        req,
+    )
     assert streamed.text == buffered.text == "I can't help with that."
 
     responses = ResponsesStream(req)
-    events = responses.feed("response.refusal.delta", '{"type":"response.refusal.delta","output_index":0,"delta":"No."}')
+    events = responses.feed(
+        "response.refusal.delta", '{"type":"response.refusal.delta","output_index":0,"delta":"No."}'
+    )
     assert [e.text for e in events] == ["No."]
     final = {"status": "completed", "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]}
     assert parse_responses(final, req).text == "No."
@@ -237,8 +259,10 @@ def _recording_handler(body: bytes, headers: bytes, seen: list[tuple[str, dict[s
         lines = head.split("\r\n")
         fields = dict(line.lower().split(": ", 1) for line in lines[1:] if line)
         seen.append((lines[0], fields, await reader.readexactly(int(fields["content-length"]))))
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%scontent-length: %d\r\n\r\n%s"
-                     % (headers, len(body), body))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%scontent-length: %d\r\n\r\n%s"
+            % (headers, len(body), body)
+        )
         await writer.drain()
         writer.close()
 
@@ -252,14 +276,20 @@ def test_gzip_response_is_decoded(monkeypatch) -> None:
 
     from plait.runtime.providers.base import Message, ModelRequest
 
-    body = gzip.compress(json.dumps({"choices": [{"message": {"content": "zipped"}, "finish_reason": "stop"}]}).encode())
+    body = gzip.compress(
+        json.dumps({"choices": [{"message": {"content": "zipped"}, "finish_reason": "stop"}]}).encode()
+    )
     seen: list[tuple[str, dict[str, str], bytes]] = []
 
     async def go():
-        server = await asyncio.start_server(_recording_handler(body, b"content-encoding: gzip\r\n", seen), "127.0.0.1", 0)
+        server = await asyncio.start_server(
+            _recording_handler(body, b"content-encoding: gzip\r\n", seen), "127.0.0.1", 0
+        )
         port = server.sockets[0].getsockname()[1]
         monkeypatch.setenv("K", "x")
-        provider = make_provider(ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="K"))
+        provider = make_provider(
+            ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="K")
+        )
         try:
             return await provider.complete(ModelRequest("m", [Message.user("hi")]))
         finally:
@@ -286,6 +316,7 @@ def test_direct_path_sends_what_client_send_sends(monkeypatch) -> None:
         monkeypatch.setenv("K", "x")
         config = ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1 x", api_key_env="K")
         direct = make_client()
+
         async def hook(_request: httpx.Request) -> None:
             pass
 

@@ -27,7 +27,9 @@ def cases() -> list[tuple[str, Path]]:
     """(golden name, spec path): our fixtures, then every example."""
     out = [(p.stem, p) for p in sorted(FIXTURES.glob("*.plait"))]
     specs = spec_files(EXAMPLES)
-    imported = {(p.parent / m).resolve() for p in specs for m in re.findall(r'^import\s+"([^"]+)"', p.read_text(), re.M)}
+    imported = {
+        (p.parent / m).resolve() for p in specs for m in re.findall(r'^import\s+"([^"]+)"', p.read_text(), re.M)
+    }
     # A file that only exists to be imported by another example is drawn through its importer.
     out += [(f"examples/{p.relative_to(EXAMPLES).with_suffix('')}", p) for p in specs if p.resolve() not in imported]
     return out
@@ -64,7 +66,9 @@ def check_golden(relative: str, data: str | bytes) -> None:
         return
     if not path.exists():
         pytest.fail(f"no golden {path.relative_to(ROOT)}; run UPDATE_GOLDENS=1 pytest tests/render and review it")
-    assert raw == path.read_bytes(), f"{relative} differs from its golden; if intended, UPDATE_GOLDENS=1 and review the diff"
+    assert raw == path.read_bytes(), (
+        f"{relative} differs from its golden; if intended, UPDATE_GOLDENS=1 and review the diff"
+    )
 
 
 def pinned_graphviz() -> str | None:

@@ -18,7 +18,9 @@ LANGUAGE = str(FIXTURES / "language.plait")
 
 
 def plait(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plait.cli", *args], capture_output=True, cwd=ROOT, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "plait.cli", *args], capture_output=True, cwd=ROOT, env=env, check=False
+    )
 
 
 def test_no_output_writes_dot_to_stdout(capsysbinary):
@@ -173,7 +175,13 @@ def test_graph_json_prints_the_documented_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data == graph("language").to_json()
     assert [n["id"] for n in data["nodes"]][:3] == ["fast", "strong", "judge"]
-    assert data["nodes"][0]["span"] == {"file": "language.plait", "line": 3, "column": 7, "end_line": 3, "end_column": 11}
+    assert data["nodes"][0]["span"] == {
+        "file": "language.plait",
+        "line": 3,
+        "column": 7,
+        "end_line": 3,
+        "end_column": 11,
+    }
 
 
 def test_graph_of_a_broken_spec_exits_1(tmp_path, capsys):
@@ -188,7 +196,9 @@ def test_render_never_imports_user_code(tmp_path):
     # The function exists (the static module check reads the file), but importing the module would exit.
     (tmp_path / "evil.py").write_text("raise SystemExit('imported!')\n\n\ndef go():\n    pass\n")
     spec = tmp_path / "s.plait"
-    spec.write_text('model m = "openai/gpt-4o"\ntool t "x" { run = python("evil:go") }\nagent a { model = m, tools = [t] }\n')
+    spec.write_text(
+        'model m = "openai/gpt-4o"\ntool t "x" { run = python("evil:go") }\nagent a { model = m, tools = [t] }\n'
+    )
     for format in ("dot", "json", "html"):
         done = plait("render", str(spec), "--format", format)
         assert done.returncode == 0 and b"imported!" not in done.stderr

@@ -48,7 +48,14 @@ def test_contract_labels(drawn, text):
 
 def test_until_succeeded_and_edge_labels(drawn):
     out = drawn("language")
-    for text in ("until submit_report succeeded", "until succeeded", "input.translate", "input.verdict", "judge", "task"):
+    for text in (
+        "until submit_report succeeded",
+        "until succeeded",
+        "input.translate",
+        "input.verdict",
+        "judge",
+        "task",
+    ):
         assert text in out
 
 

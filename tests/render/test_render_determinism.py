@@ -43,7 +43,9 @@ def test_other_hash_seeds(format):
     outputs = set()
     for seed in ("0", "1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-m", "plait.cli", *args], capture_output=True, env=env, cwd=ROOT, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "plait.cli", *args], capture_output=True, env=env, cwd=ROOT, check=True
+        )
         outputs.add(done.stdout)
     assert len(outputs) == 1
 

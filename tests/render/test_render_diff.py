@@ -71,14 +71,26 @@ def test_edge_added_and_removed():
 
 def test_max_steps_raised():
     change = _only(_diff(BASE, _edit("max_steps       = 5", "max_steps       = 12")))
-    assert (change.what, change.subject, change.field, change.old, change.new) == ("contract", "scout", "max_steps", 5, 12)
+    assert (change.what, change.subject, change.field, change.old, change.new) == (
+        "contract",
+        "scout",
+        "max_steps",
+        5,
+        12,
+    )
     assert "max_steps raised 5 → 12" in change.describe()
 
 
 def test_tool_gains_approval():
     new = _edit('run = python("tools:notify")', 'run = python("tools:notify")\n  approval = required')
     change = _only(_diff(BASE, new))
-    assert (change.what, change.subject, change.field, change.old, change.new) == ("contract", "notify", "approval", False, True)
+    assert (change.what, change.subject, change.field, change.old, change.new) == (
+        "contract",
+        "notify",
+        "approval",
+        False,
+        True,
+    )
 
 
 def test_fallback_removed():
@@ -92,7 +104,9 @@ def test_fallback_reordered_changes_the_edge_order():
     changes = _diff(BASE, _edit("[strong, backup]", "[backup, strong]"))
     assert any(c.field == "fallback" and "reordered" in c.describe() for c in changes)
     assert {(c.subject, c.field, c.old, c.new) for c in changes if c.kind == "fallback edge"} == {
-        ("scout -> strong", "order", 1, 2), ("scout -> backup", "order", 2, 1)}
+        ("scout -> strong", "order", 1, 2),
+        ("scout -> backup", "order", 2, 1),
+    }
 
 
 def test_model_id_changed():
@@ -104,7 +118,8 @@ def test_until_and_on_error_and_rounds_changed():
     until = _diff(BASE, _edit("until           = [publish, notify]", "until           = publish"))
     assert [(c.what, c.field or c.kind) for c in until] == [("contract", "until"), ("edge", "until")]
     assert _only(_diff(BASE, _edit("{ on_error = collect }", ""))).describe() == (
-        "~ parallel fanout: on_error changed collect → fail  [contract]")
+        "~ parallel fanout: on_error changed collect → fail  [contract]"
+    )
     assert _only(_diff(BASE, _edit("rounds = 2", "rounds = 4"))).field == "rounds"
 
 
@@ -134,7 +149,8 @@ def test_cli_exit_codes_and_text(specs, capsys):
     assert capsys.readouterr().out == "no semantic differences\n"
     assert main(["diff", str(old), str(new)]) == 1
     assert capsys.readouterr().out == (
-        "~ agent scout: max_steps raised 5 → 6  [contract]\n1 change: 0 added, 0 removed, 1 changed\n")
+        "~ agent scout: max_steps raised 5 → 6  [contract]\n1 change: 0 added, 0 removed, 1 changed\n"
+    )
 
 
 def test_cli_json(specs, capsys):
@@ -148,7 +164,9 @@ def test_cli_json(specs, capsys):
 def test_cli_mermaid_highlights_changes(tmp_path, capsys):
     old, new = tmp_path / "old.plait", tmp_path / "new.plait"
     old.write_text(BASE)
-    text = _edit("max_steps       = 5", "max_steps       = 6").replace("tools           = [scout, publish, notify]", "tools           = [publish, notify]")
+    text = _edit("max_steps       = 5", "max_steps       = 6").replace(
+        "tools           = [scout, publish, notify]", "tools           = [publish, notify]"
+    )
     new.write_text(text + 'tool extra "Unused." { run = python("tools:extra") }\n')
     assert main(["diff", str(old), str(new), "--format", "mermaid"]) == 1
     out = capsys.readouterr().out
@@ -195,7 +213,9 @@ def test_git_revisions(tmp_path, monkeypatch, capsys):
 def test_mermaid_draws_removed_nodes_dashed_red(tmp_path, capsys):
     old, new = tmp_path / "old.plait", tmp_path / "new.plait"
     old.write_text(BASE)
-    new.write_text(BASE.replace('model backup = "google/gemini-2.0-flash"\n', "").replace("[strong, backup]", "[strong]"))
+    new.write_text(
+        BASE.replace('model backup = "google/gemini-2.0-flash"\n', "").replace("[strong, backup]", "[strong]")
+    )
     assert main(["diff", str(old), str(new), "--format", "mermaid"]) == 1
     out = capsys.readouterr().out
     assert "n_backup[(" in out  # still drawn, so the reader sees what went

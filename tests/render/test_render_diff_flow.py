@@ -46,7 +46,9 @@ def test_a_removed_route_case_is_one_contract_change():
 
 
 def test_retargeted_cases_and_a_changed_else():
-    swapped = BASE.replace('"billing" -> billing', '"billing" -> tech').replace('"tech"    -> tech', '"tech"    -> billing')
+    swapped = BASE.replace('"billing" -> billing', '"billing" -> tech').replace(
+        '"tech"    -> tech', '"tech"    -> billing'
+    )
     changes = _diff(swapped)
     assert [(c.what, c.op, c.field, c.old, c.new) for c in changes] == [
         ("contract", "changed", 'case "billing"', "billing", "tech"),
@@ -59,10 +61,20 @@ def test_retargeted_cases_and_a_changed_else():
 def test_a_changed_loop_bound_and_condition():
     change = _only(_edit("max_iterations = 3", "max_iterations = 5"))
     assert (change.what, change.kind, change.subject, change.field, change.old, change.new) == (
-        "contract", "loop", "polish", "max_iterations", 3, 5)
+        "contract",
+        "loop",
+        "polish",
+        "max_iterations",
+        3,
+        5,
+    )
     assert "raised 3 → 5" in change.describe()
-    changes = _edit('until          = verdict == "accept" or review.feedback == ""', 'until          = verdict == "accept"')
-    assert [(c.what, c.field, c.new) for c in changes if c.what == "contract"] == [("contract", "until", 'verdict == "accept"')]
+    changes = _edit(
+        'until          = verdict == "accept" or review.feedback == ""', 'until          = verdict == "accept"'
+    )
+    assert [(c.what, c.field, c.new) for c in changes if c.what == "contract"] == [
+        ("contract", "until", 'verdict == "accept"')
+    ]
     # The condition no longer names `review`: that read goes too.
     assert [(c.what, c.op, c.subject) for c in changes if c.what == "edge"] == [("edge", "removed", "polish -> review")]
 
@@ -70,7 +82,13 @@ def test_a_changed_loop_bound_and_condition():
 def test_a_changed_map_concurrency():
     change = _only(_edit("concurrency = 4", "concurrency = 8"))
     assert (change.what, change.kind, change.subject, change.field, change.old, change.new) == (
-        "contract", "map", "write_all", "concurrency", 4, 8)
+        "contract",
+        "map",
+        "write_all",
+        "concurrency",
+        4,
+        8,
+    )
 
 
 def test_output_fields_added_removed_and_retyped_are_contract_changes():
@@ -79,13 +97,31 @@ def test_output_fields_added_removed_and_retyped_are_contract_changes():
     assert removed == [Change("contract", "removed", "classify", "step", "output.urgency", "int", None)]
     changes = _edit('category: "billing" | "tech" | "sales"', 'category: "billing" | "tech"')
     mine = [c for c in changes if c.subject == "classify"]
-    assert mine == [Change("contract", "changed", "classify", "step", "output.category",
-                           '"billing" | "tech" | "sales"', '"billing" | "tech"')]
+    assert mine == [
+        Change(
+            "contract",
+            "changed",
+            "classify",
+            "step",
+            "output.category",
+            '"billing" | "tech" | "sales"',
+            '"billing" | "tech"',
+        )
+    ]
     text = changes_to_text(mine)
     assert 'output.category changed "billing" | "tech" | "sales" → "billing" | "tech"  [contract]' in text
 
 
 def test_an_answer_field_turned_required():
-    change = _only(_edit("answer { decision: \"send\" | \"hold\", note: string? }", "answer { decision: \"send\" | \"hold\", note: string }"))
+    change = _only(
+        _edit(
+            'answer { decision: "send" | "hold", note: string? }', 'answer { decision: "send" | "hold", note: string }'
+        )
+    )
     assert (change.what, change.subject, change.field, change.old, change.new) == (
-        "contract", "approve", "output.note", "optional", "required")
+        "contract",
+        "approve",
+        "output.note",
+        "optional",
+        "required",
+    )

@@ -109,7 +109,10 @@ def test_direction(format, needle):
         (RenderOptions(entry="nope"), "unknown entry `nope`; expected one of: researcher, writer, translate"),
         (RenderOptions(expand=("summary",)), "unknown agent to expand `summary`; expected one of: researcher, writer"),
         (RenderOptions(hide=("agents",)), "unknown --hide value `agents`; expected one of: models, tools"),
-        (RenderOptions(entry="researcher", expand=("writer",)), "unknown agent to expand `writer`; expected one of: researcher"),
+        (
+            RenderOptions(entry="researcher", expand=("writer",)),
+            "unknown agent to expand `writer`; expected one of: researcher",
+        ),
     ],
 )
 def test_bad_options_are_one_line(options, message):

@@ -19,9 +19,17 @@ class Recorder:
         self.requests: list[Any] = []
 
     def _keep(self, request: Any) -> None:
-        self.requests.append({"messages": list(request.messages), "system": request.system, "tools": [t.name for t in request.tools],
-                              "agent": request.agent, "timeout": request.timeout, "step": request.step,
-                              "previous_response_id": request.previous_response_id})
+        self.requests.append(
+            {
+                "messages": list(request.messages),
+                "system": request.system,
+                "tools": [t.name for t in request.tools],
+                "agent": request.agent,
+                "timeout": request.timeout,
+                "step": request.step,
+                "previous_response_id": request.previous_response_id,
+            }
+        )
 
     async def complete(self, request):
         self._keep(request)
@@ -46,12 +54,27 @@ def schema(**props: str) -> dict[str, Any]:
 
 
 def fn_tool(name: str, fn: Any, params: dict[str, Any] | None = None, **kw: Any) -> ToolConfig:
-    return ToolConfig(name, f"the {name} tool", params if params is not None else {"type": "object", "properties": {}}, {"type": "function"}, fn=fn, **kw)
+    return ToolConfig(
+        name,
+        f"the {name} tool",
+        params if params is not None else {"type": "object", "properties": {}},
+        {"type": "function"},
+        fn=fn,
+        **kw,
+    )
 
 
-def make(replies: Any = None, *, models: dict[str, Any] | None = None, tools: dict[str, ToolConfig] | None = None,
-         agents: dict[str, AgentConfig] | None = None, entry: str | None = "main", model_options: dict[str, dict] | None = None,
-         program: Program | None = None, **agent_kw: Any) -> Engine:
+def make(
+    replies: Any = None,
+    *,
+    models: dict[str, Any] | None = None,
+    tools: dict[str, ToolConfig] | None = None,
+    agents: dict[str, AgentConfig] | None = None,
+    entry: str | None = "main",
+    model_options: dict[str, dict] | None = None,
+    program: Program | None = None,
+    **agent_kw: Any,
+) -> Engine:
     models = models if models is not None else {"m": replies}
     program = program or Program()
     program.entry = entry

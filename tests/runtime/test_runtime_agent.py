@@ -27,8 +27,7 @@ def test_fallback_serves_the_step_warns_and_names_the_serving_model():
 
 
 def test_every_step_starts_from_the_primary_again():
-    engine = two_models([{"error": {"kind": "server_error"}}, {"text": "primary again"}],
-                        [call("t")], tools=("t",))
+    engine = two_models([{"error": {"kind": "server_error"}}, {"text": "primary again"}], [call("t")], tools=("t",))
     engine.program.tools["t"] = fn_tool("t", lambda: "r")
     result = go(engine.run("go"))
     assert result.output == "primary again" and [s["model"] for s in result.report.steps] == ["b", "p"]
@@ -41,21 +40,29 @@ def test_non_fallback_kinds_propagate_immediately():
 
 
 def test_fallback_on_overrides_the_set_and_last_error_is_raised():
-    engine = two_models([{"error": {"kind": "auth", "message": "p says no"}}], [{"error": {"kind": "auth", "message": "b says no"}}],
-                        fallback_on=frozenset({"auth"}))
+    engine = two_models(
+        [{"error": {"kind": "auth", "message": "p says no"}}],
+        [{"error": {"kind": "auth", "message": "b says no"}}],
+        fallback_on=frozenset({"auth"}),
+    )
     result = go(engine.run("go"))
     assert result.error.message == "b says no"
 
 
 def test_timeout_falls_over_to_backup():
-    engine = make(models={"p": [{"text": "slow", "delay": "300ms"}], "b": [{"text": "fast"}]},
-                  agents={"main": AgentConfig("main", "p", fallback=("b",))}, model_options={"p": {"timeout": 0.05}})
+    engine = make(
+        models={"p": [{"text": "slow", "delay": "300ms"}], "b": [{"text": "fast"}]},
+        agents={"main": AgentConfig("main", "p", fallback=("b",))},
+        model_options={"p": {"timeout": 0.05}},
+    )
     result = go(engine.run("go"))
     assert result.output == "fast" and result.report.warnings[0]["details"]["kind"] == "timeout"
 
 
 def test_streamed_step_cannot_fall_over_after_its_first_event():
-    engine = two_models([{"text": "half an answer", "error": {"kind": "server_error", "after": 1}}], [{"text": "backup"}])
+    engine = two_models(
+        [{"text": "half an answer", "error": {"kind": "server_error", "after": 1}}], [{"text": "backup"}]
+    )
     run = engine.start("go")
 
     events = go(drain(run))
@@ -87,8 +94,13 @@ def test_agent_complete_raises_provider_errors_with_report_attached():
 
 
 def test_stream_forwards_text_deltas_tool_call_deltas_and_starts():
-    engine = make([{"tool_calls": [{"name": "add", "arguments": {"a": 12, "b": 30}}]}, {"text": "it is 42", "phase": "final_answer"}],
-                  tools={"add": fn_tool("add", lambda a, b: a + b, schema(a="integer", b="integer"))})
+    engine = make(
+        [
+            {"tool_calls": [{"name": "add", "arguments": {"a": 12, "b": 30}}]},
+            {"text": "it is 42", "phase": "final_answer"},
+        ],
+        tools={"add": fn_tool("add", lambda a, b: a + b, schema(a="integer", b="integer"))},
+    )
     agent = engine.agent("main")
 
     events = go(drain(agent.stream("add")))
@@ -124,9 +136,11 @@ def test_runtime_tool_name_collision_warns_or_errors():
 
 def test_function_and_agent_observers():
     seen = []
-    engine = make(models={"m": {"main": [call("t"), {"text": "done"}], "watcher": [{"text": "noted"}]}},
-                  tools={"t": fn_tool("t", lambda: "r")},
-                  agents={"main": AgentConfig("main", "m", tools=("t",)), "watcher": AgentConfig("watcher", "m")})
+    engine = make(
+        models={"m": {"main": [call("t"), {"text": "done"}], "watcher": [{"text": "noted"}]}},
+        tools={"t": fn_tool("t", lambda: "r")},
+        agents={"main": AgentConfig("main", "m", tools=("t",)), "watcher": AgentConfig("watcher", "m")},
+    )
     engine.observe("tool_call_end", lambda e: seen.append(e.data["name"]))
     engine.observe("tool_call_end", "watcher")
     result = go(engine.run("go"))
@@ -141,7 +155,12 @@ def test_events_carry_telemetry_names_and_paths():
 
     events = go(drain(run))
     end = next(e for e in events if e.type == "agent_end")
-    assert (end.label, end.source, end.attributes, end.span) == ("briefing", "customer", {"app.tenant": "acme"}, "invoke_agent briefing")
+    assert (end.label, end.source, end.attributes, end.span) == (
+        "briefing",
+        "customer",
+        {"app.tenant": "acme"},
+        "invoke_agent briefing",
+    )
     assert end.to_dict()["path"] == ["main"] and events[0].type == "run_start" and events[-1].type == "run_end"
 
 
@@ -183,12 +202,18 @@ def test_system_prompt_templates_read_run_state_at_every_request():
     tool = fn_tool("topic", lambda: ToolResult("ok", state={"topic": "reactors"}))
     engine = make([call("topic"), {"text": "done"}], tools={"topic": tool}, system="You brief on {{state.topic}}.")
     go(engine.run("go"))
-    assert [r["system"] for r in engine.providers["m"].requests] == ["You brief on {{state.topic}}.", "You brief on reactors."]
+    assert [r["system"] for r in engine.providers["m"].requests] == [
+        "You brief on {{state.topic}}.",
+        "You brief on reactors.",
+    ]
 
 
 def test_server_state_is_only_offered_to_the_model_that_issued_it():
-    engine = two_models([{"response_id": "resp_1", "tool_calls": [{"name": "t", "arguments": {}}]}, {"error": {"kind": "rate_limit"}}],
-                        [{"text": "backup answer"}], tools=("t",))
+    engine = two_models(
+        [{"response_id": "resp_1", "tool_calls": [{"name": "t", "arguments": {}}]}, {"error": {"kind": "rate_limit"}}],
+        [{"text": "backup answer"}],
+        tools=("t",),
+    )
     engine.program.tools["t"] = fn_tool("t", lambda: "r")
     result = go(engine.run("go"))
     assert result.output == "backup answer"
@@ -198,8 +223,10 @@ def test_server_state_is_only_offered_to_the_model_that_issued_it():
 
 
 def test_an_observer_agent_watching_everything_does_not_watch_itself():
-    engine = make(models={"m": {"main": [{"text": "done"}], "watcher": [{"text": "noted"}] * 20}},
-                  agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")})
+    engine = make(
+        models={"m": {"main": [{"text": "done"}], "watcher": [{"text": "noted"}] * 20}},
+        agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")},
+    )
     engine.observe("run_end", "watcher")
     engine.observe("*", lambda e: None)
     engine.observe("agent_end", "watcher")
@@ -217,8 +244,14 @@ def test_a_history_snapshot_keeps_call_signatures_and_response_times():
 
     messages = [
         Message("user", [TextPart("go")]),
-        Message("assistant", [], [ToolCall("c1", "t", {"x": 1}, '{"x": 1}', signature="sig-abc")],
-                model="m", response_id="resp_1", created_at=1764470000.5),
+        Message(
+            "assistant",
+            [],
+            [ToolCall("c1", "t", {"x": 1}, '{"x": 1}', signature="sig-abc")],
+            model="m",
+            response_id="resp_1",
+            created_at=1764470000.5,
+        ),
         Message("tool", [TextPart("r")], tool_call_id="c1", name="t"),
     ]
     restored = from_json(json.loads(json.dumps(to_json(messages))))

@@ -8,8 +8,11 @@ from plait.runtime.errors import AgentError
 from plait.runtime.outcomes import PendingAsk
 from runtime_helpers import drain, go, make, program
 
-ANSWER = {"type": "object", "properties": {"decision": {"type": "string", "enum": ["approve", "deny"]}, "note": {"type": "string"}},
-          "required": ["decision"]}
+ANSWER = {
+    "type": "object",
+    "properties": {"decision": {"type": "string", "enum": ["approve", "deny"]}, "note": {"type": "string"}},
+    "required": ["decision"],
+}
 
 
 def approve_flow():
@@ -17,13 +20,20 @@ def approve_flow():
         chains=[ChainConfig("main", ("draft", "confirm", "decide"))],
         asks=[AskConfig("confirm", "Send this reply?\n{{input}}", ANSWER)],
         routes=[RouteConfig("decide", ("input", "decision"), (("approve", "send"), ("deny", "drop")))],
-        steps=[StepConfig("draft", "m", "Draft for {{input}}"), StepConfig("send", "m", "Send ({{input.note}})"), StepConfig("drop", "m", "Drop")],
+        steps=[
+            StepConfig("draft", "m", "Draft for {{input}}"),
+            StepConfig("send", "m", "Send ({{input.note}})"),
+            StepConfig("drop", "m", "Drop"),
+        ],
     )
 
 
 def engine_for(flow=None):
-    return make(models={"m": {"draft": [{"text": "Dear Ann"}], "send": [{"text": "sent"}], "drop": [{"text": "dropped"}]}},
-                agents={}, program=flow or approve_flow())
+    return make(
+        models={"m": {"draft": [{"text": "Dear Ann"}], "send": [{"text": "sent"}], "drop": [{"text": "dropped"}]}},
+        agents={},
+        program=flow or approve_flow(),
+    )
 
 
 def test_an_ask_stops_the_run_listing_the_question_and_the_answers_schema():
@@ -31,9 +41,22 @@ def test_an_ask_stops_the_run_listing_the_question_and_the_answers_schema():
     result = go(run)
     assert result.stop_reason == "interrupt"
     [pending] = result.pending
-    assert isinstance(pending, PendingAsk) and pending.id == "main/confirm" and pending.question == "Send this reply?\nDear Ann"
-    assert result.to_dict()["pending"] == [{"id": "main/confirm", "kind": "ask", "ask": "confirm", "question": "Send this reply?\nDear Ann",
-                                            "answer_schema": ANSWER, "branch": None, "path": ["main", "confirm"]}]
+    assert (
+        isinstance(pending, PendingAsk)
+        and pending.id == "main/confirm"
+        and pending.question == "Send this reply?\nDear Ann"
+    )
+    assert result.to_dict()["pending"] == [
+        {
+            "id": "main/confirm",
+            "kind": "ask",
+            "ask": "confirm",
+            "question": "Send this reply?\nDear Ann",
+            "answer_schema": ANSWER,
+            "branch": None,
+            "path": ["main", "confirm"],
+        }
+    ]
 
 
 def test_the_answer_resumes_the_run_and_a_route_switches_on_its_fields():
@@ -45,7 +68,12 @@ def test_the_answer_resumes_the_run_and_a_route_switches_on_its_fields():
     requests = engine.providers["m"].requests
     assert [r["agent"] for r in requests] == ["draft", "send"]  # the draft is not made again
     assert requests[-1]["messages"][0].text == "Send ()"  # the optional note left out reads as empty
-    assert result.report.decisions[0] == {"kind": "ask", "name": "confirm", "path": ["main", "confirm"], "answer": {"decision": "approve", "note": None}}
+    assert result.report.decisions[0] == {
+        "kind": "ask",
+        "name": "confirm",
+        "path": ["main", "confirm"],
+        "answer": {"decision": "approve", "note": None},
+    }
 
 
 def test_a_bad_answer_is_refused_with_the_reason_and_the_run_stays_waiting():
@@ -53,7 +81,11 @@ def test_a_bad_answer_is_refused_with_the_reason_and_the_run_stays_waiting():
     go(run)
     with pytest.raises(AgentError) as refused:
         go(run.resume(answers={"confirm": {"decision": "maybe"}}))
-    assert refused.value.kind == "answer_invalid" and "$.decision" in refused.value.message and "'maybe' is not one of" in refused.value.message
+    assert (
+        refused.value.kind == "answer_invalid"
+        and "$.decision" in refused.value.message
+        and "'maybe' is not one of" in refused.value.message
+    )
     with pytest.raises(AgentError) as unknown:
         go(run.resume(answers={"nope": "x"}))
     assert unknown.value.kind == "resume_invalid" and "`confirm` (main/confirm)" in unknown.value.message

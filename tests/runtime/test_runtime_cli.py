@@ -77,7 +77,10 @@ def test_json_report_has_the_documented_fields(tmp_path, capsys):
     code, out, _ = cli(capsys, "run", spec, "--json")
     report = json.loads(out)
     assert code == 0 and report["stop_reason"] == "done" and report["output"] == "5" and report["model_calls"] == 3
-    assert [(c["name"], c["arguments"], c["is_error"]) for c in report["tool_calls"]] == [("add", {"a": "x", "b": 3}, True), ("add", {"a": 2, "b": 3}, False)]
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in report["tool_calls"]] == [
+        ("add", {"a": "x", "b": 3}, True),
+        ("add", {"a": 2, "b": 3}, False),
+    ]
     assert [w["code"] for w in report["warnings"]] == ["tool_arguments_invalid"]
     assert report["usage"]["input_tokens"] > 0 and "error" not in report
 
@@ -87,7 +90,11 @@ def test_failure_is_one_line_exit_1_with_error_in_report(tmp_path, capsys):
     code, out, err = cli(capsys, "run", spec, "--json")
     report = json.loads(out)
     assert code == 1 and report["stop_reason"] == "error"
-    assert report["error"]["type"] == "ProviderError" and report["error"]["kind"] == "rate_limit" and report["error"]["message"] == "slow down"
+    assert (
+        report["error"]["type"] == "ProviderError"
+        and report["error"]["kind"] == "rate_limit"
+        and report["error"]["message"] == "slow down"
+    )
     assert err.strip().splitlines()[-1].startswith("plait: run failed: rate_limit: slow down")
     [stored] = stored_runs(tmp_path)
     assert stored["status"] == "error" and stored["result"]["stop_reason"] == "error"
@@ -106,10 +113,18 @@ def test_interrupt_off_tty_exits_3_and_resumes_from_the_store(tmp_path, capsys):
     assert code == 3 and report["stop_reason"] == "interrupt"
     [pending] = report["pending"]
     assert pending["tool"] == "send" and pending["arguments"] == {"to": "ann"} and pending["id"] in err
-    code, out, _ = cli(capsys, "run", spec, "--resume", report["run_id"], "--decide", f"{pending['id']}=edit:{{\"to\": \"bob\"}}", "--json")
+    code, out, _ = cli(
+        capsys, "run", spec, "--resume", report["run_id"], "--decide", f'{pending["id"]}=edit:{{"to": "bob"}}', "--json"
+    )
     report = json.loads(out)
     assert code == 0 and report["output"] == "sent it"
-    assert report["tool_calls"][-1] == {"name": "send", "arguments": {"to": "bob"}, "is_error": False, "agent": "main", "path": ["main"]}
+    assert report["tool_calls"][-1] == {
+        "name": "send",
+        "arguments": {"to": "bob"},
+        "is_error": False,
+        "agent": "main",
+        "path": ["main"],
+    }
 
 
 def test_compile_errors_print_diagnostics_and_exit_1(tmp_path, capsys):
@@ -125,7 +140,12 @@ def test_input_file_and_stdin(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
     code, out, _ = cli(capsys, "run", spec, "-", "--events")
     events = [json.loads(line) for line in out.splitlines()]
-    assert code == 0 and events[1]["type"] == "agent_start" and events[1]["input"] == "from stdin" and events[-1]["type"] == "run_end"
+    assert (
+        code == 0
+        and events[1]["type"] == "agent_start"
+        and events[1]["input"] == "from stdin"
+        and events[-1]["type"] == "run_end"
+    )
 
 
 def test_chat_keeps_history_across_lines(tmp_path, capsys, monkeypatch):
@@ -134,7 +154,12 @@ def test_chat_keeps_history_across_lines(tmp_path, capsys, monkeypatch):
     code, out, _ = cli(capsys, "chat", spec)
     assert code == 0 and out.splitlines() == ["hi Ann", "you are Ann"]
     [saved] = (tmp_path / ".plait" / "chats").glob("*.json")
-    assert [m["role"] for m in json.loads(saved.read_text())["run"]["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert [m["role"] for m in json.loads(saved.read_text())["run"]["messages"]] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
 
 
 COMPOSED = """
@@ -211,7 +236,10 @@ def test_tty_prompt_asks_approve_edit_reject(monkeypatch, capsys):
     pending = [PendingCall(f"main:c{i}", ("main",), "main", f"c{i}", "send", {"to": "ann"}) for i in range(3)]
     decisions = ask_decisions(pending)
     assert [(d.action, d.arguments, d.message) for d in decisions.values()] == [
-        ("approve", None, None), ("edit", {"to": "bob"}, None), ("reject", None, "too risky")]
+        ("approve", None, None),
+        ("edit", {"to": "bob"}, None),
+        ("reject", None, "too risky"),
+    ]
     assert "wants to call `send`" in capsys.readouterr().err
 
 
@@ -232,7 +260,7 @@ def test_chat_off_tty_exits_3_on_an_interrupt_and_1_on_a_failed_turn(tmp_path, c
     spec = write(tmp_path, {"main": [call("send", to="ann")]})
     monkeypatch.setattr(sys, "stdin", io.StringIO("send it\n"))
     code, _, err = cli(capsys, "chat", spec)
-    assert code == 3 and "send({\"to\": \"ann\"})" in err
+    assert code == 3 and 'send({"to": "ann"})' in err
     spec = write(tmp_path, {"main": [{"error": {"kind": "auth", "message": "bad key"}}]})
     monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
     code, _, err = cli(capsys, "chat", spec)
@@ -246,7 +274,8 @@ def test_a_run_cut_off_mid_tool_is_stored_and_its_resume_asks_about_the_unknown_
     (tmp_path / "spec.plait").write_text(SPEC.replace("cli_e2e_tools:add", "cli_e2e_slow:slow_add"))
     started = tmp_path / "started"
     (tmp_path / "cli_e2e_slow.py").write_text(
-        f"import pathlib, time\ndef slow_add(a, b):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(0.5)\n    return a + b\n")
+        f"import pathlib, time\ndef slow_add(a, b):\n    pathlib.Path({str(started)!r}).touch()\n    time.sleep(0.5)\n    return a + b\n"
+    )
     (tmp_path / "demo.json").write_text(json.dumps([call("add", a=1, b=2), {"text": "gave up on add"}]))
     engine = Engine.from_spec(tmp_path / "spec.plait")
 
@@ -305,7 +334,13 @@ def test_live_status_fits_one_terminal_row_and_warnings_stay_above_it(monkeypatc
     monkeypatch.setattr(sys, "stderr", screen)
     monkeypatch.setattr("shutil.get_terminal_size", lambda *a: SimpleNamespace(columns=40, lines=20))
     progress = Progress(live=True, events=False)
-    progress(SimpleNamespace(type="tool_call_end", agent="a_rather_long_agent_name", data={"name": "lookup_everything", "is_error": False}))
+    progress(
+        SimpleNamespace(
+            type="tool_call_end",
+            agent="a_rather_long_agent_name",
+            data={"name": "lookup_everything", "is_error": False},
+        )
+    )
     progress(SimpleNamespace(type="warning", agent="a", data={"code": "w1", "message": "careful"}))
     progress.close()
     status, rest = screen.getvalue().split("\r\033[2K", 2)[1:]

@@ -6,7 +6,7 @@ import json
 
 from plait.cli import main
 
-SPEC = r'''plait 0.2
+SPEC = r"""plait 0.2
 
 model fast = "scripted/fast" { script = "spec.replies.json" }
 
@@ -33,7 +33,7 @@ route decide on input.decision {
 }
 
 chain main = draft -> confirm -> decide
-'''
+"""
 
 REPLIES = {"draft": [{"text": "Dear Ann"}], "send": [{"text": "sent"}], "drop": [{"text": "dropped"}]}
 TICKET = '{"ticket": "broken", "customer": "Ann"}'
@@ -55,7 +55,11 @@ def cli(capsys, *argv):
 def test_an_input_that_does_not_fit_is_a_usage_error_naming_the_field(tmp_path, capsys):
     spec = write(tmp_path)
     code, out, err = cli(capsys, "run", spec, "--input", '{"ticket": "x"}')
-    assert (code, out) == (2, "") and err.strip() == "plait: input_invalid: the input does not fit the `input` block: $: field `customer` is missing"
+    assert (
+        (code, out) == (2, "")
+        and err.strip()
+        == "plait: input_invalid: the input does not fit the `input` block: $: field `customer` is missing"
+    )
     code, _, err = cli(capsys, "run", spec, "--input", "just text")
     assert code == 2 and "declares `ticket`, `customer`: pass a JSON object" in err
 
@@ -77,7 +81,16 @@ def test_an_ask_stops_with_exit_3_and_answer_resumes_into_the_route(tmp_path, ca
     assert code == 3 and report["stop_reason"] == "interrupt"
     [pending] = report["pending"]
     assert pending["kind"] == "ask" and pending["id"] == "main/confirm" and "--answer NAME=JSON" in err
-    code, out, _ = cli(capsys, "run", spec, "--resume", report["run_id"], "--answer", 'confirm={"decision": "send", "note": "thanks"}', "--json")
+    code, out, _ = cli(
+        capsys,
+        "run",
+        spec,
+        "--resume",
+        report["run_id"],
+        "--answer",
+        'confirm={"decision": "send", "note": "thanks"}',
+        "--json",
+    )
     report = json.loads(out)
     assert code == 0 and report["output"] == "sent"
     assert [(d["kind"], d.get("case")) for d in report["decisions"]] == [("ask", None), ("route", "send")]
@@ -108,7 +121,7 @@ def test_answer_without_resume_is_a_usage_error(tmp_path, capsys):
     assert code == 2 and "--resume" in err
 
 
-LOOP_SPEC = r'''plait 0.2
+LOOP_SPEC = r"""plait 0.2
 
 model fast = "scripted/fast" { script = "loop.replies.json" }
 
@@ -122,7 +135,7 @@ loop main = draft -> check {
   until          = ok
   max_iterations = 3
 }
-'''
+"""
 
 
 def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
@@ -134,7 +147,11 @@ def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
     assert code == 3 and first["pending"][0]["id"] == "main/#1/check"
     code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'check={"ok": false}', "--json")
     second = json.loads(out)
-    assert code == 3 and [p["id"] for p in second["pending"]] == ["main/#2/check"] and second["pending"][0]["question"] == "Good? d2"
+    assert (
+        code == 3
+        and [p["id"] for p in second["pending"]] == ["main/#2/check"]
+        and second["pending"][0]["question"] == "Good? d2"
+    )
     code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'check={"ok": true}', "--json")
     done = json.loads(out)
     assert code == 0 and done["output"] == {"ok": True} and done["model_calls"] == 2  # each draft made once
@@ -147,7 +164,11 @@ def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys
     from plait.runtime.config import AskConfig, Program
     from plait.runtime.outcomes import PendingAsk
 
-    schema = {"type": "object", "properties": {"decision": {"type": "string", "enum": ["send", "drop"]}}, "required": ["decision"]}
+    schema = {
+        "type": "object",
+        "properties": {"decision": {"type": "string", "enum": ["send", "drop"]}},
+        "required": ["decision"],
+    }
     program = Program(asks={"confirm": AskConfig("confirm", "Send?", schema)})
     typed = iter(['{"decision": "maybe"}', '{"decision": "send"}'])
     monkeypatch.setattr("builtins.input", lambda prompt="": next(typed))
@@ -157,7 +178,7 @@ def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys
     assert "Send this?" in err and "'maybe' is not one of ['send', 'drop']" in err
 
 
-MAP_SPEC = r'''plait 0.2
+MAP_SPEC = r"""plait 0.2
 
 model fast = "scripted/fast" { script = "map.replies.json" }
 
@@ -168,7 +189,7 @@ ask keep "Keep item {{map.index}}: {{input}}?" {
 }
 
 map main = write -> keep { over = input, concurrency = 2 }
-'''
+"""
 
 
 def test_a_stored_run_resumes_mid_map_running_only_the_unfinished_items(tmp_path, capsys):
@@ -177,9 +198,23 @@ def test_a_stored_run_resumes_mid_map_running_only_the_unfinished_items(tmp_path
     spec = str(tmp_path / "map.plait")
     code, out, _ = cli(capsys, "run", spec, "--input", '["a", "b", "c"]', "--json")
     first = json.loads(out)
-    assert code == 3 and sorted(p["id"] for p in first["pending"]) == ["main/[0]/keep", "main/[1]/keep", "main/[2]/keep"]
-    code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'main/[0]/keep={"ok": true}',
-                       "--answer", 'main/[2]/keep={"ok": false}', "--json")
+    assert code == 3 and sorted(p["id"] for p in first["pending"]) == [
+        "main/[0]/keep",
+        "main/[1]/keep",
+        "main/[2]/keep",
+    ]
+    code, out, _ = cli(
+        capsys,
+        "run",
+        spec,
+        "--resume",
+        first["run_id"],
+        "--answer",
+        'main/[0]/keep={"ok": true}',
+        "--answer",
+        'main/[2]/keep={"ok": false}',
+        "--json",
+    )
     second = json.loads(out)
     assert code == 3 and [p["id"] for p in second["pending"]] == ["main/[1]/keep"]
     code, out, _ = cli(capsys, "run", spec, "--resume", first["run_id"], "--answer", 'keep={"ok": true}', "--json")

@@ -16,47 +16,69 @@ def spec(tmp_path, source: str, **kw):
 
 
 def test_a_record_input_arrives_as_keyword_arguments(tmp_path):
-    _, p = spec(tmp_path, '''
+    _, p = spec(
+        tmp_path,
+        """
     def fn(a, b):
         return {"sum": a + b}
-    ''', output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})
+    """,
+        output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
+    )
     assert go(make(models={}, agents={}, program=p).run({"a": 2, "b": 3})).output == {"sum": 5}
 
 
 def test_text_arrives_as_input_and_async_functions_are_awaited(tmp_path):
-    _, p = spec(tmp_path, '''
+    _, p = spec(
+        tmp_path,
+        """
     import asyncio
     async def fn(input):
         await asyncio.sleep(0)
         return input[::-1]
-    ''')
+    """,
+    )
     assert go(make(models={}, agents={}, program=p).run("abc")).output == "cba"
 
 
 def test_the_module_is_imported_only_when_the_step_runs(tmp_path):
-    name, p = spec(tmp_path, '''
+    name, p = spec(
+        tmp_path,
+        """
     def fn(input):
         return "ran"
-    ''')
+    """,
+    )
     engine = make(models={}, agents={}, program=p)
     assert name not in sys.modules and not any(name in str(m) for m in sys.modules)
     assert go(engine.run("x")).output == "ran"
 
 
 def test_a_return_value_that_misses_output_fails_with_output_invalid(tmp_path):
-    _, p = spec(tmp_path, '''
+    _, p = spec(
+        tmp_path,
+        """
     def fn(input):
         return {"sum": "five"}
-    ''', output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})
+    """,
+        output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
+    )
     result = go(make(models={}, agents={}, program=p).run("x"))
     assert result.error.kind == "output_invalid" and "$.sum: expected integer, got string" in result.error.message
 
 
 def test_absent_optional_fields_become_null_and_render_empty(tmp_path):
-    _, p = spec(tmp_path, '''
+    _, p = spec(
+        tmp_path,
+        """
     def fn(input):
         return {"name": "ann"}
-    ''', output={"type": "object", "properties": {"name": {"type": "string"}, "nick": {"type": "string"}}, "required": ["name"]})
+    """,
+        output={
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "nick": {"type": "string"}},
+            "required": ["name"],
+        },
+    )
     p.steps["show"] = StepConfig("show", "m", "[{{input.name}}|{{input.nick}}]")
     p.chains["chain"] = ChainConfig("chain", ("main", "show"))
     engine = make(models={"m": {"show": [{"text": "ok"}]}}, agents={}, program=p, entry="chain")
@@ -65,12 +87,17 @@ def test_absent_optional_fields_become_null_and_render_empty(tmp_path):
 
 
 def test_a_raise_and_a_missing_function_fail_naming_the_step(tmp_path):
-    _, p = spec(tmp_path, '''
+    _, p = spec(
+        tmp_path,
+        """
     def fn(input):
         raise RuntimeError("disk full")
-    ''')
+    """,
+    )
     result = go(make(models={}, agents={}, program=p).run("x"))
-    assert result.error.kind == "code_step_failed" and result.error.message == "step `main` raised RuntimeError: disk full"
+    assert (
+        result.error.kind == "code_step_failed" and result.error.message == "step `main` raised RuntimeError: disk full"
+    )
     (tmp_path / "other").mkdir()
     name, p = spec(tmp_path / "other", "x = 1\n")
     result = go(make(models={}, agents={}, program=p).run("x"))

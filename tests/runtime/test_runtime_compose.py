@@ -17,9 +17,18 @@ def program(**parts) -> Program:
 
 
 def test_chain_feeds_output_to_next_input_and_steps_render_templates():
-    p = program(chains=[ChainConfig("main", ("summarize", "translate"))],
-                steps=[StepConfig("summarize", "m", "Summarize: {{input}}"), StepConfig("translate", "m", "Translate to French: {{input}}", system="You translate.")])
-    engine = make(models={"m": {"summarize": [{"text": "Sky is blue."}], "translate": [{"text": "Le ciel est bleu."}]}}, agents={}, program=p)
+    p = program(
+        chains=[ChainConfig("main", ("summarize", "translate"))],
+        steps=[
+            StepConfig("summarize", "m", "Summarize: {{input}}"),
+            StepConfig("translate", "m", "Translate to French: {{input}}", system="You translate."),
+        ],
+    )
+    engine = make(
+        models={"m": {"summarize": [{"text": "Sky is blue."}], "translate": [{"text": "Le ciel est bleu."}]}},
+        agents={},
+        program=p,
+    )
     result = go(engine.run("Rayleigh scattering..."))
     assert result.output == "Le ciel est bleu."
     first, second = engine.providers["m"].requests
@@ -28,9 +37,20 @@ def test_chain_feeds_output_to_next_input_and_steps_render_templates():
 
 
 def test_parallel_record_is_keyed_by_branch_and_read_downstream():
-    p = program(chains=[ChainConfig("main", ("both", "join"))], parallels=[ParallelConfig("both", ("a", "b"))],
-                steps=[StepConfig("a", "m"), StepConfig("b", "m"), StepConfig("join", "m", "A={{input.a}} B={{input.b}} ALL={{input}}")])
-    engine = make(models={"m": {"a": [{"text": "x", "delay": "30ms"}], "b": [{"text": "y"}], "join": [{"text": "joined"}]}}, agents={}, program=p)
+    p = program(
+        chains=[ChainConfig("main", ("both", "join"))],
+        parallels=[ParallelConfig("both", ("a", "b"))],
+        steps=[
+            StepConfig("a", "m"),
+            StepConfig("b", "m"),
+            StepConfig("join", "m", "A={{input.a}} B={{input.b}} ALL={{input}}"),
+        ],
+    )
+    engine = make(
+        models={"m": {"a": [{"text": "x", "delay": "30ms"}], "b": [{"text": "y"}], "join": [{"text": "joined"}]}},
+        agents={},
+        program=p,
+    )
     result = go(engine.run("in"))
     assert result.output == "joined"
     prompt = engine.providers["m"].requests[-1]["messages"][0].text
@@ -38,9 +58,13 @@ def test_parallel_record_is_keyed_by_branch_and_read_downstream():
 
 
 def test_parallel_runs_branches_at_once():
-    p = program(parallels=[ParallelConfig("main", tuple(f"s{i}" for i in range(20)))],
-                steps=[StepConfig(f"s{i}", "m") for i in range(20)])
-    engine = make(models={"m": {f"s{i}": [{"text": str(i), "delay": "100ms"}] for i in range(20)}}, agents={}, program=p)
+    p = program(
+        parallels=[ParallelConfig("main", tuple(f"s{i}" for i in range(20)))],
+        steps=[StepConfig(f"s{i}", "m") for i in range(20)],
+    )
+    engine = make(
+        models={"m": {f"s{i}": [{"text": str(i), "delay": "100ms"}] for i in range(20)}}, agents={}, program=p
+    )
 
     async def timed():
         loop = asyncio.get_running_loop()
@@ -53,9 +77,16 @@ def test_parallel_runs_branches_at_once():
 
 
 def test_parallel_fail_cancels_the_rest_and_names_the_branch():
-    p = program(parallels=[ParallelConfig("main", ("ok", "bad"))], steps=[StepConfig("ok", "m"), StepConfig("bad", "m")])
-    engine = make(models={"m": {"ok": [{"text": "late", "delay": "2s"}], "bad": [{"error": {"kind": "auth", "message": "nope"}}]}},
-                  agents={}, program=p)
+    p = program(
+        parallels=[ParallelConfig("main", ("ok", "bad"))], steps=[StepConfig("ok", "m"), StepConfig("bad", "m")]
+    )
+    engine = make(
+        models={
+            "m": {"ok": [{"text": "late", "delay": "2s"}], "bad": [{"error": {"kind": "auth", "message": "nope"}}]}
+        },
+        agents={},
+        program=p,
+    )
 
     async def timed():
         loop = asyncio.get_running_loop()
@@ -68,8 +99,13 @@ def test_parallel_fail_cancels_the_rest_and_names_the_branch():
 
 
 def test_parallel_collect_keeps_going_and_attributes_failures():
-    p = program(parallels=[ParallelConfig("main", ("ok", "bad"), on_error="collect")], steps=[StepConfig("ok", "m"), StepConfig("bad", "m")])
-    engine = make(models={"m": {"ok": [{"text": "fine"}], "bad": [{"error": {"kind": "rate_limit"}}]}}, agents={}, program=p)
+    p = program(
+        parallels=[ParallelConfig("main", ("ok", "bad"), on_error="collect")],
+        steps=[StepConfig("ok", "m"), StepConfig("bad", "m")],
+    )
+    engine = make(
+        models={"m": {"ok": [{"text": "fine"}], "bad": [{"error": {"kind": "rate_limit"}}]}}, agents={}, program=p
+    )
     result = go(engine.run("go"))
     assert result.stop_reason == "done" and result.output["ok"] == "fine"
     assert result.output["bad"]["error"]["kind"] == "rate_limit" and result.output["bad"]["error"]["branch"] == "bad"
@@ -79,12 +115,19 @@ def test_parallel_collect_keeps_going_and_attributes_failures():
 def consolidate_engine(judge_replies, rounds=3):
     p = program(consolidates=[ConsolidateConfig("main", ("a", "b"), "judge", rounds)])
     agents = {"a": AgentConfig("a", "m", system="analyst"), "b": AgentConfig("b", "m", system="risk")}
-    script = {"a": [{"text": f"a{i}"} for i in range(1, 4)], "b": [{"text": f"b{i}"} for i in range(1, 4)], "judge": judge_replies}
+    script = {
+        "a": [{"text": f"a{i}"} for i in range(1, 4)],
+        "b": [{"text": f"b{i}"} for i in range(1, 4)],
+        "judge": judge_replies,
+    }
     return make(models={"m": script, "judge": script}, agents=agents, program=p)
 
 
 def test_consolidate_agents_see_each_others_answers_and_judge_ends_early():
-    verdicts = [{"text": json.dumps({"agreed": False, "summary": "split"})}, {"text": json.dumps({"agreed": True, "summary": "both say rent"})}]
+    verdicts = [
+        {"text": json.dumps({"agreed": False, "summary": "split"})},
+        {"text": json.dumps({"agreed": True, "summary": "both say rent"})},
+    ]
     engine = consolidate_engine(verdicts)
     run = engine.start("GPU or cloud?")
 
@@ -107,10 +150,14 @@ def test_consolidate_without_agreement_runs_every_round_and_returns_last_summary
 
 
 def test_delegation_passes_task_and_returns_the_sub_agents_answer_with_nested_paths():
-    agents = {"main": AgentConfig("main", "m", tools=("researcher",)),
-              "researcher": AgentConfig("researcher", "m", tools=("look",), description="Look things up.")}
-    script = {"main": [call("researcher", task="height of the Eiffel Tower"), {"text": "330 m"}],
-              "researcher": [call("look"), {"text": "It is 330 metres."}]}
+    agents = {
+        "main": AgentConfig("main", "m", tools=("researcher",)),
+        "researcher": AgentConfig("researcher", "m", tools=("look",), description="Look things up."),
+    }
+    script = {
+        "main": [call("researcher", task="height of the Eiffel Tower"), {"text": "330 m"}],
+        "researcher": [call("look"), {"text": "It is 330 metres."}],
+    }
     engine = make(models={"m": script}, tools={"look": fn_tool("look", lambda: "330")}, agents=agents)
     run = engine.start("How tall?")
 
@@ -138,8 +185,12 @@ def test_delegated_failure_is_an_error_result_for_the_parent():
 def test_chain_stops_at_a_bounded_stop():
     p = program(chains=[ChainConfig("main", ("looper", "after"))], steps=[StepConfig("after", "m")])
     agents = {"looper": AgentConfig("looper", "m", tools=("t",), max_steps=1)}
-    engine = make(models={"m": {"looper": [call("t")], "after": [{"text": "unreached"}]}},
-                  tools={"t": fn_tool("t", lambda: "r")}, agents=agents, program=p)
+    engine = make(
+        models={"m": {"looper": [call("t")], "after": [{"text": "unreached"}]}},
+        tools={"t": fn_tool("t", lambda: "r")},
+        agents=agents,
+        program=p,
+    )
     result = go(engine.run("go"))
     assert result.stop_reason == "max_steps" and engine.providers["m"].requests[-1]["agent"] == "looper"
 
@@ -151,7 +202,10 @@ def _leftover_tasks() -> set:
 def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hanging():
     names = ("bad", *(f"s{i}" for i in range(30)))
     p = program(parallels=[ParallelConfig("main", names)], steps=[StepConfig(n, "m") for n in names])
-    script = {"bad": [{"error": {"kind": "auth", "message": "nope"}}], **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)}}
+    script = {
+        "bad": [{"error": {"kind": "auth", "message": "nope"}}],
+        **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)},
+    }
     engine = make(models={"m": script}, agents={}, program=p)
 
     async def bounded():

@@ -22,14 +22,22 @@ REVIEW = record(verdict=["accept", "revise"], feedback="string")
 def polish(until=ACCEPT, max_iterations=3, on_exhausted="fail", body=("draft", "review")):
     return program(
         loops=[LoopConfig("main", body, max_iterations, until, on_exhausted)],
-        steps=[StepConfig("draft", "m", "Topic: {{input}} | try {{loop.iteration}} | last: {{loop.last.feedback}} | history: {{loop.history}}"),
-               StepConfig("review", "m", "Grade: {{input}}", output=REVIEW)],
+        steps=[
+            StepConfig(
+                "draft",
+                "m",
+                "Topic: {{input}} | try {{loop.iteration}} | last: {{loop.last.feedback}} | history: {{loop.history}}",
+            ),
+            StepConfig("review", "m", "Grade: {{input}}", output=REVIEW),
+        ],
     )
 
 
 def verdicts(*grades):
-    return {"draft": [{"text": f"draft {i + 1}"} for i in range(len(grades))],
-            "review": [{"output": {"verdict": g, "feedback": f"fb{i + 1}"}} for i, g in enumerate(grades)]}
+    return {
+        "draft": [{"text": f"draft {i + 1}"} for i in range(len(grades))],
+        "review": [{"output": {"verdict": g, "feedback": f"fb{i + 1}"}} for i, g in enumerate(grades)],
+    }
 
 
 def test_the_body_repeats_until_the_condition_holds_and_sees_loop_values():
@@ -40,14 +48,20 @@ def test_the_body_repeats_until_the_condition_holds_and_sees_loop_values():
     assert drafts[0] == "Topic: otters | try 1 | last:  | history: []"  # loop.last is empty on the first iteration
     assert drafts[1] == 'Topic: otters | try 2 | last: fb1 | history: [{"verdict": "revise", "feedback": "fb1"}]'
     loops = [d for d in result.report.decisions if d["kind"] == "loop"]
-    assert [(d["iteration"], d["holds"], d["condition"]) for d in loops] == [(1, False, 'verdict == "accept"'), (2, True, 'verdict == "accept"')]
+    assert [(d["iteration"], d["holds"], d["condition"]) for d in loops] == [
+        (1, False, 'verdict == "accept"'),
+        (2, True, 'verdict == "accept"'),
+    ]
 
 
 def test_exhausted_fails_the_run_with_a_clear_reason():
     engine = make(models={"m": verdicts("revise", "revise")}, agents={}, program=polish(max_iterations=2))
     result = go(engine.run("x"))
     assert result.stop_reason == "error" and result.error.kind == "loop_exhausted"
-    assert result.error.message == 'loop `main` ran 2 iteration(s) and `verdict == "accept"` never held (on_exhausted = fail)'
+    assert (
+        result.error.message
+        == 'loop `main` ran 2 iteration(s) and `verdict == "accept"` never held (on_exhausted = fail)'
+    )
 
 
 def test_exhausted_with_last_goes_on_with_the_last_output_and_warns():
@@ -68,8 +82,13 @@ def test_exhausted_with_last_goes_on_with_the_last_output_and_warns():
 def test_a_condition_may_name_a_runnable_inside_the_body():
     p = polish(until=Compare(("review", "verdict"), "==", "accept"), body=("review", "summarize"))
     p.steps["summarize"] = StepConfig("summarize", "m", "Summarize {{input}}")
-    replies = {"review": [{"output": {"verdict": "revise", "feedback": "a"}}, {"output": {"verdict": "accept", "feedback": "b"}}],
-               "summarize": [{"text": "s1"}, {"text": "s2"}]}
+    replies = {
+        "review": [
+            {"output": {"verdict": "revise", "feedback": "a"}},
+            {"output": {"verdict": "accept", "feedback": "b"}},
+        ],
+        "summarize": [{"text": "s1"}, {"text": "s2"}],
+    }
     engine = make(models={"m": replies}, agents={}, program=p)
     result = go(engine.run("x"))
     assert result.output == "s2" and [d["holds"] for d in result.report.decisions] == [False, True]
@@ -93,21 +112,30 @@ def test_each_iteration_is_an_event_with_the_conditions_value():
 def test_a_condition_reading_a_missing_field_fails_the_run_naming_it():
     p = polish()
     p.steps["review"].output = None  # text: a JSON object without `verdict`
-    engine = make(models={"m": {"draft": [{"text": "d"}], "review": [{"text": '{"grade": "A"}'}]}}, agents={}, program=p)
+    engine = make(
+        models={"m": {"draft": [{"text": "d"}], "review": [{"text": '{"grade": "A"}'}]}}, agents={}, program=p
+    )
     result = go(engine.run("x"))
-    assert result.error.kind == "loop_condition_invalid" and "`verdict`" in result.error.message and "iteration 1" in result.error.message
+    assert (
+        result.error.kind == "loop_condition_invalid"
+        and "`verdict`" in result.error.message
+        and "iteration 1" in result.error.message
+    )
 
 
-@pytest.mark.parametrize("cond, expected", [
-    (Compare(("n",), "<", 3), True),
-    (Compare(("n",), ">=", 3), False),
-    (Compare(("n",), "!=", 2), False),
-    (Field(("ok",)), True),
-    (Not(Field(("ok",))), False),
-    (BoolOp("and", (Field(("ok",)), Compare(("n",), "<=", 2))), True),
-    (BoolOp("or", (Not(Field(("ok",))), Compare(("tag",), "==", "x"))), False),
-    (BoolOp("and", (BoolOp("or", (Field(("ok",)), Compare(("n",), ">", 9))), Compare(("tag",), "==", "y"))), True),
-])
+@pytest.mark.parametrize(
+    "cond, expected",
+    [
+        (Compare(("n",), "<", 3), True),
+        (Compare(("n",), ">=", 3), False),
+        (Compare(("n",), "!=", 2), False),
+        (Field(("ok",)), True),
+        (Not(Field(("ok",))), False),
+        (BoolOp("and", (Field(("ok",)), Compare(("n",), "<=", 2))), True),
+        (BoolOp("or", (Not(Field(("ok",))), Compare(("tag",), "==", "x"))), False),
+        (BoolOp("and", (BoolOp("or", (Field(("ok",)), Compare(("n",), ">", 9))), Compare(("tag",), "==", "y"))), True),
+    ],
+)
 def test_conditions_evaluate_on_the_output(cond, expected):
     assert holds(cond, {"n": 2, "ok": True, "tag": "y"}, {}) is expected
 

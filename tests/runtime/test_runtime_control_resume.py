@@ -12,9 +12,11 @@ OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": [
 
 
 def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history():
-    p = program(loops=[LoopConfig("main", ("draft", "check"), 3, Field(("ok",)))],
-                steps=[StepConfig("draft", "m", "try {{loop.iteration}} after {{loop.history}}")],
-                asks=[AskConfig("check", "Good? {{input}}", OK)])
+    p = program(
+        loops=[LoopConfig("main", ("draft", "check"), 3, Field(("ok",)))],
+        steps=[StepConfig("draft", "m", "try {{loop.iteration}} after {{loop.history}}")],
+        asks=[AskConfig("check", "Good? {{input}}", OK)],
+    )
     engine = make(models={"m": {"draft": [{"text": "d1"}, {"text": "d2"}]}}, agents={}, program=p)
     run = engine.start("x")
     assert go(run).pending[0].id == "main/#1/check"
@@ -27,15 +29,20 @@ def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history(
     assert result.stop_reason == "done" and result.output == {"ok": True}
     drafts = [r["messages"][0].text for r in engine.providers["m"].requests]
     assert drafts == ["try 1 after []", 'try 2 after [{"ok": false}]']  # iteration 1 is not run again
-    assert [(d["iteration"], d["holds"]) for d in result.report.decisions if d["kind"] == "loop"] == [(1, False), (2, True)]
+    assert [(d["iteration"], d["holds"]) for d in result.report.decisions if d["kind"] == "loop"] == [
+        (1, False),
+        (2, True),
+    ]
     assert result.to_dict()["decisions"].count(result.report.decisions[0]) == 1  # nothing recorded twice
     assert "main" not in restored.ctx.progress  # a finished loop leaves no progress behind
 
 
 def test_a_run_stopped_inside_a_map_resumes_only_the_unfinished_items():
-    p = program(maps=[MapConfig("main", ("write", "check"), ("input",), concurrency=2)],
-                steps=[StepConfig("write", "m", "write {{map.item}}")],
-                asks=[AskConfig("check", "Keep {{map.index}}: {{input}}?", OK)])
+    p = program(
+        maps=[MapConfig("main", ("write", "check"), ("input",), concurrency=2)],
+        steps=[StepConfig("write", "m", "write {{map.item}}")],
+        asks=[AskConfig("check", "Keep {{map.index}}: {{input}}?", OK)],
+    )
     engine = make(models={"m": {"write": [{"text": f"w{i}"} for i in range(3)]}}, agents={}, program=p)
     run = engine.start(["a", "b", "c"])
     result = go(run)

@@ -94,8 +94,12 @@ def test_approve_asks_a_person_and_routes_on_the_answer(tmp_path, capsys):
     folder = copied(tmp_path, "approve")
     spec = folder / "approve.plait"
     code, report = run_json(capsys, spec, "--input-file", folder / "request.json")
-    assert code == 3 and report["pending"][0]["question"].startswith("Approve buying a 4K monitor for 640.0 EUR? Risk: high")
-    code, done = run_json(capsys, spec, "--resume", report["run_id"], "--answer", 'approval={"decision": "reject", "note": "get a quote"}')
+    assert code == 3 and report["pending"][0]["question"].startswith(
+        "Approve buying a 4K monitor for 640.0 EUR? Risk: high"
+    )
+    code, done = run_json(
+        capsys, spec, "--resume", report["run_id"], "--answer", 'approval={"decision": "reject", "note": "get a quote"}'
+    )
     assert code == 0 and done["output"] == "Your request was declined. Please attach a quote and ask again."
     assert done["decisions"][-1]["target"] == "decline"
 
@@ -106,8 +110,10 @@ def test_support_passes_the_typed_label_to_the_agent(tmp_path):
     from plait.runtime.providers.scripted import ScriptedProvider
 
     folder = copied(tmp_path, "support")
-    replies = {"classify": [{"output": {"label": "refund", "summary": "The kettle arrived broken."}}],
-               "support": [call("hand_off", summary="Broken kettle; wants a refund.", priority=2)]}
+    replies = {
+        "classify": [{"output": {"label": "refund", "summary": "The kettle arrived broken."}}],
+        "support": [call("hand_off", summary="Broken kettle; wants a refund.", priority=2)],
+    }
     quick = Recorder(ScriptedProvider(ModelConfig("quick", "scripted", "quick"), replies=replies))
     engine = Engine.from_spec(folder / "support.plait", providers={"quick": quick})
     engine.program.tools["hand_off"].run = {"type": "function"}

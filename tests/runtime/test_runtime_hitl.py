@@ -25,7 +25,12 @@ def test_approval_interrupts_before_execution_and_approve_runs_the_call():
     result = go(run)
     assert result.stop_reason == "interrupt" and log == []
     [pending] = result.pending
-    assert pending.id.startswith("main:") and pending.agent == "main" and pending.tool == "send" and pending.arguments == {"to": "ann"}
+    assert (
+        pending.id.startswith("main:")
+        and pending.agent == "main"
+        and pending.tool == "send"
+        and pending.arguments == {"to": "ann"}
+    )
     result = go(run.resume({pending.id: "approve"}))
     assert (result.stop_reason, result.output, log) == ("done", "sent", ["ann"])
 
@@ -123,7 +128,10 @@ def test_new_prompt_after_abandoned_interrupt_repairs_history():
 
 
 def _pair(i: int) -> list[Message]:
-    return [Message("assistant", [], [ToolCall(f"c{i}", "t", {})]), Message("tool", [TextPart("r")], tool_call_id=f"c{i}")]
+    return [
+        Message("assistant", [], [ToolCall(f"c{i}", "t", {})]),
+        Message("tool", [TextPart("r")], tool_call_id=f"c{i}"),
+    ]
 
 
 def test_keep_last_is_pair_aware():
@@ -168,7 +176,7 @@ def test_repair_answers_every_call_and_window_never_keeps_an_orphan(messages, ke
     for i, m in enumerate(messages):
         if m.role == "assistant":
             following = set()
-            for later in messages[i + 1:]:
+            for later in messages[i + 1 :]:
                 if later.role != "tool":
                     break
                 following.add(later.tool_call_id)

@@ -21,8 +21,13 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
     plait_fake_server.push({"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}, {"text": "it is 5"})
     program = Program(entry="main")
     program.models["m"] = plait_fake_server.config(provider, name="m")
-    program.tools["add"] = ToolConfig("add", "Add.", {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                                       "required": ["a", "b"]}, {"type": "function"}, fn=add)
+    program.tools["add"] = ToolConfig(
+        "add",
+        "Add.",
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]},
+        {"type": "function"},
+        fn=add,
+    )
     program.agents["main"] = AgentConfig("main", "m", tools=("add",))
     engine = Engine(program)
 
@@ -36,7 +41,9 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
 
     result, events = asyncio.run(scenario())
     assert (result.stop_reason, result.output) == ("done", "it is 5")
-    assert [(c["name"], c["arguments"], c["is_error"]) for c in result.report.tool_calls] == [("add", {"a": 2, "b": 3}, False)]
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in result.report.tool_calls] == [
+        ("add", {"a": 2, "b": 3}, False)
+    ]
     assert result.report.model_calls == 2 and result.report.usage.input_tokens >= 0
     # Both calls' token counts are read from the wire, buffered and streamed alike.
     assert result.report.usage.input_tokens > 0 and result.report.usage.output_tokens > 0
@@ -53,8 +60,10 @@ def test_plait_run_and_plait_run_api_over_the_wire_release_their_connections(pla
 
     plait_fake_server.push({"text": "from the CLI"}, {"text": "from the API"})
     spec = tmp_path / "wire.plait"
-    spec.write_text(f'model m = "anthropic/claude" {{ base_url = "{plait_fake_server.base_url("anthropic")}", '
-                    'api_key = env("PLAIT_FAKE_API_KEY") }\nagent main { model = m }\n')
+    spec.write_text(
+        f'model m = "anthropic/claude" {{ base_url = "{plait_fake_server.base_url("anthropic")}", '
+        'api_key = env("PLAIT_FAKE_API_KEY") }\nagent main { model = m }\n'
+    )
     assert main(["run", str(spec), "--input", "hi"]) == 0
     assert capsys.readouterr().out == "from the CLI\n"
     assert plait.run(spec, "hi").output == "from the API"

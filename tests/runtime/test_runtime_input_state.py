@@ -8,14 +8,25 @@ from plait.runtime.errors import AgentError
 from plait.runtime.tools import ToolResult
 from runtime_helpers import call, fn_tool, go, make, program
 
-TICKET = {"type": "object", "properties": {"ticket": {"type": "string"}, "customer": {"type": "string"}, "priority": {"type": "integer", "default": 3}},
-          "required": ["ticket", "customer"]}
+TICKET = {
+    "type": "object",
+    "properties": {
+        "ticket": {"type": "string"},
+        "customer": {"type": "string"},
+        "priority": {"type": "integer", "default": 3},
+    },
+    "required": ["ticket", "customer"],
+}
 
 
 def ticket_flow():
-    p = program(chains=[ChainConfig("main", ("first", "second"))],
-                steps=[StepConfig("first", "m", "From {{run.input.customer}}: {{input.ticket}} (p{{input.priority}})"),
-                       StepConfig("second", "m", "Again {{run.input.customer}}; first said {{first}}")])
+    p = program(
+        chains=[ChainConfig("main", ("first", "second"))],
+        steps=[
+            StepConfig("first", "m", "From {{run.input.customer}}: {{input.ticket}} (p{{input.priority}})"),
+            StepConfig("second", "m", "Again {{run.input.customer}}; first said {{first}}"),
+        ],
+    )
     p.input = TICKET
     return p
 
@@ -33,12 +44,15 @@ def test_the_input_is_checked_and_run_input_reads_it_anywhere():
     assert second == "Again Ann; first said one"  # {{first}}: an earlier runnable's output
 
 
-@pytest.mark.parametrize("given, named", [
-    ('{"ticket": "broken"}', "field `customer` is missing"),
-    ('{"ticket": 3, "customer": "Ann"}', "$.ticket: expected string, got number"),
-    ('{"ticket": "x", "custmer": "Ann"}', "did you mean `customer`?"),
-    ("just text", "`ticket`, `customer`, `priority`: pass a JSON object"),
-])
+@pytest.mark.parametrize(
+    "given, named",
+    [
+        ('{"ticket": "broken"}', "field `customer` is missing"),
+        ('{"ticket": 3, "customer": "Ann"}', "$.ticket: expected string, got number"),
+        ('{"ticket": "x", "custmer": "Ann"}', "did you mean `customer`?"),
+        ("just text", "`ticket`, `customer`, `priority`: pass a JSON object"),
+    ],
+)
 def test_an_input_that_does_not_fit_is_refused_naming_the_field(given, named):
     with pytest.raises(AgentError) as refused:
         engine_for(ticket_flow()).start(given)
@@ -54,15 +68,27 @@ def test_plain_text_becomes_the_one_string_field():
     assert engine.providers["m"].requests[0]["messages"][0].text == 'printer jam/{"ticket": "printer jam"}'
 
 
-STATE = {"type": "object", "properties": {"order_id": {"type": "string"}, "count": {"type": "integer"}}, "required": ["count"]}
+STATE = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}, "count": {"type": "integer"}},
+    "required": ["count"],
+}
 
 
 def state_engine(update, state=STATE):
     tool = fn_tool("save", lambda: ToolResult("saved", state=update))
-    p = program(chains=[ChainConfig("main", ("agent", "after"))], steps=[StepConfig("after", "m", "order=[{{state.order_id}}] count=[{{state.count}}]")])
+    p = program(
+        chains=[ChainConfig("main", ("agent", "after"))],
+        steps=[StepConfig("after", "m", "order=[{{state.order_id}}] count=[{{state.count}}]")],
+    )
     p.agents["agent"] = AgentConfig("agent", "m", tools=("save",))
     p.state = state
-    return make(models={"m": {"agent": [call("save"), {"text": "ok"}], "after": [{"text": "done"}]}}, tools={"save": tool}, agents={}, program=p)
+    return make(
+        models={"m": {"agent": [call("save"), {"text": "ok"}], "after": [{"text": "done"}]}},
+        tools={"save": tool},
+        agents={},
+        program=p,
+    )
 
 
 def test_a_declared_write_lands_and_state_reads_render_it():
@@ -77,10 +103,19 @@ def test_an_unset_optional_key_renders_empty():
     assert engine.providers["m"].requests[-1]["messages"][0].text == "order=[] count=[1]"
 
 
-@pytest.mark.parametrize("update, says", [
-    ({"order": "A-1"}, "state key `order`, which the spec's `state` block does not declare (did you mean `order_id`?)"),
-    ({"count": "two"}, 'tried to write "two" to state key `count`, which does not fit its type (count: expected integer, got string)'),
-])
+@pytest.mark.parametrize(
+    "update, says",
+    [
+        (
+            {"order": "A-1"},
+            "state key `order`, which the spec's `state` block does not declare (did you mean `order_id`?)",
+        ),
+        (
+            {"count": "two"},
+            'tried to write "two" to state key `count`, which does not fit its type (count: expected integer, got string)',
+        ),
+    ],
+)
 def test_an_undeclared_key_or_wrong_type_is_an_error_the_model_sees_and_nothing_is_written(update, says):
     engine = state_engine({"order_id": "A-1", **update})
     result = go(engine.run("x"))
@@ -100,7 +135,9 @@ def test_an_agents_system_prompt_reads_the_run_input_and_the_map_item():
     from plait.runtime.config import MapConfig
 
     p = program(maps=[MapConfig("main", ("helper",), ("input", "names"), concurrency=1)])
-    p.agents["helper"] = AgentConfig("helper", "m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}.")
+    p.agents["helper"] = AgentConfig(
+        "helper", "m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}."
+    )
     engine = make(models={"m": {"helper": [{"text": "hi A"}, {"text": "hi B"}]}}, agents={}, program=p)
     result = go(engine.run({"names": ["A", "B"], "host": "Ann"}))
     assert result.output == ["hi A", "hi B"]

@@ -20,8 +20,14 @@ def adder(calls: list | None = None):
 
 def test_turn_steps_are_the_documented_pipeline_in_order():
     assert [s.__name__ for s in TURN_STEPS] == [
-        "check_budget", "expand_messages", "call_model", "check_interrupts",
-        "run_tools", "propagate_state", "check_until", "loop_boundary",
+        "check_budget",
+        "expand_messages",
+        "call_model",
+        "check_interrupts",
+        "run_tools",
+        "propagate_state",
+        "check_until",
+        "loop_boundary",
     ]
 
 
@@ -61,7 +67,9 @@ def test_tool_loop_runs_tool_and_returns_final_answer():
 
 def test_max_steps_counts_model_calls_and_last_response_still_runs_its_tools():
     calls: list = []
-    engine = make([call("add", a=1, b=1), call("add", a=2, b=2), {"text": "never"}], tools={"add": adder(calls)}, max_steps=2)
+    engine = make(
+        [call("add", a=1, b=1), call("add", a=2, b=2), {"text": "never"}], tools={"add": adder(calls)}, max_steps=2
+    )
     result = go(engine.run("go"))
     assert result.stop_reason == "max_steps"
     assert result.output == "stopped: reached max_steps (2)"
@@ -69,8 +77,12 @@ def test_max_steps_counts_model_calls_and_last_response_still_runs_its_tools():
 
 
 def test_last_permitted_response_can_satisfy_until():
-    engine = make([call("add", a=1, b=1), call("submit", title="t")], max_steps=2, until=("submit",),
-                  tools={"add": adder(), "submit": fn_tool("submit", lambda title: f"submitted {title}", schema(title="string"))})
+    engine = make(
+        [call("add", a=1, b=1), call("submit", title="t")],
+        max_steps=2,
+        until=("submit",),
+        tools={"add": adder(), "submit": fn_tool("submit", lambda title: f"submitted {title}", schema(title="string"))},
+    )
     result = go(engine.run("go"))
     assert result.stop_reason == "until" and result.until_result == "submitted t" and result.output == "submitted t"
 
@@ -85,7 +97,12 @@ def test_until_succeeded_keeps_looping_on_an_error_result():
         return "ok"
 
     tools = {"submit": fn_tool("submit", submit, schema(title="string"))}
-    engine = make([call("submit", title="bad"), call("submit", title="good")], tools=tools, until=("submit",), until_succeeded=True)
+    engine = make(
+        [call("submit", title="bad"), call("submit", title="good")],
+        tools=tools,
+        until=("submit",),
+        until_succeeded=True,
+    )
     result = go(engine.run("go"))
     assert result.stop_reason == "until" and attempts == ["bad", "good"] and result.until_result == "ok"
     # Without `succeeded` the first (error) result already ends the run.
@@ -104,8 +121,16 @@ def test_model_stopping_without_calling_until_tool_is_an_error_naming_targets():
 def test_truncated_response_ends_run_and_its_tool_calls_never_run():
     calls: list = []
     for finish in ("length", "content_filter"):
-        engine = make([{"text": "partial", "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}], "finish_reason": finish}],
-                      tools={"add": adder(calls)})
+        engine = make(
+            [
+                {
+                    "text": "partial",
+                    "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}],
+                    "finish_reason": finish,
+                }
+            ],
+            tools={"add": adder(calls)},
+        )
         result = go(engine.run("go"))
         assert result.stop_reason == "done" and result.finish_reason == finish and result.output == "partial"
         assert [w["code"] for w in result.report.warnings] == ["response_truncated"]
@@ -115,7 +140,10 @@ def test_truncated_response_ends_run_and_its_tool_calls_never_run():
 def test_unknown_finish_reasons_pass_through():
     engine = make([{"text": "hi", "finish_reason": "TOO_MANY_TOOL_CALLS"}])
     result = go(engine.run("go"))
-    assert result.finish_reason == "too_many_tool_calls" and result.report.steps[0]["finish_reason"] == "too_many_tool_calls"
+    assert (
+        result.finish_reason == "too_many_tool_calls"
+        and result.report.steps[0]["finish_reason"] == "too_many_tool_calls"
+    )
 
 
 def test_malformed_call_is_never_executed_and_gets_an_error_result():
@@ -137,14 +165,20 @@ def test_reflect_and_retry_injects_guidance_and_drops_the_failed_turn():
     retry = engine.providers["m"].requests[1]
     roles = [m.role for m in retry["messages"]]
     assert roles == ["user", "user"], "the malformed assistant turn must not be appended"
-    assert "Attempt 1 of 2" in retry["messages"][-1].text and "Do not repeat the same call" in retry["messages"][-1].text
+    assert (
+        "Attempt 1 of 2" in retry["messages"][-1].text and "Do not repeat the same call" in retry["messages"][-1].text
+    )
     assert "malformed_tool_call_retried" in [w["code"] for w in result.report.warnings]
 
 
 def test_reflect_and_retry_counts_consecutively_and_fails_clearly_when_spent():
     bad = {"tool_calls": [{"name": "add", "raw_arguments": "{"}]}
     # bad, good, bad, good: a success clears the streak, so a budget of 1 suffices.
-    engine = make([bad, call("add", a=1, b=1), bad, call("add", a=1, b=1), {"text": "2"}], tools={"add": adder()}, retry_malformed=1)
+    engine = make(
+        [bad, call("add", a=1, b=1), bad, call("add", a=1, b=1), {"text": "2"}],
+        tools={"add": adder()},
+        retry_malformed=1,
+    )
     assert go(engine.run("go")).output == "2"
     engine = make([bad, bad, {"text": "unreached"}], tools={"add": adder()}, retry_malformed=1)
     result = go(engine.run("go"))
@@ -158,14 +192,21 @@ def test_invalid_arguments_are_refused_with_the_documented_wording():
     result = go(engine.run("go"))
     refusal = engine.providers["m"].requests[1]["messages"][-1]
     assert calls == [] and refusal.is_error
-    assert refusal.text == 'Invalid arguments for "add": $.a: expected integer, got string.\nCall the tool again with arguments matching its schema.'
+    assert (
+        refusal.text
+        == 'Invalid arguments for "add": $.a: expected integer, got string.\nCall the tool again with arguments matching its schema.'
+    )
     assert [w["code"] for w in result.report.warnings] == ["tool_arguments_invalid"]
     assert result.report.tool_calls[0]["is_error"] is True
 
 
 def test_validation_is_full_json_schema_and_can_be_turned_off():
-    params = {"type": "object", "properties": {"city": {"type": "string", "minLength": 3}}, "required": ["city"],
-              "additionalProperties": False}
+    params = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "minLength": 3}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
     tool = fn_tool("lookup", lambda city: city, params)
     engine = make([call("lookup", city="NY", extra=1), {"text": "x"}], tools={"lookup": tool})
     go(engine.run("go"))
@@ -180,9 +221,18 @@ def test_tool_state_updates_merge_into_run_state():
     def remember(key: str, value: str):
         return ToolResult(f"stored {key}", state={key: value})
 
-    engine = make([{"tool_calls": [{"name": "remember", "arguments": {"key": "city", "value": "Oslo"}},
-                                   {"name": "remember", "arguments": {"key": "unit", "value": "C"}}]}, {"text": "ok"}],
-                  tools={"remember": fn_tool("remember", remember, schema(key="string", value="string"))})
+    engine = make(
+        [
+            {
+                "tool_calls": [
+                    {"name": "remember", "arguments": {"key": "city", "value": "Oslo"}},
+                    {"name": "remember", "arguments": {"key": "unit", "value": "C"}},
+                ]
+            },
+            {"text": "ok"},
+        ],
+        tools={"remember": fn_tool("remember", remember, schema(key="string", value="string"))},
+    )
     run = engine.start("go")
     go(run)
     assert run.ctx.state == {"city": "Oslo", "unit": "C"}
@@ -211,7 +261,9 @@ def test_a_run_ending_on_until_expands_nothing():
 
 
 def test_final_answer_drops_commentary_parts():
-    engine = make([{"parts": [{"text": "Let me think. ", "phase": "commentary"}, {"text": "42", "phase": "final_answer"}]}])
+    engine = make(
+        [{"parts": [{"text": "Let me think. ", "phase": "commentary"}, {"text": "42", "phase": "final_answer"}]}]
+    )
     assert go(engine.run("q")).output == "42"
 
 
@@ -220,7 +272,13 @@ def test_provider_error_ends_run_as_error_with_readable_report():
     result = go(engine.run("go"))
     assert result.stop_reason == "error" and isinstance(result.error, ProviderError)
     data = result.to_dict()
-    assert data["error"] == {"type": "ProviderError", "kind": "auth", "message": "bad key", "model": "m", "provider": "scripted"}
+    assert data["error"] == {
+        "type": "ProviderError",
+        "kind": "auth",
+        "message": "bad key",
+        "model": "m",
+        "provider": "scripted",
+    }
     assert data["tool_calls"][0]["name"] == "add" and data["model_calls"] == 1
 
 

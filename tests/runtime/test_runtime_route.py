@@ -12,15 +12,23 @@ def triage(default: str | None = "sales", subject: tuple[str, ...] = ("input", "
     p = program(
         chains=[ChainConfig("main", ("classify", "triage"))],
         routes=[RouteConfig("triage", subject, CASES, default)],
-        steps=[StepConfig("classify", "m", output=record(category="string", summary="string")), StepConfig("billing", "m", "Billing: {{input.summary}}"), StepConfig("tech", "m", "Tech: {{input}}"),
-               StepConfig("sales", "m", "Sales: {{input.summary}}")],
+        steps=[
+            StepConfig("classify", "m", output=record(category="string", summary="string")),
+            StepConfig("billing", "m", "Billing: {{input.summary}}"),
+            StepConfig("tech", "m", "Tech: {{input}}"),
+            StepConfig("sales", "m", "Sales: {{input.summary}}"),
+        ],
     )
     return p
 
 
 def replies(category, answer="handled"):
-    return {"classify": [{"output": {"category": category, "summary": "card declined"}}],
-            "billing": [{"text": answer}], "tech": [{"text": answer}], "sales": [{"text": answer}]}
+    return {
+        "classify": [{"output": {"category": category, "summary": "card declined"}}],
+        "billing": [{"text": answer}],
+        "tech": [{"text": answer}],
+        "sales": [{"text": answer}],
+    }
 
 
 def test_the_matching_case_runs_on_the_routes_input_and_its_output_is_the_routes():
@@ -30,8 +38,15 @@ def test_the_matching_case_runs_on_the_routes_input_and_its_output_is_the_routes
     prompts = [r["messages"][0].text for r in engine.providers["m"].requests]
     assert prompts[1] == 'Tech: {"category": "tech", "summary": "card declined"}'  # the route's input, unchanged
     [decision] = result.to_dict()["decisions"]
-    assert decision == {"kind": "route", "name": "triage", "path": ["main", "triage"], "subject": "input.category",
-                        "value": "tech", "case": "tech", "target": "tech"}
+    assert decision == {
+        "kind": "route",
+        "name": "triage",
+        "path": ["main", "triage"],
+        "subject": "input.category",
+        "value": "tech",
+        "case": "tech",
+        "target": "tech",
+    }
 
 
 def test_else_takes_a_value_no_case_lists():
@@ -46,12 +61,18 @@ def test_an_unmatched_value_without_else_fails_the_run_naming_the_value():
     engine = make(models={"m": replies("refund")}, agents={}, program=triage(default=None))
     result = go(engine.run("x"))
     assert result.stop_reason == "error" and result.error.kind == "route_unmatched"
-    assert '"refund"' in result.error.message and "triage" in result.error.message and '"billing", "tech"' in result.error.message
+    assert (
+        '"refund"' in result.error.message
+        and "triage" in result.error.message
+        and '"billing", "tech"' in result.error.message
+    )
 
 
 def test_a_bool_case_matches_only_a_bool():
-    p = program(routes=[RouteConfig("main", ("input", "ok"), ((True, "yes"), (1, "one")), None)],
-                steps=[StepConfig("yes", "m", "yes"), StepConfig("one", "m", "one")])
+    p = program(
+        routes=[RouteConfig("main", ("input", "ok"), ((True, "yes"), (1, "one")), None)],
+        steps=[StepConfig("yes", "m", "yes"), StepConfig("one", "m", "one")],
+    )
     engine = make(models={"m": {"yes": [{"text": "Y"}], "one": [{"text": "1"}]}}, agents={}, program=p)
     assert go(engine.run({"ok": 1})).output == "1"
     assert go(engine.run({"ok": True})).output == "Y"
@@ -70,5 +91,11 @@ def test_the_route_event_says_which_case_and_why():
     engine = make(models={"m": replies("billing")}, agents={}, program=triage())
     events = go(drain(engine.start("x")))
     [route] = [e for e in events if e.type == "route"]
-    assert route.data == {"route": "triage", "subject": "input.category", "value": "billing", "case": "billing", "target": "billing"}
+    assert route.data == {
+        "route": "triage",
+        "subject": "input.category",
+        "value": "billing",
+        "case": "billing",
+        "target": "billing",
+    }
     assert route.path == ("main", "triage")

@@ -7,7 +7,16 @@ import json
 import pytest
 
 from plait.runtime.providers import make_provider
-from plait.runtime.providers.base import Message, ModelConfig, ModelRequest, ProviderError, ResponseDone, TextDelta, ToolCallDelta, ToolCallStart
+from plait.runtime.providers.base import (
+    Message,
+    ModelConfig,
+    ModelRequest,
+    ProviderError,
+    ResponseDone,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
 from plait.runtime.providers.scripted import ScriptedProvider, parse_duration
 from runtime_helpers import drain, go
 
@@ -35,14 +44,26 @@ def test_a_list_is_shared_by_every_caller_and_an_object_is_keyed_by_agent(tmp_pa
 
 
 def test_reply_fields(tmp_path):
-    p = provider([
-        {"text": "hi", "tool_calls": [{"name": "f", "arguments": {"a": 1}}], "usage": {"input_tokens": 7, "output_tokens": 3}, "response_id": "r1"},
-        {"tool_calls": [{"name": "f", "raw_arguments": '{"a": 2}'}, {"name": "g", "raw_arguments": "[1]"}]},
-        {"text": "x", "finish_reason": "STEERED"},
-        {"error": {"kind": "quota_exceeded", "message": "no credit", "status": 429}},
-    ])
+    p = provider(
+        [
+            {
+                "text": "hi",
+                "tool_calls": [{"name": "f", "arguments": {"a": 1}}],
+                "usage": {"input_tokens": 7, "output_tokens": 3},
+                "response_id": "r1",
+            },
+            {"tool_calls": [{"name": "f", "raw_arguments": '{"a": 2}'}, {"name": "g", "raw_arguments": "[1]"}]},
+            {"text": "x", "finish_reason": "STEERED"},
+            {"error": {"kind": "quota_exceeded", "message": "no credit", "status": 429}},
+        ]
+    )
     first = go(p.complete(request()))
-    assert (first.text, first.finish_reason, first.usage.input_tokens, first.response_id) == ("hi", "tool_calls", 7, "r1")
+    assert (first.text, first.finish_reason, first.usage.input_tokens, first.response_id) == (
+        "hi",
+        "tool_calls",
+        7,
+        "r1",
+    )
     second = go(p.complete(request()))
     assert second.finish_reason == "malformed_tool_call"
     assert (second.tool_calls[0].arguments, second.tool_calls[1].malformed) == ({"a": 2}, True)
@@ -56,7 +77,14 @@ def test_stream_emits_text_deltas_argument_fragments_and_starts():
     p = provider([{"text": "two words", "tool_calls": [{"name": "f", "arguments": {"city": "Oslo"}}]}])
 
     events = go(drain(p.stream(request())))
-    assert [type(e) for e in events] == [TextDelta, TextDelta, ToolCallDelta, ToolCallDelta, ToolCallStart, ResponseDone]
+    assert [type(e) for e in events] == [
+        TextDelta,
+        TextDelta,
+        ToolCallDelta,
+        ToolCallDelta,
+        ToolCallStart,
+        ResponseDone,
+    ]
     assert "".join(e.arguments for e in events if isinstance(e, ToolCallDelta)) == '{"city": "Oslo"}'
     assert events[-1].response.tool_calls[0].arguments == {"city": "Oslo"}
 

@@ -23,29 +23,49 @@ def test_escaped_braces_stay_literal_and_paths_resolve():
 
 
 def test_agent_system_reads_its_input_and_state_at_every_request():
-    engine = make([call("remember"), {"text": "ok"}], tools={"remember": set_state(tone="dry")},
-                  system=r"Topic: {{input}}. Tone: {{state.tone}}. Literal \{{x}}.")
+    engine = make(
+        [call("remember"), {"text": "ok"}],
+        tools={"remember": set_state(tone="dry")},
+        system=r"Topic: {{input}}. Tone: {{state.tone}}. Literal \{{x}}.",
+    )
     go(engine.run("tides"))
     systems = [r["system"] for r in engine.providers["m"].requests]
     assert systems == ["Topic: tides. Tone: {{state.tone}}. Literal {{x}}.", "Topic: tides. Tone: dry. Literal {{x}}."]
 
 
 def test_agent_system_reads_a_parallel_branch_of_its_input():
-    p = program(chains=[ChainConfig("main", ("both", "writer"))], parallels=[ParallelConfig("both", ("a", "b"))],
-                steps=[StepConfig("a", "m"), StepConfig("b", "m")])
+    p = program(
+        chains=[ChainConfig("main", ("both", "writer"))],
+        parallels=[ParallelConfig("both", ("a", "b"))],
+        steps=[StepConfig("a", "m"), StepConfig("b", "m")],
+    )
     p.agents["writer"] = AgentConfig("writer", "m", system="A said {{input.a}}; B said {{input.b}}.")
-    engine = make(models={"m": {"a": [{"text": "x"}], "b": [{"text": "y"}], "writer": [{"text": "done"}]}}, agents={}, program=p)
+    engine = make(
+        models={"m": {"a": [{"text": "x"}], "b": [{"text": "y"}], "writer": [{"text": "done"}]}}, agents={}, program=p
+    )
     assert go(engine.run("go")).output == "done"
     assert engine.providers["m"].requests[-1]["system"] == "A said x; B said y."
 
 
 def test_step_system_and_prompt_read_state_and_input():
-    p = program(chains=[ChainConfig("main", ("setter", "write"))],
-                steps=[StepConfig("write", "m", prompt=r"Write on {{state.topic}} from {{input}} \{{not a path}}",
-                                  system="Audience: {{state.audience}}; given {{input}}")])
+    p = program(
+        chains=[ChainConfig("main", ("setter", "write"))],
+        steps=[
+            StepConfig(
+                "write",
+                "m",
+                prompt=r"Write on {{state.topic}} from {{input}} \{{not a path}}",
+                system="Audience: {{state.audience}}; given {{input}}",
+            )
+        ],
+    )
     p.agents["setter"] = AgentConfig("setter", "m", tools=("remember",))
-    engine = make(models={"m": {"setter": [call("remember"), {"text": "notes"}], "write": [{"text": "essay"}]}},
-                  tools={"remember": set_state(topic="tides", audience="kids")}, agents={}, program=p)
+    engine = make(
+        models={"m": {"setter": [call("remember"), {"text": "notes"}], "write": [{"text": "essay"}]}},
+        tools={"remember": set_state(topic="tides", audience="kids")},
+        agents={},
+        program=p,
+    )
     assert go(engine.run("go")).output == "essay"
     last = engine.providers["m"].requests[-1]
     assert last["messages"][0].text == "Write on tides from notes {{not a path}}"
@@ -53,24 +73,65 @@ def test_step_system_and_prompt_read_state_and_input():
 
 
 def test_consolidate_task_reads_state_and_input():
-    p = program(chains=[ChainConfig("main", ("setter", "panel"))], consolidates=[ConsolidateConfig("panel", ("a", "b"), "judge", 1, task="{{state.q}} about {{input}}")])
-    p.agents.update({"setter": AgentConfig("setter", "m", tools=("remember",)), "a": AgentConfig("a", "m"),
-                     "b": AgentConfig("b", "m"), "judge": AgentConfig("judge", "m")})
-    engine = make(models={"m": {"setter": [call("remember"), {"text": "moons"}], "a": [{"text": "1"}], "b": [{"text": "2"}],
-                                "judge": [{"text": '{"agreed": true, "summary": "both"}'}]}},
-                  tools={"remember": set_state(q="Ask")}, agents={}, program=p)
+    p = program(
+        chains=[ChainConfig("main", ("setter", "panel"))],
+        consolidates=[ConsolidateConfig("panel", ("a", "b"), "judge", 1, task="{{state.q}} about {{input}}")],
+    )
+    p.agents.update(
+        {
+            "setter": AgentConfig("setter", "m", tools=("remember",)),
+            "a": AgentConfig("a", "m"),
+            "b": AgentConfig("b", "m"),
+            "judge": AgentConfig("judge", "m"),
+        }
+    )
+    engine = make(
+        models={
+            "m": {
+                "setter": [call("remember"), {"text": "moons"}],
+                "a": [{"text": "1"}],
+                "b": [{"text": "2"}],
+                "judge": [{"text": '{"agreed": true, "summary": "both"}'}],
+            }
+        },
+        tools={"remember": set_state(q="Ask")},
+        agents={},
+        program=p,
+    )
     go(engine.run("go"))
     firsts = {r["agent"]: r["messages"][0].text for r in engine.providers["m"].requests if r["agent"] in ("a", "b")}
     assert firsts == {"a": "Ask about moons", "b": "Ask about moons"}
 
 
 def test_http_tool_url_headers_and_body_read_state(server):  # noqa: F811
-    lookup = ToolConfig("lookup", "", {"type": "object", "properties": {"q": {"type": "string"}}},
-                        {"type": "http", "allow_private": True, "method": "GET", "url": server + "/s?q={{q}}&t={{state.tenant}}", "headers": {"x-key": "{{state.tenant}}-{{q}}"}})
-    file = ToolConfig("file", "", {"type": "object", "properties": {"n": {"type": "integer"}}},
-                      {"type": "http", "allow_private": True, "method": "POST", "url": server + "/file", "body": '{"tenant": "{{state.tenant}}", "n": {{n}}}'})
-    engine = make([call("remember"), call("lookup", q="a&b"), call("file", n=2), {"text": "ok"}],
-                  tools={"remember": set_state(tenant='acme & "co"'), "lookup": lookup, "file": file})
+    lookup = ToolConfig(
+        "lookup",
+        "",
+        {"type": "object", "properties": {"q": {"type": "string"}}},
+        {
+            "type": "http",
+            "allow_private": True,
+            "method": "GET",
+            "url": server + "/s?q={{q}}&t={{state.tenant}}",
+            "headers": {"x-key": "{{state.tenant}}-{{q}}"},
+        },
+    )
+    file = ToolConfig(
+        "file",
+        "",
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+        {
+            "type": "http",
+            "allow_private": True,
+            "method": "POST",
+            "url": server + "/file",
+            "body": '{"tenant": "{{state.tenant}}", "n": {{n}}}',
+        },
+    )
+    engine = make(
+        [call("remember"), call("lookup", q="a&b"), call("file", n=2), {"text": "ok"}],
+        tools={"remember": set_state(tenant='acme & "co"'), "lookup": lookup, "file": file},
+    )
 
     async def scenario():
         try:

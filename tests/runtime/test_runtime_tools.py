@@ -15,7 +15,13 @@ from runtime_helpers import go, schema
 
 
 def python_tool(tmp_path, target, **kw) -> ToolConfig:
-    return ToolConfig(target.split(":")[1], "t", schema(x="string") if "x" in kw.pop("params", "x") else {}, {"type": "python", "target": target, "base_dir": str(tmp_path)}, **kw)
+    return ToolConfig(
+        target.split(":")[1],
+        "t",
+        schema(x="string") if "x" in kw.pop("params", "x") else {},
+        {"type": "python", "target": target, "base_dir": str(tmp_path)},
+        **kw,
+    )
 
 
 def test_python_tools_sync_and_async_import_on_first_use_from_the_spec_dir(tmp_path):
@@ -93,14 +99,35 @@ def server():
 def test_http_tool_templates_url_headers_and_body(server):
     async def scenario():
         runner = ToolRunner()
-        get = ToolConfig("lookup", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/search?q={{topic}}&n={{limit}}",
-                                        "headers": {"x-key": "k-{{limit}}"}})
-        post = ToolConfig("file", run={"type": "http", "allow_private": True, "method": "POST", "url": server + "/file", "body": '{"title": "{{title}}", "n": {{n}}}'})
-        missing = ToolConfig("gone", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/missing"})
+        get = ToolConfig(
+            "lookup",
+            run={
+                "type": "http",
+                "allow_private": True,
+                "method": "GET",
+                "url": server + "/search?q={{topic}}&n={{limit}}",
+                "headers": {"x-key": "k-{{limit}}"},
+            },
+        )
+        post = ToolConfig(
+            "file",
+            run={
+                "type": "http",
+                "allow_private": True,
+                "method": "POST",
+                "url": server + "/file",
+                "body": '{"title": "{{title}}", "n": {{n}}}',
+            },
+        )
+        missing = ToolConfig(
+            "gone", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/missing"}
+        )
         try:
-            return (await runner.execute(get, {"topic": "a b&c", "limit": 5}, 5),
-                    await runner.execute(post, {"title": 'say "hi"', "n": 3}, 5),
-                    await runner.execute(missing, {}, 5))
+            return (
+                await runner.execute(get, {"topic": "a b&c", "limit": 5}, 5),
+                await runner.execute(post, {"title": 'say "hi"', "n": 3}, 5),
+                await runner.execute(missing, {}, 5),
+            )
         finally:
             await runner.aclose()
 
@@ -117,8 +144,16 @@ from jsonschema import Draft202012Validator  # noqa: E402
 from plait.runtime.tools import quick_check  # noqa: E402
 
 QUICK_SCHEMAS = [
-    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "description": "d"}}, "required": ["a"]},
-    {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "boolean"}, "z": {"type": "null"}}, "additionalProperties": False},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string", "description": "d"}},
+        "required": ["a"],
+    },
+    {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "boolean"}, "z": {"type": "null"}},
+        "additionalProperties": False,
+    },
     {"type": "object", "properties": {"l": {"type": "array"}, "o": {"type": "object"}}, "required": ["l", "o"]},
 ]
 #: One value of every JSON type, and the edges between them: bool is no integer, 1.0 is one, 2.5 is not.
@@ -147,7 +182,9 @@ def test_same_named_tool_modules_of_two_specs_do_not_collide(tmp_path):
     """Two spec folders each with a `tools.py`: each spec's tool runs its own module, in one runner or two."""
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "rt_same_name.py").write_text(f"from rt_same_helper import tag\ndef which(): return tag + '{name}'\n")
+        (tmp_path / name / "rt_same_name.py").write_text(
+            f"from rt_same_helper import tag\ndef which(): return tag + '{name}'\n"
+        )
         (tmp_path / name / "rt_same_helper.py").write_text(f"tag = 'helper-{name}:'\n")
     before = sys.modules.get("rt_same_name")
     tools = {n: python_tool(tmp_path / n, "rt_same_name:which", params="") for n in ("a", "b")}
@@ -156,4 +193,6 @@ def test_same_named_tool_modules_of_two_specs_do_not_collide(tmp_path):
     assert got == ["helper-a:a", "helper-b:b", "helper-a:a"]
     assert go(ToolRunner().execute(tools["b"], {}, 5)).content == "helper-b:b"
     assert go(ToolRunner().execute(tools["a"], {}, 5)).content == "helper-a:a"
-    assert before is None and sys.modules["rt_same_name"].which() == "helper-a:a"  # the name stays with its first holder
+    assert (
+        before is None and sys.modules["rt_same_name"].which() == "helper-a:a"
+    )  # the name stays with its first holder

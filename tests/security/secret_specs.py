@@ -41,9 +41,16 @@ def _shapes() -> tuple[Shape, ...]:
         Shape("basic", "Basic " + b64, b64),
         Shape("url-password", "https://bob:" + "Tr0ub4dor-and-3@db.example.com/v1", "Tr0ub4dor-and-3"),
         Shape("slack-webhook", "https://hooks.slack.com/services/" + slack, slack),
-        Shape("hex", "9f86d081884c7d65" + "9a2feaa0c55ad015a3bf4f1b2b0b822c", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"),
-        Shape("jwt", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-              "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+        Shape(
+            "hex",
+            "9f86d081884c7d65" + "9a2feaa0c55ad015a3bf4f1b2b0b822c",
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c",
+        ),
+        Shape(
+            "jwt",
+            "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        ),
     )
 
 
@@ -53,13 +60,19 @@ SHAPES = _shapes()
 WINDOW = 10
 
 
-def _spec(model: str = "", model_attrs: str = "", tool_url: str = "https://api.example.com/search?q={{q}}",
-          http_block: str = "", agent_attrs: str = "", description: str = "Answer questions.",
-          system: str = "You help.") -> str:
+def _spec(
+    model: str = "",
+    model_attrs: str = "",
+    tool_url: str = "https://api.example.com/search?q={{q}}",
+    http_block: str = "",
+    agent_attrs: str = "",
+    description: str = "Answer questions.",
+    system: str = "You help.",
+) -> str:
     return f'''plait 0.1
 
 model m = "openai-compatible/local-model" {{
-  base_url = "{model or 'https://llm.example.com/v1'}"
+  base_url = "{model or "https://llm.example.com/v1"}"
 {model_attrs}}}
 
 tool search "Search the web." {{
@@ -89,7 +102,8 @@ POSITIONS = {
     "prompt": lambda s: _spec(system=f"You help. Use {s} when asked."),
     "script-path": lambda s: _spec().replace(
         'model m = "openai-compatible/local-model" {\n  base_url = "https://llm.example.com/v1"\n',
-        f'model m = "scripted/demo" {{\n  script = "replies/{s}.json"\n'),
+        f'model m = "scripted/demo" {{\n  script = "replies/{s}.json"\n',
+    ),
 }
 
 

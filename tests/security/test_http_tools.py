@@ -40,8 +40,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length).decode() if length else ""
-        self.hits.append({"path": self.path, "host": self.headers.get("host"), "body": body,
-                          "auth": self.headers.get("authorization")})
+        self.hits.append(
+            {
+                "path": self.path,
+                "host": self.headers.get("host"),
+                "body": body,
+                "auth": self.headers.get("authorization"),
+            }
+        )
         path = urlsplit(self.path).path
         if path == "/big":
             self._send(200, b"x" * (5 * 1024 * 1024))
@@ -90,7 +96,9 @@ def _call(run: dict, arguments: dict | None = None):
     async def go():
         runner = ToolRunner()
         try:
-            return await runner.execute(ToolConfig("t", run={"type": "http", "method": "GET", **run}), arguments or {}, 10)
+            return await runner.execute(
+                ToolConfig("t", run={"type": "http", "method": "GET", **run}), arguments or {}, 10
+            )
         finally:
             await runner.aclose()
 
@@ -99,8 +107,16 @@ def _call(run: dict, arguments: dict | None = None):
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1:{port}/echo", "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/", "http://[::1]:{port}/",
-     "http://[::ffff:127.0.0.1]:{port}/", "http://0.0.0.0:{port}/", "http://192.168.1.1/", "http://100.64.0.1/"],
+    [
+        "http://127.0.0.1:{port}/echo",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.1.2.3/",
+        "http://[::1]:{port}/",
+        "http://[::ffff:127.0.0.1]:{port}/",
+        "http://0.0.0.0:{port}/",
+        "http://192.168.1.1/",
+        "http://100.64.0.1/",
+    ],
 )
 def test_non_public_addresses_are_refused_before_any_connection(url, server):
     outcome = _call({"url": url.format(port=server)})
@@ -150,15 +166,20 @@ def test_redirects_are_followed_and_each_hop_checked(server):
 def test_a_redirect_to_metadata_is_refused_without_allow_private(server, monkeypatch):
     """The first hop is a 'public' name (faked to the loopback server); the redirect aims at 169.254.169.254."""
     monkeypatch.setattr(http_guard, "resolve_host", _names_to_loopback)
-    monkeypatch.setattr(http_guard, "address_problem",
-                        lambda ip: None if str(ip) == "127.0.0.1" else "a link-local address (cloud metadata lives there)")
+    monkeypatch.setattr(
+        http_guard,
+        "address_problem",
+        lambda ip: None if str(ip) == "127.0.0.1" else "a link-local address (cloud metadata lives there)",
+    )
     outcome = _call({"url": f"http://public.example:{server}/to-metadata"})
     assert outcome.is_error and "169.254.169.254" in outcome.content
     assert [h["path"] for h in _Handler.hits] == ["/to-metadata"]
 
 
 def test_see_other_turns_a_post_into_a_get_without_the_body(server):
-    outcome = _call({"url": f"http://127.0.0.1:{server}/see-other", "method": "POST", "body": "a=1", "allow_private": True})
+    outcome = _call(
+        {"url": f"http://127.0.0.1:{server}/see-other", "method": "POST", "body": "a=1", "allow_private": True}
+    )
     assert not outcome.is_error and json.loads(outcome.content)["body"] == ""
 
 
@@ -167,13 +188,20 @@ def test_credentials_are_not_sent_on_to_another_host(server, monkeypatch):
     headers = {"Authorization": "Bearer t"}
     same = _call({"url": f"http://a.example:{server}/found", "headers": headers, "allow_private": True})
     assert json.loads(same.content)["auth"] == "Bearer t"
-    other = _call({"url": f"http://a.example:{server}/elsewhere?to=http://b.example:{server}/echo", "headers": headers,
-                   "allow_private": True})
+    other = _call(
+        {
+            "url": f"http://a.example:{server}/elsewhere?to=http://b.example:{server}/echo",
+            "headers": headers,
+            "allow_private": True,
+        }
+    )
     assert json.loads(other.content)["host"] == f"b.example:{server}" and json.loads(other.content)["auth"] is None
 
 
-@pytest.mark.parametrize(("path", "limit", "ok"), [("/big", None, False), ("/big", 6 * 1024 * 1024, True),
-                                                   ("/stream", 1024 * 1024, False), ("/stream", None, True)])
+@pytest.mark.parametrize(
+    ("path", "limit", "ok"),
+    [("/big", None, False), ("/big", 6 * 1024 * 1024, True), ("/stream", 1024 * 1024, False), ("/stream", None, True)],
+)
 def test_the_body_is_capped_by_max_response(server, path, limit, ok):
     run = {"url": f"http://127.0.0.1:{server}{path}", "allow_private": True}
     if limit is not None:
@@ -186,19 +214,35 @@ def test_the_body_is_capped_by_max_response(server, path, limit, ok):
 
 
 def test_path_values_cannot_climb_and_query_values_cannot_add_parameters(server):
-    outcome = _call({"url": f"http://127.0.0.1:{server}/api/{{{{topic}}}}/x?q={{{{q}}}}", "allow_private": True},
-                    {"topic": "..", "q": "a&admin=true"})
+    outcome = _call(
+        {"url": f"http://127.0.0.1:{server}/api/{{{{topic}}}}/x?q={{{{q}}}}", "allow_private": True},
+        {"topic": "..", "q": "a&admin=true"},
+    )
     seen = json.loads(outcome.content)["path"]
     assert seen.startswith("/api/%2E%2E/x?")
     assert parse_qs(urlsplit(seen).query) == {"q": ["a&admin=true"]}
 
 
 def test_form_fields_and_json_strings_are_encoded(server):
-    form = _call({"url": f"http://127.0.0.1:{server}/echo", "method": "POST", "body": "name={{v}}&role=user",
-                  "allow_private": True}, {"v": "bob&role=admin"})
+    form = _call(
+        {
+            "url": f"http://127.0.0.1:{server}/echo",
+            "method": "POST",
+            "body": "name={{v}}&role=user",
+            "allow_private": True,
+        },
+        {"v": "bob&role=admin"},
+    )
     assert parse_qs(json.loads(form.content)["body"]) == {"name": ["bob&role=admin"], "role": ["user"]}
-    body = _call({"url": f"http://127.0.0.1:{server}/echo", "method": "POST", "body": '{"q": "{{v}}", "n": 1}',
-                  "allow_private": True}, {"v": 'x", "admin": true, "y": "'})
+    body = _call(
+        {
+            "url": f"http://127.0.0.1:{server}/echo",
+            "method": "POST",
+            "body": '{"q": "{{v}}", "n": 1}',
+            "allow_private": True,
+        },
+        {"v": 'x", "admin": true, "y": "'},
+    )
     assert json.loads(json.loads(body.content)["body"]) == {"q": 'x", "admin": true, "y": "', "n": 1}
 
 
@@ -214,8 +258,20 @@ def test_any_value_stays_in_its_segment_and_query_value(value):
     assert parse_qs(parts.query, keep_blank_values=True) == {"q": [value], "k": ["1"]} if value else True
 
 
-@pytest.mark.parametrize("ip", ["127.0.0.1", "169.254.169.254", "10.0.0.1", "::1", "fd00:ec2::254", "172.16.0.1",
-                                "0.0.0.0", "::ffff:10.0.0.1", "224.0.0.1"])
+@pytest.mark.parametrize(
+    "ip",
+    [
+        "127.0.0.1",
+        "169.254.169.254",
+        "10.0.0.1",
+        "::1",
+        "fd00:ec2::254",
+        "172.16.0.1",
+        "0.0.0.0",
+        "::ffff:10.0.0.1",
+        "224.0.0.1",
+    ],
+)
 def test_address_problem_names_every_non_public_kind(ip):
     assert http_guard.address_problem(ipaddress.ip_address(ip)) is not None
 
@@ -227,15 +283,22 @@ def test_public_addresses_pass(ip):
 
 def test_the_spec_attributes_compile_into_the_tools_run(tmp_path):
     spec = tmp_path / "spec.plait"
-    spec.write_text('model m = "openai/gpt-4o-mini"\n'
-                    'tool t "T." {\n  params { q: string }\n  run = http(GET, "http://127.0.0.1/x?q={{q}}")\n'
-                    '  allow_private = true\n  max_response = 512KB\n}\n'
-                    'tool u "U." {\n  params { q: string }\n  run = http(GET, "https://x.example/?q={{q}}")\n}\n'
-                    'agent main "A." { model = m, tools = [t, u] }\n')
+    spec.write_text(
+        'model m = "openai/gpt-4o-mini"\n'
+        'tool t "T." {\n  params { q: string }\n  run = http(GET, "http://127.0.0.1/x?q={{q}}")\n'
+        "  allow_private = true\n  max_response = 512KB\n}\n"
+        'tool u "U." {\n  params { q: string }\n  run = http(GET, "https://x.example/?q={{q}}")\n}\n'
+        'agent main "A." { model = m, tools = [t, u] }\n'
+    )
     result = plait.compile(spec)
     assert result.ok, [str(d) for d in result.diagnostics]
-    assert result.graph.node("t").run["allow_private"] is True and result.graph.node("t").run["max_response"] == 512 * 1024
-    assert result.graph.node("u").run["allow_private"] is False and result.graph.node("u").run["max_response"] == 4 * 1024 * 1024
+    assert (
+        result.graph.node("t").run["allow_private"] is True and result.graph.node("t").run["max_response"] == 512 * 1024
+    )
+    assert (
+        result.graph.node("u").run["allow_private"] is False
+        and result.graph.node("u").run["max_response"] == 4 * 1024 * 1024
+    )
     bad = spec.read_text().replace("max_response = 512KB", 'max_response = "lots"')
     spec.write_text(bad)
     assert any(d.code.startswith("P2") for d in plait.compile(spec).errors)

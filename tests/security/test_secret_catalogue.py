@@ -21,19 +21,28 @@ EXAMPLES = [
     ("gitlab-pat", "glpat" + "-x7Rk2Lm9Qw4Zt8Vb3Np6", None),
     ("gitlab-pat", "glrt" + "-x7Rk2Lm9Qw4Zt8Vb3Np6abc", None),
     ("huggingface-access-token", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345", None),
-    ("slack-webhook-url", "https://hooks.slack.com/services/" + "T0AB12CD3/B0EF45GH6/Zq8x7WvT6sR5pQ4oN3mL2kJ1",
-     "T0AB12CD3/B0EF45GH6/Zq8x7WvT6sR5pQ4oN3mL2kJ1"),
+    (
+        "slack-webhook-url",
+        "https://hooks.slack.com/services/" + "T0AB12CD3/B0EF45GH6/Zq8x7WvT6sR5pQ4oN3mL2kJ1",
+        "T0AB12CD3/B0EF45GH6/Zq8x7WvT6sR5pQ4oN3mL2kJ1",
+    ),
     ("slack-bot-token", "xoxb" + "-1234567890-abcdefghij", None),
     ("aws-access-token", "AKIA" + "QX7RZ3M5K2L9W4NB", None),
-    ("aws-secret-access-key", 'aws_secret_access_key = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8pLmW3x9" + '"',
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8pLmW3x9"),
+    (
+        "aws-secret-access-key",
+        'aws_secret_access_key = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8pLmW3x9" + '"',
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8pLmW3x9",
+    ),
     ("private-key", "-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", None),
     ("jwt", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", None),
     ("bearer-token", "Authorization: Bearer " + "abcDEF123ghiJKL456mno", "abcDEF123ghiJKL456mno"),
     ("basic-auth", "Authorization: Basic " + "Ym9iOmNvcnJlY3RIb3JzZTk=", "Ym9iOmNvcnJlY3RIb3JzZTk="),
     ("basic-auth", "postgres://bob:" + "Tr0ub4dor-and-3@db.example.com/app", "Tr0ub4dor-and-3"),
-    ("hex-high-entropy", "secret 9f86d081884c7d65" + "9a2feaa0c55ad015a3bf4f1b2b0b822c",
-     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"),
+    (
+        "hex-high-entropy",
+        "secret 9f86d081884c7d65" + "9a2feaa0c55ad015a3bf4f1b2b0b822c",
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c",
+    ),
 ]
 
 
@@ -63,11 +72,18 @@ def test_p501_names_each_shape_in_a_prompt(shape, tmp_path):
 @pytest.mark.parametrize(
     "text",
     [
-        "openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "openai-compatible/mistral-large-instruct-2407",
-        "Basic instructions for the agent", "agent_named_at_great_length_number_123456789",
-        "/tmp/pytest-of-root/pytest-12/test_render_Dot0/spec.plait", "task-proj-and-risk-assessment-2024-q3",
-        "commit 0000000000000000000000000000000000000000", "https://api.example.com/search?q={{q}}",
-        "Bearer {{token}}", "support_tools:find_order", "hooks.slack.com is where webhooks live",
+        "openai/gpt-4o-mini",
+        "anthropic/claude-sonnet-4-5",
+        "openai-compatible/mistral-large-instruct-2407",
+        "Basic instructions for the agent",
+        "agent_named_at_great_length_number_123456789",
+        "/tmp/pytest-of-root/pytest-12/test_render_Dot0/spec.plait",
+        "task-proj-and-risk-assessment-2024-q3",
+        "commit 0000000000000000000000000000000000000000",
+        "https://api.example.com/search?q={{q}}",
+        "Bearer {{token}}",
+        "support_tools:find_order",
+        "hooks.slack.com is where webhooks live",
     ],
 )
 def test_ordinary_text_is_not_a_secret(text):

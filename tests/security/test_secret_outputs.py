@@ -86,8 +86,9 @@ def test_a_run_still_gets_the_real_values(tmp_path):
 
 def test_diff_shows_no_header_value_or_url_password(tmp_path):
     """The issue's case: `plait diff` printed what `graph --json` showed as <redacted>."""
-    old = POSITIONS["http-header"]("Bearer " + "Zq8x7WvT6sR5pQ4oN3mL").replace("https://api.example.com/search",
-                                                                              "https://bot:first-pass-1@api.example.com/s")
+    old = POSITIONS["http-header"]("Bearer " + "Zq8x7WvT6sR5pQ4oN3mL").replace(
+        "https://api.example.com/search", "https://bot:first-pass-1@api.example.com/s"
+    )
     new = old.replace("Zq8x7WvT6sR5pQ4oN3mL", "Zq8x7WvT6sR5pQ4oN3mK").replace("first-pass-1", "other-pass-2")
     a, _ = compile_anyway(old, tmp_path)
     b, _ = compile_anyway(new, tmp_path)
@@ -97,11 +98,16 @@ def test_diff_shows_no_header_value_or_url_password(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(shape=st.sampled_from(SHAPES), position=st.sampled_from(sorted(POSITIONS)),
-       # Text around the secret, parted from it as prose parts words (a key glued to a word is another word).
-       before=st.tuples(st.text(alphabet="abc XYZ019-_.:", max_size=12), st.sampled_from(" :/(,=")).map("".join),
-       after=st.tuples(st.sampled_from(" ,;)"), st.text(alphabet="abc XYZ019-_.:", max_size=12)).map("".join))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    shape=st.sampled_from(SHAPES),
+    position=st.sampled_from(sorted(POSITIONS)),
+    # Text around the secret, parted from it as prose parts words (a key glued to a word is another word).
+    before=st.tuples(st.text(alphabet="abc XYZ019-_.:", max_size=12), st.sampled_from(" :/(,=")).map("".join),
+    after=st.tuples(st.sampled_from(" ,;)"), st.text(alphabet="abc XYZ019-_.:", max_size=12)).map("".join),
+)
 def test_any_placement_hides_the_secret_in_svg_and_html(shape, position, before, after, tmp_path_factory):
     folder = tmp_path_factory.mktemp("spec")
     written = shape.written if "://" in shape.written else f"{before}{shape.written}{after}"

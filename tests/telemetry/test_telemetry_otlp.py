@@ -54,8 +54,13 @@ class Collector:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def spans(self) -> list[tuple[object, object]]:
-        return [(resource, span) for request in self.requests for resource in request.resource_spans
-                for scope in resource.scope_spans for span in scope.spans]
+        return [
+            (resource, span)
+            for request in self.requests
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
 
     def __enter__(self) -> "Collector":
         self.thread.start()
@@ -77,7 +82,9 @@ def _attrs(span) -> dict[str, object]:
     for kv in span.attributes:
         value = kv.value
         kind = value.WhichOneof("value")
-        out[kv.key] = list(v.string_value for v in value.array_value.values) if kind == "array_value" else getattr(value, kind)
+        out[kv.key] = (
+            list(v.string_value for v in value.array_value.values) if kind == "array_value" else getattr(value, kind)
+        )
     return out
 
 
@@ -88,7 +95,10 @@ def test_plait_run_exports_the_examples_spans_over_otlp_http(tmp_path):
     with Collector() as collector:
         done = subprocess.run(
             [sys.executable, "-m", "plait", "run", str(spec), "--input", "the Lisbon office move", "--otel"],
-            env=_env(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url), capture_output=True, text=True, timeout=120,
+            env=_env(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert done.returncode == 0, done.stderr
     assert "Lisbon" in done.stdout
@@ -115,14 +125,23 @@ def test_an_endpoint_in_the_environment_is_enough_and_otel_sdk_disabled_wins(tmp
     spec = tmp_path / "triage" / "triage.plait"
     argv = [sys.executable, "-m", "plait", "run", str(spec), "--input-file", str(tmp_path / "triage" / "ticket.json")]
     with Collector() as collector:
-        done = subprocess.run(argv, env=_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f"{collector.url}/v1/traces"),
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            argv,
+            env=_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f"{collector.url}/v1/traces"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert "route triage" in [span.name for _, span in collector.spans()]
         before = len(collector.requests)
-        done = subprocess.run([*argv, "--otel"], env=_env(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url,
-                                                           OTEL_SDK_DISABLED="true"),
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*argv, "--otel"],
+            env=_env(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url, OTEL_SDK_DISABLED="true"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert len(collector.requests) == before
 
@@ -138,8 +157,13 @@ print(json.dumps({"code": code, "otel": sorted(m for m in sys.modules if m.split
 @pytest.mark.slow
 def test_a_run_without_tracing_imports_no_opentelemetry_module(tmp_path):
     shutil.copytree(EXAMPLES / "briefing", tmp_path / "briefing")
-    done = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "briefing" / "briefing.plait")],
-                          env=_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path / "briefing" / "briefing.plait")],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"code": 0, "otel": []}

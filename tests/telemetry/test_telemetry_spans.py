@@ -128,8 +128,10 @@ chain main = plan -> pick
 
 
 def test_route_and_map_elements_are_parent_spans(tmp_path):
-    replies = {"plan": [{"output": {"kind": "a", "items": ["x", "y"]}}],
-               "write": [{"text": "wrote x"}, {"text": "wrote y"}]}
+    replies = {
+        "plan": [{"output": {"kind": "a", "items": ["x", "y"]}}],
+        "write": [{"text": "wrote x"}, {"text": "wrote y"}],
+    }
     spec = write_spec(tmp_path, SPEC_02, replies)
     result, spans = traced(spec, "things")
     assert result.stop_reason == "done", result.error
@@ -202,8 +204,12 @@ def test_a_failed_model_call_marks_its_spans_up_to_the_run_with_the_error_kind(t
 
 def test_message_content_is_recorded_only_when_the_user_opts_in(tmp_path, monkeypatch):
     spec = briefing(tmp_path)
-    content_keys = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments",
-                    "gen_ai.tool.call.result")
+    content_keys = (
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    )
     _, spans = traced(spec, "the Lisbon office move")
     assert not [k for s in spans for k in s.attributes if k in content_keys]
     assert not [s for s in spans for v in s.attributes.values() if isinstance(v, str) and "Lisbon office move" in v]

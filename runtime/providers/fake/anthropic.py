@@ -6,8 +6,13 @@ from typing import Any
 
 from .reply import Reply, fragments, sse, words
 
-FINISH = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal",
-          "malformed_tool_call": "tool_use"}
+FINISH = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "content_filter": "refusal",
+    "malformed_tool_call": "tool_use",
+}
 
 #: kind → (status, error.type). Anthropic has no content-filter error; the token is plait's.
 ERRORS: dict[str, tuple[int, str]] = {
@@ -74,19 +79,39 @@ def events(reply: Reply, model: str) -> tuple[list[bytes], list[bytes]]:
     out = [sse({"type": "message_start", "message": message}, "message_start")]
     index = 0
     if reply.text:
-        out.append(sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                       "content_block_start"))
+        out.append(
+            sse(
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                "content_block_start",
+            )
+        )
         out.append(sse({"type": "ping"}, "ping"))
-        out += [sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
-                    "content_block_delta") for w in words(reply.text)]
+        out += [
+            sse(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
+                "content_block_delta",
+            )
+            for w in words(reply.text)
+        ]
         out.append(sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
         index = 1
     for n, call in enumerate(reply.calls, start=index):
         block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
         out.append(sse({"type": "content_block_start", "index": n, "content_block": block}, "content_block_start"))
-        out += [sse({"type": "content_block_delta", "index": n, "delta": {"type": "input_json_delta", "partial_json": p}},
-                    "content_block_delta") for p in ["", *fragments(call.arguments)]]
+        out += [
+            sse(
+                {"type": "content_block_delta", "index": n, "delta": {"type": "input_json_delta", "partial_json": p}},
+                "content_block_delta",
+            )
+            for p in ["", *fragments(call.arguments)]
+        ]
         out.append(sse({"type": "content_block_stop", "index": n}, "content_block_stop"))
-    delta = sse({"type": "message_delta", "delta": {"stop_reason": reply.finish(FINISH), "stop_sequence": None},
-                 "usage": {"output_tokens": reply.output_tokens}}, "message_delta")
+    delta = sse(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply.finish(FINISH), "stop_sequence": None},
+            "usage": {"output_tokens": reply.output_tokens},
+        },
+        "message_delta",
+    )
     return out, [delta, sse({"type": "message_stop"}, "message_stop")]

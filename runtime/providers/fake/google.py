@@ -6,20 +6,45 @@ from typing import Any
 
 from .reply import Reply, sse, words
 
-FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP", "content_filter": "SAFETY",
-          "malformed_tool_call": "MALFORMED_FUNCTION_CALL"}
+FINISH = {
+    "stop": "STOP",
+    "length": "MAX_TOKENS",
+    "tool_calls": "STOP",
+    "content_filter": "SAFETY",
+    "malformed_tool_call": "MALFORMED_FUNCTION_CALL",
+}
 
 #: kind → (status, error.status, details); invalid keys are a 400 with a reason, as the real API does.
 ERRORS: dict[str, tuple[int, str, list[dict[str, Any]]]] = {
-    "auth": (400, "INVALID_ARGUMENT", [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]),
+    "auth": (
+        400,
+        "INVALID_ARGUMENT",
+        [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}],
+    ),
     "model_not_found": (404, "NOT_FOUND", []),
     "rate_limit": (429, "RESOURCE_EXHAUSTED", []),
-    "quota_exceeded": (429, "RESOURCE_EXHAUSTED", [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                       "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]),
+    "quota_exceeded": (
+        429,
+        "RESOURCE_EXHAUSTED",
+        [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
+            }
+        ],
+    ),
     "context_length": (400, "INVALID_ARGUMENT", []),
     "invalid_request": (400, "INVALID_ARGUMENT", []),
-    "unsupported": (400, "INVALID_ARGUMENT", [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNSUPPORTED_VALUE"}]),
-    "content_filter": (400, "INVALID_ARGUMENT", [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "CONTENT_FILTER"}]),
+    "unsupported": (
+        400,
+        "INVALID_ARGUMENT",
+        [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNSUPPORTED_VALUE"}],
+    ),
+    "content_filter": (
+        400,
+        "INVALID_ARGUMENT",
+        [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "CONTENT_FILTER"}],
+    ),
     "server_error": (503, "UNAVAILABLE", []),
     "timeout": (504, "DEADLINE_EXCEEDED", []),
 }
@@ -55,8 +80,11 @@ def _chunk(reply: Reply, model: str, parts: list[dict[str, Any]], finish: str | 
         candidate["finishReason"] = finish
     return {
         "candidates": [candidate],
-        "usageMetadata": {"promptTokenCount": reply.input_tokens, "candidatesTokenCount": reply.output_tokens,
-                          "totalTokenCount": reply.input_tokens + reply.output_tokens},
+        "usageMetadata": {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens,
+        },
         "modelVersion": model,
         "responseId": "fake-response",
     }

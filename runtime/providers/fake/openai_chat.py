@@ -7,8 +7,13 @@ from typing import Any
 
 from .reply import Reply, fragments, sse, words
 
-FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter",
-          "malformed_tool_call": "tool_calls"}
+FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "content_filter": "content_filter",
+    "malformed_tool_call": "tool_calls",
+}
 
 #: kind → (status, type, code), as the real API answers.
 ERRORS: dict[str, tuple[int, str, str]] = {
@@ -35,7 +40,9 @@ def stream_error(kind: str, message: str) -> list[bytes]:
 
 
 def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
-    return [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.calls]
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.calls
+    ]
 
 
 def body(reply: Reply, model: str) -> dict[str, Any]:
@@ -48,8 +55,11 @@ def body(reply: Reply, model: str) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish(FINISH)}],
-        "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
-                  "total_tokens": reply.input_tokens + reply.output_tokens},
+        "usage": {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
     }
 
 
@@ -57,15 +67,26 @@ def events(reply: Reply, model: str) -> tuple[list[bytes], list[bytes]]:
     head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse({**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], "usage": None})
+        return sse(
+            {
+                **head,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                "usage": None,
+            }
+        )
 
     out = [chunk({"role": "assistant", "content": "" if not reply.calls else None})]
     out += [chunk({"content": piece}) for piece in words(reply.text)]
     for index, call in enumerate(reply.calls):
         opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         out.append(chunk({"tool_calls": [opening]}))
-        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in fragments(call.arguments)]
-    usage = {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
-             "total_tokens": reply.input_tokens + reply.output_tokens}
+        out += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in fragments(call.arguments)
+        ]
+    usage = {
+        "prompt_tokens": reply.input_tokens,
+        "completion_tokens": reply.output_tokens,
+        "total_tokens": reply.input_tokens + reply.output_tokens,
+    }
     # The finish chunk counts as the terminator: a stream cut before it is truncated.
     return out, [chunk({}, reply.finish(FINISH)), sse({**head, "choices": [], "usage": usage}), b"data: [DONE]\n\n"]

@@ -40,14 +40,27 @@ def stream_error(kind: str, message: str, response_id: str = "resp_fake") -> lis
 def _items(reply: Reply) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if reply.text:
-        message: dict[str, Any] = {"id": "msg_fake", "type": "message", "status": "completed", "role": "assistant",
-                                   "content": [_text_part(reply.text)]}
+        message: dict[str, Any] = {
+            "id": "msg_fake",
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [_text_part(reply.text)],
+        }
         if reply.phase:
             message["phase"] = reply.phase
         items.append(message)
     for n, call in enumerate(reply.calls):
-        items.append({"id": f"fc_fake{n}", "type": "function_call", "status": "completed", "call_id": call.id,
-                      "name": call.name, "arguments": call.arguments})
+        items.append(
+            {
+                "id": f"fc_fake{n}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
+        )
     return items
 
 
@@ -84,7 +97,9 @@ def _skeleton(response_id: str, model: str, request: dict[str, Any]) -> dict[str
     }
 
 
-def body(reply: Reply, model: str, response_id: str = "resp_fake", request: dict[str, Any] | None = None) -> dict[str, Any]:
+def body(
+    reply: Reply, model: str, response_id: str = "resp_fake", request: dict[str, Any] | None = None
+) -> dict[str, Any]:
     reason = FINISH.get(reply.finish_reason or "")
     if reason is None and reply.finish_reason not in (None, "stop", "tool_calls", "malformed_tool_call"):
         reason = reply.finish_reason  # an unknown reason travels as an incomplete_details value
@@ -93,9 +108,13 @@ def body(reply: Reply, model: str, response_id: str = "resp_fake", request: dict
         "status": "incomplete" if reason else "completed",
         "incomplete_details": {"reason": reason} if reason else None,
         "output": _items(reply),
-        "usage": {"input_tokens": reply.input_tokens, "input_tokens_details": {"cached_tokens": 0},
-                  "output_tokens": reply.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": reply.input_tokens + reply.output_tokens},
+        "usage": {
+            "input_tokens": reply.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
     }
 
 
@@ -116,16 +135,21 @@ def events(
             opened = {**item, "status": "in_progress", "content": []}
             out.append(ev("response.output_item.added", output_index=index, item=opened))
             out.append(ev("response.content_part.added", **where, content_index=0, part=_text_part("")))
-            out += [ev("response.output_text.delta", **where, content_index=0, delta=w, logprobs=[])
-                    for w in words(reply.text)]
+            out += [
+                ev("response.output_text.delta", **where, content_index=0, delta=w, logprobs=[])
+                for w in words(reply.text)
+            ]
             out.append(ev("response.output_text.done", **where, content_index=0, text=reply.text, logprobs=[]))
             out.append(ev("response.content_part.done", **where, content_index=0, part=_text_part(reply.text)))
         else:
             opened = {**item, "status": "in_progress", "arguments": ""}
             out.append(ev("response.output_item.added", output_index=index, item=opened))
-            out += [ev("response.function_call_arguments.delta", **where, delta=p)
-                    for p in fragments(item["arguments"])]
-            out.append(ev("response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"]))
+            out += [
+                ev("response.function_call_arguments.delta", **where, delta=p) for p in fragments(item["arguments"])
+            ]
+            out.append(
+                ev("response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"])
+            )
         out.append(ev("response.output_item.done", output_index=index, item=item))
     terminal = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
     return out, [ev(terminal, response=final)]

@@ -35,8 +35,16 @@ AGENT_PREFIX = "/agents/"
 
 #: The variable `FakeServer.config()` names for the key; `start()` sets it if unset.
 FAKE_KEY_ENV = "PLAIT_FAKE_API_KEY"
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
-            500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 #: Where each provider's base_url points, relative to the server's root.
 _BASE_PATHS = {"openai": "/v1", "openai-compatible": "/v1", "anthropic": "", "google": ""}
 
@@ -144,7 +152,9 @@ class FakeServer:
         """Every provider's base_url, as `plait fake-server` prints them."""
         return {provider: self.base_url(provider, agent) for provider in _BASE_PATHS}
 
-    def config(self, provider: str, model_id: str = "fake-model", *, name: str | None = None, **fields: Any) -> ModelConfig:
+    def config(
+        self, provider: str, model_id: str = "fake-model", *, name: str | None = None, **fields: Any
+    ) -> ModelConfig:
         """A ModelConfig pointing `provider` at this server (`provider` may be "openai-responses")."""
         api, name = None, name or provider
         if provider == "openai-responses":
@@ -178,12 +188,14 @@ class FakeServer:
         finally:
             writer.close()
 
-    async def _answer(self, method: str, target: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
         path = target.partition("?")[0]
         path = unquote(path)
         agent = None
         if path.startswith(AGENT_PREFIX):
-            agent, _, rest = path[len(AGENT_PREFIX):].partition("/")
+            agent, _, rest = path[len(AGENT_PREFIX) :].partition("/")
             path = "/" + rest
         try:
             body = json.loads(raw) if raw else {}
@@ -216,7 +228,9 @@ class FakeServer:
             # A bare scripted status gets the body a provider would send with it.
             kind = spec.get("kind") or status_kind(reply.status or 500)
             status, payload = wire.error(kind, spec.get("message", "scripted failure"))
-            await _send_json(writer, reply.status or status, payload, reply.headers, sse_type="streamGenerateContent" in path)
+            await _send_json(
+                writer, reply.status or status, payload, reply.headers, sse_type="streamGenerateContent" in path
+            )
             return True
         self._responses += 1
         args = (reply, model, f"resp_fake{self._responses}", body) if wire is openai_responses else (reply, model)
@@ -261,7 +275,12 @@ def _head(status: int, content_type: str, extra: dict[str, str], length: int | N
 
 
 async def _send_json(
-    writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None, *, sse_type: bool = False
+    writer: asyncio.StreamWriter,
+    status: int,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+    *,
+    sse_type: bool = False,
 ) -> None:
     data = json.dumps(payload).encode()
     # Gemini sends pre-stream errors as text/event-stream with a plain JSON body; so do we.
@@ -271,7 +290,9 @@ async def _send_json(
 
 
 async def _send_stream(
-    writer: asyncio.StreamWriter, stream_error: Callable[[str, str], list[bytes]], reply: Reply,
+    writer: asyncio.StreamWriter,
+    stream_error: Callable[[str, str], list[bytes]],
+    reply: Reply,
     parts: tuple[list[bytes], list[bytes]],
 ) -> bool:
     events, terminal = parts
@@ -279,7 +300,9 @@ async def _send_stream(
     tail = terminal
     if reply.stream_error:
         cut = int(reply.stream_error.get("after", 1))
-        tail = stream_error(reply.stream_error.get("kind", "server_error"), reply.stream_error.get("message", "scripted failure"))
+        tail = stream_error(
+            reply.stream_error.get("kind", "server_error"), reply.stream_error.get("message", "scripted failure")
+        )
     elif reply.truncate is not False:
         cut, tail = (len(events) if reply.truncate is True else int(reply.truncate)), []
     elif reply.drop is not False:
