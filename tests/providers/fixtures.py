@@ -14,7 +14,7 @@ from plait.runtime.providers import anthropic, google, openai_chat, openai_respo
 from plait.runtime.providers.base import ModelRequest, ModelResponse, StreamEvent
 from plait.runtime.providers.sse import SSEDecoder
 
-#: The repo's own copy of the recordings (kept in step with ../shared/fixtures/providers), so a clone stands alone.
+#: The repo's own copy of the recordings (kept in step with the design documents' recordings), so a clone stands alone.
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 
 
