@@ -1,0 +1,170 @@
+"""`plait.lock` text ⇄ the tools each declared MCP server offers, and a declaration's fingerprint.
+
+`plait mcp lock` starts each server once and writes what it offers here;
+`plait check` reads it so MCP tools are checked offline, with nothing started;
+`plait run` compares the live tool list with it. The file sits beside the spec
+that declares the servers (one lock per folder, servers keyed by name), is
+JSON with sorted keys so it diffs well in review, and never holds a secret:
+the fingerprint covers the command, the URL and the *names* of the
+environment variables and headers, never their values.
+
+A lock entry is stale when the declaration's fingerprint no longer matches:
+the command, URL or environment changed, so the server may offer other tools.
+The allow-list (`tools = [...]`), `timeout` and `approval` are not part of it:
+the lock records every tool the server offers and the spec picks from those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_VERSION",
+    "Lock",
+    "LockError",
+    "LockedServer",
+    "LockedTool",
+    "dumps",
+    "fingerprint",
+    "loads",
+]
+
+LOCK_FILE = "plait.lock"
+LOCK_VERSION = 1
+
+
+class LockError(ValueError):
+    """A lock file that is not one this plait can read; the message says what is wrong and where."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedTool:
+    name: str
+    description: str = ""
+    #: The tool's JSON Schema for its arguments, as the server sent it.
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    #: The tool's result schema (MCP `outputSchema`), when the server declares one.
+    output_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedServer:
+    #: The declaration's name in the spec (`mcp files { ... }` → "files").
+    name: str
+    fingerprint: str
+    #: What the server said it is in its `initialize` reply (`serverInfo`).
+    server_name: str = ""
+    server_version: str = ""
+    protocol_version: str = ""
+    tools: tuple[LockedTool, ...] = ()
+
+    def tool(self, name: str) -> LockedTool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    servers: Mapping[str, LockedServer] = field(default_factory=dict)
+
+    def merged(self, *servers: LockedServer) -> Lock:
+        """This lock with `servers` added or replaced; the others are kept (another spec in the folder may use them)."""
+        return Lock({**self.servers, **{s.name: s for s in servers}})
+
+
+def fingerprint(
+    *,
+    command: Sequence[str] | None,
+    url: str | None,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, object] | None = None,
+) -> str:
+    """The identity of a server declaration: what decides which server starts, never a secret's value.
+
+    `env` maps a variable the server sees to the environment variable plait reads it from
+    (both names); `headers` contributes its names only, since a header's value may be a token.
+    """
+    identity = {
+        "command": list(command) if command is not None else None,
+        "url": url,
+        "env": dict(sorted((env or {}).items())),
+        "headers": sorted(k.lower() for k in (headers or {})),
+    }
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def dumps(lock: Lock) -> str:
+    """The lock as the text `plait mcp lock` writes: stable, sorted, one trailing newline."""
+    servers: dict[str, Any] = {}
+    for name in sorted(lock.servers):
+        s = lock.servers[name]
+        tools = []
+        for t in sorted(s.tools, key=lambda t: t.name):
+            entry: dict[str, Any] = {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            if t.output_schema is not None:
+                entry["output_schema"] = t.output_schema
+            tools.append(entry)
+        servers[name] = {
+            "fingerprint": s.fingerprint,
+            "server": {"name": s.server_name, "version": s.server_version},
+            "protocol_version": s.protocol_version,
+            "tools": tools,
+        }
+    return (
+        json.dumps({"version": LOCK_VERSION, "servers": servers}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    )
+
+
+def loads(text: str) -> Lock:
+    """Lock text → a Lock; LockError naming the first thing wrong (the compiler turns it into a diagnostic)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LockError(f"is not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    if not isinstance(data, dict):
+        raise LockError("is not a JSON object")
+    version = data.get("version")
+    if version != LOCK_VERSION:
+        raise LockError(f"has version {version!r}; this plait reads version {LOCK_VERSION}")
+    raw = data.get("servers")
+    if not isinstance(raw, dict):
+        raise LockError("has no `servers` object")
+    return Lock({name: _server(name, entry) for name, entry in raw.items()})
+
+
+def _server(name: str, entry: object) -> LockedServer:
+    where = f"servers.{name}"
+    if not isinstance(entry, dict):
+        raise LockError(f"`{where}` is not an object")
+    info = entry.get("server") or {}
+    tools = entry.get("tools")
+    if not isinstance(info, dict) or not isinstance(tools, list):
+        raise LockError(f"`{where}` needs a `server` object and a `tools` list")
+    fp = entry.get("fingerprint")
+    if not isinstance(fp, str):
+        raise LockError(f"`{where}.fingerprint` is not a string")
+    return LockedServer(
+        name=name,
+        fingerprint=fp,
+        server_name=str(info.get("name", "")),
+        server_version=str(info.get("version", "")),
+        protocol_version=str(entry.get("protocol_version", "")),
+        tools=tuple(_tool(f"{where}.tools[{i}]", t) for i, t in enumerate(tools)),
+    )
+
+
+def _tool(where: str, entry: object) -> LockedTool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise LockError(f"`{where}` needs a string `name`")
+    schema = entry.get("input_schema", {"type": "object"})
+    output = entry.get("output_schema")
+    if not isinstance(schema, dict) or not (output is None or isinstance(output, dict)):
+        raise LockError(f"`{where}`'s schemas must be JSON objects")
+    return LockedTool(
+        name=entry["name"], description=str(entry.get("description", "")), input_schema=schema, output_schema=output
+    )
