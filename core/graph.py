@@ -11,12 +11,13 @@ inferred output type (`core.types`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Protocol, Union, get_args
 
 from . import defaults as D
 from .conditions import Condition, condition_text, literal_text
+from .record import Record, record
 from .source import Span
 from .types import TEXT, Type, to_json_schema
 
@@ -56,8 +57,8 @@ __all__ = [
 Literal = Union[str, int, float, bool]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Node:
+@record
+class Node(Record):
     """What every node has: its id (`name`), where its name is written, and the declaring file."""
 
     kind: ClassVar[str] = ""
@@ -67,14 +68,14 @@ class Node:
     file: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Runnable(Node):
     """A node a chain can place: it takes an input and produces `output`."""
 
     output: Type = TEXT
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ModelNode(Node):
     kind: ClassVar[str] = "model"
     provider: str = ""
@@ -91,7 +92,7 @@ class ModelNode(Node):
     script: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ToolNode(Node):
     kind: ClassVar[str] = "tool"
     description: str = ""
@@ -105,7 +106,7 @@ class ToolNode(Node):
     idempotent: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class McpNode(Node):
     kind: ClassVar[str] = "mcp"
     description: str = ""
@@ -120,7 +121,7 @@ class McpNode(Node):
     approval: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class AgentNode(Runnable):
     kind: ClassVar[str] = "agent"
     description: str | None = None
@@ -146,7 +147,7 @@ class AgentNode(Runnable):
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StepNode(Runnable):
     kind: ClassVar[str] = "step"
     #: None for a code step (`run = python(...)`).
@@ -160,13 +161,13 @@ class StepNode(Runnable):
     run: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ChainNode(Runnable):
     kind: ClassVar[str] = "chain"
     elements: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ParallelNode(Runnable):
     """A parallel is its own fork: its `branch` edges leave it; `join` names the node they meet at."""
 
@@ -176,13 +177,13 @@ class ParallelNode(Runnable):
     join: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class JoinNode(Node):
     kind: ClassVar[str] = "join"
     parallel: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ConsolidateNode(Runnable):
     kind: ClassVar[str] = "consolidate"
     agents: tuple[str, ...] = ()
@@ -191,8 +192,8 @@ class ConsolidateNode(Runnable):
     task: str = D.TASK
 
 
-@dataclass(frozen=True, slots=True)
-class RouteCase:
+@record(kw_only=False)
+class RouteCase(Record):
     """One `LITERAL -> target` line of a route."""
 
     value: Literal
@@ -204,7 +205,7 @@ class RouteCase:
         return literal_text(self.value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RouteNode(Runnable):
     kind: ClassVar[str] = "route"
     description: str | None = None
@@ -220,7 +221,7 @@ class RouteNode(Runnable):
         return tuple(dict.fromkeys(out))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LoopNode(Runnable):
     kind: ClassVar[str] = "loop"
     description: str | None = None
@@ -232,7 +233,7 @@ class LoopNode(Runnable):
     on_exhausted: str = D.ON_EXHAUSTED
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MapNode(Runnable):
     kind: ClassVar[str] = "map"
     description: str | None = None
@@ -243,7 +244,7 @@ class MapNode(Runnable):
     on_error: str = D.ON_ERROR
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class AskNode(Runnable):
     """A question for a person; `output` is the `answer` type (text without one)."""
 
@@ -251,7 +252,7 @@ class AskNode(Runnable):
     question: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class InputNode(Node):
     """`@input`: the run's declared input (`input { ... }`)."""
 
@@ -259,7 +260,7 @@ class InputNode(Node):
     type: Type = TEXT
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StateNode(Node):
     """`@state`: the state keys tools may write and templates read."""
 
@@ -267,12 +268,12 @@ class StateNode(Node):
     type: Type = TEXT
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class EntryNode(Node):
     kind: ClassVar[str] = "entry"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ExitNode(Node):
     kind: ClassVar[str] = "exit"
 
@@ -302,8 +303,8 @@ NODE_TYPES: dict[str, type[Node]] = {
 RUNNABLE_KINDS: frozenset[str] = frozenset(k for k, cls in NODE_TYPES.items() if issubclass(cls, Runnable))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Edge:
+@record
+class Edge(Record):
     """One edge. Which optional fields a kind carries is `EDGE_ATTRS[kind]`; the rest stay None."""
 
     kind: str

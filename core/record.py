@@ -7,15 +7,17 @@ a fifth of a small `plait check` process. A record is the same thing built
 with one `exec` per class: it is a dataclass (`dataclasses.fields`,
 `replace`, `asdict` work), slotted, keyword-only, and frozen (assigning raises
 `dataclasses.FrozenInstanceError`); equality, hashing and `repr` are the
-dataclass ones, defined once on `Record` over each class's field names.
+dataclass ones, defined once on `Record` over each class's field names
+(`field(compare=False)` and `field(repr=False)` leave a field out of them,
+`field(default_factory=...)` gives each instance its own default).
 Subclass `Record` and decorate with `@record`.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
+from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Callable, ClassVar, TypeVar, dataclass_transform
+from typing import Any, Callable, ClassVar, TypeVar, dataclass_transform, overload
 
 __all__ = ["Record", "record"]
 
@@ -28,6 +30,9 @@ class Record:
     #: Field names in declaration order, and a getter of their values as a tuple (set by `@record`).
     _names: ClassVar[tuple[str, ...]] = ()
     _values: ClassVar[Callable[[Any], tuple]] = staticmethod(lambda self: ())
+    #: The values equality and hashing compare (fields without `compare=False`), and the names `repr` shows.
+    _key: ClassVar[Callable[[Any], tuple]] = staticmethod(lambda self: ())
+    _shown: ClassVar[tuple[str, ...]] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -38,13 +43,13 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return type(self)._values(self) == type(self)._values(other)
+        return type(self)._key(self) == type(self)._key(other)
 
     def __hash__(self) -> int:
-        return hash(type(self)._values(self))
+        return hash(type(self)._key(self))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names)
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
         return f"{self.__class__.__qualname__}({inner})"
 
     # Pickling and copying restore slots through the descriptors, past the frozen __setattr__.
@@ -60,34 +65,69 @@ class Record:
 R = TypeVar("R", bound=Record)
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True)
-def record(cls: type[R]) -> type[R]:
-    """Make `cls` (a subclass of `Record` with annotated fields) a frozen slotted keyword-only dataclass."""
-    made: Any = dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)(cls)
-    names = tuple(f.name for f in fields(made))
-    getter = attrgetter(*names)
-    made._names = names
-    # attrgetter of one name gives the value itself, of several a tuple: always a tuple here.
-    made._values = staticmethod(getter if len(names) > 1 else lambda self: (getter(self),))
+@overload
+def record(cls: type[R], /) -> type[R]: ...
+
+
+@overload
+def record(*, kw_only: bool = True) -> Callable[[type[R]], type[R]]: ...
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
+def record(cls: type[R] | None = None, /, *, kw_only: bool = True) -> type[R] | Callable[[type[R]], type[R]]:
+    """Make `cls` (a subclass of `Record` with annotated fields) a frozen slotted dataclass.
+
+    Keyword-only unless `@record(kw_only=False)`: small value types (`ListType(TEXT)`) read better positional."""
+    if cls is None:
+        return lambda c: _make(c, kw_only)
+    return _make(cls, kw_only)
+
+
+def _make(cls: type[R], kw_only: bool) -> type[R]:
+    made: Any = dataclass(slots=True, kw_only=kw_only, init=False, repr=False, eq=False)(cls)
+    made._names = tuple(f.name for f in fields(made))
+    made._values = staticmethod(_getter(made._names))
+    made._key = staticmethod(_getter(tuple(f.name for f in fields(made) if f.compare)))
+    made._shown = tuple(f.name for f in fields(made) if f.repr)
     made.__init__ = _init(made)
     return made
 
 
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
+    """The values of `names` as a tuple (attrgetter of one name gives the value itself, of none fails)."""
+    if not names:
+        return lambda self: ()
+    getter = attrgetter(*names)
+    return getter if len(names) > 1 else lambda self: (getter(self),)
+
+
+_FACTORY = object()
+
+
 def _init(cls: type) -> Callable[..., None]:
-    """`__init__(self, *, field=default, ...)` setting each slot through its descriptor."""
-    env: dict[str, Any] = {}
-    params, body = [], []
+    """`__init__(self, a, b=default, *, c, ...)` setting each slot through its descriptor."""
+    env: dict[str, Any] = {"_FACTORY": _FACTORY}
+    positional: list[str] = []
+    keywords: list[str] = []
+    body: list[str] = []
     for f in fields(cls):
+        if not f.init:
+            raise TypeError(f"{cls.__name__}.{f.name}: every field of a record is set by its constructor")
+        params = keywords if f.kw_only else positional
         env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
         if f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name}: a record's defaults are plain values")
+            # As dataclasses does: a sentinel default, replaced by a fresh value from the factory per instance.
+            env[f"_f_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_FACTORY")
+            body.append(f"    _set_{f.name}(self, _f_{f.name}() if {f.name} is _FACTORY else {f.name})\n")
+            continue
         if f.default is not MISSING:
             env[f"_d_{f.name}"] = f.default
             params.append(f"{f.name}=_d_{f.name}")
         else:
             params.append(f.name)
         body.append(f"    _set_{f.name}(self, {f.name})\n")
-    signature = f"self, *, {', '.join(params)}" if params else "self"
+    signature = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
     source = f"def __init__({signature}):\n" + ("".join(body) or "    pass\n")
     exec(source, env)  # noqa: S102 - generated from the class's own field names, as dataclasses does
     init: Callable[..., None] = env["__init__"]

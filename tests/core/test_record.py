@@ -1,0 +1,55 @@
+"""`plait.core.record`: what the graph and type records rely on beyond the AST's use of it —
+per-instance default factories, fields left out of equality and `repr`, and positional records."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from plait.core.record import Record, record
+
+
+@record
+class _Holder(Record):
+    name: str
+    tags: dict[str, str] = dataclasses.field(default_factory=dict)
+    note: str | None = dataclasses.field(default=None, compare=False, repr=False)
+
+
+@record(kw_only=False)
+class _Pair(Record):
+    left: str
+    right: int = 0
+
+
+def test_a_default_factory_gives_each_instance_its_own_value():
+    one, two = _Holder(name="a"), _Holder(name="b")
+    assert one.tags == {} and one.tags is not two.tags
+    given = {"k": "v"}
+    assert _Holder(name="c", tags=given).tags is given
+
+
+def test_a_field_with_compare_false_is_left_out_of_equality_hashing_and_repr_if_asked():
+    one, two = _Holder(name="a", note="x"), _Holder(name="a", note="y")
+    assert one == two
+    assert _Holder(name="a") != _Holder(name="a", tags={"k": "v"})
+    assert repr(one) == "_Holder(name='a', tags={})"
+    assert one.note == "x"
+
+
+def test_a_positional_record_takes_arguments_in_field_order_and_stays_frozen():
+    pair = _Pair("a", 2)
+    assert pair == _Pair(left="a", right=2) and hash(pair) == hash(_Pair("a", 2))
+    assert _Pair("b").right == 0
+    assert pair.__match_args__ == ("left", "right")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pair.left = "c"  # type: ignore[misc]  # assigning is what the test checks fails
+    assert pickle.loads(pickle.dumps(pair)) == pair
+    assert dataclasses.replace(pair, right=3) == _Pair("a", 3)
+
+
+def test_a_keyword_only_record_refuses_positional_arguments():
+    with pytest.raises(TypeError):
+        _Holder("a")  # type: ignore[misc]  # the call the test checks is refused
