@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "resume": "continue a stored run from its journal (nothing that finished runs again)",
     "runs": "list, export, delete and prune the stored runs of a project",
     "trace": "the timeline of a stored run: model calls, tool calls, decisions",
+    "batch": "run a spec once per line of a JSON-lines file, results in input order (resumable)",
     "chat": "talk to one agent of a spec, keeping history",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",

@@ -162,7 +162,15 @@ class Engine:
             self._http = make_client()
         return self._http
 
-    def start(self, input: Any = None, *, entry: str | None = None) -> "Run":
+    def start(self, input: Any = None, *, entry: str | None = None, run_id: str | None = None) -> "Run":
+        """A new run of `entry` (default: the spec's) on `input`; `run_id` names it (default: a fresh one)."""
+        name = self.entry_of(entry)
+        if self.program.input is not None:
+            input = check_input("" if input is None else input, self.program.input)
+        return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input, run_id))
+
+    def entry_of(self, entry: str | None = None) -> str:
+        """The runnable a run of `entry` starts at; AgentError `no_entry` or `unknown_runnable` when there is none."""
         name = entry or self.program.entry
         if name is None:
             listed = ", ".join(self.program.roots) or "none"
@@ -176,9 +184,7 @@ class Engine:
             raise AgentError(
                 "unknown_runnable", f"`{name}` is not a runnable declared in the spec; expected one of: {names}"
             )
-        if self.program.input is not None:
-            input = check_input("" if input is None else input, self.program.input)
-        return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input))
+        return name
 
     async def run(self, input: Any = None, *, entry: str | None = None) -> RunResult:
         return await self.start(input, entry=entry)

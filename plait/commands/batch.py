@@ -1,0 +1,344 @@
+"""`plait batch SPEC INPUTS.jsonl`: one run per input line → a results file in input order; resumable; exit 0/1/3/4.
+
+The runs go through runtime/batch.py (in this process, `--concurrency` at a
+time) or runtime/executors/ray.py (`--executor ray`: a pool of Ray actors).
+Every row is a journaled run named after the batch, so running the same
+command again (same spec, entry and inputs) reports the rows that finished
+from the journal and resumes the rest. Progress is a live line on stderr at
+a terminal and one summary line otherwise; results go to `-o FILE` or stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, print_diagnostics
+
+from .run import EXIT_FOR, fail, fit
+
+EXAMPLES = """\
+Each line of INPUTS is one run's input: a JSON object for a spec with an `input` block
+(text when the block has one string field), the run's text otherwise (a JSON string, or the line as it is).
+Blank lines are skipped. A line that is not a valid input is that row's error; the other rows still run.
+
+Results (stdout, or -o FILE) are JSON lines in input order, one per row:
+  {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-0", "stop_reason": "done", "output": ..., "error": null,
+   "tokens": {"input_tokens": 120, "output_tokens": 31}}
+
+The first Ctrl-C starts no new rows and lets the runs in flight finish; a second one (or SIGTERM) cuts
+them off. Interrupted (Ctrl-C, SIGTERM, a crash, kill -9)? Run the same command again: rows that finished are read
+back from the journal (.plait/journal.db beside the spec, or --store), never run again; rows cut off are
+resumed from their journal, so no finished model or tool call repeats. A different spec, entry or inputs
+file is a different batch. Each row is a run: `plait runs`, `plait trace RUN_ID`, `plait resume RUN_ID`.
+
+exit status: 0 every row done; 1 any row failed (its error is in the results); 3 a row waits for a person
+(approval, ask, pause; resume it with `plait resume RUN_ID`); 4 a row stopped at max_steps (1 wins over 3,
+3 over 4); 2 usage; 130 Ctrl-C and 143 SIGTERM (the batch stopped; run it again to continue).
+
+examples:
+  plait batch triage.plait tickets.jsonl -o results.jsonl
+  plait batch triage.plait tickets.jsonl --concurrency 32 > results.jsonl
+  plait batch triage.plait tickets.jsonl --executor ray --actors 4 -o results.jsonl
+  plait batch triage.plait tickets.jsonl --executor ray --address ray://head:10001 \\
+      --store postgresql://plait@db/plait -o results.jsonl"""
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    from plait.runtime.batch import DEFAULT_CONCURRENCY
+    from plait.runtime.executors import EXECUTORS
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
+    parser.add_argument("file", metavar="SPEC", help="the .plait spec whose entry runs once per input")
+    parser.add_argument("inputs", metavar="INPUTS", help="a JSON-lines file, one input per line (- for stdin)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the results here (default: standard output)")
+    parser.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"runs in flight at once, over all actors (default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="the run journal: postgresql://... (default: SQLite in .plait/journal.db beside the spec)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=EXECUTORS[0],
+        help="process: every run in this process (default); ray: a pool of Ray actors (needs plait[ray])",
+    )
+    parser.add_argument(
+        "--actors", metavar="N", type=int, default=None, help="ray: how many actors share the runs (default 2)"
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="ray: the cluster to join (e.g. ray://head:10001, or auto); default: start a local Ray instance",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = usage_problem(args)
+    if problem is not None:
+        return fail(problem, EXIT_USAGE)
+    try:
+        data = sys.stdin.buffer.read() if args.inputs == "-" else Path(args.inputs).read_bytes()
+    except OSError as exc:
+        return fail(f"cannot read the inputs file `{args.inputs}`: {exc.strerror or exc}", EXIT_USAGE)
+    loaded = load(args)
+    if isinstance(loaded, int):
+        return loaded
+    engine, sources = loaded
+    from plait.runtime.batch import InOrder, batch_id, plan, read_rows
+    from plait.runtime.errors import AgentError
+
+    try:
+        entry = engine.entry_of(args.entry)
+    except AgentError as exc:
+        return fail(exc.message, EXIT_USAGE)
+    batch = batch_id([*sources, entry, data])
+    rows = read_rows(data, engine.program.input, batch)
+    try:
+        stored = engine.store.runs() if engine.store is not None else []
+    except Exception as exc:  # a store that cannot be read: nothing has run yet
+        return fail(f"cannot read the run journal: {exc}", EXIT_USAGE)
+    known, todo = plan(rows, stored)
+    try:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        return fail(f"cannot write the results file `{args.output}`: {exc.strerror or exc}", EXIT_USAGE)
+    progress = Progress(len(rows), live=sys.stderr.isatty())
+    reasons: list[str] = []
+
+    def write(result: Any) -> None:
+        out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str) + "\n")
+        out.flush()
+        reasons.append(result.stop_reason)
+
+    ordered = InOrder(write)
+
+    def emit(result: Any) -> None:
+        progress.add(result)
+        ordered(result)
+
+    for result in known:
+        emit(result)
+    try:
+        stopped = asyncio.run(execute(args, engine, entry, todo, emit))
+    except Exception as exc:  # the executor itself could not run (Ray missing or unreachable, the store down)
+        progress.close()
+        return fail(str(exc), EXIT_USAGE)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    progress.close()
+    summary = f"{batch}: {progress.summary()}" + (f"; results in {args.output}" if args.output else "")
+    if stopped is not None:
+        print(
+            f"plait: {stopped}: {len(reasons)} of {len(rows)} rows finished ({summary}); "
+            "run the same command again to continue",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED if stopped == "terminated" else EXIT_INTERRUPTED
+    print(f"plait: batch {summary}", file=sys.stderr)
+    return exit_status(reasons)
+
+
+def usage_problem(args: argparse.Namespace) -> str | None:
+    if args.concurrency < 1:
+        return f"--concurrency wants a number of runs of at least 1, got {args.concurrency}"
+    if args.executor != "ray" and (args.actors is not None or args.address):
+        return "--actors and --address are for --executor ray"
+    if args.actors is not None and args.actors < 1:
+        return f"--actors wants at least 1, got {args.actors}"
+    if args.executor == "ray":
+        from plait.runtime.executors.ray import missing
+
+        if (problem := missing()) is not None:
+            return problem
+        if args.address and not (args.store or "").startswith(("postgresql://", "postgres://")):
+            return (
+                f"the Ray cluster at {args.address} needs a run journal every node reaches: pass "
+                "--store postgresql://... (the SQLite journal is a file on this machine; it serves a local Ray only)"
+            )
+    return None
+
+
+def load(args: argparse.Namespace) -> Any:
+    """(engine, the spec's source texts) or an exit code after printing why there is none."""
+    import plait
+    from plait.runtime.engine import Engine
+
+    try:
+        compiled = plait.compile(Path(args.file))
+    except (OSError, ValueError) as exc:
+        return fail(f"cannot read {args.file}: {exc}")
+    if not compiled.ok or compiled.graph is None:
+        print_diagnostics(compiled.diagnostics, compiled.sources)
+        return EXIT_ERRORS
+    options: dict[str, Any] = {} if args.store is None else {"store": args.store}
+    try:
+        engine = Engine.from_graph(compiled.graph, **options)
+    except Exception as exc:  # StoreError: a URL plait cannot use; one line, no password
+        return fail(str(exc), EXIT_USAGE)
+    engine.spec = str(Path(args.file).resolve())
+    # Names relative to the spec's folder: a project that moves (journal and all) is still the same batch.
+    base = Path(args.file).resolve().parent
+    sources = sorted(
+        f"{_relative(name, base)}\x00{getattr(src, 'text', src)}" for name, src in compiled.sources.items()
+    )
+    return engine, sources
+
+
+def _relative(name: str, base: Path) -> str:
+    try:
+        return str(Path(name).resolve().relative_to(base))
+    except (OSError, ValueError):
+        return str(name)
+
+
+async def execute(args: argparse.Namespace, engine: Any, entry: str, rows: list[Any], emit: Any) -> str | None:
+    """The rows run; None when all finished, else "interrupted" (Ctrl-C) or "terminated" (SIGTERM).
+
+    The first Ctrl-C starts no more rows and lets the runs in flight finish; a second one, or SIGTERM,
+    cancels them (each is stored as it stops, and resumed when the batch runs again).
+    """
+    loop = asyncio.get_running_loop()
+    gentle = asyncio.Event()
+    task = asyncio.ensure_future(_executor(args, engine, entry, rows, emit, gentle))
+    stopped: list[str] = []
+
+    def interrupt() -> None:
+        if not stopped:
+            stopped.append("interrupted")
+            gentle.set()
+            print(
+                "\nplait: stopping: no new rows start, the runs in flight finish (Ctrl-C again to cut them off)",
+                file=sys.stderr,
+                flush=True,
+            )
+        else:
+            task.cancel()
+
+    def terminate() -> None:
+        stopped[:] = ["terminated"]
+        task.cancel()
+
+    for signum, handler in ((signal.SIGINT, interrupt), (signal.SIGTERM, terminate)):
+        try:
+            loop.add_signal_handler(signum, handler)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            pass
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        await engine.aclose()
+    return stopped[0] if stopped else None
+
+
+async def _executor(
+    args: argparse.Namespace, engine: Any, entry: str, rows: list[Any], emit: Any, stop: asyncio.Event
+) -> None:
+    if args.executor == "ray":
+        from functools import partial
+
+        from plait.runtime.executors import ray as ray_executor
+
+        make = partial(ray_executor.spec_engine, engine.spec, args.store)
+        actors = args.actors or ray_executor.DEFAULT_ACTORS
+        await ray_executor.run_batch(
+            make, rows, emit, concurrency=args.concurrency, actors=actors, entry=entry, address=args.address, stop=stop
+        )
+        return
+    from plait.runtime.batch import run_batch
+
+    await run_batch(engine, rows, emit, concurrency=args.concurrency, entry=entry, stop=stop)
+
+
+def exit_status(reasons: list[str]) -> int:
+    """1 if any row failed, else 3 if any waits for a person, else 4 if any hit max_steps, else 0."""
+    codes = {EXIT_FOR.get(r, EXIT_ERRORS) for r in reasons}
+    for code in (EXIT_ERRORS, 3, 4):
+        if code in codes:
+            return code
+    return EXIT_OK
+
+
+class Progress:
+    """Rows finished → a live line on stderr at a terminal (done/total, failed, rate, time left); silent elsewhere."""
+
+    def __init__(self, total: int, live: bool, out: IO[str] | None = None) -> None:
+        self.total = total
+        self.live = live
+        self.out = out or sys.stderr
+        self.counts: dict[str, int] = {}
+        self.stored = 0
+        self.finished = 0
+        self.started = time.monotonic()
+        self._shown = 0.0
+
+    def add(self, result: Any) -> None:
+        self.finished += 1
+        self.stored += result.stored
+        self.counts[result.stop_reason] = self.counts.get(result.stop_reason, 0) + 1
+        now = time.monotonic()
+        if self.live and (now - self._shown >= 0.1 or self.finished == self.total):
+            self._shown = now
+            print(
+                f"\r\033[2K{fit(self.line(now), shutil.get_terminal_size().columns)}", end="", file=self.out, flush=True
+            )
+
+    def line(self, now: float) -> str:
+        width = 24
+        filled = width * self.finished // max(self.total, 1)
+        ran = self.finished - self.stored
+        elapsed = max(now - self.started, 1e-9)
+        rate = ran / elapsed
+        left = (self.total - self.finished) / rate if rate > 0 else None
+        eta = f" · {_duration(left)} left" if left is not None and self.finished < self.total else ""
+        failed = self.counts.get("error", 0)
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.finished}/{self.total}"
+            + (f" · {failed} failed" if failed else "")
+            + f" · {rate:.1f}/s{eta}"
+        )
+
+    def summary(self) -> str:
+        parts = [f"{n} {_NAMES.get(reason, reason)}" for reason, n in sorted(self.counts.items())]
+        stored = f", {self.stored} of them from an earlier run" if self.stored else ""
+        return f"{self.total} rows: " + (", ".join(parts) or "none finished") + stored
+
+    def close(self) -> None:
+        if self.live:
+            print("\r\033[2K", end="", file=self.out, flush=True)
+
+
+#: Stop reasons as the summary line names them.
+_NAMES = {"error": "failed", "interrupt": "waiting for approval", "pause": "paused", "max_steps": "at max_steps"}
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return (
+        f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+    )

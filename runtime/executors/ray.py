@@ -1,0 +1,154 @@
+"""Batch rows → a small pool of async Ray actors, each hosting many concurrent runs; results streamed to the driver.
+
+Each actor builds its own engine (its own journal connection: the journal is
+what the actors share, so it must be one every actor reaches: SQLite in the
+project folder on one machine, PostgreSQL across machines) and runs up to its
+share of `concurrency` rows at once on its event loop. The driver keeps
+`concurrency` rows in flight over all actors, giving each row to the least
+loaded actor, and hands each result back the moment it arrives. Ray never
+re-runs anything on its own (no actor restarts, no task retries): a run cut
+off by a dead actor is resumed from the journal the next time the batch runs,
+which replays what finished and pauses a non-idempotent call in flight.
+
+Ray is imported only here, and only when `--executor ray` is chosen (the
+`plait[ray]` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..batch import Row, RowResult, pool, run_row
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+__all__ = ["DEFAULT_ACTORS", "RayUnavailable", "RowHost", "missing", "run_batch", "spec_engine"]
+
+DEFAULT_ACTORS = 2
+#: How long the driver waits for the actors to flush their journals before it stops them.
+_CLOSE_SECONDS = 30.0
+
+
+class RayUnavailable(Exception):
+    """Ray is not installed, or the cluster cannot be reached."""
+
+
+def missing() -> str | None:
+    """Why the ray executor cannot run here (Ray not installed), or None."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "the ray executor needs Ray: pip install 'plait[ray]'"
+    return None
+
+
+def spec_engine(spec: str, store: str | None = None) -> Engine:
+    """The engine an actor hosts: the spec compiled in the actor's own process, journaled in `store` (a URL)."""
+    from pathlib import Path
+
+    from ..engine import Engine
+
+    options: dict[str, Any] = {} if store is None else {"store": store}
+    return Engine.from_spec(Path(spec), **options)
+
+
+class RowHost:
+    """One actor: an engine that runs many rows at once on the actor's event loop."""
+
+    def __init__(self, make_engine: Callable[[], Engine], entry: str | None) -> None:
+        self.engine = make_engine()
+        self.entry = entry
+
+    async def run(self, row: dict[str, Any]) -> dict[str, Any]:
+        return (await run_row(self.engine, Row.from_dict(row), self.entry)).to_dict()
+
+    async def close(self) -> None:
+        """Stops and rows buffered in the journal go to its tables before the actor is ended."""
+        await self.engine.aclose()
+
+
+def _connect(address: str | None, actors: int) -> bool:
+    """Ray up (a new local instance, or the cluster at `address`); True when this call started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    try:
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            # A scheduling number, not a cap on work: each actor asks for one CPU to be placed.
+            ray.init(num_cpus=max(actors, os.cpu_count() or 1), include_dashboard=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise RayUnavailable(f"cannot start or reach {where}: {exc}") from None
+    return True
+
+
+async def run_batch(
+    make_engine: Callable[[], Engine],
+    rows: list[Row],
+    emit: Callable[[RowResult], None],
+    *,
+    concurrency: int,
+    actors: int = DEFAULT_ACTORS,
+    entry: str | None = None,
+    address: str | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Every row to run, on `actors` Ray actors that each build their engine with `make_engine` (picklable)."""
+    import ray
+
+    started = _connect(address, actors)
+    actors = max(1, min(actors, len(rows))) if rows else 0
+    share = -(-concurrency // max(actors, 1))
+    host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
+    hosts: list[Any] = [host_class.options(max_concurrency=share + 1).remote(make_engine, entry) for _ in range(actors)]
+    load = [0] * actors
+
+    async def work(row: Row) -> RowResult:
+        chosen = min(range(actors), key=load.__getitem__)
+        load[chosen] += 1
+        ref = hosts[chosen].run.remote(row.to_dict())
+        try:
+            return RowResult.from_dict(await ref)
+        except asyncio.CancelledError:
+            ray.cancel(ref)  # an async actor cancels the run's task: the run is stored as it stops
+            raise
+        except ray.exceptions.RayError as exc:
+            # A dead actor, or an error outside the run: the journal knows how far the run got.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return RowResult.refused(
+                row,
+                "executor_failed",
+                f"the Ray actor running this row failed ({first}); run the batch again to resume it",
+            )
+        finally:
+            load[chosen] -= 1
+
+    try:
+        await pool(rows, work, concurrency, emit, stop)
+    finally:
+        await _close(hosts)
+        if started:
+            ray.shutdown()
+
+
+async def _close(hosts: list[Any]) -> None:
+    import ray
+
+    if not hosts:
+        return
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(*(h.close.remote() for h in hosts), return_exceptions=True), _CLOSE_SECONDS
+        )
+    except (asyncio.TimeoutError, asyncio.CancelledError):
+        pass  # a run's rows were durable before each of its side effects; the next run of the batch reads them
+    finally:
+        for host in hosts:
+            ray.kill(host)
