@@ -3,18 +3,25 @@
 Pure functions over the compiler's own data (no LSP types, no pygls): the
 language server (`plait lsp`) converts these to protocol messages. Positions
 here are 0-based code-point offsets into the text; the server converts the
-client's line/character units.
+client's line/character units. References, rename and completion are in
+compiler/ide_refs.py and compiler/ide_complete.py; the buffers and caches in
+compiler/ide_workspace.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from plait.core.diagnostics import Diagnostic
 from plait.core.source import SourceFile, Span
+from plait.dsl import ast
 
-__all__ = ["Analysis", "Symbol", "analyse", "check_diagnostics", "format_document"]
+from .ide_index import Occurrence, declarations, occurrences
+from .ide_workspace import Workspace
+
+__all__ = ["Analysis", "Symbol", "analyse", "check_diagnostics", "document", "format_document", "occurrence_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,26 +36,48 @@ class Symbol:
     blocks: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Analysis:
-    """One compile of an open document, with what the editor asks about it."""
+    """One compile of an open document, with what the editor asks about it (indexed only when asked)."""
 
     path: str
     #: Per file (the document and everything it imports), what `plait check` would report there.
     diagnostics: dict[str, list[Diagnostic]]
     sources: dict[str, SourceFile]
-    #: Declarations by name, from the document and its imports (imports share one namespace).
-    symbols: dict[str, Symbol]
-    #: The document's own declarations, in order.
-    outline: tuple[Symbol, ...]
-    #: (span, name) of every name the document uses or declares, for lookups by position.
-    names: tuple[tuple[Span, str], ...]
+    #: The modules the compile loaded, the document's first (when it parses).
+    modules: tuple[ast.Module, ...] = ()
+    workspace: Workspace | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def symbols(self) -> dict[str, Symbol]:
+        """Declarations by name, from the document and its imports (imports share one namespace; first wins)."""
+        symbols: dict[str, Symbol] = {}
+        for module in self.modules:
+            for decl in declarations(module):
+                symbols.setdefault(decl.name.name, _symbol(decl, self.sources[module.file]))  # type: ignore[union-attr]
+        return symbols
+
+    @cached_property
+    def outline(self) -> tuple[Symbol, ...]:
+        """The document's own declarations, in order."""
+        module = self._own()
+        return tuple(_symbol(d, self.sources[self.path]) for d in declarations(module)) if module else ()
+
+    @cached_property
+    def names(self) -> tuple[Occurrence, ...]:
+        """Every name the document declares or uses, in text order, for lookups by position."""
+        module = self._own()
+        if module is None:
+            return ()
+        source = self.sources[self.path]
+        return self.workspace.index(module, source) if self.workspace else occurrences(module, source)
+
+    def _own(self) -> ast.Module | None:
+        return self.modules[0] if self.modules and self.modules[0].file == self.path else None
 
     def name_at(self, offset: int) -> str | None:
-        for span, name in self.names:
-            if span.offset <= offset <= span.end_offset:
-                return name
-        return None
+        occ = occurrence_at(self.names, offset)
+        return occ.name if occ else None
 
     def definition(self, offset: int) -> Symbol | None:
         name = self.name_at(offset)
@@ -73,30 +102,26 @@ class Analysis:
         return "\n\n---\n\n".join(parts) or None
 
 
+def occurrence_at(found: tuple[Occurrence, ...], offset: int) -> Occurrence | None:
+    """The name written at `offset` (the cursor may sit just after its last character)."""
+    for occ in found:
+        if occ.span.offset <= offset <= occ.span.end_offset:
+            return occ
+    return None
+
+
 def analyse(text: str, path: str) -> Analysis:
     """Compile the document's text (imports read from disk) and index its names."""
-    from plait.compiler.pipeline import compile_spec
-    from plait.dsl.parser import parse_module
+    workspace = Workspace()
+    workspace.set(path, text)
+    return document(workspace, path)
 
-    # Text with no newline could be taken for a file name by compile_spec; one more newline changes no offset.
-    result = compile_spec(text if "\n" in text else text + "\n", path=path)
-    sources: dict[str, SourceFile] = dict(result.sources)
-    sources.setdefault(path, SourceFile(path, text))
-    diagnostics = check_diagnostics(result.diagnostics, sources)
-    symbols: dict[str, Symbol] = {}
-    outline: tuple[Symbol, ...] = ()
-    names: list[tuple[Span, str]] = []
-    for file, source in sources.items():
-        module, _ = parse_module(source)
-        if module is None:
-            continue
-        own = tuple(_symbol(decl, source) for decl in module.declarations if _named(decl))
-        for symbol in own:
-            symbols.setdefault(symbol.name, symbol)
-        if file == path:
-            outline = own
-            names = _names(module)
-    return Analysis(path, diagnostics, sources, symbols, outline, tuple(names))
+
+def document(workspace: Workspace, path: str) -> Analysis:
+    """The document at `path` compiled against the workspace's buffers, with `plait check`'s filtering."""
+    compiled = workspace.compile(path)
+    diagnostics = check_diagnostics(compiled.diagnostics, compiled.sources)
+    return Analysis(path, diagnostics, compiled.sources, compiled.modules, workspace)
 
 
 def check_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> dict[str, list[Diagnostic]]:
@@ -119,14 +144,7 @@ def format_document(text: str, path: str) -> str | None:
     return formatted
 
 
-def _named(decl: object) -> bool:
-    """A declaration with a name of its own (not `input`, `state` or `import`)."""
-    from plait.dsl.ast import Ident
-
-    return isinstance(getattr(decl, "name", None), Ident)
-
-
-def _symbol(decl, source: SourceFile) -> Symbol:
+def _symbol(decl: Any, source: SourceFile) -> Symbol:
     description = getattr(decl, "description", None)
     body = getattr(decl, "body", None) or getattr(decl, "block", None)
     blocks = tuple(source.text[p.span.offset : p.span.end_offset] for p in getattr(body, "params", ()) or ())
@@ -140,30 +158,3 @@ def _symbol(decl, source: SourceFile) -> Symbol:
         description.value if description is not None else None,
         blocks,
     )
-
-
-def _names(module) -> list[tuple[Span, str]]:
-    """Each declaration's name and every reference (values, chain elements) in the module, in text order."""
-    from plait.dsl import ast
-
-    found: list[tuple[Span, str]] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, (ast.Ref, ast.ChainRef)):
-            found.append((node.span, node.name))
-            return
-        if isinstance(node, tuple):
-            for item in node:
-                walk(item)
-            return
-        if not dataclasses.is_dataclass(node) or isinstance(node, type):
-            return
-        for f in dataclasses.fields(node):
-            if f.name != "span":
-                walk(getattr(node, f.name))
-
-    for decl in module.declarations:
-        if _named(decl):
-            found.append((decl.name.span, decl.name.name))
-        walk(decl)
-    return sorted(found, key=lambda item: item[0].offset)

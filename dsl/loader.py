@@ -11,13 +11,14 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from . import ast
 from plait.core.diagnostics import Diagnostic, Severity
 from .parser import parse_module
 from plait.core.source import SourceFile, Span
 
-__all__ = ["LoadResult", "load", "load_text", "read_source", "resolve_path", "text_problem"]
+__all__ = ["LoadResult", "Reader", "load", "load_text", "read_source", "resolve_path", "text_problem"]
 
 #: Larger files are refused before reading: nothing real comes close, and it bounds memory.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -30,6 +31,18 @@ class LoadResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: The directory imports may not leave, and relative paths are shown against.
     root_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How files become modules. The language server passes its own: unsaved editor buffers
+    (`overlay`: resolved path → text, or None to read the disk) and a parse cache (`parse`)."""
+
+    overlay: Callable[[Path], str | None] = lambda path: None
+    parse: Callable[[SourceFile], tuple[ast.Module | None, list[Diagnostic]]] = parse_module
+
+
+_DISK = Reader()
 
 
 def _file_error(code: str, name: str, message: str, path: str, span: Span | None = None) -> Diagnostic:
@@ -120,11 +133,11 @@ def resolve_path(path: str | os.PathLike) -> Path:
 def load(path: str | os.PathLike) -> LoadResult:
     root = Path(path)
     result = LoadResult(root_dir=resolve_path(root).parent)
-    _load_file(root, str(path), None, result, set())
+    _load_file(root, str(path), None, result, set(), _DISK)
     return result
 
 
-def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -> LoadResult:
+def load_text(text: str, path: str = "<string>", root_dir: Path | None = None, reader: Reader = _DISK) -> LoadResult:
     """Compile text that is not (yet) a file. Imports resolve against `root_dir` if given."""
     result = LoadResult(root_dir=root_dir)
     problem = text_problem(text, path)
@@ -134,37 +147,49 @@ def load_text(text: str, path: str = "<string>", root_dir: Path | None = None) -
             result.sources[path] = SourceFile(path, text)
         return result
     source = SourceFile(path, text)
-    _add(source, None if root_dir is None else root_dir / "<string>", result, set())
+    # Text standing for a file on disk (an editor's buffer) is that file: an import cycle back to it stops here.
+    seen = {resolve_path(path)} if root_dir is not None and Path(path).is_absolute() else set()
+    _add(source, None if root_dir is None else root_dir / "<string>", result, seen, reader)
     return result
 
 
-def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, seen: set[Path]) -> None:
+def _load_file(path: Path, display: str, via: Span | None, result: LoadResult, seen: set[Path], reader: Reader) -> None:
     resolved = resolve_path(path)
     if resolved in seen:
         return
     seen.add(resolved)
-    source, error = _read(path, display, via)
+    unsaved = reader.overlay(resolved)
+    if unsaved is not None:
+        problem = text_problem(unsaved, display)
+        source, error = (None, problem) if problem is not None else (SourceFile(display, unsaved), None)
+    else:
+        source, error = _read(path, display, via)
     if source is None:
         if error is not None:
             result.diagnostics.append(error)
         return
-    _add(source, resolved, result, seen)
+    _add(source, resolved, result, seen, reader)
 
 
-def _add(source: SourceFile, resolved: Path | None, result: LoadResult, seen: set[Path]) -> None:
+def _add(source: SourceFile, resolved: Path | None, result: LoadResult, seen: set[Path], reader: Reader) -> None:
     result.sources[source.path] = source
-    module, diagnostics = parse_module(source)
+    module, diagnostics = reader.parse(source)
     result.diagnostics.extend(diagnostics)
     if module is None:
         return
     result.modules.append(module)
     for decl in module.declarations:
         if isinstance(decl, ast.ImportDecl):
-            _follow(decl, resolved, source, result, seen)
+            _follow(decl, resolved, source, result, seen, reader)
 
 
 def _follow(
-    decl: ast.ImportDecl, importer: Path | None, source: SourceFile, result: LoadResult, seen: set[Path]
+    decl: ast.ImportDecl,
+    importer: Path | None,
+    source: SourceFile,
+    result: LoadResult,
+    seen: set[Path],
+    reader: Reader,
 ) -> None:
     if importer is None or result.root_dir is None:
         result.diagnostics.append(
@@ -186,4 +211,4 @@ def _follow(
         )
         return
     display = os.path.relpath(target, Path.cwd()) if target.is_relative_to(Path.cwd()) else str(target)
-    _load_file(target, display, decl.path.span, result, seen)
+    _load_file(target, display, decl.path.span, result, seen, reader)

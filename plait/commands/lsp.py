@@ -1,23 +1,29 @@
-"""`plait lsp`: LSP messages on stdio → compiler/ide.py answers → LSP replies (pygls, the `lsp` extra).
+"""`plait lsp`: LSP messages on stdio → compiler/ide*.py answers → LSP replies (pygls, the `lsp` extra).
 
-Features: diagnostics on open, change (debounced) and save, for the document
-and the files it imports, exactly as `plait check` reports them (suppressions
-and project configuration included); hover (the declaration named under the
-cursor, and a diagnostic's explanation); go-to-definition across imports;
-document symbols; formatting through `plait fmt`'s formatter. Only this
-command imports pygls, so `pip install plait[lsp]` is needed for it alone.
+Features: diagnostics on open, change and save, for the document and the
+files it imports, exactly as `plait check` reports them (suppressions and
+project configuration included), against the editor's unsaved buffers;
+hover (the declaration named under the cursor, and a diagnostic's
+explanation); go-to-definition and find-references across imports;
+completion; rename across files; document symbols; formatting through
+`plait fmt`'s formatter. Only this command imports pygls, so
+`pip install plait[lsp]` is needed for it alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
+from pathlib import Path
+from typing import Any
 
 from plait.cli import EXIT_OK, EXIT_USAGE
 
-#: Seconds of quiet after a keystroke before the document is checked again.
-DEBOUNCE = 0.25
+#: Seconds to wait after a check before checking again: keystrokes typed meanwhile make one check, not one each.
+#: The first keystroke after a quiet spell is checked at once (its latency is the check's, see bench/lsp_bench.py).
+QUIET = 0.05
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -36,30 +42,74 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build():
+def build() -> Any:
     """The pygls server with every feature registered."""
     from lsprotocol import types as lsp
+    from pygls.exceptions import JsonRpcException
     from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
 
     from plait import __version__
-    from plait.compiler import ide
+    from plait.compiler import ide, ide_complete, ide_refs
+    from plait.compiler.ide_workspace import Workspace
+    from plait.dsl.loader import resolve_path
 
     server = LanguageServer("plait", __version__)
+    # A refused rename is an answer, not a fault: pygls would log it with a traceback.
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_Refusals(JsonRpcException))
+    state: dict[str, Any] = {}
     analyses: dict[str, ide.Analysis] = {}
-    pending: dict[str, asyncio.Task] = {}
+    #: Per document, the files its last check read (resolved), so an edit to one re-checks its importers.
+    reads: dict[str, set[Path]] = {}
     #: Files we published diagnostics for, per document, so a fixed import's problems are cleared.
     published: dict[str, set[str]] = {}
+    #: Open documents' URIs by resolved path: edits and locations use the client's own URI for a file.
+    uris: dict[Path, str] = {}
+    dirty: set[str] = set()
 
-    def document(uri: str):
+    def workspace() -> Workspace:
+        if "workspace" not in state:
+            folders = [resolve_path(p) for f in server.workspace.folders.values() if (p := to_fs_path(f.uri))]
+            root = server.workspace.root_path
+            if not folders and root:
+                folders = [resolve_path(root)]
+            state["workspace"] = Workspace(tuple(folders))
+        return state["workspace"]
+
+    def document(uri: str) -> Any:
         return server.workspace.get_text_document(uri)
+
+    def uri_of(path: Path | str) -> str:
+        resolved = resolve_path(path)
+        return uris.get(resolved) or Path(path).absolute().as_uri()
+
+    def sync(uri: str) -> None:
+        """The workspace's buffer for `uri` is the editor's text now; this document and its importers are due a check."""
+        doc = document(uri)
+        resolved = resolve_path(doc.path)
+        uris[resolved] = uri
+        workspace().set(doc.path, doc.source)
+        dirty.add(uri)
+        dirty.update(other for other, files in reads.items() if resolved in files and other in analyses)
+        if state.get("worker") is None or state["worker"].done():
+            state["worker"] = asyncio.ensure_future(drain())
+
+    async def drain() -> None:
+        while dirty:
+            for uri in sorted(dirty):
+                dirty.discard(uri)
+                if uri in uris.values():
+                    refresh(uri)
+            await asyncio.sleep(QUIET)
 
     def refresh(uri: str) -> None:
         doc = document(uri)
-        analysis = ide.analyse(doc.source, doc.path)
+        analysis = ide.document(workspace(), doc.path)
         analyses[uri] = analysis
+        reads[uri] = {resolve_path(file) for file in analysis.sources}
         files = set()
         for file, found in analysis.diagnostics.items():
-            target = uri if file == doc.path else _uri(file)
+            target = uri if file == doc.path else uri_of(file)
             source = analysis.sources.get(file)
             items = [_diagnostic(d, source, lsp) for d in found] if source else []
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=target, diagnostics=items))
@@ -68,38 +118,50 @@ def build():
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=stale, diagnostics=[]))
         published[uri] = files
 
-    async def later(uri: str) -> None:
-        await asyncio.sleep(DEBOUNCE)
-        refresh(uri)
-
     def current(uri: str) -> ide.Analysis:
         doc = document(uri)
         analysis = analyses.get(uri)
         if analysis is None or analysis.sources.get(doc.path) is None or analysis.sources[doc.path].text != doc.source:
-            refresh(uri)  # a request arrived inside the debounce window: answer on the text as it is now
+            workspace().set(doc.path, doc.source)
+            refresh(uri)  # a request arrived before the check: answer on the text as it is now
         return analyses[uri]
+
+    def where(params: Any) -> tuple[Any, Path, int]:
+        """The project now, the document's resolved path, and the cursor's offset in it."""
+        doc = document(params.text_document.uri)
+        workspace().set(doc.path, doc.source)
+        return workspace().project(), resolve_path(doc.path), doc.offset_at_position(params.position)
+
+    def location(project: Any, file: Path, span: Any) -> Any:
+        source = project.file(file)[0]
+        return lsp.Location(uri=uri_of(file), range=_range(span, source, lsp))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
-        refresh(params.text_document.uri)
+        sync(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: lsp.DidSaveTextDocumentParams) -> None:
-        refresh(params.text_document.uri)
+        sync(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri in pending:
-            pending[uri].cancel()
-        pending[uri] = asyncio.ensure_future(later(uri))
+        sync(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        path = next((p for p, u in uris.items() if u == uri), None)
+        if path is not None:
+            del uris[path]
+            workspace().close(path)  # the disk is the truth again for its importers
+            dirty.update(other for other, files in reads.items() if path in files and other in analyses)
         analyses.pop(uri, None)
+        reads.pop(uri, None)
         for target in published.pop(uri, set()):
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=target, diagnostics=[]))
+        if dirty and (state.get("worker") is None or state["worker"].done()):
+            state["worker"] = asyncio.ensure_future(drain())
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(params: lsp.HoverParams) -> lsp.Hover | None:
@@ -117,8 +179,57 @@ def build():
         if symbol is None:
             return None
         source = analysis.sources[symbol.name_span.file]
-        target = uri if symbol.name_span.file == analysis.path else _uri(symbol.name_span.file)
+        target = uri if symbol.name_span.file == analysis.path else uri_of(symbol.name_span.file)
         return lsp.Location(uri=target, range=_range(symbol.name_span, source, lsp))
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def references(params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+        project, path, offset = where(params)
+        target = ide_refs.target_at(project, path, offset)
+        if target is None:
+            return None
+        found = ide_refs.references(project, target, include_declaration=params.context.include_declaration)
+        return [location(project, file, occ.span) for file, occ in found]
+
+    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder:
+        project, path, offset = where(params)
+        try:
+            target = ide_refs.rename_target(project, path, offset)
+        except ide_refs.RenameError as exc:
+            raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
+        occ = target.occurrence
+        return lsp.PrepareRenamePlaceholder(range=location(project, path, occ.span).range, placeholder=occ.name)
+
+    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
+    def rename(params: lsp.RenameParams) -> lsp.WorkspaceEdit:
+        project, path, offset = where(params)
+        try:
+            edits = ide_refs.rename(project, path, offset, params.new_name)
+        except ide_refs.RenameError as exc:
+            raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
+        return lsp.WorkspaceEdit(
+            changes={
+                uri_of(file): [
+                    lsp.TextEdit(range=location(project, file, occ.span).range, new_text=new) for occ, new in found
+                ]
+                for file, found in edits.items()
+            }
+        )
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "{", "[", "="]))
+    def completion(params: lsp.CompletionParams) -> list[lsp.CompletionItem]:
+        project, path, offset = where(params)
+        text = document(params.text_document.uri).source
+        found = ide_complete.complete(text, offset, project.declared(path), project.seen_modules(path))
+        return [
+            lsp.CompletionItem(
+                label=item.label,
+                kind=getattr(lsp.CompletionItemKind, COMPLETION_KINDS.get(item.kind, "Text")),
+                detail=item.detail or None,
+            )
+            for item in found
+        ]
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def symbols(params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
@@ -148,6 +259,27 @@ def build():
     return server
 
 
+class _Refusals(logging.Filter):
+    """Drops pygls's log record of a request we refused on purpose (a JsonRpcException we raised)."""
+
+    def __init__(self, kind: type) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], self.kind))
+
+
+#: Completion kind (compiler/ide_complete.py) → the name of its LSP CompletionItemKind.
+COMPLETION_KINDS = {
+    "declaration": "Reference",
+    "attribute": "Property",
+    "block": "Struct",
+    "field": "Field",
+    "value": "Value",
+}
+
+
 #: Declaration kind → the name of its LSP SymbolKind (names, so importing this module needs no lsprotocol).
 SYMBOL_KINDS = {
     "model": "Constant",
@@ -163,12 +295,6 @@ SYMBOL_KINDS = {
     "map": "Array",
     "ask": "Field",
 }
-
-
-def _uri(path: str) -> str:
-    from pathlib import Path
-
-    return Path(path).absolute().as_uri()
 
 
 def _utf16(text: str) -> int:

@@ -1,0 +1,273 @@
+"""Text before the cursor + the names a document sees → completion items for that position.
+
+The text being typed rarely parses, so the position is read from the text
+itself (strings, comments, brackets, `key =`, `->`) and the candidates come
+from the files' last good parse: names of the kind the attribute's schema
+entry accepts (`model =` a model, `tools = [` tools and agents, chain, loop,
+map, parallel and route elements any runnable), the attribute keys of the
+enclosing declaration's kind (compiler/schema.py, the same table the checker
+reads) and its typed blocks, a symbol's choices, and inside `{{` a template
+path: runnable names, `input` and `state`, then after `NAME.` the fields of
+NAME's declared `output` (or an ask's `answer`; `input.` the input block's).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from plait.core import types as t
+from plait.core.graph import RUNNABLE_KINDS
+from plait.dsl import ast
+
+from .schema import SCHEMAS, TYPED_BLOCKS, Attr
+
+__all__ = ["Completion", "complete"]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    label: str
+    #: "declaration" (then `detail` is its kind), "attribute", "block", "field", "value".
+    kind: str
+    detail: str = ""
+
+
+_STRING_BODY = r'(?:[^"\\]|\\.|"(?!""))*'
+_TOKEN = re.compile(
+    rf'(?P<string>"""{_STRING_BODY}"""|"(?:[^"\\\n]|\\.)*")'
+    rf'|(?P<open>"""{_STRING_BODY}\Z|"(?:[^"\\\n]|\\.)*(?=\n|\Z))'
+    r"|(?P<comment>#[^\n]*)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*)"
+    r"|(?P<number>[0-9][A-Za-z0-9_.]*)"
+    r"|(?P<arrow>->)"
+    r"|(?P<newline>\n)"
+    r"|(?P<punct>[{}\[\]()=,])"
+    r"|(?P<other>\S)",
+    re.S,
+)
+_DECL_KEYWORDS = frozenset(
+    {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "route", "loop", "map", "ask", "mcp"}
+    | {"input", "state", "import"}
+)
+_TYPED_KEYWORDS = frozenset({"params", "output", "answer", "object"})
+_OPEN_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*)?$")
+
+
+@dataclass
+class _Open:
+    """An open bracket: what it holds ("body", "list", "elements", "typed", "other") and the key it is the value of."""
+
+    char: str
+    role: str
+    key: str | None = None
+    #: For a body: the tokens of the attribute being written (since the last newline or comma).
+    statement: list[str] | None = None
+    keys: set[str] | None = None
+
+
+@dataclass
+class _Position:
+    kind: str | None = None
+    name: str | None = None
+    #: Significant tokens at depth 0 since the declaration started.
+    head: list[str] | None = None
+    stack: list[_Open] | None = None
+    in_string: str | None = None
+    prefix: str = ""
+
+
+def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion]:
+    """What may be written at `offset`: `declared` is every name the document sees, `modules` its (last good) files."""
+    pos = _read(text[:offset])
+    if pos.in_string is not None:
+        match = _OPEN_TEMPLATE.search(pos.in_string)
+        return _template(match.group(1) or "", declared, modules, pos.name) if match else []
+    if "." in pos.prefix:
+        return _fields(pos.prefix, declared, modules)
+    return list(_by_position(pos, declared))
+
+
+# --- reading the position -------------------------------------------------------------
+
+
+def _read(before: str) -> _Position:
+    pos = _Position(head=[], stack=[])
+    assert pos.head is not None and pos.stack is not None
+    tokens = [(m.lastgroup or "", m.group()) for m in _TOKEN.finditer(before)]
+    if tokens and tokens[-1][0] in ("open", "comment") and before.endswith(tokens[-1][1]):
+        group, value = tokens[-1]
+        # In a comment nothing is offered: an "open string" without a template.
+        pos.in_string = value[3:] if value.startswith('"""') else value[1:] if group == "open" else ""
+        return pos
+    if tokens and tokens[-1][0] == "word" and before.endswith(tokens[-1][1]):
+        pos.prefix = tokens.pop()[1]
+    stack = pos.stack
+    at_start = True  # at the start of a statement at depth 0
+    for group, value in tokens:
+        if group == "comment":
+            continue
+        if not stack:
+            if group == "newline":
+                at_start = True
+                continue
+            if at_start and group == "word" and value in _DECL_KEYWORDS:
+                pos.kind, pos.name, pos.head = value, None, []
+            elif pos.kind is not None and pos.name is None and group == "word" and len(pos.head) == 1:
+                pos.name = value
+            at_start = False
+        top = stack[-1] if stack else None
+        if group == "punct" and value in "{[(":
+            stack.append(_opened(value, pos, top))
+        elif group == "punct" and value in "}])":
+            if stack:
+                stack.pop()
+            if not stack:
+                at_start = value == "}"
+        elif top is not None and top.role == "body" and top.statement is not None:
+            if group == "newline" or value == ",":
+                top.statement.clear()
+            else:
+                top.statement.append(value)
+                if value == "=" and len(top.statement) == 2 and top.keys is not None:
+                    top.keys.add(top.statement[0])
+        if not stack and group != "newline" and pos.head is not None:
+            pos.head.append(value)
+    return pos
+
+
+def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
+    assert pos.head is not None
+    if top is None:
+        before = pos.head[-1] if pos.head else ""
+        if char == "{":
+            return _Open(char, "typed" if pos.kind in ("input", "state") else "body", statement=[], keys=set())
+        if char == "(" and before == "parallel":
+            return _Open(char, "elements")
+        if char == "[" and pos.kind == "parallel":
+            return _Open(char, "elements")
+        return _Open(char, "other")
+    statement = top.statement or []
+    key = statement[0] if len(statement) >= 2 and statement[1] == "=" else None
+    if top.role == "body" and char == "[" and key is not None and len(statement) == 2:
+        return _Open(char, "list", key=key)
+    if char == "{" and statement and statement[-1] in _TYPED_KEYWORDS:
+        return _Open(char, "typed")
+    return _Open(char, "other")
+
+
+# --- candidates -----------------------------------------------------------------------
+
+
+def _names(declared: dict[str, ast.Decl], kinds: tuple[str, ...] | frozenset[str], own: str | None) -> list[Completion]:
+    return [
+        Completion(name, "declaration", decl.kind)
+        for name, decl in declared.items()
+        if decl.kind in kinds and name != own
+    ]
+
+
+def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Completion]:
+    assert pos.stack is not None and pos.head is not None
+    top = pos.stack[-1] if pos.stack else None
+    kind, own = pos.kind, pos.name
+    if top is None:
+        last = pos.head[-1] if pos.head else ""
+        if kind in ("chain", "loop", "map") and last in ("=", "->"):
+            yield from _names(declared, RUNNABLE_KINDS, own)
+        elif kind == "route" and last == "on":
+            yield from _paths(declared, own)
+        return
+    if top.role == "elements":
+        yield from _names(declared, RUNNABLE_KINDS, own)
+        return
+    if top.role == "list" and kind is not None and top.key is not None:
+        yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
+        return
+    if top.role != "body" or top.statement is None or kind is None:
+        return
+    if kind == "route":
+        if top.statement and top.statement[-1] == "->":
+            yield from _names(declared, RUNNABLE_KINDS, own)
+        return
+    schema = SCHEMAS.get(kind, {})
+    statement = top.statement
+    if not statement:
+        used = top.keys or set()
+        for key, attr in schema.items():
+            if key not in used:
+                yield Completion(key, "attribute", attr.type + (" (required)" if attr.required else ""))
+        for keyword in TYPED_BLOCKS.get(kind, ()):
+            yield Completion(keyword, "block", f"{keyword} {{ ... }}")
+    elif len(statement) == 2 and statement[1] == "=":
+        yield from _values(schema.get(statement[0]), declared, own)
+
+
+def _values(attr: Attr | None, declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
+    if attr is None:
+        return
+    if attr.type in ("ref", "refs"):
+        yield from _names(declared, attr.kinds, own)
+    elif attr.type == "until":
+        yield from _names(declared, ("tool",), own)  # `until = TOOL succeeded`
+    elif attr.type == "condition":
+        yield from _names(declared, RUNNABLE_KINDS, own)
+    elif attr.type == "path":
+        yield from _paths(declared, own)
+    elif attr.type == "bool":
+        yield from (Completion(v, "value", "bool") for v in ("true", "false"))
+    for choice in attr.choices:
+        yield Completion(choice, "value", attr.type)
+
+
+def _paths(declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
+    yield Completion("input", "value", "the run's input")
+    yield Completion("state", "value", "the run's state")
+    yield from _names(declared, RUNNABLE_KINDS, own)
+
+
+def _template(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module], own: str | None) -> list[Completion]:
+    if "." in path:
+        return _fields(path, declared, modules)
+    return list(_paths(declared, own))
+
+
+def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion]:
+    """After `HEAD.a.b.`: the fields of the record there (HEAD's declared output, or the input/state block)."""
+    head, *rest = path.split(".")
+    record = _record(head, declared, modules)
+    if record is None:
+        return []
+    found = t.lookup(record, rest[:-1])
+    if found is None:
+        return []
+    shape = t.strip_optional(found)
+    out = []
+    for name in t.field_names(shape):
+        field = shape.get(name) if isinstance(shape, t.ObjectType) else None
+        detail = t.describe(field.type) + ("?" if field.optional else "") if field is not None else ""
+        out.append(Completion(name, "field", detail))
+    return out
+
+
+def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
+    from .types import block_type
+
+    def quiet(_: object) -> None:
+        return None  # the checker reports a bad block; completion offers what it can
+
+    if head in ("input", "state"):
+        for module in modules:
+            for each in module.declarations:
+                if isinstance(each, ast.InputDecl | ast.StateDecl) and each.kind == head:
+                    return block_type(each.fields, quiet)
+        return None
+    decl = declared.get(head)
+    if isinstance(decl, ast.AgentDecl | ast.StepDecl):
+        block = decl.body.typed("output")
+    elif isinstance(decl, ast.AskDecl):
+        block = decl.block.typed("answer") if decl.block is not None else None
+    else:
+        return None
+    return block_type(block, quiet) if block is not None else None

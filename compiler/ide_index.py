@@ -1,0 +1,135 @@
+"""One parsed module → every place a declaration's name is written: where it is declared, and each use.
+
+Uses are attribute references (`model = fast`, `tools = [lookup]`), chain, loop,
+map and parallel elements, route cases, the first part of a dotted path
+(`review.verdict`, `files.read_text_file`, `over = plan.items`) and of a
+template read (`{{review.verdict}}` in a prompt, system, task or question).
+Whether a use really names a declaration is decided by the caller (the name
+must be declared where the file can see it): a path starting with `input` is
+not a use of anything. Not uses: attribute keys, bare-word values of
+symbol-typed attributes (`approval = required`), arguments of `python(...)`,
+`http(...)` and `env(...)`, tool `run` templates (they read parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+from plait.core.source import SourceFile, Span
+from plait.dsl import ast
+
+from .schema import SCHEMAS
+
+__all__ = ["Occurrence", "declarations", "occurrences"]
+
+#: Attribute value types whose words are never declaration names.
+_NOT_NAMES = frozenset(
+    {"symbol", "symbols", "run", "env", "keep_last", "string", "number", "int", "duration", "bool", "map", "size"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    name: str
+    #: The name itself (for a path or template read, only its first part).
+    span: Span
+    role: Literal["declaration", "use"]
+    #: The declaration's kind, for a declaration.
+    kind: str | None = None
+
+
+def declarations(module: ast.Module) -> Iterator[ast.Decl]:
+    """The module's declarations with a name of their own (not `input`, `state` or `import`)."""
+    return (d for d in module.declarations if isinstance(getattr(d, "name", None), ast.Ident))
+
+
+def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...]:
+    """Every declaration name and use in the module, in text order."""
+    found: list[Occurrence] = []
+    for decl in module.declarations:
+        name = getattr(decl, "name", None)
+        if isinstance(name, ast.Ident):
+            found.append(Occurrence(name.name, name.span, "declaration", decl.kind))
+        found.extend(_uses(decl, source))
+    return tuple(sorted(found, key=lambda o: o.span.offset))
+
+
+def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
+    from .passes.check_flow import _strings as template_strings
+
+    kind = getattr(decl, "kind", "")
+    if isinstance(decl, ast.ChainDecl):
+        yield from _elements(decl.elements)
+    elif isinstance(decl, ast.ParallelDecl):
+        yield from _value(decl.branches, source)
+    elif isinstance(decl, ast.RouteDecl):
+        yield from _path(decl.subject, source)
+        for case in decl.cases:
+            yield _use(case.target.name, case.target.span)
+    elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
+        yield from _elements(decl.body)
+    block = getattr(decl, "block", None) if kind in ("loop", "map", "ask") else getattr(decl, "body", None)
+    if isinstance(block, ast.Block) and kind not in ("model", "input", "state"):
+        schema = SCHEMAS.get(kind, {})
+        for attr in block.attributes:
+            spec = schema.get(attr.key.name)
+            if spec is None or (spec.type not in _NOT_NAMES and spec.type != "template"):
+                yield from _value(attr.value, source)
+    if kind in ("step", "agent", "consolidate", "ask"):
+        for string in template_strings(decl):
+            yield from _reads(string, source)
+
+
+def _use(name: str, span: Span) -> Occurrence:
+    return Occurrence(name, span, "use")
+
+
+def _elements(elements: tuple[ast.ChainElement, ...]) -> Iterator[Occurrence]:
+    for element in elements:
+        if isinstance(element, ast.ChainRef):
+            yield _use(element.name, element.span)
+        else:
+            for branch in element.branches:
+                yield _use(branch.name, branch.span)
+
+
+def _value(value: object, source: SourceFile) -> Iterator[Occurrence]:
+    """Names in an attribute value: references, path heads, `X succeeded`, condition operands, list items."""
+    if isinstance(value, ast.Ref):
+        yield _use(value.name, value.span)
+    elif isinstance(value, ast.PathValue):
+        yield from _path(value, source)
+    elif isinstance(value, ast.Succeeded):
+        yield from _value(value.target, source)
+    elif isinstance(value, ast.ListValue):
+        for item in value.items:
+            yield from _value(item, source)
+    elif isinstance(value, ast.Compare):
+        yield from _value(value.left, source)
+        yield from _value(value.right, source)
+    elif isinstance(value, ast.Not):
+        yield from _value(value.operand, source)
+    elif isinstance(value, ast.BoolOp):
+        for operand in value.operands:
+            yield from _value(operand, source)
+
+
+def _path(value: ast.PathValue, source: SourceFile) -> Iterator[Occurrence]:
+    head = value.parts[0]
+    start = value.span.offset
+    if source.text[start : start + len(head)] == head:  # a path is written without spaces; be sure
+        yield _use(head, source.span(start, start + len(head)))
+
+
+def _reads(string: ast.String, source: SourceFile) -> Iterator[Occurrence]:
+    from .rules._placeholders import placeholders
+
+    for placeholder in placeholders(string, {source.path: source}):
+        if placeholder.problem is not None:
+            continue
+        span = placeholder.span
+        head = placeholder.parts[0]
+        # The span is the string's own when escapes moved the braces: then the read cannot be placed.
+        if span != string.span and source.text[span.offset : span.offset + len(head)] == head:
+            yield _use(head, source.span(span.offset, span.offset + len(head)))

@@ -1,0 +1,112 @@
+"""compiler/ide_complete.py: what completion offers at each kind of position, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from plait.compiler.ide_complete import complete
+from plait.compiler.ide_workspace import Workspace
+from plait.compiler.schema import SCHEMAS
+
+MODELS = 'model fast = "openai/gpt-4o-mini"\n'
+SPEC = """plait 0.2
+import "models.plait"
+
+input { topic: string, opts: object { depth: int } }
+
+tool lookup "Look up a topic." {
+  params { topic: string }
+  run = python("kb:lookup")
+}
+
+step review {
+  model  = fast
+  prompt = "Review: {{input.topic}}"
+  output { verdict: "ok" | "redo", notes: object { text: string } }
+}
+
+agent writer "Writes things." {
+  model = fast
+  tools = [lookup]
+}
+
+ask confirm "Go ahead?" { answer { ok: bool } }
+
+chain main = review -> writer
+"""
+RUNNABLES = ["review", "writer", "confirm", "main"]
+
+
+@pytest.fixture
+def offered(project):
+    project("models.plait", MODELS)
+    path = project("spec.plait", SPEC).resolve()
+    ws = Workspace()
+    ws.set(path, SPEC)
+    ws.project().declared(path)  # a parse that succeeds: what completion reads while the text is broken
+
+    def at(typed: str) -> list[str]:
+        """Labels offered with `typed` written (unfinished) at the end of the spec."""
+        text = SPEC + typed
+        ws.set(path, text)
+        project_ = ws.project()
+        return [c.label for c in complete(text, len(text), project_.declared(path), project_.seen_modules(path))]
+
+    return at
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ("agent x {\n  model = ", ["fast"]),
+        ("agent x {\n  tools = [", ["lookup", "writer"]),
+        ("agent x {\n  tools = [lookup, ", ["lookup", "writer"]),
+        ("agent x {\n  until = ", ["lookup"]),
+        ("agent x {\n  approval = [", ["lookup"]),
+        ("consolidate c {\n  agents = [", ["writer"]),
+        ("consolidate c {\n  judge = ", ["writer", "fast"]),
+        ("chain c = review -> ", RUNNABLES),
+        ("chain c = parallel(review, ", RUNNABLES),
+        ("parallel p = [", RUNNABLES),
+        ("loop l = review -> writer {\n  until = ", RUNNABLES),
+        ('route r on review.verdict {\n  "ok" -> ', RUNNABLES),
+        ("route r on ", ["input", "state", *RUNNABLES]),
+        ("map m = review {\n  over = ", ["input", "state", *RUNNABLES]),
+        ("tool t {\n  approval = ", ["required", "never"]),
+        ("tool t {\n  idempotent = ", ["true", "false"]),
+    ],
+)
+def test_names_of_the_kind_the_position_takes(offered, typed, expected):
+    assert offered(typed) == expected
+
+
+def test_attribute_keys_come_from_the_schema_and_skip_those_written(offered):
+    keys = offered("agent x {\n  model = fast\n  ")
+    assert keys == [k for k in SCHEMAS["agent"] if k != "model"] + ["output"]
+    assert offered("tool t {\n  ") == [*SCHEMAS["tool"], "params"]
+    assert offered("step s {\n  mo") == [*SCHEMAS["step"], "output"]  # the client filters by the prefix
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ('step s {\n  prompt = "About {{', ["input", "state", *RUNNABLES]),
+        ('step s {\n  prompt = "About {{review.', ["verdict", "notes"]),
+        ('step s {\n  prompt = "About {{ review.notes.', ["text"]),
+        ('step s {\n  prompt = """\n    About {{input.', ["topic", "opts"]),
+        ('step s {\n  prompt = "About {{input.opts.de', ["depth"]),
+        ('step s {\n  prompt = "About {{confirm.', ["ok"]),
+        ('step s {\n  prompt = "About {{writer.', []),  # text output: no fields
+        ("route r on review.", ["verdict", "notes"]),
+    ],
+)
+def test_fields_after_a_name_are_its_declared_output(offered, typed, expected):
+    assert offered(typed) == expected
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ['step s {\n  prompt = "no template yet', "step s {\n  # {{review.", "step s {\n  output { a: ", 'model m = "'],
+)
+def test_nothing_is_offered_where_no_name_goes(offered, typed):
+    assert offered(typed) == []
