@@ -5,9 +5,10 @@ makes a fresh run context (providers are shared, so a scripted model's replies
 are consumed in order across the engine's runs). A run is saved to the store at
 every stop, so an interrupted or failed run can be inspected and resumed.
 
-With a journal (`store`, the project's `.plait/journal.db`; on for every spec
-loaded from a file) a run is admitted before its first step and every model
-call, tool call, decision and stop is a row (runtime/store/); `restore(run_id)`
+With a journal (`store`, the project's `.plait/journal.db`, on for every spec
+loaded from a file; or a store URL, `store="postgresql://..."`) a run is
+admitted before its first step and every model call, tool call, decision and
+stop is a row (runtime/store/); `restore(run_id)`
 replays it, so a run killed at any point resumes without redoing what finished.
 """
 
@@ -36,7 +37,7 @@ from .outcomes import Decision, Fail
 from .providers.base import Provider
 from .report import RunResult
 from .stepping import iterate
-from .store import SNAPSHOT_VERSION, SQLiteJournal, journal_path, legacy_snapshot, lifecycle, upgrade
+from .store import SNAPSHOT_VERSION, Journal, legacy_snapshot, lifecycle, open_store, upgrade
 from .tools import ToolRunner
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class Engine:
         *,
         providers: dict[str, Provider] | None = None,
         should_pause: Callable[[], Any] | None = None,
-        store: SQLiteJournal | None = None,
+        store: Journal | None = None,
     ) -> None:
         self.program = program
         self.providers: dict[str, Provider] = dict(providers or {})
@@ -94,8 +95,11 @@ class Engine:
         from .graph_adapter import program_from_graph
 
         program = program_from_graph(graph)
-        if "store" not in options and program.base_dir:
-            options["store"] = SQLiteJournal(journal_path(program.base_dir))
+        store = options.get("store")
+        if isinstance(store, str):  # a store URL (`--store postgresql://...`): every run of the engine goes there
+            options["store"] = open_store(store, program.base_dir)
+        elif "store" not in options and program.base_dir:
+            options["store"] = open_store(None, program.base_dir)
         return cls(program, **options)
 
     @classmethod
@@ -205,7 +209,7 @@ class Engine:
             legacy = legacy_snapshot(self.program.base_dir, snapshot) if self.program.base_dir else None
             if legacy is None:
                 raise AgentError(
-                    "resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.path}" if self.store else "")
+                    "resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.where}" if self.store else "")
                 )
             snapshot = legacy
         snapshot = upgrade(snapshot)

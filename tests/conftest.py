@@ -22,3 +22,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         report.outcome = "failed"
         report.longrepr = f"skipped under CI, where every component is installed: {reason}"
     return None
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> object:
+    """A postgresql:// URL for the whole session: PLAIT_TEST_PG, else a throwaway server of the suite's own
+    (tests/durable/pg_server.py, from the Debian binaries), stopped at the end; else the test skips."""
+    from durable.pg_server import server
+
+    started = server()
+    if started is None:
+        pytest.skip("no PostgreSQL: set PLAIT_TEST_PG=postgresql://... or install the postgresql package")
+    yield started.url
+    started.stop()

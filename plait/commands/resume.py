@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from plait.commands.runs import add_dir, fail, find_run, open_journal
+from plait.commands.runs import add_where, fail, find_run, open_journal, store_url
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
-    add_dir(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     spec = args.spec
     if spec is None:
-        journal = open_journal(getattr(args, "dir", "."))
+        journal = open_journal(args)
         if isinstance(journal, int):
             return journal
         try:
@@ -60,4 +60,6 @@ def run(args: argparse.Namespace) -> int:
     run_command.register(parser)
     argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in args.decide), *(f"--answer={a}" for a in args.answer)]
     argv += ["--json"] * args.json + ["--events"] * args.events
+    if (url := store_url(args)) is not None:
+        argv.append(f"--store={url}")
     return run_command.run(parser.parse_args(argv))

@@ -8,8 +8,8 @@ items are printed and the exit code is 3 (resume with `--resume RUN_ID
 --decide ID=approve` or `--answer NAME=JSON`). A spec with an `input` block
 gets `--input` (text or JSON) or `--input-file` (JSON) checked first: a
 mismatch, like a refused answer, is a usage error (2) naming the field. Every run
-is journaled in `.plait/journal.db` beside the spec as it goes, so even a run
-that was killed can be resumed. SIGTERM stops a run as Ctrl-C does: it is
+is journaled in `.plait/journal.db` beside the spec as it goes (or in the
+PostgreSQL database `--store URL` names), so even a run that was killed can be resumed. SIGTERM stops a run as Ctrl-C does: it is
 stored as stopped and the exit code is 143.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import shutil
 import signal
@@ -68,6 +69,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_ID",
         help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec",
     )
+    from plait.commands.runs import add_store
+
+    add_store(parser)
     parser.add_argument(
         "--decide",
         metavar="ID=ACTION",
@@ -96,9 +100,20 @@ def run(args: argparse.Namespace) -> int:
             return fail(problem, EXIT_USAGE)
         print(f"plait: warning: an OTLP endpoint is set but {problem}; the run is not traced", file=sys.stderr)
         traced = False
-    engine = load_engine(args.file)
+    from plait.commands.runs import store_url
+
+    engine = load_engine(args.file, store_url(args))
     if isinstance(engine, int):
         return engine
+    try:
+        return run_engine(engine, args, traced)
+    finally:
+        if engine.store is not None:  # a run that never started (a bad input, a held lease) still lets go of it
+            with contextlib.suppress(Exception):
+                engine.store.close()
+
+
+def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
     if (args.answer or args.decide) and not args.resume:
         return fail("--decide and --answer answer a stopped run: give --resume RUN_ID too", EXIT_USAGE)
     if args.resume is not None:
@@ -129,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     telemetry: Any = None
     provider: Any = None
     if traced:
+        from plait.runtime import tracing
         from plait.runtime.telemetry import attach
 
         provider = tracing.exporting_provider()
@@ -158,8 +174,9 @@ def fail(message: str, code: int = EXIT_ERRORS) -> int:
     return code
 
 
-def load_engine(file: str) -> Any:
-    """The engine for a spec, or an exit code after printing why there is none."""
+def load_engine(file: str, store: str | None = None) -> Any:
+    """The engine for a spec (its runs kept in the store `store` names, or beside it), or an exit code after printing
+    why there is none: a spec with errors (1), a store that cannot be opened (2)."""
     from pathlib import Path
 
     import plait
@@ -173,7 +190,14 @@ def load_engine(file: str) -> Any:
     if not compiled.ok or compiled.graph is None:
         print_diagnostics(compiled.diagnostics, compiled.sources)
         return EXIT_ERRORS
-    engine = Engine.from_graph(compiled.graph)
+    from plait.runtime.store import StoreError
+
+    try:
+        engine = Engine.from_graph(compiled.graph, **({"store": store} if store else {}))
+        if store and engine.store is not None:
+            engine.store.open()  # a bad URL, a server that is down, refused credentials: said now, before any step
+    except StoreError as exc:
+        return fail(str(exc), EXIT_USAGE)
     engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
     return engine
 

@@ -1,17 +1,19 @@
 """`plait runs [list|export|rm|prune]`: the project's run journal → a listing, an exported snapshot, or fewer runs.
 
 Runs are kept in `.plait/journal.db` beside their spec (`--dir`, default the
-current directory). `plait runs` lists them (status, entry, started, steps,
+current directory), or in the PostgreSQL database `--store URL` names
+(default: $PLAIT_STORE, which keeps the password off the command line). `plait runs` lists them (status, entry, started, steps,
 tokens; `--status` filters); `export ID` prints a run's JSON snapshot;
 `rm ID...` deletes runs; `prune --older-than 30d` deletes every stopped run
 that started before then. Exit 0 ok, 2 for a usage error (an unknown id, no
-journal, a bad duration).
+journal, a store that cannot be reached, a bad duration).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +30,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
         "plait runs rm ID   ·   plait runs prune --older-than 30d"
     )
-    add_dir(parser)
+    add_where(parser)
     parser.add_argument("--status", choices=STATUSES, help="list only runs with this status")
     parser.add_argument("--json", action="store_true", help="print the listing as JSON lines")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -39,12 +41,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    add_dir(export)
+    add_where(export)
     rm = actions.add_parser(
         "rm", help="delete runs and their history", description="Delete runs and their whole history."
     )
     rm.add_argument("ids", metavar="ID", nargs="+", help="run ids")
-    add_dir(rm)
+    add_where(rm)
     prune = actions.add_parser(
         "prune",
         help="delete stopped runs older than a duration",
@@ -52,20 +54,37 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     prune.add_argument("--older-than", metavar="AGE", required=True, help="e.g. 30d, 12h, 90m (d, h, m, s)")
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
-    add_dir(prune)
+    add_where(prune)
 
 
-def add_dir(parser: argparse.ArgumentParser) -> None:
+def add_where(parser: argparse.ArgumentParser) -> None:
+    """--dir and --store: where the runs are."""
     parser.add_argument(
         "--dir",
         metavar="DIR",
         default=argparse.SUPPRESS,
         help="the project directory whose .plait/journal.db holds the runs (default: the current directory)",
     )
+    add_store(parser)
+
+
+def add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="keep runs in this PostgreSQL database (postgresql://USER@HOST[:PORT]/DB) instead of "
+        ".plait/journal.db (default: $PLAIT_STORE)",
+    )
+
+
+def store_url(args: argparse.Namespace) -> str | None:
+    """--store, else $PLAIT_STORE, else None (the SQLite journal beside the spec)."""
+    return getattr(args, "store", None) or os.environ.get("PLAIT_STORE") or None
 
 
 def run(args: argparse.Namespace) -> int:
-    journal = open_journal(getattr(args, "dir", "."))
+    journal = open_journal(args)
     if isinstance(journal, int):
         return journal
     try:
@@ -84,25 +103,25 @@ def run(args: argparse.Namespace) -> int:
 # -- shared with `plait resume` and `plait trace` -----------------------------------------
 
 
-def open_journal(directory: str) -> Any:
-    """The project's journal, or EXIT_USAGE after saying there is none."""
-    from plait.runtime.store import JournalVersionError, SQLiteJournal, journal_path
+def open_journal(args: argparse.Namespace) -> Any:
+    """The journal `--store` or `--dir` names, or EXIT_USAGE after saying there is none or why it cannot be read."""
+    from plait.runtime.store import StoreError, journal_path, open_store
 
-    path = journal_path(directory)
-    if not path.is_file():
+    url, directory = store_url(args), getattr(args, "dir", ".")
+    if url is None and not (path := journal_path(directory)).is_file():
         return fail(f"no run journal at {path}: runs are kept beside their spec (pass --dir DIR)")
-    journal = SQLiteJournal(path)
     try:
-        journal.conn  # noqa: B018 - opens and migrates, so a bad file is reported here, once
-    except (JournalVersionError, OSError, Exception) as exc:  # sqlite3.DatabaseError: not a database
-        return fail(f"cannot read the run journal {path}: {exc}")
+        journal = open_store(url, directory)
+        journal.open()  # connects and migrates, so a bad file, URL or server is reported here, once
+    except StoreError as exc:
+        return fail(str(exc))
     return journal
 
 
 def find_run(journal: Any, run_id: str) -> Any:
     row = journal.run(run_id)
     if row is None:
-        return fail(f"no run `{run_id}` in {journal.path} (see `plait runs`)")
+        return fail(f"no run `{run_id}` in {journal.where} (see `plait runs`)")
     return row
 
 
@@ -147,7 +166,7 @@ def listing(journal: Any, args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     if not rows:
-        print(f"no runs{f' with status {args.status}' if args.status else ''} in {journal.path}", file=sys.stderr)
+        print(f"no runs{f' with status {args.status}' if args.status else ''} in {journal.where}", file=sys.stderr)
         return EXIT_OK
     header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
     table = [
@@ -198,7 +217,7 @@ def export(journal: Any, args: argparse.Namespace) -> int:
 def remove(journal: Any, ids: list[str]) -> int:
     missing = [i for i in ids if journal.run(i) is None]
     if missing:
-        return fail(f"no run {', '.join(f'`{i}`' for i in missing)} in {journal.path}; nothing was deleted")
+        return fail(f"no run {', '.join(f'`{i}`' for i in missing)} in {journal.where}; nothing was deleted")
     live = [i for i in ids if (lease := journal.lease(i)) is not None and lease["live"]]
     if live:
         return fail(f"run {', '.join(live)} is running in another process; nothing was deleted")

@@ -12,17 +12,17 @@ import json
 from typing import Any
 
 from plait.cli import EXIT_OK
-from plait.commands.runs import add_dir, find_run, open_journal, when, with_totals
+from plait.commands.runs import add_where, find_run, open_journal, when, with_totals
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     parser.add_argument("--json", action="store_true", help="print the timeline as one JSON object")
-    add_dir(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    journal = open_journal(getattr(args, "dir", "."))
+    journal = open_journal(args)
     if isinstance(journal, int):
         return journal
     try:

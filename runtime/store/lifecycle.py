@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AgentError
 from ..outcomes import EFFECT_ACTIONS, Decision
 from .run_journal import RunJournal
-from .sqlite import LeaseHeld
+from .base import LeaseHeld
 
 if TYPE_CHECKING:
     from ..engine import Engine, Run
@@ -83,7 +83,7 @@ def continue_snapshot(run: Run, snapshot: dict[str, Any]) -> None:
     if store is None:
         return
     if store.run(run.id) is not None:
-        raise AgentError("resume_invalid", f"run {run.id} is already in the journal {store.path}: resume it by its id")
+        raise AgentError("resume_invalid", f"run {run.id} is already in the journal {store.where}: resume it by its id")
     store.admit(run.id, run.entry, run.engine.spec, run.input)
     journal = RunJournal(store, run.id, [])
     journal.admitted = True

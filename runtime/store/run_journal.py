@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .sqlite import SQLiteJournal
+from .base import Journal
 
 __all__ = ["RunJournal", "idempotency_key"]
 
@@ -43,7 +43,7 @@ class RunJournal:
         "base",
     )
 
-    def __init__(self, store: SQLiteJournal, run_id: str, events: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, store: Journal, run_id: str, events: list[dict[str, Any]] | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.seq = 0

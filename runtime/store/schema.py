@@ -8,7 +8,7 @@ from what is stored.
 
 from __future__ import annotations
 
-import sqlite3
+from typing import Any, Callable
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "JournalVersionError", "migrate"]
 
@@ -59,26 +59,25 @@ class JournalVersionError(Exception):
     """The database was written by a newer plait."""
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the schema to SCHEMA_VERSION in one transaction; returns the version found before."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        row = conn.execute("SELECT version FROM schema_version").fetchone()
-        found = row[0] if row else 0
-        if found > SCHEMA_VERSION:
-            raise JournalVersionError(
-                f"the run journal has schema version {found}, newer than this plait knows ({SCHEMA_VERSION}); upgrade plait"
-            )
-        for statements in MIGRATIONS[found:]:
-            for sql in statements:
-                conn.execute(sql)
-        if row is None:
-            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-        elif found != SCHEMA_VERSION:
-            conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+def migrate(execute: Callable[[str], Any]) -> int:
+    """Bring the schema to SCHEMA_VERSION; returns the version found before.
+
+    `execute` runs one statement (already in the database's dialect) and returns its cursor; the caller runs this
+    inside one transaction that no other process can interleave with (SQLite: BEGIN IMMEDIATE; PostgreSQL: an
+    advisory lock), so two processes opening a new journal at once migrate it once.
+    """
+    execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = execute("SELECT version FROM schema_version").fetchone()
+    found = row[0] if row else 0
+    if found > SCHEMA_VERSION:
+        raise JournalVersionError(
+            f"the run journal has schema version {found}, newer than this plait knows ({SCHEMA_VERSION}); upgrade plait"
+        )
+    for statements in MIGRATIONS[found:]:
+        for sql in statements:
+            execute(sql)
+    if row is None:
+        execute(f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})")
+    elif found != SCHEMA_VERSION:
+        execute(f"UPDATE schema_version SET version = {SCHEMA_VERSION}")
     return found

@@ -1,16 +1,64 @@
-"""Builders for durable-run tests: journaled engines over scripted models, and journal reads."""
+"""Builders for durable-run tests: journaled engines over scripted models, and journal reads, for either backend."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from plait.runtime.config import AgentConfig, ModelConfig, Program, ToolConfig
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
-from plait.runtime.store import SQLiteJournal, journal_path
+from plait.runtime.store import Journal, journal_path, open_store
+
+
+@dataclass
+class Backend:
+    """Where a test's runs are: the SQLite journal in `project`, or the PostgreSQL database `url` names."""
+
+    project: Path
+    url: str | None = None
+    #: Every journal `open` made, closed when the test ends (an engine a test drops still holds a connection).
+    opened: list[Journal] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "postgres" if self.url else "sqlite"
+
+    def open(self) -> Journal:
+        """A journal of its own (another connection), as another process would open it."""
+        journal = open_store(self.url, self.project)
+        self.opened.append(journal)
+        return journal
+
+    def close(self) -> None:
+        for journal in self.opened:
+            try:
+                journal.close()
+            except Exception:  # a test that cut a write off, or dropped the schema's tables on purpose
+                pass
+
+    def cli(self) -> list[str]:
+        """What a `plait` command needs to use this store."""
+        return ["--store", self.url] if self.url else []
+
+    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """One statement (`?` placeholders) through a connection of its own, committed; the rows it returns."""
+        if self.url is None:
+            conn = sqlite3.connect(journal_path(self.project))
+            try:
+                found = conn.execute(statement, params).fetchall()
+                conn.commit()
+                return found
+            finally:
+                conn.close()
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cursor = conn.execute(statement.replace("?", "%s"), params)
+            return cursor.fetchall() if cursor.description else []
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -23,16 +71,14 @@ def tool(name: str, fn: Any, **kw: Any) -> ToolConfig:
     return ToolConfig(name, f"the {name} tool", params, {"type": "function"}, fn=fn, **kw)
 
 
-def engine(project: Path, replies: list[dict[str, Any]], tools: dict[str, ToolConfig], **agent_kw: Any) -> Engine:
-    """A journaled engine (the project's .plait/journal.db) whose one agent `main` uses `tools`."""
-    program = Program(entry="main", base_dir=str(project))
+def engine(backend: Backend, replies: list[dict[str, Any]], tools: dict[str, ToolConfig], **agent_kw: Any) -> Engine:
+    """A journaled engine (the backend's store) whose one agent `main` uses `tools`."""
+    program = Program(entry="main", base_dir=str(backend.project))
     config = ModelConfig("m", "scripted", "m")
     program.models["m"] = config
     program.tools.update(tools)
     program.agents["main"] = AgentConfig("main", "m", tools=tuple(tools), **agent_kw)
-    return Engine(
-        program, providers={"m": ScriptedProvider(config, replies=replies)}, store=SQLiteJournal(journal_path(project))
-    )
+    return Engine(program, providers={"m": ScriptedProvider(config, replies=replies)}, store=backend.open())
 
 
 def go(awaitable: Any) -> Any:
@@ -42,19 +88,11 @@ def go(awaitable: Any) -> Any:
     return asyncio.run(main())
 
 
-def rows(project: Path, run_id: str | None = None) -> list[tuple[Any, ...]]:
+def rows(backend: Backend, run_id: str | None = None) -> list[tuple[Any, ...]]:
     """(run_id, seq, kind, key, data) of every journal row, read through a connection of its own."""
-    conn = sqlite3.connect(journal_path(project))
-    try:
-        sql = (
-            "SELECT run_id, seq, kind, key, data FROM events"
-            + (" WHERE run_id = ?" if run_id else "")
-            + " ORDER BY run_id, seq"
-        )
-        return conn.execute(sql, (run_id,) if run_id else ()).fetchall()
-    finally:
-        conn.close()
+    sql = "SELECT run_id, seq, kind, key, data FROM events" + (" WHERE run_id = ?" if run_id else "")
+    return backend.sql(sql + " ORDER BY run_id, seq", (run_id,) if run_id else ())
 
 
-def kinds(project: Path, run_id: str) -> list[str]:
-    return [r[2] for r in rows(project, run_id)]
+def kinds(backend: Backend, run_id: str) -> list[str]:
+    return [r[2] for r in rows(backend, run_id)]

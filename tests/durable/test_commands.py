@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 
 import pytest
@@ -49,16 +48,20 @@ def cli(capsys, *argv):
 
 
 @pytest.fixture
-def project(tmp_path, capsys, monkeypatch):
-    """Two runs: one done (a tool call), one waiting for approval."""
-    (tmp_path / "spec.plait").write_text(SPEC)
-    (tmp_path / "durable_cmd_tools.py").write_text(TOOLS)
-    (tmp_path / "demo.json").write_text(json.dumps([call("add", a=2, b=3), {"text": "5"}]))
-    assert cli(capsys, "run", tmp_path / "spec.plait", "--input", "2+3")[0] == 0
-    (tmp_path / "demo.json").write_text(json.dumps([call("send", to="ann"), {"text": "sent"}]))
-    assert cli(capsys, "run", tmp_path / "spec.plait", "--input", "mail ann")[0] == 3
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def project(backend, capsys, monkeypatch):
+    """Two runs: one done (a tool call), one waiting for approval; every command below uses the backend's store
+    (PLAIT_STORE, as --store would: the tests read the same whichever names it)."""
+    root = backend.project
+    if backend.url:
+        monkeypatch.setenv("PLAIT_STORE", backend.url)
+    (root / "spec.plait").write_text(SPEC)
+    (root / "durable_cmd_tools.py").write_text(TOOLS)
+    (root / "demo.json").write_text(json.dumps([call("add", a=2, b=3), {"text": "5"}]))
+    assert cli(capsys, "run", root / "spec.plait", "--input", "2+3")[0] == 0
+    (root / "demo.json").write_text(json.dumps([call("send", to="ann"), {"text": "sent"}]))
+    assert cli(capsys, "run", root / "spec.plait", "--input", "mail ann")[0] == 3
+    monkeypatch.chdir(root)
+    return backend
 
 
 def ids(capsys, *argv):
@@ -68,12 +71,13 @@ def ids(capsys, *argv):
 
 
 def test_runs_lists_status_entry_started_steps_tokens_and_filters(project, capsys):
+    root = project.project
     code, out, _ = cli(capsys, "runs")
     header, *lines = out.splitlines()
     assert code == 0 and header.split() == ["ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS"] and len(lines) == 2
     assert [line.split()[1] for line in lines] == ["done", "interrupt"] and lines[0].split()[5] == "2"
     [waiting] = ids(capsys, "--status", "interrupt")
-    assert waiting["entry"] == "main" and waiting["steps"] == 1 and waiting["spec"] == str(project / "spec.plait")
+    assert waiting["entry"] == "main" and waiting["steps"] == 1 and waiting["spec"] == str(root / "spec.plait")
     assert cli(capsys, "runs", "--status", "crashed")[2].startswith("no runs with status crashed")
 
 
@@ -93,8 +97,8 @@ def test_export_prints_the_version_2_snapshot_and_unknown_ids_exit_2(project, ca
     assert code == 0 and snapshot["version"] == 2 and snapshot["run_id"] == done and snapshot["result"]["output"] == "5"
     assert snapshot["context"]["runs"]["main"]["resume_at"] == "loop_boundary"  # a step name, never an index
     assert (
-        cli(capsys, "runs", "export", done, "-o", project / "out.json")[0] == 0
-        and json.loads((project / "out.json").read_text()) == snapshot
+        cli(capsys, "runs", "export", done, "-o", project.project / "out.json")[0] == 0
+        and json.loads((project.project / "out.json").read_text()) == snapshot
     )
     code, _, err = cli(capsys, "runs", "export", "nope")
     assert code == 2 and "no run `nope`" in err
@@ -105,17 +109,12 @@ def test_rm_deletes_a_run_and_its_history(project, capsys):
     assert cli(capsys, "runs", "rm", done, "nope")[0] == 2 and len(ids(capsys)) == 2  # all or nothing
     code, _, err = cli(capsys, "runs", "rm", done)
     assert code == 0 and "deleted 1 run" in err and [r["status"] for r in ids(capsys)] == ["interrupt"]
-    conn = sqlite3.connect(journal_path(project))
-    assert conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (done,)).fetchone() == (0,)
-    conn.close()
+    assert project.sql("SELECT count(*) FROM events WHERE run_id = ?", (done,)) == [(0,)]
 
 
 def test_prune_deletes_only_runs_older_than_the_age(project, capsys):
-    conn = sqlite3.connect(journal_path(project))
     old = ids(capsys)[0]["id"]
-    conn.execute("UPDATE runs SET started = ? WHERE id = ?", (time.time() - 40 * 86400, old))
-    conn.commit()
-    conn.close()
+    project.sql("UPDATE runs SET started = ? WHERE id = ?", (time.time() - 40 * 86400, old))
     code, out, _ = cli(capsys, "runs", "prune", "--older-than", "30d", "--dry-run")
     assert code == 0 and out.split() == [old] and len(ids(capsys)) == 2
     code, _, err = cli(capsys, "runs", "prune", "--older-than", "30d")
@@ -161,16 +160,14 @@ def test_resume_finds_the_spec_and_continues_with_decisions(project, capsys):
     trace = json.loads(cli(capsys, "trace", waiting, "--json")[1])["timeline"]
     assert [i["of"] for i in trace if i["kind"] == "decision"] == ["approval"]
     assert cli(capsys, "resume", "nope")[0] == 2
-    (project / "spec.plait").rename(project / "moved.plait")
+    (project.project / "spec.plait").rename(project.project / "moved.plait")
     code, _, err = cli(capsys, "resume", waiting)
     assert code == 2 and "is gone; pass --spec FILE" in err
 
 
 def test_a_run_another_process_holds_is_refused_with_exit_2(project, capsys):
-    from plait.runtime.store import SQLiteJournal
-
     waiting = ids(capsys, "--status", "interrupt")[0]["id"]
-    holder = SQLiteJournal(journal_path(project))
+    holder = project.open()
     holder.acquire(waiting)
     code, _, err = cli(capsys, "resume", waiting)
     holder.close()
@@ -184,21 +181,62 @@ def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as done:
         main([*command, "--help"])
     out = capsys.readouterr().out
-    assert done.value.code == 0 and "usage: plait" in out and "--dir" in out
+    assert done.value.code == 0 and "usage: plait" in out and "--dir" in out and "--store URL" in out
 
 
-def test_resume_passes_answers_to_a_pending_ask(tmp_path, capsys, monkeypatch):
+def store_errors(pg_url):
+    """(what is wrong, URL): a URL of another kind, a port nobody listens on, a refused password."""
+    import socket
+    from urllib.parse import urlsplit
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    parts = urlsplit(pg_url)
+    user = parts.username or "plait"
+    return [
+        ("not a postgresql URL", "mysql://root:hunter2-pw@localhost/runs", "--store takes a postgresql://"),
+        ("server down", f"postgresql://{user}:hunter2-pw@127.0.0.1:{free}/postgres", "cannot connect to the run store"),
+        (
+            "auth failure",
+            f"postgresql://{user}:hunter2-pw@{parts.hostname}:{parts.port or 5432}{parts.path}",
+            "cannot connect to the run store",
+        ),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command", [["runs"], ["runs", "export", "r1"], ["trace", "r1"], ["resume", "r1"], ["run", "spec.plait"]]
+)
+def test_a_store_that_cannot_be_used_is_one_line_exit_2_without_the_password(command, pg_url, tmp_path, capsys):
+    (tmp_path / "spec.plait").write_text(SPEC)
+    (tmp_path / "durable_cmd_tools.py").write_text(TOOLS)
+    (tmp_path / "demo.json").write_text(json.dumps([{"text": "5"}]))
+    argv = [str(tmp_path / a) if a.endswith(".plait") else a for a in command]
+    for problem, url, says in store_errors(pg_url):
+        code, out, err = cli(capsys, *argv, "--store", url)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and says in err, (problem, err)
+        assert "hunter2-pw" not in err + out and ":***@" in err, (problem, err)
+    assert not (tmp_path / ".plait").exists()  # nothing fell back to the SQLite journal
+
+
+def test_resume_passes_answers_to_a_pending_ask(backend, capsys, monkeypatch):
     import shutil
     from pathlib import Path
 
+    tmp_path = backend.project
+    store = backend.cli()
     example = Path(__file__).resolve().parents[2] / "examples" / "approve"
     for f in example.iterdir():
         if f.is_file():
             shutil.copy(f, tmp_path / f.name)
-    code, out, _ = cli(capsys, "run", tmp_path / "approve.plait", "--input-file", tmp_path / "request.json", "--json")
+    code, out, _ = cli(
+        capsys, "run", tmp_path / "approve.plait", "--input-file", tmp_path / "request.json", "--json", *store
+    )
     assert code == 3
     run_id = json.loads(out)["run_id"]
     monkeypatch.chdir(tmp_path)
-    code, out, err = cli(capsys, "resume", run_id, "--answer", 'approval={"decision": "approve"}', "--json")
+    code, out, err = cli(capsys, "resume", run_id, "--answer", 'approval={"decision": "approve"}', "--json", *store)
     assert code == 0, err
     assert json.loads(out)["stop_reason"] == "done"

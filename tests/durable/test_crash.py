@@ -156,19 +156,21 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "plait-crash-test-pycache")
 
 
-def plait(root: Path, *argv: str) -> subprocess.Popen:
+def plait(root: Path, *argv: str, store: str | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "plait", *argv],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=ENV,
+        env=ENV | {"PLAIT_STORE": store} if store else ENV,
     )
 
 
 class Journal:
     """The journal and the effects file as seen from outside the process."""
+
+    store: str | None = None
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -204,6 +206,9 @@ class Journal:
         finally:
             conn.close()
 
+    def close(self) -> None:
+        pass
+
     def in_flight(self, rows: list[tuple[str, str, dict[str, Any]]]) -> tuple[int, int]:
         """(model calls, tool calls) started and not finished in these rows."""
         models = {key for kind, key, _ in rows if kind == "model_request"} - {
@@ -213,6 +218,31 @@ class Journal:
             key for kind, key, _ in rows if kind == "tool_completed"
         }
         return len(models), len(tools)
+
+
+class PostgresJournal(Journal):
+    """The same, for a run kept in PostgreSQL (`PLAIT_STORE`): every committed row, read over one connection."""
+
+    def __init__(self, root: Path, store: str) -> None:
+        import psycopg
+
+        super().__init__(root)
+        self.store = store
+        self.conn = psycopg.connect(store, autocommit=True)
+
+    def rows(self) -> list[tuple[str, str, dict[str, Any]]]:
+        try:
+            found = self.conn.execute("SELECT kind, key, data FROM events ORDER BY run_id, seq").fetchall()
+        except Exception:  # the tables are not created yet
+            return []
+        return [(k, key or "", json.loads(d)) for k, key, d in found]
+
+    def run_id(self) -> str:
+        [(run_id,)] = self.conn.execute("SELECT id FROM runs").fetchall()
+        return run_id
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def count(rows, kind: str, where: str = "") -> int:
@@ -286,10 +316,10 @@ def baseline(tmp_path_factory) -> dict[str, Any]:
     }
 
 
-def kill_at(root: Path, point: str, sig: int) -> tuple[int, tuple[int, int]]:
+def kill_at(root: Path, point: str, sig: int, journal: Journal | None = None) -> tuple[int, tuple[int, int]]:
     """Start the run, wait until the point is reached, send `sig`; returns (exit code, calls in flight at the kill)."""
-    journal = Journal(root)
-    process = plait(root, "run", "spec.plait", "--input", "go", "--json")
+    journal = journal or Journal(root)
+    process = plait(root, "run", "spec.plait", "--input", "go", "--json", store=journal.store)
     predicate = POINTS[point]
     deadline = time.monotonic() + 20
     try:
@@ -311,13 +341,13 @@ def kill_at(root: Path, point: str, sig: int) -> tuple[int, tuple[int, int]]:
     raise AssertionError(f"the run never reached `{point}` (exit {process.returncode})")
 
 
-def resume_until_done(root: Path) -> tuple[dict[str, Any], int]:
+def resume_until_done(root: Path, journal: Journal | None = None) -> tuple[dict[str, Any], int]:
     """`plait resume` until the run finishes, deciding unknown outcomes as a person would; returns (report, decisions)."""
-    journal = Journal(root)
+    journal = journal or Journal(root)
     run_id = journal.run_id()
     decisions: list[str] = []
     for _ in range(6):
-        process = plait(root, "resume", run_id, "--json", *(f"--decide={d}" for d in decisions))
+        process = plait(root, "resume", run_id, "--json", *(f"--decide={d}" for d in decisions), store=journal.store)
         out, err = process.communicate(timeout=30)
         assert "Traceback" not in err
         if process.returncode == 0:
@@ -339,8 +369,14 @@ def resume_until_done(root: Path) -> tuple[dict[str, Any], int]:
     raise AssertionError("the run did not finish after six resumes")
 
 
-def check(root: Path, baseline: dict[str, Any], report: dict[str, Any], flight: tuple[int, int]) -> None:
-    journal = Journal(root)
+def check(
+    root: Path,
+    baseline: dict[str, Any],
+    report: dict[str, Any],
+    flight: tuple[int, int],
+    journal: Journal | None = None,
+) -> None:
+    journal = journal or Journal(root)
     effects = journal.effects()
     assert report["output"] == baseline["output"]
     assert len(effects) == len(set(effects)), f"an effect happened twice: {effects}"
@@ -384,3 +420,17 @@ def test_a_provider_failure_mid_run_resumes_without_redoing_effects(baseline, tm
     report, decisions = resume_until_done(root)
     assert decisions == 0  # a clean failure leaves no call of unknown outcome
     check(root, baseline, report, (1, 0))
+
+
+def test_sigkill_then_resume_with_the_journal_in_postgresql(baseline, pg_backend, request):
+    """The same proof with the journal in PostgreSQL (no segment file: a row is durable once committed), at one point:
+    two branches in flight at once (one commit serves both), one of them has acted and its completion is not recorded."""
+    point = "inside the parallel, a branch's tool acted"
+    root = make_project(pg_backend.project / "p", script())
+    journal = PostgresJournal(root, pg_backend.url)
+    request.addfinalizer(journal.close)
+    code, flight = kill_at(root, point, signal.SIGKILL, journal)
+    assert code == -signal.SIGKILL
+    report, _ = resume_until_done(root, journal)
+    check(root, baseline, report, flight, journal)
+    assert not (root / ".plait").exists()  # nothing went to a SQLite journal beside the spec

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import subprocess
 import sys
 
@@ -25,9 +24,9 @@ from plait.runtime.store import (
 from plait.runtime.store.schema import MIGRATIONS
 
 
-def committed(project, run_id):
+def committed(backend, run_id):
     """What another process would see of a run right now: its row's status and the kinds of its durable rows."""
-    other = SQLiteJournal(journal_path(project))
+    other = backend.open()
     try:
         row = other.run(run_id)
         return (row["status"] if row else None), [e["kind"] for e in other.events(run_id)]
@@ -35,11 +34,11 @@ def committed(project, run_id):
         other.close()
 
 
-def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_runs(tmp_path):
+def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_runs(backend):
     seen = []
-    eng = engine(tmp_path, [call("add", a=1), call("add", a=2), {"text": "3"}], {})
+    eng = engine(backend, [call("add", a=1), call("add", a=2), {"text": "3"}], {})
     eng.program.tools["add"] = tool(
-        "add", lambda a: seen.append(committed(tmp_path, run.id)) or a, props={"a": "integer"}
+        "add", lambda a: seen.append(committed(backend, run.id)) or a, props={"a": "integer"}
     )
     eng.program.agents["main"].tools = ("add",)
     run = eng.start("go")
@@ -60,7 +59,7 @@ def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_run
             "tool_intent",
         ],
     )
-    assert kinds(tmp_path, run.id) == [
+    assert kinds(backend, run.id) == [
         "admit",
         "model_request",
         "model_reply",
@@ -74,22 +73,21 @@ def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_run
         "model_reply",
         "stop",
     ]
-    assert committed(tmp_path, run.id)[0] == "done"
+    assert committed(backend, run.id)[0] == "done"
 
 
-def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(tmp_path):
+def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(backend):
     from plait.runtime.tools import ToolResult
 
     eng = engine(
-        tmp_path,
+        backend,
         [call("note", text="hi"), {"text": "ok"}],
         {"note": tool("note", lambda text: ToolResult("noted", state={"last": text}), props={"text": "string"})},
     )
     result = go(eng.run("go"))
-    stored = rows(tmp_path, result.run_id)
-    conn = sqlite3.connect(journal_path(tmp_path))
-    assert {t for (t,) in conn.execute("SELECT DISTINCT typeof(data) FROM events")} == {"text"}  # never a pickled blob
-    conn.close()
+    stored = rows(backend, result.run_id)
+    typeof = "typeof(data)" if backend.name == "sqlite" else "pg_typeof(data)::text"
+    assert {t for (t,) in backend.sql(f"SELECT DISTINCT {typeof} FROM events")} == {"text"}  # never a pickled blob
     data = {kind: (key, json.loads(d)) for _, _, kind, key, d in stored}
     assert data["model_request"][0] == "main#2" and data["tool_intent"][0] == "main#1:m-1-1"
     assert data["tool_completed"][1]["content"] == "noted" and data["state"] == ("main", {"last": "hi"})
@@ -102,33 +100,35 @@ def test_rows_are_json_text_named_by_position_and_state_writes_are_rows(tmp_path
     assert data["tool_intent"][1]["idempotency_key"] == idempotency_key(result.run_id, "main#1:m-1-1")
 
 
-def test_the_schema_is_versioned_and_a_newer_journal_is_refused(tmp_path):
-    journal = SQLiteJournal(journal_path(tmp_path))
-    journal.conn  # noqa: B018 - creates and migrates
+def test_the_schema_is_versioned_and_a_newer_journal_is_refused(backend):
+    journal = backend.open()
+    journal.open()  # creates and migrates
     journal.close()
-    conn = sqlite3.connect(journal_path(tmp_path))
-    assert conn.execute("SELECT version FROM schema_version").fetchall() == [
-        (SCHEMA_VERSION,)
-    ] and SCHEMA_VERSION == len(MIGRATIONS)
-    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    conn.execute("UPDATE schema_version SET version = 99")
-    conn.commit()
-    conn.close()
+    assert backend.sql("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)] and SCHEMA_VERSION == len(
+        MIGRATIONS
+    )
+    if backend.name == "sqlite":
+        assert backend.sql("PRAGMA journal_mode") == [("wal",)]
+    else:  # timestamps keep their sub-second digits (PostgreSQL's REAL would round them to whole seconds)
+        assert backend.sql("SELECT data_type FROM information_schema.columns WHERE column_name = 'at'") == [
+            ("double precision",)
+        ]
+    backend.sql("UPDATE schema_version SET version = 99")
     with pytest.raises(JournalVersionError, match="schema version 99"):
-        SQLiteJournal(journal_path(tmp_path)).conn  # noqa: B018
+        backend.open().conn  # noqa: B018
 
 
-def test_a_resume_after_a_provider_failure_replays_what_finished(tmp_path):
+def test_a_resume_after_a_provider_failure_replays_what_finished(backend):
     ran = []
     replies = [call("add", a=2), {"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "done"}]
-    eng = engine(tmp_path, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
+    eng = engine(backend, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
     failed = go(eng.run("go"))
     assert failed.stop_reason == "error" and ran == [2]
-    fresh = engine(tmp_path, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
+    fresh = engine(backend, replies, {"add": tool("add", lambda a: ran.append(a) or a, props={"a": "integer"})})
     result = go(fresh.restore(failed.run_id).resume())
     assert (result.stop_reason, result.output, ran) == ("done", "done", [2])  # the tool is not run again
     # The failed call is the only one asked again: the first reply came from the journal.
-    assert kinds(tmp_path, failed.run_id).count("model_request") == 3 and result.report.model_calls == 2
+    assert kinds(backend, failed.run_id).count("model_request") == 3 and result.report.model_calls == 2
 
 
 async def cut_off_during(run, started: asyncio.Event) -> None:
@@ -152,25 +152,25 @@ def blocking_tool(keys: list, idempotent: bool):
     return tool("send", send, props={"to": "string"}, idempotent=idempotent), started
 
 
-def cut_off_send(tmp_path, idempotent: bool, final: str):
+def cut_off_send(backend, idempotent: bool, final: str):
     """A run cut off inside its one `send` call; returns (its id, the keys send saw, a resumer in a fresh engine)."""
     keys: list = []
     send, started = blocking_tool(keys, idempotent)
     replies = [call("send", to="ann"), {"text": final}]
-    run = engine(tmp_path, replies, {"send": send}).start("go")
+    run = engine(backend, replies, {"send": send}).start("go")
     go(cut_off_during(run, started))
-    return run.id, keys, lambda: engine(tmp_path, replies, {"send": send}).restore(run.id)
+    return run.id, keys, lambda: engine(backend, replies, {"send": send}).restore(run.id)
 
 
-def test_an_idempotent_call_of_unknown_outcome_runs_again_with_the_same_key(tmp_path):
-    run_id, keys, resumer = cut_off_send(tmp_path, True, "sent")
+def test_an_idempotent_call_of_unknown_outcome_runs_again_with_the_same_key(backend):
+    run_id, keys, resumer = cut_off_send(backend, True, "sent")
     result = go(resumer().resume())
     assert (result.stop_reason, result.output) == ("done", "sent")
     assert len(keys) == 2 and keys[0] == keys[1] == idempotency_key(run_id, "main#1:m-1-1")
 
 
-def test_a_non_idempotent_call_of_unknown_outcome_waits_for_retry_or_skip(tmp_path):
-    run_id, keys, resumer = cut_off_send(tmp_path, False, "sent")
+def test_a_non_idempotent_call_of_unknown_outcome_waits_for_retry_or_skip(backend):
+    run_id, keys, resumer = cut_off_send(backend, False, "sent")
     resumed = resumer()
     paused = go(resumed.resume())
     assert paused.stop_reason == "pause" and len(keys) == 1
@@ -184,11 +184,11 @@ def test_a_non_idempotent_call_of_unknown_outcome_waits_for_retry_or_skip(tmp_pa
     # A later process sees the same question, and the person's answer is kept with the run.
     result = go(resumer().resume({"main:m-1-1": "retry"}))
     assert (result.stop_reason, result.output, len(keys)) == ("done", "sent", 2) and keys[0] == keys[1]
-    assert "decision" in kinds(tmp_path, run_id)
+    assert "decision" in kinds(backend, run_id)
 
 
-def test_skip_tells_the_model_the_call_may_not_have_run(tmp_path):
-    _, keys, resumer = cut_off_send(tmp_path, False, "maybe sent")
+def test_skip_tells_the_model_the_call_may_not_have_run(backend):
+    _, keys, resumer = cut_off_send(backend, False, "maybe sent")
     resumed = resumer()
     assert go(resumed.resume()).stop_reason == "pause"
     result = go(resumed.resume({"main:m-1-1": "skip"}))
@@ -197,57 +197,94 @@ def test_skip_tells_the_model_the_call_may_not_have_run(tmp_path):
     assert told.is_error and "chose not to run it again" in told.text
 
 
-def test_one_process_at_a_time_writes_a_run(tmp_path):
+def test_one_process_at_a_time_writes_a_run(backend):
     eng = engine(
-        tmp_path,
+        backend,
         [call("add", a=1), {"error": {"kind": "auth", "message": "no"}}],
         {"add": tool("add", lambda a: a, props={"a": "integer"})},
     )
     failed = go(eng.run("go"))
-    other = SQLiteJournal(journal_path(tmp_path))
+    other = backend.open()
     other.acquire(failed.run_id)  # someone else (live: this very process) is resuming it
     with pytest.raises(AgentError) as locked:
-        engine(tmp_path, [], {}).restore(failed.run_id)
+        engine(backend, [], {}).restore(failed.run_id)
     assert locked.value.kind == "run_locked" and "another process" in str(locked.value)
     other.close()
 
 
-def test_a_lease_whose_holder_died_is_taken_over(tmp_path):
-    journal = SQLiteJournal(journal_path(tmp_path))
+def test_two_resumers_at_once_exactly_one_wins(backend):
+    """Each trial: a stopped run, two journals (two connections, as two processes have) acquiring it at the same
+    moment from two threads. The lease is read and written in one transaction the other cannot interleave with."""
+    import threading
+
+    setup = backend.open()
+    for trial in range(10):
+        setup.admit(f"r{trial}", "main", None, "")
+        setup.stopped(f"r{trial}", "error", {}, 0, (0, 0))
+    setup.flush()
+    setup.close()
+    for trial in range(10):
+        resumers = [backend.open(), backend.open()]
+        for r in resumers:
+            r.open()
+        start = threading.Barrier(2)
+        outcomes: list[str] = []
+
+        def resume(journal, run_id=f"r{trial}", start=start, outcomes=outcomes):
+            start.wait()
+            try:
+                journal.acquire(run_id)
+                outcomes.append("won")
+            except LeaseHeld:
+                outcomes.append("held")
+
+        threads = [threading.Thread(target=resume, args=(r,)) for r in resumers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        for r in resumers:
+            r.close()
+        assert sorted(outcomes) == ["held", "won"], f"trial {trial}: {outcomes}"
+
+
+def test_a_lease_whose_holder_died_is_taken_over(backend):
+    journal = backend.open()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     journal.admit("r1", "main", None, "")
     journal.flush()
-    journal.conn.execute("UPDATE leases SET pid = ?, owner = 'elsewhere'", (dead.pid,))
-    SQLiteJournal(journal_path(tmp_path)).acquire("r1")  # no LeaseHeld: the holder is gone
-    journal.conn.execute("UPDATE leases SET pid = ?, owner = 'elsewhere', host = 'another-host'", (dead.pid,))
+    backend.sql("UPDATE leases SET pid = ?, owner = 'elsewhere'", (dead.pid,))
+    backend.open().acquire("r1")  # no LeaseHeld: the holder is gone
+    backend.sql("UPDATE leases SET pid = ?, owner = 'elsewhere', host = 'another-host'", (dead.pid,))
     with pytest.raises(LeaseHeld):  # on another host liveness is unknowable: only expiry frees it
-        SQLiteJournal(journal_path(tmp_path)).acquire("r1")
+        backend.open().acquire("r1")
     journal.close()
 
 
-def test_a_finished_code_step_is_replayed_not_run_again(tmp_path):
+def test_a_finished_code_step_is_replayed_not_run_again(backend):
     from plait.runtime.config import ChainConfig, StepConfig
 
-    (tmp_path / "durable_code_step.py").write_text(
+    project = backend.project
+    (project / "durable_code_step.py").write_text(
         "from pathlib import Path\n\ndef shout(input):\n"
-        f"    with open({str(tmp_path / 'ran.txt')!r}, 'a') as fh:\n        fh.write('x')\n    return input.upper()\n"
+        f"    with open({str(project / 'ran.txt')!r}, 'a') as fh:\n        fh.write('x')\n    return input.upper()\n"
     )
     replies = [{"error": {"kind": "server_error", "message": "overloaded"}}, {"text": "done"}]
 
     def build():
-        eng = engine(tmp_path, replies, {})
+        eng = engine(backend, replies, {})
         eng.program.steps["shout"] = StepConfig(
-            "shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(tmp_path)}
+            "shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(project)}
         )
         eng.program.chains["flow"] = ChainConfig("flow", ("shout", "main"))
         eng.program.entry = "flow"
         return eng
 
     failed = go(build().run("hi"))
-    assert failed.stop_reason == "error" and (tmp_path / "ran.txt").read_text() == "x"
+    assert failed.stop_reason == "error" and (project / "ran.txt").read_text() == "x"
     result = go(build().restore(failed.run_id).resume())
-    assert (result.stop_reason, result.output) == ("done", "done") and (tmp_path / "ran.txt").read_text() == "x"
+    assert (result.stop_reason, result.output) == ("done", "done") and (project / "ran.txt").read_text() == "x"
 
 
 @pytest.mark.slow

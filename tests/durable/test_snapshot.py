@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from durable_helpers import go, kinds
+from durable_helpers import Backend, go, kinds
 from plait.runtime.engine import Engine
 from plait.runtime.pipeline import TURN_STEPS
 from plait.runtime.store import SNAPSHOT_VERSION, SnapshotError, upgrade
@@ -56,7 +56,7 @@ def test_a_run_stored_by_plait_0_1_resumes_from_its_file_and_goes_on_in_the_jour
     # The add that ran before the snapshot is not run again; the approved send runs once.
     assert [c["name"] for c in result.report.tool_calls] == ["add", "send"]
     go(engine.aclose())
-    assert kinds(root, RUN_ID)[:2] == ["base", "decision"] and kinds(root, RUN_ID)[-1] == "stop"
+    assert kinds(Backend(root), RUN_ID)[:2] == ["base", "decision"] and kinds(Backend(root), RUN_ID)[-1] == "stop"
 
 
 def test_a_v1_snapshot_given_as_a_dict_loads_too(tmp_path):

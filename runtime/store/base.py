@@ -1,0 +1,388 @@
+"""Journal rows → a SQL database, whichever backend holds it: the interface the runtime uses, and what backends share.
+
+`Journal` is the interface: what lifecycle.py, the effects ledger (through
+RunJournal), the `plait runs/trace/resume` commands and batch executors call.
+`SQLJournal` implements it over a DB-API connection and a dialect (dialect.py):
+rows and table statements are buffered, `durable()` makes every row buffered
+so far durable with one write for all the runs waiting in the same loop
+iteration (group commit), and admissions, leases, stops and reads are the same
+SQL everywhere. A backend says how to connect, how to open a transaction that
+other processes cannot interleave with, and how rows become durable before the
+next side effect (SQLite: its segment file; PostgreSQL: a commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+import uuid
+from typing import Any, Iterator, Protocol
+
+from . import dialect as q
+from .dialect import Dialect
+
+__all__ = ["LEASE_SECONDS", "Journal", "JournalWriteError", "LeaseHeld", "SQLJournal", "StoreError", "encode"]
+
+#: How long a lease lasts without renewal; a live holder renews it every third of that.
+LEASE_SECONDS = 30.0
+#: One encoder for every row (json.dumps with options builds a new one per call).
+encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+
+
+class StoreError(Exception):
+    """The store cannot be opened (a bad URL, a server that is down, refused credentials): one line, no password."""
+
+
+class JournalWriteError(Exception):
+    """A commit failed (disk full, read-only file system, server gone): the run stops rather than act unrecorded."""
+
+
+class LeaseHeld(Exception):
+    """Another live process owns the run."""
+
+    def __init__(self, run_id: str, host: str, pid: int) -> None:
+        self.run_id, self.host, self.pid = run_id, host, pid
+        super().__init__(
+            f"run {run_id} is being run by another process (pid {pid} on {host}); wait for it to stop, then resume"
+        )
+
+
+class Journal(Protocol):
+    """A run store: one per process and location, shared by every run the process makes."""
+
+    owner: str
+
+    @property
+    def where(self) -> str:
+        """Where the runs are, for messages: a file path, or a URL without its password."""
+        ...
+
+    def open(self) -> None:
+        """Connect (and migrate) now; StoreError when that fails."""
+        ...
+
+    def exists(self) -> bool: ...
+    def close(self) -> None: ...
+    def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None: ...
+    async def durable(self) -> None: ...
+    def flush(self) -> None: ...
+    def settle(self) -> None: ...
+    def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None: ...
+    def acquire(self, run_id: str) -> None: ...
+    def stopped(
+        self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]
+    ) -> None: ...
+    def run(self, run_id: str) -> dict[str, Any] | None: ...
+    def runs(self, status: str | None = None) -> list[dict[str, Any]]: ...
+    def events(self, run_id: str) -> Iterator[dict[str, Any]]: ...
+    def lease(self, run_id: str) -> dict[str, Any] | None: ...
+    def delete(self, run_ids: list[str]) -> int: ...
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SQLJournal:
+    """What SQLite and PostgreSQL journals share; a backend fills in the hooks under "backend"."""
+
+    dialect: Dialect
+
+    def __init__(self) -> None:
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.token = uuid.uuid4().hex[:8]
+        self.owner = f"{self.host}:{self.pid}:{self.token}"
+        self._conn: Any = None
+        #: Rows not yet in the tables: (run_id, seq, kind, key, at, data as JSON text).
+        self._rows: list[tuple[Any, ...]] = []
+        #: Statements for the tables (admissions, stops, leases), run first at the next flush.
+        self._sql: list[tuple[str, tuple[Any, ...]]] = []
+        self._waiting: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._held: set[str] = set()
+        #: Runs of this process admitted or resumed and not yet stopped.
+        self._active = 0
+        self._renewal: asyncio.TimerHandle | None = None
+
+    # -- backend ---------------------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        raise NotImplementedError
+
+    def _connect(self) -> Any:
+        """A new connection, its schema migrated."""
+        raise NotImplementedError
+
+    def _transaction(self, conn: Any, exclusive: bool = False) -> contextlib.AbstractContextManager[Any]:
+        """One transaction; `exclusive`: no other process writes until it ends (SQLite) or locks are taken in it."""
+        raise NotImplementedError
+
+    def _lock_run(self, conn: Any, run_id: str) -> None:
+        """Inside acquire's transaction: make a second acquirer of the same run wait for this one."""
+
+    def _write(self) -> None:
+        """Every buffered row durable, in one write: the heart of `durable()`."""
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        """What the backend holds besides the connection."""
+
+    def sync(self) -> None:
+        """Before a read: everything written anywhere is in the tables."""
+        self.flush()
+
+    # -- connection ------------------------------------------------------------------
+
+    @property
+    def conn(self) -> Any:
+        conn = self._conn
+        if conn is None:
+            conn = self._conn = self._connect()
+            self._opened()
+        return conn
+
+    def _opened(self) -> None:
+        """Right after the first connection (SQLite: take in what other processes left)."""
+
+    def open(self) -> None:
+        self.conn  # noqa: B018 - connects and migrates; a backend raises StoreError with a one-line reason
+
+    def exists(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            if self._renewal is not None:
+                self._renewal.cancel()
+                self._renewal = None
+            self._close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- writing ---------------------------------------------------------------------
+
+    def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None:
+        """Buffer one history row (durable after the next `durable()` or `flush()`)."""
+        self._rows.append((run_id, seq, kind, key, time.time(), encode(data)))
+
+    def later(self, sql: str, params: tuple[Any, ...]) -> None:
+        self._sql.append((sql, params))
+
+    def _pending(self) -> bool:
+        return bool(self._rows or self._sql)
+
+    async def durable(self) -> None:
+        """Until every row buffered so far is durable: one write (or commit) for all the runs waiting now."""
+        if not self._pending():
+            return
+        if self._active <= 1 and self._waiting is None:  # alone: nobody to share a write with
+            self._write_now()
+            return
+        loop = asyncio.get_running_loop()
+        waiting = self._waiting
+        if waiting is not None and waiting[0] is not loop:  # left over from a loop that ended
+            self._write_now()
+            waiting = None
+            if not self._pending():
+                return
+        if waiting is None:
+            future = loop.create_future()
+            self._waiting = (loop, future)
+            loop.call_soon(self._write_group)
+        else:
+            future = waiting[1]
+        # Shielded: one waiter being cancelled must not cancel the write the others wait for.
+        await asyncio.shield(future)
+
+    def _write_failed(self, exc: Exception) -> JournalWriteError:
+        return JournalWriteError(f"the run journal {self.where} could not be written: {one_line(exc)}")
+
+    def _write_now(self) -> None:
+        try:
+            self._write()
+        except Exception as exc:
+            raise self._write_failed(exc) from exc
+
+    def _write_group(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        try:
+            self._write()
+        except Exception as exc:
+            if waiting is not None and not waiting[1].done():
+                waiting[1].set_exception(self._write_failed(exc))
+            return
+        if waiting is not None and not waiting[1].done():
+            waiting[1].set_result(None)
+
+    def flush(self) -> None:
+        """Everything buffered into the tables, now, in one transaction (kept buffered if it fails)."""
+        if not self._sql and not self._rows:
+            return
+        sql, self._sql = self._sql, []
+        rows, self._rows = self._rows, []
+        try:
+            conn = self.conn
+            with self._transaction(conn):
+                for statement, params in sql:  # admissions first: a run's row comes before its history
+                    conn.execute(self.dialect.sql(statement), params)
+                if rows:
+                    self._insert_events(conn, rows)
+        except BaseException:
+            self._sql[:0], self._rows[:0] = sql, rows
+            raise
+        self._flushed()
+
+    def _insert_events(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
+        conn.cursor().executemany(self.dialect.insert_event, self.dialect.event_params(rows))
+
+    def _flushed(self) -> None:
+        """After a flush committed (SQLite: the segment starts again)."""
+
+    def settle(self) -> None:
+        """After a stop: the stop's rows and the run's row are durable before the caller hears of it."""
+        self.flush()
+
+    # -- runs and leases -------------------------------------------------------------
+
+    def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None:
+        """Buffer a new run's row and its lease (the caller awaits `durable()` before the first step)."""
+        now = time.time()
+        self.later(q.INSERT_RUN, (run_id, entry, spec, encode(input), now, now))
+        self.later(q.UPSERT_LEASE, (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+        self._active += 1
+        self._hold(run_id)
+
+    def acquire(self, run_id: str) -> None:
+        """Take the lease of an existing run, now; LeaseHeld when a live process owns it."""
+        self.sync()
+        conn = self.conn
+        sql = self.dialect.sql
+        with self._transaction(conn, exclusive=True):  # the read and the write are one step for every process
+            self._lock_run(conn, run_id)
+            row = conn.execute(sql(q.SELECT_LEASE), (run_id,)).fetchone()
+            now = time.time()
+            if row is not None and row[0] != self.owner and row[3] > now:
+                _, pid, host, _ = row
+                if host != self.host or alive(pid):
+                    raise LeaseHeld(run_id, host, pid)
+            conn.execute(sql(q.UPSERT_LEASE), (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+            conn.execute(sql(q.RUN_RUNNING), (now, run_id))
+        self._active += 1
+        self._hold(run_id)
+
+    def stopped(self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
+        """Buffer a stop: the run's row gets its status and export snapshot (the result is its `result`); the lease is let go."""
+        self.later(q.RUN_STOPPED, (status, time.time(), steps, tokens[0], tokens[1], encode(snapshot), run_id))
+        self.later(q.RELEASE_LEASE, (run_id, self.owner))
+        self._held.discard(run_id)
+        self._active = max(0, self._active - 1)
+
+    def _hold(self, run_id: str) -> None:
+        self._held.add(run_id)
+        if self._renewal is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._renewal = loop.call_later(LEASE_SECONDS / 3, self._renew)
+
+    def _renew(self) -> None:
+        self._renewal = None
+        if not self._held or self._conn is None:
+            return
+        self.later(q.RENEW_LEASES, (time.time() + LEASE_SECONDS, self.owner))
+        try:
+            self.flush()
+        except Exception:
+            pass  # a busy database or a lost connection: the next renewal tries again, well inside the lease
+        self._hold(next(iter(self._held)))
+
+    # -- reading ---------------------------------------------------------------------
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        self.sync()
+        row = self.conn.execute(self.dialect.sql(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?"), (run_id,)).fetchone()
+        return self._run_dict(row) if row else None
+
+    def runs(self, status: str | None = None) -> list[dict[str, Any]]:
+        self.sync()
+        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+        params: tuple[Any, ...] = ()
+        if status:
+            sql += " WHERE status = ?"
+            params = (status,)
+        found = self.conn.execute(self.dialect.sql(sql + " ORDER BY started, id"), params).fetchall()
+        return [self._run_dict(r) for r in found]
+
+    def events(self, run_id: str) -> Iterator[dict[str, Any]]:
+        self.sync()
+        for seq, kind, key, at, data in self.conn.execute(self.dialect.sql(q.SELECT_EVENTS), (run_id,)).fetchall():
+            yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
+
+    def lease(self, run_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(self.dialect.sql(q.SELECT_LEASE), (run_id,)).fetchone()
+        if row is None:
+            return None
+        live = row[3] > time.time() and (row[2] != self.host or alive(row[1]))
+        return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3], "live": live}
+
+    def delete(self, run_ids: list[str]) -> int:
+        self.sync()
+        conn = self.conn
+        sql = self.dialect.sql
+        gone = 0
+        with self._transaction(conn, exclusive=True):
+            for run_id in run_ids:
+                conn.execute(sql(q.DELETE_EVENTS), (run_id,))
+                conn.execute(sql(q.DELETE_LEASE), (run_id,))
+                gone += conn.execute(sql(q.DELETE_RUN), (run_id,)).rowcount
+        return gone
+
+    def _run_dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        out = dict(zip(_RUN_FIELDS, row))
+        out["input"] = json.loads(out["input"])
+        out["result"] = None
+        if out["snapshot"] is not None:
+            out["snapshot"] = json.loads(out["snapshot"])
+            out["result"] = out["snapshot"].get("result")
+        if out["status"] == "running":
+            lease = self.lease(out["id"])
+            if lease is None or not lease["live"]:
+                # Admitted, never stopped, and nobody holds it: the process died mid-run.
+                out["status"] = "crashed"
+        return out
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (database drivers' messages span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+_RUN_FIELDS = (
+    "id",
+    "entry",
+    "spec",
+    "input",
+    "status",
+    "started",
+    "updated",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "snapshot",
+)
+_RUN_COLUMNS = ", ".join(_RUN_FIELDS)

@@ -1,0 +1,78 @@
+"""The journal's SQL → the text each database runs: every difference between SQLite and PostgreSQL is here.
+
+Statements are written once, with `?` placeholders and SQL both databases
+accept (upserts are `ON CONFLICT`, SQLite 3.24+). A dialect turns them into its
+own text: PostgreSQL's psycopg takes `%s` placeholders, and its REAL is a 4-byte
+float (a timestamp would lose its seconds), so the schema's REAL columns become
+DOUBLE PRECISION. Only the event insert is written twice: SQLite reuses one
+numbered parameter, PostgreSQL names the run id again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["POSTGRES", "SQLITE", "Dialect"]
+
+# A row may come in twice (SQLite: read from a live process's segment, then committed by it); one whose run was
+# deleted meanwhile is dropped. Parameters: (run_id, seq, kind, key, at, data).
+_INSERT_EVENT_SQLITE = (
+    "INSERT OR IGNORE INTO events (run_id, seq, kind, key, at, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
+    "WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)"
+)
+_INSERT_EVENT_POSTGRES = (
+    "INSERT INTO events (run_id, seq, kind, key, at, data) SELECT %(r)s, %(s)s, %(k)s, %(y)s, %(a)s, %(d)s "
+    "WHERE EXISTS (SELECT 1 FROM runs WHERE id = %(r)s) ON CONFLICT DO NOTHING"
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    placeholder: str
+    insert_event: str
+    #: Event rows as the insert's parameters: a tuple as stored, or what the dialect's insert names.
+    named_events: bool
+    _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def sql(self, statement: str) -> str:
+        """`statement` (with `?` placeholders) in this dialect; translated once per statement."""
+        text = self._cache.get(statement)
+        if text is None:
+            text = statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+            if self.name == "postgresql":
+                text = re.sub(r"\bREAL\b", "DOUBLE PRECISION", text)
+            self._cache[statement] = text
+        return text
+
+    def event_params(self, rows: list[tuple[object, ...]]) -> list[tuple[object, ...]] | list[dict[str, object]]:
+        if not self.named_events:
+            return rows
+        return [{"r": r, "s": s, "k": k, "y": y, "a": a, "d": d} for r, s, k, y, a, d in rows]
+
+
+SQLITE = Dialect("sqlite", "?", _INSERT_EVENT_SQLITE, named_events=False)
+POSTGRES = Dialect("postgresql", "%s", _INSERT_EVENT_POSTGRES, named_events=True)
+
+# -- statements both dialects run -------------------------------------------------------
+
+INSERT_RUN = "INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?)"
+UPSERT_LEASE = (
+    "INSERT INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host, "
+    "expires = excluded.expires"
+)
+SELECT_LEASE = "SELECT owner, pid, host, expires FROM leases WHERE run_id = ?"
+RUN_RUNNING = "UPDATE runs SET status = 'running', updated = ? WHERE id = ?"
+RUN_STOPPED = (
+    "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? WHERE id = ?"
+)
+RELEASE_LEASE = "DELETE FROM leases WHERE run_id = ? AND owner = ?"
+RENEW_LEASES = "UPDATE leases SET expires = ? WHERE owner = ?"
+SELECT_EVENTS = "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq"
+DELETE_EVENTS = "DELETE FROM events WHERE run_id = ?"
+DELETE_LEASE = "DELETE FROM leases WHERE run_id = ?"
+DELETE_RUN = "DELETE FROM runs WHERE id = ?"
+#: PostgreSQL: taken inside a lease's transaction, so two processes acquiring one run take turns (see postgres.py).
+LOCK_RUN = "SELECT id FROM runs WHERE id = ? FOR UPDATE"
