@@ -208,6 +208,7 @@ class Agent:
 
     async def _finish(self, outcome: Outcome) -> RunResult:
         await self.ctx.bus.drain()
+        await self.ctx.close_mcp()  # each turn starts the MCP servers it calls and stops them
         result = RunResult(outcome, self.ctx.report)
         self.last_report = self.ctx.report
         self.last_result = result

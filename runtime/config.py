@@ -21,6 +21,7 @@ __all__ = [
     "ConsolidateConfig",
     "LoopConfig",
     "MapConfig",
+    "McpConfig",
     "ModelConfig",
     "NO_FALLBACK",
     "ParallelConfig",
@@ -48,6 +49,28 @@ class ToolConfig:
     fn: Callable[..., Any] | None = None
     #: Safe to run twice: after a crash mid-call the journal re-runs it (with the same idempotency key) instead of asking.
     idempotent: bool = False
+
+
+@dataclass(slots=True)
+class McpConfig:
+    """An MCP server declaration: started on a run's first call to one of its tools (runtime/mcp/)."""
+
+    name: str
+    #: stdio: the program and its arguments; or `url` (streamable HTTP).
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    #: Variable / header → a literal string or {"env": NAME}, read from the environment when the server starts.
+    env: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, Any] = field(default_factory=dict)
+    #: The allow-list (None: every tool); what the live tool list is compared with the lock over.
+    tools: tuple[str, ...] | None = None
+    timeout: float | None = D.TOOL_TIMEOUT
+    #: Where a stdio server runs: the declaring spec's folder.
+    cwd: str | None = None
+    #: "fresh" | "stale" | "missing" | "invalid": whether plait.lock has a current entry for it.
+    lock_state: str = "missing"
+    #: The locked tools the allow-list keeps ({"name", "description", "input_schema", ...}); empty unless fresh.
+    offered: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -191,6 +214,8 @@ class Program:
     loops: dict[str, LoopConfig] = field(default_factory=dict)
     maps: dict[str, MapConfig] = field(default_factory=dict)
     asks: dict[str, AskConfig] = field(default_factory=dict)
+    #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
+    mcp: dict[str, McpConfig] = field(default_factory=dict)
     entry: str | None = None
     #: Runnables nothing else uses: the possible entries when there is no `main` (compiler/entry.py).
     roots: tuple[str, ...] = ()

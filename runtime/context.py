@@ -132,6 +132,8 @@ class RunContext:
         #: Shared by an engine's runs; a context that registers its own tools gets a private one.
         self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
+        #: The run's MCP servers (runtime/mcp/McpPool), made at the first MCP call; `close_mcp` stops them.
+        self.mcp: Any = None
 
     # -- lookups ---------------------------------------------------------------------
 
@@ -150,6 +152,19 @@ class RunContext:
             self.providers[model] = provider
         return provider
 
+    def mcp_pool(self) -> Any:
+        if self.mcp is None:
+            from .mcp import McpPool
+
+            self.mcp = McpPool(self.program.mcp, self.warn)
+        return self.mcp
+
+    async def close_mcp(self) -> None:
+        """Stop the MCP servers this run started (a resumed run starts them again on first use)."""
+        pool, self.mcp = self.mcp, None
+        if pool is not None:
+            await pool.aclose()
+
     def context_for(self, agent: AgentConfig) -> ContextRegistry:
         registry = self.contexts.get(agent.name)
         if registry is None:
@@ -167,7 +182,8 @@ class RunContext:
         tools: dict[str, ToolConfig] = {}
         for name in agent.tools:
             if name in program.tools:
-                tools[name] = program.tools[name]
+                tool = program.tools[name]
+                tools[tool.name] = tool  # an MCP tool is keyed "SERVER.TOOL" and called by its own name
             elif name in program.agents:
                 child = program.agents[name]
                 tools[name] = ToolConfig(
@@ -180,6 +196,13 @@ class RunContext:
                     },
                     {"type": "agent", "agent": name},
                     timeout=None,
+                )
+            elif name in program.mcp:
+                # graph_adapter leaves a server here only when plait.lock has no current entry for it.
+                raise AgentError(
+                    "mcp_lock_missing",
+                    f"agent `{agent.name}` uses MCP server `{name}`, whose tools are not in a current plait.lock "
+                    f"({program.mcp[name].lock_state}): run `plait mcp lock` beside the spec first",
                 )
             else:
                 raise AgentError(

@@ -318,6 +318,7 @@ class Run:
             )
             self.result = result
             self._save(result)
+            await ctx.close_mcp()  # after the save: even a second Ctrl-C here loses nothing
         if result.error is not None:
             try:
                 result.error.report = result.to_dict()  # type: ignore[attr-defined]

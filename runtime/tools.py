@@ -3,7 +3,8 @@
 Runs `python("mod:fn")` tools (sync in a worker thread so a blocking tool never
 stalls other branches, async on the loop; imported on first use with the
 spec's directory first on the import path), `http(METHOD, url)` tools through
-httpx with templated URL, headers and body, and functions registered in code.
+httpx with templated URL, headers and body, MCP tools through the run's
+server pool (runtime/mcp/), and functions registered in code.
 Checks arguments against the tool's JSON Schema with a full validator. A tool
 that raises, times out or cannot be imported becomes an error result the model
 reads; only cancellation escapes.
@@ -153,14 +154,16 @@ class ToolRunner:
         timeout: float | None,
         state: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        mcp: Any = None,
     ) -> ToolOutcome:
         """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`.
 
         `idempotency_key` (journaled runs: stable per run and call position) goes to an http tool as the
         `Idempotency-Key` header and to a python function that has an `idempotency_key` parameter.
+        `mcp` is the run's `McpPool` (runtime/mcp/), which an MCP tool's call goes through.
         """
         try:
-            value = await self._invoke(tool, arguments, timeout, state, idempotency_key)
+            value = await self._invoke(tool, arguments, timeout, state, idempotency_key, mcp)
         except TimeoutError:
             return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
         except ToolImportError as exc:
@@ -176,10 +179,16 @@ class ToolRunner:
         timeout: float | None,
         state: dict[str, Any] | None,
         idempotency_key: str | None = None,
+        mcp: Any = None,
     ) -> Any:
         kind = tool.run.get("type") if tool.fn is None else "function"
         if kind == "http":
             return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
+        if kind == "mcp":
+            if mcp is None:
+                return ToolResult(f"tool `{tool.name}` is an MCP tool, which runs only within a run", is_error=True)
+            # The pool bounds the call itself: a timeout there is a result and a warning, as every MCP failure.
+            return await mcp.call(tool.run["server"], tool.run["tool"], arguments, timeout)
         fn = tool.fn if tool.fn is not None else self._import(tool)
         if idempotency_key is not None and _takes_key(fn):
             arguments = {**arguments, "idempotency_key": idempotency_key}

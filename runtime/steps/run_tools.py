@@ -88,8 +88,11 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
             timeout = tool.timeout
             if run.agent.tool_timeout and (timeout is None or run.agent.tool_timeout < timeout):
                 timeout = run.agent.tool_timeout
+            if tool.run.get("type") == "mcp":
+                # Started before the journal's intent, so a server that cannot start fails the run, not the call.
+                await ctx.mcp_pool().start(tool.run["server"])
             if ctx.journal is None:
-                outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state)
+                outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, mcp=ctx.mcp)
             else:  # intent before, completion after, replayed on a resume (runtime/store/effects.py)
                 journaled = await journaled_tool_call(ctx, run, call, tool, arguments, timeout)
                 if isinstance(journaled, Pause):

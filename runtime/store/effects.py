@@ -144,7 +144,7 @@ async def journaled_tool_call(
     )
     await journal.durable()
     started = time.perf_counter()
-    outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, idempotency_key=key)
+    outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, idempotency_key=key, mcp=ctx.mcp)
     journal.record("tool_completed", position, _completion(call, outcome, _ms(started)))
     return outcome
 

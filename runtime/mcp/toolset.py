@@ -1,0 +1,93 @@
+"""An MCP declaration's locked tools → plait `ToolConfig`s, and agents' MCP references → the names the model sees.
+
+Nothing here starts a server: the tools a run offers are the ones `plait.lock`
+records (what `plait check` verified), so every agent's tool list is known
+before the first model call. Each tool is keyed "SERVER.TOOL" in
+`Program.tools` (two servers may offer one name) and carries its own name,
+which is what the model sees and calls; approval, argument validation,
+timeouts and the journal then treat it as any tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..config import AgentConfig, McpConfig, Program, ToolConfig
+
+__all__ = ["expand_agent", "is_idempotent", "mcp_tools", "qualified"]
+
+
+def qualified(server: str, tool: str) -> str:
+    return f"{server}.{tool}"
+
+
+def is_idempotent(entry: dict[str, Any]) -> bool:
+    """Safe to re-run after a crash only when the server says so (`idempotentHint`); MCP's default is not."""
+    annotations = entry.get("annotations") or {}
+    return isinstance(annotations, dict) and annotations.get("idempotentHint") is True
+
+
+def mcp_tools(server: McpConfig, approval: Iterable[str] = ()) -> dict[str, ToolConfig]:
+    """The locked, allowed tools of one server, keyed "SERVER.TOOL"; `approval` names tools every agent must approve."""
+    needs_approval = set(approval)
+    out: dict[str, ToolConfig] = {}
+    for entry in server.offered:
+        name = entry["name"]
+        out[qualified(server.name, name)] = ToolConfig(
+            name,
+            entry.get("description") or "",
+            _parameters(entry.get("input_schema")),
+            {"type": "mcp", "server": server.name, "tool": name},
+            approval=name in needs_approval,
+            timeout=server.timeout,
+            idempotent=is_idempotent(entry),
+        )
+    return out
+
+
+def _parameters(schema: Any) -> dict[str, Any]:
+    """The schema the model is given and arguments are checked against; a schema that is not one checks nothing.
+
+    A server may send a schema the validator cannot use (`"type": "nonsense"`); the server still checks
+    its own arguments, so plait passes them through rather than failing the agent on every call.
+    """
+    if not isinstance(schema, dict):
+        return {"type": "object"}
+    from jsonschema import SchemaError, validators
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError:
+        return {"type": "object"}
+    return schema
+
+
+def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, set[str | None]]) -> None:
+    """An agent's MCP references, resolved in place: tools → "SERVER.TOOL" keys; until, approval → the names called.
+
+    `uses` maps each server the agent uses to the tools named (None: all of them). A server with no usable
+    lock stays in `tools` under its own name: the run stops there with a message naming the fix.
+    """
+    tools: dict[str, None] = {}  # ordered, without repeats
+    for name in agent.tools:
+        server_name, dot, member = name.partition(".")
+        server = program.mcp.get(server_name)
+        if server is None:
+            tools[name] = None
+        elif not server.offered:
+            tools[server.name] = None
+        else:
+            wanted = {member} if dot else (uses.get(server.name) or {None})
+            for entry in server.offered:
+                if None in wanted or entry["name"] in wanted:
+                    tools[qualified(server.name, entry["name"])] = None
+    agent.tools = tuple(tools)
+    agent.until = tuple(_called(n, program) for n in agent.until)
+    agent.approval = tuple(_called(n, program) for n in agent.approval)
+
+
+def _called(name: str, program: Program) -> str:
+    """ "files.write_file" → "write_file" (what the model calls); any other name as it is."""
+    server, dot, tool = name.partition(".")
+    return tool if dot and server in program.mcp else name

@@ -1,0 +1,230 @@
+"""MCP failures a run must survive, against a real server (tests/mcp/flaky_server.py, the SDK's MCPServer).
+
+A failing call is an error result the model reads plus a `mcp_tool_error`
+warning; a server that cannot start is one clear error naming it and its
+stderr; drift from the lock is a warning naming the tools; and no server
+process outlives the pool that started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import uuid
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp_helpers import FLAKY, flaky, free_port, processes_with, wait_until  # noqa: E402
+
+from plait.runtime.config import McpConfig  # noqa: E402
+from plait.runtime.mcp import McpPool, McpStartError  # noqa: E402
+from plait.runtime.mcp.drift import offered_tool  # noqa: E402
+from plait.runtime.mcp.locking import lock_server  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+TOKEN_ENV = "PLAIT_TEST_FLAKY_TOKEN"
+
+
+class Loop:
+    """One event loop in a thread for the module, so one server serves many tests."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any, timeout: float = 90.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+class Warnings(list):
+    def __call__(self, code: str, message: str, path: tuple[str, ...], *_: Any, **details: Any) -> None:
+        self.append({"code": code, "message": message, **details})
+
+    def codes(self) -> list[str]:
+        return [w["code"] for w in self]
+
+
+@pytest.fixture(scope="module")
+def loop():
+    running = Loop()
+    yield running
+    running.close()
+
+
+@pytest.fixture(scope="module")
+def offered(loop) -> tuple[dict[str, Any], ...]:
+    """What the server offers, as a fresh lock records it (the lock command's own path)."""
+    locked = loop.run(lock_server(flaky(uuid.uuid4().hex), "fp"))
+    return tuple(offered_tool(t) for t in locked.tools)
+
+
+@pytest.fixture(scope="module")
+def shared(loop, offered):
+    """One started server for the module's well-behaved tests: (pool, warnings, marker)."""
+    marker = uuid.uuid4().hex
+    warnings = Warnings()
+    config = flaky(marker, env={"FLAKY_TOKEN": {"env": TOKEN_ENV}}, offered=offered, lock_state="fresh")
+    pool = McpPool({"flaky": config}, warnings)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(TOKEN_ENV, "tok-123")
+        loop.run(pool.start("flaky"))
+    yield pool, warnings, marker
+    loop.run(pool.aclose())
+    assert wait_until(lambda: not processes_with(marker)), "the server outlived its pool"
+
+
+def test_a_call_returns_the_tool_text(loop, shared):
+    pool, warnings, _ = shared
+    result = loop.run(pool.call("flaky", "echo", {"text": "hi"}, 5))
+    assert (result.content, result.is_error) == ("echo: hi", False)
+    assert "mcp_tool_drift" not in warnings.codes()
+
+
+def test_env_values_are_read_when_the_server_starts(loop, shared):
+    pool, _, _ = shared
+    result = loop.run(pool.call("flaky", "secret", {}, 5))
+    assert result.content == "tok-123"
+
+
+def test_an_is_error_result_is_an_error_the_model_reads_with_a_warning(loop, shared):
+    pool, warnings, _ = shared
+    result = loop.run(pool.call("flaky", "fail", {"reason": "disk full"}, 5))
+    assert result.is_error and "disk full" in result.content
+    assert warnings[-1]["code"] == "mcp_tool_error" and warnings[-1]["tool"] == "fail"
+
+
+def test_a_hang_past_the_timeout_is_an_error_and_the_server_stays_usable(loop, shared):
+    pool, warnings, _ = shared
+    result = loop.run(pool.call("flaky", "hang", {"seconds": 30}, 0.5))
+    assert result.is_error and "timed out after 0.5s" in result.content
+    assert warnings[-1]["reason"] == "timeout"
+    assert loop.run(pool.call("flaky", "echo", {"text": "still here"}, 5)).content == "echo: still here"
+
+
+def test_an_unknown_tool_is_an_error_result(loop, shared):
+    pool, _, _ = shared
+    result = loop.run(pool.call("flaky", "no_such_tool", {}, 5))
+    assert result.is_error and "no_such_tool" in result.content
+
+
+def test_parallel_callers_share_one_server(loop, shared):
+    pool, _, marker = shared
+
+    async def many() -> list[Any]:
+        return await asyncio.gather(*(pool.call("flaky", "echo", {"text": str(i)}, 5) for i in range(8)))
+
+    results = loop.run(many())
+    assert [r.content for r in results] == [f"echo: {i}" for i in range(8)]
+    assert len(processes_with(marker)) == 1
+
+
+def test_a_crash_mid_call_is_an_error_naming_it_and_leaves_no_process(loop, offered):
+    marker = uuid.uuid4().hex
+    warnings = Warnings()
+    pool = McpPool({"flaky": flaky(marker, offered=offered)}, warnings)
+    try:
+        result = loop.run(pool.call("flaky", "crash", {}, 10))
+        assert result.is_error and "closed the connection" in result.content
+        assert "crashing on purpose" in result.content  # the server's stderr tail
+        assert loop.run(pool.call("flaky", "echo", {"text": "x"}, 5)).is_error  # no silent restart
+    finally:
+        loop.run(pool.aclose())
+    assert wait_until(lambda: not processes_with(marker))
+
+
+def test_a_server_that_fails_to_start_names_itself_and_its_stderr(loop):
+    marker = uuid.uuid4().hex
+    pool = McpPool({"flaky": flaky(marker, "fail-start")}, Warnings())
+    with pytest.raises(McpStartError) as caught:
+        loop.run(pool.start("flaky"))
+    message = caught.value.message
+    assert "MCP server `flaky`" in message and "cannot open the database" in message
+    assert caught.value.kind == "mcp_start_failed"
+    loop.run(pool.aclose())
+    assert not processes_with(marker)
+
+
+def test_a_command_that_does_not_exist_is_a_start_error():
+    pool = McpPool({"gone": McpConfig("gone", command=("no-such-mcp-server-3f9c",))}, Warnings())
+    with pytest.raises(McpStartError, match=r"`gone`.*command not found"):
+        asyncio.run(pool.start("gone"))
+
+
+def test_an_unset_variable_is_a_start_error_naming_it_and_nothing_starts(monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    marker = uuid.uuid4().hex
+    pool = McpPool({"flaky": flaky(marker, env={"FLAKY_TOKEN": {"env": TOKEN_ENV}})}, Warnings())
+    with pytest.raises(McpStartError, match=TOKEN_ENV):
+        asyncio.run(pool.start("flaky"))
+    assert not processes_with(marker)
+
+
+def test_drift_from_the_lock_is_a_warning_and_a_vanished_tool_an_error_result(loop, offered, monkeypatch):
+    monkeypatch.setenv("FLAKY_DRIFT", "1")  # the SDK passes only PATH, HOME, ... and the declared env on
+    marker = uuid.uuid4().hex
+    warnings = Warnings()
+    config = flaky(marker, env={"FLAKY_DRIFT": "1"}, offered=offered, lock_state="fresh")
+    pool = McpPool({"flaky": config}, warnings)
+    try:
+        result = loop.run(pool.call("flaky", "secret", {}, 5))
+        drift = next(w for w in warnings if w["code"] == "mcp_tool_drift")
+        assert drift["added"] == ["shout"] and drift["removed"] == ["secret"]
+        assert "added: shout; removed: secret" in drift["message"]
+        assert result.is_error and "no longer offers `secret`" in result.content
+    finally:
+        loop.run(pool.aclose())
+
+
+def test_the_allow_list_keeps_unlisted_tools_out_of_the_drift(loop, offered):
+    marker = uuid.uuid4().hex
+    warnings = Warnings()
+    kept = tuple(t for t in offered if t["name"] == "echo")
+    pool = McpPool({"flaky": flaky(marker, tools=("echo",), offered=kept, lock_state="fresh")}, warnings)
+    try:
+        assert loop.run(pool.call("flaky", "echo", {"text": "a"}, 5)).content == "echo: a"
+        assert "mcp_tool_drift" not in warnings.codes()
+    finally:
+        loop.run(pool.aclose())
+
+
+def test_streamable_http_on_loopback(loop, offered):
+    port = free_port()
+    marker = uuid.uuid4().hex
+    process = subprocess.Popen(
+        [sys.executable, str(FLAKY), "http", str(port), f"--marker={marker}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        config = McpConfig("flaky", url=url, headers={"X-Plait-Test": "1"}, offered=offered, lock_state="fresh")
+        warnings = Warnings()
+        pool = McpPool({"flaky": config}, warnings)
+        started = None
+        for _ in range(100):  # the server takes a moment to listen
+            try:
+                started = loop.run(pool.start("flaky"))
+                break
+            except McpStartError:
+                pool = McpPool({"flaky": replace(config)}, warnings)
+                loop.run(asyncio.sleep(0.2))
+        assert started is not None and started.info is not None and started.info.name == "flaky"
+        assert loop.run(pool.call("flaky", "echo", {"text": "over http"}, 5)).content == "echo: over http"
+        assert loop.run(pool.call("flaky", "hang", {"seconds": 30}, 0.5)).is_error
+        loop.run(pool.aclose())
+    finally:
+        process.terminate()
+        process.wait(10)
