@@ -90,8 +90,8 @@ def rename(project: Project, path: Path, offset: int, new: str) -> dict[Path, li
         edits.setdefault(file, []).append((occ, new))
     for file in project.known():
         found = project.file(file)
-        # A broken file may name it too, unseen: refuse rather than leave it behind.
-        if found is not None and found[1] is None and re.search(rf"\b{re.escape(old)}\b", found[0].text):
+        # A broken file that may see the declaration and names it: refuse rather than leave a use behind.
+        if found is not None and found[1] is None and _may_use(project, file, found[0].text, target, old):
             raise RenameError(f"`{found[0].path}` does not parse and may use `{old}`; fix it before renaming")
     home = (target.file, target.declaration.span)
     for file in project.known():
@@ -103,6 +103,14 @@ def rename(project: Project, path: Path, offset: int, new: str) -> dict[Path, li
             line = clash[1].span.line
             raise RenameError(f"`{new}` is already declared ({clash[0].name}:{line}), where `{old}` is visible")
     return edits
+
+
+def _may_use(project: Project, file: Path, text: str, target: Target, name: str) -> bool:
+    if not re.search(rf"\b{re.escape(name)}\b", text):
+        return False
+    seen = project.lenient_closure(file)
+    # Never parsed: its imports are unknown, so any import of the declaring file's name counts.
+    return target.file in seen if seen else file == target.file or f'{target.file.name}"' in text
 
 
 def _check_new_name(new: str) -> None:

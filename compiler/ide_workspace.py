@@ -187,8 +187,11 @@ class Project:
 
     def seen_modules(self, path: Path) -> list[ast.Module]:
         """The closure's modules, each file's last good parse (so completion works while the text is broken)."""
+        return [good[0] for file in self.lenient_closure(path) if (good := self.workspace.last_good(file))]
+
+    def lenient_closure(self, path: Path) -> list[Path]:
+        """The closure, following a broken file's imports as its last good parse wrote them."""
         order: list[Path] = []
-        modules: list[ast.Module] = []
         stack = [path]
         while stack:
             current = stack.pop()
@@ -199,11 +202,10 @@ class Project:
             if good is None:
                 continue
             order.append(current)
-            modules.append(good[0])
             decls = good[0].declarations
             imports = [resolve_path(current.parent / d.path.value) for d in decls if isinstance(d, ast.ImportDecl)]
             stack.extend(reversed(imports))
-        return modules
+        return order
 
     def known(self) -> list[Path]:
         """The open documents, the specs under the workspace folders, and all they import."""
