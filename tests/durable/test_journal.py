@@ -307,3 +307,11 @@ def test_rows_a_killed_process_left_in_its_segment_are_moved_in_by_the_next_one(
     ]
     assert not segment.exists() and journal.run("r1")["status"] == "crashed"
     journal.close()
+
+
+def test_run_ids_made_in_the_same_second_do_not_collide():
+    """Many runs start in the same second (a batch, a gather): a repeated id would be refused at admission."""
+    from plait.runtime.engine import new_run_id
+
+    made = [new_run_id() for _ in range(50_000)]
+    assert len(set(made)) == len(made)
