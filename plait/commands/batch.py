@@ -32,6 +32,7 @@ Blank lines are skipped. A line that is not a valid input is that row's error; t
 Results (stdout, or -o FILE) are JSON lines in input order, one per row:
   {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-0", "stop_reason": "done", "output": ..., "error": null,
    "tokens": {"input_tokens": 120, "output_tokens": 31}}
+and, for a row that waits for a person, "waiting": why (a pause's reason, or the pending calls and asks).
 
 The first Ctrl-C starts no new rows and lets the runs in flight finish; a second one (or SIGTERM) cuts
 them off. Interrupted (Ctrl-C, SIGTERM, a crash, kill -9)? Run the same command again: rows that finished are read
@@ -42,6 +43,10 @@ file is a different batch. Each row is a run: `plait runs`, `plait trace RUN_ID`
 exit status: 0 every row done; 1 any row failed (its error is in the results); 3 a row waits for a person
 (approval, ask, pause; resume it with `plait resume RUN_ID`); 4 a row stopped at max_steps (1 wins over 3,
 3 over 4); 2 usage; 130 Ctrl-C and 143 SIGTERM (the batch stopped; run it again to continue).
+
+--executor ray: each actor builds its own engine from the spec and opens the journal itself. A local Ray
+(no --address) can share the SQLite journal; a cluster needs --store postgresql://... (keep the password
+in PGPASSWORD or ~/.pgpass on the nodes rather than in the URL: Ray records the actors' arguments).
 
 examples:
   plait batch triage.plait tickets.jsonl -o results.jsonl
