@@ -26,6 +26,8 @@ class Reference:
     target: str
     span: Span
     index: int = 0
+    #: One tool of an MCP server (`files.read_text_file` → target "files", member "read_text_file"); None for all.
+    member: str | None = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ from .graph import AgentGraph
 from .passes.build_graph import build_graph
 from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
+from .passes.check_mcp import check_mcp
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
 from .passes.infer_types import infer_types
@@ -34,6 +35,7 @@ PASSES: tuple[Pass, ...] = (
     collect_symbols,
     resolve_names,
     check_types,
+    check_mcp,
     check_chains,
     infer_types,
     build_graph,

@@ -25,7 +25,9 @@ class Attr:
     ref (one name of `kinds`), refs (a list of such names), symbol (one bare
     word of `choices`), symbols (a list of them), run (python(...) or
     http(...)), env (env("NAME")), keep_last (keep_last(N)), until, size
-    (`4MB`, or a whole number of bytes).
+    (`4MB`, or a whole number of bytes), strings (a non-empty list of
+    strings), names (a list of bare words, not resolved: an MCP server's tool
+    names), env_map (`{ KEY = env("NAME") }` or literal strings).
     """
 
     type: str
@@ -65,13 +67,13 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "fallback": Attr("refs", kinds=("model",), default=()),
         "fallback_on": Attr("symbols", choices=ERROR_KINDS),
         "system": Attr("template"),
-        "tools": Attr("refs", kinds=("tool", "agent"), default=()),
+        "tools": Attr("refs", kinds=("tool", "agent", "mcp"), default=()),
         "max_steps": Attr("int", default=D.MAX_STEPS, minimum=1),
         "until": Attr("until", default=()),
         "retry_malformed": Attr("int", default=D.RETRY_MALFORMED, minimum=0),
         "validate_arguments": Attr("bool", default=True),
         "history": Attr("keep_last"),
-        "approval": Attr("refs", kinds=("tool",), default=()),
+        "approval": Attr("refs", kinds=("tool", "mcp"), default=()),
         "tool_timeout": Attr("duration", minimum=0.001),
         "temperature": Attr("number", minimum=0, maximum=2),
         "max_tokens": Attr("int", minimum=1),
@@ -110,6 +112,16 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "on_error": Attr("symbol", choices=("fail", "collect"), default=D.ON_ERROR),
     },
     "ask": {},
+    # Exactly one of `command` and `url` (check_mcp); the tool names are checked against plait.lock there too.
+    "mcp": {
+        "command": Attr("strings"),
+        "url": Attr("string"),
+        "env": Attr("env_map", default={}),
+        "headers": Attr("env_map", default={}),
+        "tools": Attr("names"),
+        "timeout": Attr("duration", default=D.TOOL_TIMEOUT, minimum=0.001),
+        "approval": Attr("names", default=()),
+    },
 }
 
 #: The typed blocks (`params`, `output`, `answer`) each kind may have.

@@ -71,6 +71,12 @@ CODES: dict[str, Code] = {
         Code(
             "P319", "python-signature-mismatch", E, "a python function's type hints disagree with the tool's `params`"
         ),
+        Code("P331", "mcp-server-invalid", E, "an mcp server without exactly one of `command` and `url`, or a bad one"),
+        Code("P332", "mcp-lock-missing", W, "an mcp server with no `plait.lock` entry to check its tools against"),
+        Code("P333", "mcp-lock-stale", W, "an mcp server declared differently from when it was locked"),
+        Code("P334", "mcp-lock-invalid", E, "a `plait.lock` that cannot be read"),
+        Code("P335", "mcp-unknown-tool", E, "a tool name the mcp server does not offer (per `plait.lock`)"),
+        Code("P336", "mcp-tool-not-allowed", E, "an mcp tool its server's `tools` allow-list leaves out"),
         Code("P401", "unresolved-template", E, "a template path that cannot resolve"),
         Code("P402", "unknown-field", E, "a template path naming a field its record type does not declare"),
         Code("P501", "literal-secret", E, "a secret written into the spec"),
@@ -720,6 +726,173 @@ agent news { model = fast }
 agent weather { model = fast }
 step summary { model = fast, prompt = "News: {{input.news}}\\nWeather: {{input.weather}}" }
 chain main = parallel(news, weather) -> summary
+```
+""",
+    "P331": """
+## What it catches
+An `mcp` server that is neither started (`command = ["prog", "arg"]`) nor
+reached (`url = "https://..."`), or is both; a `url` that is not http:// or
+https://; `env` on a server reached by `url` or `headers` on one plait
+starts, where they would do nothing.
+
+## Why it matters
+plait must know how to reach the server before any agent can use its tools;
+a setting that does nothing usually means the server is not configured the
+way its author thinks (a token in `env` that a remote server never sees).
+
+## Example
+```plait
+model m = "openai/gpt-4o"
+mcp files "The project's files." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+  url = "http://127.0.0.1:8931/mcp"
+}
+agent a { model = m, tools = [files] }
+```
+
+## Fix
+Keep one way to reach the server.
+```plait
+model m = "openai/gpt-4o"
+mcp files "The project's files." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+}
+agent a { model = m, tools = [files] }
+```
+""",
+    "P332": """
+## What it catches
+An `mcp` server with no entry in the `plait.lock` beside the file that
+declares it (or no lock at all). `plait check` never starts a server, so
+without the lock it cannot check the server's tool names, approvals or name
+collisions. A warning: the spec may still be right.
+
+## Why it matters
+A typo in `files.read_text_fle` or two servers both offering `search` is
+then found only when a run starts the server. `plait run` needs the lock
+too, to notice when a server starts offering different tools.
+
+## Example
+```plait
+mcp files "The project's files." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+}
+```
+
+## Fix
+Lock the server: `plait mcp lock` starts each server once, writes what it
+offers to `plait.lock`, and the lock is committed beside the spec.
+```text
+plait mcp lock spec.plait
+```
+""",
+    "P333": """
+## What it catches
+A `plait.lock` entry written for another version of the declaration: the
+server's `command`, `url`, the names (and literal values) in `env`, or the
+header names changed since `plait mcp lock` ran. Its allow-list, `timeout`
+and `approval` are not part of this: the lock records every tool the server
+offers and the spec picks from those.
+
+## Why it matters
+Another command or URL may be another server, with other tools; the locked
+tool list no longer says what the agents will see, so the tools are not
+checked against it. A warning, like a missing lock.
+
+## Example
+```text
+mcp files { command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./docs"] }
+warning[P333]: the `plait.lock` entry for mcp `files` is stale
+```
+(the lock was written when the command ended in `./data`).
+
+## Fix
+Lock it again and commit the new lock:
+```text
+plait mcp lock spec.plait
+```
+""",
+    "P334": """
+## What it catches
+A `plait.lock` beside a spec that declares `mcp` servers which cannot be
+read: not JSON (a merge left conflict markers in it), a version this plait
+does not read, an entry without its fingerprint or tool names, a symlink
+out of the spec's folder, a file over 8 MB. An error, unlike a missing lock:
+a lock that exists is meant to be used, and a broken one usually is a merge
+or an edit gone wrong.
+
+## Why it matters
+Nothing the servers offer can be checked, and `plait run` would refuse the
+lock too.
+
+## Example
+```text
+<<<<<<< HEAD
+{"version": 1, "servers": {...}}
+error[P334]: `plait.lock` is not JSON (line 1, column 1: Expecting value)
+```
+
+## Fix
+Write it again rather than by hand:
+```text
+plait mcp lock spec.plait
+```
+""",
+    "P335": """
+## What it catches
+A tool name that the server does not offer according to its fresh
+`plait.lock` entry: in the server's `tools` allow-list or `approval`, or an
+agent's `files.read_text_file` in `tools`, `until` or `approval`.
+
+## Why it matters
+The model is only shown tools the server has; an `until` on a tool that does
+not exist never ends the run, an approval on one never asks anybody.
+
+## Example
+```text
+mcp files { command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"] }
+agent a { model = m, tools = [files.read_txt_file] }
+error[P335]: mcp `files` does not offer a tool `read_txt_file`
+help: did you mean `read_text_file`?
+```
+
+## Fix
+Use the name the server offers (`plait check` lists them), or lock again if
+the server changed: `agent a { model = m, tools = [files.read_text_file] }`.
+```text
+plait mcp lock spec.plait
+```
+""",
+    "P336": """
+## What it catches
+An MCP tool that the server's own allow-list (`tools = [...]` in the `mcp`
+block) leaves out, named by the server's `approval` or by an agent as
+`files.write_file` in `tools`, `until` or `approval`. Needs no lock: the
+allow-list is in the spec.
+
+## Why it matters
+Tools outside the allow-list are never offered to any agent, so naming one
+is a mistake either in the allow-list or in the agent.
+
+## Example
+```plait
+model m = "openai/gpt-4o"
+mcp files {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+  tools = [read_text_file]
+}
+agent a { model = m, tools = [files.write_file] }
+```
+
+## Fix
+Add the tool to the allow-list, or name one it keeps.
+```plait
+model m = "openai/gpt-4o"
+mcp files {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "./data"]
+  tools = [read_text_file, write_file]
+}
+agent a { model = m, tools = [files.write_file] }
 ```
 """,
     "P501": """

@@ -112,13 +112,23 @@ class McpNode(Node):
     description: str = ""
     command: tuple[str, ...] | None = None
     url: str | None = None
-    #: Variable → the environment variable it is read from (names only).
-    env: dict[str, str] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
+    #: Variable → `{"env": "NAME"}` (read from that environment variable at run time) or a literal string.
+    env: dict[str, str | dict[str, str]] = field(default_factory=dict)
+    #: Header → `{"env": "NAME"}` or a literal string, as `env`.
+    headers: dict[str, str | dict[str, str]] = field(default_factory=dict)
     #: The allow-list; None is every tool the server offers.
     tools: tuple[str, ...] | None = None
-    timeout: float | None = None
+    timeout: float = D.TOOL_TIMEOUT
+    #: Tools of this server every agent must get approval for.
     approval: tuple[str, ...] = ()
+    #: What `plait.lock` beside the declaring file says of this server: "fresh", "stale" (the declaration
+    #: changed since it was locked), "missing" (no lock, or no entry) or "invalid" (the lock cannot be read).
+    lock_state: str = "missing"
+    #: The declaration's fingerprint (`core.mcp_lock.fingerprint`), which a fresh lock entry matches.
+    fingerprint: str = ""
+    #: The locked tools the allow-list keeps, in the lock's order: {"name", "description", "input_schema",
+    #: "output_schema" (None when the server declares none)}. Empty unless the lock is fresh.
+    offered: tuple[dict[str, Any], ...] = ()
 
 
 @record
@@ -332,7 +342,7 @@ class Edge(Record):
     bound: int | None = None
     #: reads: the path read (`("classify", "category")`).
     path: tuple[str, ...] | None = None
-    #: uses (agent → mcp): the one tool named (`files.read_text_file`), None for all of them.
+    #: uses/until (agent → mcp): the one tool named (`files.read_text_file`), None for all of them.
     tool: str | None = None
 
 
@@ -347,7 +357,7 @@ EDGE_ATTRS: dict[str, tuple[str, ...]] = {
     "fallback": ("order",),
     "judge": (),
     "participant": ("index",),
-    "until": ("succeeded",),
+    "until": ("succeeded", "tool"),
     "case": ("label", "value"),
     "body": ("chain", "index"),
     "back": ("label", "bound"),

@@ -5,8 +5,10 @@
 `plait run` compares the live tool list with it. The file sits beside the spec
 that declares the servers (one lock per folder, servers keyed by name), is
 JSON with sorted keys so it diffs well in review, and never holds a secret:
-the fingerprint covers the command, the URL and the *names* of the
-environment variables and headers, never their values.
+the fingerprint covers the command, the URL, the environment (each
+variable's name and where its value comes from: an environment variable's
+*name*, or the literal written in the spec) and the header *names*, never a
+value read from the environment nor a header's value.
 
 A lock entry is stale when the declaration's fingerprint no longer matches:
 the command, URL or environment changed, so the server may offer other tools.
@@ -80,18 +82,20 @@ def fingerprint(
     *,
     command: Sequence[str] | None,
     url: str | None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str | Mapping[str, str]] | None = None,
     headers: Mapping[str, object] | None = None,
 ) -> str:
     """The identity of a server declaration: what decides which server starts, never a secret's value.
 
-    `env` maps a variable the server sees to the environment variable plait reads it from
-    (both names); `headers` contributes its names only, since a header's value may be a token.
+    `env` is the graph's shape (`McpNode.env`): a variable the server sees → `{"env": "NAME"}` (read
+    from that environment variable; the name counts) or a literal string (written in the spec, so it
+    counts too; P501 keeps secrets out of it). `headers` contributes its names only, since a header's
+    value may be a token. plait check and `plait mcp lock` call this with the same McpNode values.
     """
     identity = {
         "command": list(command) if command is not None else None,
         "url": url,
-        "env": dict(sorted((env or {}).items())),
+        "env": {k: dict(v) if isinstance(v, Mapping) else v for k, v in sorted((env or {}).items())},
         "headers": sorted(k.lower() for k in (headers or {})),
     }
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode())
@@ -126,6 +130,8 @@ def loads(text: str) -> Lock:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise LockError(f"is not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise LockError("is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise LockError("is not a JSON object")
     version = data.get("version")

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from functools import cache
 from typing import Any, Callable, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from plait.core.record import Record, record
 
 __all__ = [
     "FORMATS",
@@ -82,8 +83,8 @@ def _aws_secret_shape(token: str) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Format:
+@record(kw_only=False)
+class Format(Record):
     #: The gitleaks rule id (or detect-secrets plugin) the pattern is ported from.
     id: str
     #: What it is, for a message: "looks like a Stripe API key".
@@ -240,8 +241,8 @@ def _compiled() -> list[tuple[Format, re.Pattern[str], tuple[str, ...]]]:
     return [(f, re.compile(f.pattern), _NEEDLES.get(f.id, ())) for f in FORMATS]
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+@record(kw_only=False)
+class Found(Record):
     #: The secret's [start, end) in the text searched (the password alone for a URL).
     start: int
     end: int
@@ -372,7 +373,9 @@ def protect(value: Any, key: str | None = None, *, names_only: bool = False) -> 
     return value
 
 
-_OWN_FIELDS = frozenset({"kind", "name", "span", "file", "output"})
+#: Not the spec's values: the record's own identity and type, and an MCP server's fingerprint (a sha256 of
+#: names, made to be compared in the open; it reads like a hex token).
+_OWN_FIELDS = frozenset({"kind", "name", "span", "file", "output", "fingerprint"})
 
 
 def protect_record(record: Any) -> Any:

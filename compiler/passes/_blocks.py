@@ -39,6 +39,9 @@ TYPE_WORDS = {
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",
     "condition": 'a condition like `verdict == "accept"`',
     "path": "a path like `input.sections`",
+    "strings": 'a non-empty list of strings `["prog", "arg"]`',
+    "names": "a list of tool names `[read_file, list_directory]`",
+    "env_map": '`{ KEY = env("VARIABLE") }` (or a literal string value)',
 }
 
 

@@ -233,12 +233,19 @@ class _Builder:
                 if target_kind == "agent":
                     self.edge("delegates", owner, target, span)
                 elif target_kind == "mcp":
-                    self.edge("uses", owner, target, span, approval=False, tool=getattr(ref, "member", None))
+                    # Gated for this agent (the server, or this tool), or for every agent by the server itself.
+                    approval = ctx.values[owner].get("approval") or ()
+                    server = ctx.values[target].get("approval") or ()
+                    gated = target in approval or (
+                        ref.member is not None and (f"{target}.{ref.member}" in approval or ref.member in server)
+                    )
+                    self.edge("uses", owner, target, span, approval=gated, tool=ref.member)
                 else:
                     approval = target in (ctx.values[owner].get("approval") or ())
                     self.edge("uses", owner, target, span, approval=approval)
             elif ref.attr == "until":
-                self.edge("until", owner, target, span, succeeded=bool(ctx.values[owner].get("until_succeeded")))
+                succeeded = bool(ctx.values[owner].get("until_succeeded"))
+                self.edge("until", owner, target, span, succeeded=succeeded, tool=ref.member)
             elif ref.attr == "agents" and owner_kind == "consolidate":
                 self.edge("participant", owner, target, span, index=ref.index)
             elif ref.attr == "judge":

@@ -10,7 +10,7 @@ checked here too: which kinds have them, and that each is written once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from plait.core.codes import make
 from plait.core.diagnostics import Fix, Label
@@ -112,6 +112,27 @@ class _Checker:
             return tuple(w for w in (self.symbol(attr, spec, item) for item in value.items) if w)
         if t == "env":
             return self.env(attr, spec, value)
+        if t == "env_map":
+            return self.env_map(attr, spec, value)
+        if t == "strings":
+            if not isinstance(value, ast.ListValue) or not value.items:
+                return self.wrong_type(attr, spec, value)
+            items = [item for item in value.items if isinstance(item, ast.String)]
+            if len(items) != len(value.items) or not items[0].value:
+                return self.wrong_type(attr, spec, value)
+            return tuple(item.value for item in items)
+        if t == "names":
+            if not isinstance(value, ast.ListValue):
+                return self.wrong_type(attr, spec, value)
+            names = []
+            for item in value.items:
+                # A quoted name is a tool whose name is no plait word (`"get-tiny-image"`).
+                word = item.name if isinstance(item, ast.Ref) else item.value if isinstance(item, ast.String) else None
+                if not word:
+                    self.wrong_type(attr, spec, item)
+                else:
+                    names.append(word)
+            return tuple(names)
         if t == "keep_last":
             return self.keep_last(attr, spec, value)
         if t == "run":
@@ -130,18 +151,26 @@ class _Checker:
         self.wrong_type(attr, spec, value)
         return None
 
-    def map(self, attr: str, spec: Attr, value: ast.Node) -> dict | None:
+    def map(self, attr: str, spec: Attr, value: ast.Node, each: Callable[[ast.Node], Any] | None = None) -> dict | None:
+        """A map's `KEY = value` entries → {KEY: each(value)}; values `each` rejects (None, reported) are left out."""
         if not isinstance(value, ast.Block) or value.params:
             self.wrong_type(attr, spec, value)
             return None
         out: dict[str, Any] = {}
         for entry in value.attributes:
-            v = entry.value
-            if isinstance(v, ast.String | ast.Number | ast.Bool):
-                out[entry.key.name] = v.value
-            else:
-                self.report(make("P203", f"`{attr}` values must be strings, numbers or booleans", v.span))
+            v = (each or self.plain(attr))(entry.value)
+            if v is not None:
+                out[entry.key.name] = v
         return out
+
+    def plain(self, attr: str) -> Callable[[ast.Node], Any]:
+        def value(v: ast.Node) -> Any:
+            if isinstance(v, ast.String | ast.Number | ast.Bool):
+                return v.value
+            self.report(make("P203", f"`{attr}` values must be strings, numbers or booleans", v.span))
+            return None
+
+        return value
 
     def _call(self, attr: str, spec: Attr, value: ast.Node, funcs: tuple[str, ...]) -> ast.Call | None:
         if not isinstance(value, ast.Call) or value.func.name not in funcs:
@@ -159,6 +188,17 @@ class _Checker:
             self.report(make("P203", '`env` takes one variable name: `env("OPENAI_API_KEY")`', call.span))
             return None
         return call.args[0].value
+
+    def env_map(self, attr: str, spec: Attr, value: ast.Node) -> dict | None:
+        """`{ KEY = env("NAME"), MODE = "debug" }` → {"KEY": {"env": "NAME"}, "MODE": "debug"}."""
+
+        def each(v: ast.Node) -> Any:
+            if isinstance(v, ast.String):
+                return v.value  # a secret written here is the literal-secret rule's (P501)
+            name = self.env(attr, Attr("env"), v)
+            return {"env": name} if name is not None else None
+
+        return self.map(attr, spec, value, each)
 
     def keep_last(self, attr: str, spec: Attr, value: ast.Node) -> int | None:
         call = self._call(attr, spec, value, ("keep_last",))
@@ -351,7 +391,8 @@ class _Checker:
         | ast.ParallelDecl
         | ast.LoopDecl
         | ast.MapDecl
-        | ast.AskDecl,
+        | ast.AskDecl
+        | ast.McpDecl,
     ) -> None:
         name = decl.name.name
         self.block(name, decl.kind, body_of(decl))
@@ -366,8 +407,8 @@ def check_types(ctx: CompileContext) -> None:
             checker.model(decl)
         elif isinstance(decl, ast.ToolDecl):
             checker.tool(decl)
-        elif isinstance(decl, ast.ChainDecl | ast.RouteDecl | ast.McpDecl):
-            continue  # a chain and a route have no attribute block; MCP servers are checked by their own pass
+        elif isinstance(decl, ast.ChainDecl | ast.RouteDecl):
+            continue  # a chain and a route have no attribute block
         elif isinstance(decl, ast.AskDecl):
             checker.simple(decl)
             ctx.values[decl.name.name]["question"] = decl.question.value

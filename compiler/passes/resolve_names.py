@@ -23,13 +23,24 @@ __all__ = ["RUNNABLE", "Resolver", "resolve_names"]
 RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
 
 
+def _either(kinds: tuple[str, ...]) -> str:
+    """("tool", "agent", "mcp") → "tool, agent or mcp"."""
+    return " or ".join(kinds) if len(kinds) < 3 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
 class Resolver:
     def __init__(self, ctx: CompileContext) -> None:
         self.ctx = ctx
         self.report = ctx.diagnostics.append
 
     def resolve(
-        self, owner: str, attr: str, ref: ast.Ref | ast.ChainRef | ast.Ident, kinds: tuple[str, ...], index: int = 0
+        self,
+        owner: str,
+        attr: str,
+        ref: ast.Ref | ast.ChainRef | ast.Ident,
+        kinds: tuple[str, ...],
+        index: int = 0,
+        member: str | None = None,
     ) -> str | None:
         """The declaration `ref` names, if it is one of `kinds`, recorded as a reference; else None, reported."""
         name = ref.name
@@ -37,7 +48,7 @@ class Resolver:
         if decl is None:
             candidates = [n for n, d in self.ctx.decls.items() if d.kind in kinds] or list(self.ctx.decls)
             hint = suggest(name, candidates)
-            what = " or ".join(kinds)
+            what = _either(kinds)
             self.report(
                 make(
                     "P101",
@@ -52,41 +63,73 @@ class Resolver:
             self.report(
                 make(
                     "P103",
-                    f"`{name}` is {a(decl.kind)}, but `{attr}` takes {a(' or '.join(kinds))}",
+                    f"`{name}` is {a(decl.kind)}, but `{attr}` takes {a(_either(kinds))}",
                     ref.span,
                     labels=[Label(decl.name.span, f"`{name}` is declared here")],
                 )
             )
             return None
-        self.ctx.references.append(Reference(owner, attr, name, ref.span, index))
+        self.ctx.references.append(Reference(owner, attr, name, ref.span, index, member))
         return name
 
+    def member(self, owner: str, attr: str, spec: Attr, path: ast.PathValue, index: int = 0) -> str | None:
+        """`files.read_text_file`: the MCP server `files` resolved, recorded with its tool; "files.read_text_file"."""
+        if len(path.parts) != 2:
+            wrong_type(self.report, attr, spec, path)
+            return None
+        server, tool = path.parts
+        name = self.resolve(owner, attr, ast.Ref(span=path.span, name=server), ("mcp",), index, tool)
+        return f"{name}.{tool}" if name else None
+
     def refs(self, owner: str, attr: str, spec: Attr, value: ast.ListValue, kinds: tuple[str, ...]) -> tuple[str, ...]:
-        """The names of a list that resolve to one of `kinds`; every other item is reported."""
+        """The names of a list that resolve to one of `kinds`; every other item is reported.
+
+        Where an MCP server may be named, `server.tool` names one of its tools: "server.tool" in the result, except
+        in `tools`, which holds each server once (the `uses` edges say which of its tools)."""
         out = []
         for i, item in enumerate(value.items):
+            if isinstance(item, ast.PathValue) and "mcp" in kinds:
+                name = self.member(owner, attr, spec, item, i)
+                if name is not None:
+                    out.append(name.partition(".")[0] if attr == "tools" else name)
+                continue
             if not isinstance(item, ast.Ref):
                 wrong_type(self.report, attr, spec, item)
                 continue
             name = self.resolve(owner, attr, item, kinds, i)
             if name is not None:
                 out.append(name)
-        return tuple(out)
+        return tuple(dict.fromkeys(out)) if attr == "tools" else tuple(out)
 
     def until(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> tuple | None:
         if isinstance(value, ast.Succeeded):
             self.ctx.values[owner]["until_succeeded"] = True
             target = value.target
             if isinstance(target, ast.PathValue):  # `files.write_file succeeded`: a tool of an MCP server
-                name = self.resolve(owner, attr, ast.Ref(span=target.span, name=target.parts[0]), ("mcp",))
+                name = self.member(owner, attr, spec, target)
             else:
                 name = self.resolve(owner, attr, target, ("tool", "agent"))
             return (name,) if name else ()
         if isinstance(value, ast.Ref):
             name = self.resolve(owner, attr, value, ("tool", "agent"))
             return (name,) if name else ()
+        if isinstance(value, ast.PathValue):
+            name = self.member(owner, attr, spec, value)
+            return (name,) if name else ()
         if isinstance(value, ast.ListValue):
-            return self.refs(owner, attr, spec, value, ("tool", "agent"))
+            # An `until` list names tools; an MCP server is named by one of its tools (`files.write_file`).
+            out = []
+            for i, item in enumerate(value.items):
+                if isinstance(item, ast.PathValue):
+                    name = self.member(owner, attr, spec, item, i)
+                elif isinstance(item, ast.Ref):
+                    name = self.resolve(owner, attr, item, ("tool", "agent"), i)
+                else:
+                    wrong_type(self.report, attr, spec, item)
+                    continue
+                if name is not None:
+                    out.append(name)
+            return tuple(out)
         wrong_type(self.report, attr, spec, value)
         return None
 

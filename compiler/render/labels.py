@@ -96,6 +96,10 @@ def _tool(graph: Graph, a: g.ToolNode) -> list[str]:
     return lines
 
 
+#: How many of a server's tool names its node lists before "(+N more)".
+_MCP_TOOLS = 8
+
+
 def _mcp(graph: Graph, a: g.McpNode) -> list[str]:
     # Only the program's name or the URL's host and path: arguments and queries can carry tokens.
     if a.command:
@@ -104,8 +108,13 @@ def _mcp(graph: Graph, a: g.McpNode) -> list[str]:
         parts = urlsplit(a.url or "")
         where = f"http {parts.netloc.rpartition('@')[2]}{parts.path}"
     lines = [a.name, f"mcp {where}"]
-    if a.tools is not None:
-        lines.append("tools " + ", ".join(a.tools))
+    # The tools agents will see: the locked ones the allow-list keeps, else the allow-list as written.
+    names = [t["name"] for t in a.offered] if a.lock_state == "fresh" else list(a.tools or ())
+    if names:
+        more = f" (+{len(names) - _MCP_TOOLS} more)" if len(names) > _MCP_TOOLS else ""
+        lines.append("tools " + ", ".join(names[:_MCP_TOOLS]) + more)
+    if a.lock_state != "fresh":
+        lines.append(f"lock {a.lock_state}")
     if a.approval:
         lines.append("approval " + ", ".join(a.approval))
     return lines
@@ -260,7 +269,9 @@ def edge_label(graph: Graph, edge: Edge) -> str:
         return f"input.{edge.branch}"
     if kind == "uses":
         gated = edge.approval or getattr(graph.node(edge.target), "approval", False) is True
-        return "approval" if gated else (edge.tool or "")
+        if edge.tool:  # one tool of an MCP server
+            return f"{edge.tool} [approval]" if gated else edge.tool
+        return "approval" if gated else ""
     if kind == "delegates":
         return "task"
     if kind == "fallback":

@@ -25,24 +25,29 @@ MAX_NAME = 64
 
 
 def tool_name_collision(ctx: CompileContext) -> None:
-    first: dict[tuple[str, str], Span] = {}
+    first: dict[tuple[str, str, str | None], Span] = {}
     too_long: set[str] = set()
     for ref in ctx.references:
         if ref.attr != "tools":
             continue
-        key = (ref.owner, ref.target)
-        if key in first:
+        # An MCP server's tool (`files.read_text_file`) is listed twice when it, or the whole server, came first.
+        key = (ref.owner, ref.target, ref.member)
+        earlier = first.get(key) or (first.get((ref.owner, ref.target, None)) if ref.member else None)
+        if earlier is not None:
+            what = f"{ref.target}.{ref.member}" if ref.member else ref.target
             ctx.diagnostics.append(
                 make(
                     CODE,
-                    f"agent `{ref.owner}` lists `{ref.target}` twice in `tools`",
+                    f"agent `{ref.owner}` lists `{what}` twice in `tools`",
                     ref.span,
-                    labels=[Label(first[key], "first listed here")],
+                    labels=[Label(earlier, "first listed here")],
                     fix=Fix("remove the second one", ref.span, ""),
                 )
             )
             continue
         first[key] = ref.span
+        if ctx.kind(ref.target) == "mcp":
+            continue  # the model sees the server's tools, not its name: check_mcp compares those
         if len(ref.target) > MAX_NAME and ref.target not in too_long:
             too_long.add(ref.target)
             decl = ctx.decls[ref.target]
