@@ -9,6 +9,8 @@ enclosing declaration's kind (compiler/schema.py, the same table the checker
 reads) and its typed blocks, a symbol's choices, and inside `{{` a template
 path: runnable names, `input` and `state`, then after `NAME.` the fields of
 NAME's declared `output` (or an ask's `answer`; `input.` the input block's).
+After `SERVER.` of an `mcp` declaration: the tools its `plait.lock` (beside
+the declaring file) lists, within its allow-list; without a lock, none.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def _values(attr: Attr | None, declared: dict[str, ast.Decl], own: str | None) -
     if attr.type in ("ref", "refs"):
         yield from _names(declared, attr.kinds, own)
     elif attr.type == "until":
-        yield from _names(declared, ("tool",), own)  # `until = TOOL succeeded`
+        yield from _names(declared, ("tool", "mcp"), own)  # `until = TOOL succeeded`, `SERVER.tool`
     elif attr.type == "condition":
         yield from _names(declared, RUNNABLE_KINDS, own)
     elif attr.type == "path":
@@ -236,6 +238,9 @@ def _template(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module
 def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion]:
     """After `HEAD.a.b.`: the fields of the record there (HEAD's declared output, or the input/state block)."""
     head, *rest = path.split(".")
+    server = declared.get(head)
+    if isinstance(server, ast.McpDecl):
+        return _locked_tools(server) if len(rest) == 1 else []
     record = _record(head, declared, modules)
     if record is None:
         return []
@@ -271,3 +276,32 @@ def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
     else:
         return None
     return block_type(block, quiet) if block is not None else None
+
+
+def _locked_tools(server: ast.McpDecl) -> list[Completion]:
+    """The tools `plait mcp lock` recorded for the server (its allow-list applied); nothing is started."""
+    from pathlib import Path
+
+    from plait.core.mcp_lock import LOCK_FILE, LockError, loads
+    from plait.dsl.loader import read_source
+
+    source, _ = read_source(Path(server.span.file).parent / LOCK_FILE)
+    if source is None:
+        return []
+    try:
+        entry = loads(source.text).servers.get(server.name.name)
+    except LockError:
+        return []
+    if entry is None:
+        return []
+    listed = server.body.get("tools")
+    allowed = (
+        {item.name for item in listed.value.items if isinstance(item, ast.Ref)}
+        if listed is not None and isinstance(listed.value, ast.ListValue)
+        else None
+    )
+    return [
+        Completion(tool.name, "field", tool.description.split("\n")[0][:80])
+        for tool in entry.tools
+        if allowed is None or tool.name in allowed
+    ]

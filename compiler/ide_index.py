@@ -8,7 +8,8 @@ Whether a use really names a declaration is decided by the caller (the name
 must be declared where the file can see it): a path starting with `input` is
 not a use of anything. Not uses: attribute keys, bare-word values of
 symbol-typed attributes (`approval = required`), arguments of `python(...)`,
-`http(...)` and `env(...)`, tool `run` templates (they read parameters).
+`http(...)` and `env(...)`, tool `run` templates (they read parameters), an
+mcp server's own `tools`/`approval` lists (they name the server's tools).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ __all__ = ["Occurrence", "declarations", "occurrences"]
 #: Attribute value types whose words are never declaration names.
 _NOT_NAMES = frozenset(
     {"symbol", "symbols", "run", "env", "keep_last", "string", "number", "int", "duration", "bool", "map", "size"}
+    # An mcp server's own lists name the tools it offers, not declarations.
+    | {"strings", "names", "env_map"}
 )
 
 

@@ -110,3 +110,47 @@ def test_fields_after_a_name_are_its_declared_output(offered, typed, expected):
 )
 def test_nothing_is_offered_where_no_name_goes(offered, typed):
     assert offered(typed) == []
+
+
+MCP = """plait 0.2
+mcp files "The file system." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+  tools   = [read_text_file, list_directory]
+}
+model fast = "openai/gpt-4o-mini"
+"""
+
+
+def _lock(folder, tools: list[str]) -> None:
+    from plait.core.mcp_lock import LOCK_FILE, Lock, LockedServer, LockedTool, dumps
+
+    server = LockedServer(
+        name="files", fingerprint="sha256:x", tools=tuple(LockedTool(name=t, description=f"{t} tool") for t in tools)
+    )
+    (folder / LOCK_FILE).write_text(dumps(Lock({"files": server})))
+
+
+@pytest.mark.parametrize("typed", ["agent x {\n  tools = [files.", "agent x {\n  until = files."])
+def test_an_mcp_servers_tools_come_from_its_lock_within_its_allow_list(project, typed):
+    path = project("spec.plait", MCP).resolve()
+    ws = Workspace()
+    ws.set(path, MCP)
+    ws.project().declared(path)
+    text = MCP + typed
+    ws.set(path, text)
+
+    def offered() -> list[tuple[str, str]]:
+        p = ws.project()
+        return [(c.label, c.detail) for c in complete(text, len(text), p.declared(path), p.seen_modules(path))]
+
+    assert offered() == []  # no plait.lock yet: nothing is started to find out
+    _lock(path.parent, ["read_text_file", "write_file", "list_directory"])
+    assert offered() == [
+        ("list_directory", "list_directory tool"),
+        ("read_text_file", "read_text_file tool"),
+    ]  # lock order
+
+
+def test_mcp_servers_are_offered_where_tools_are(offered):
+    # SPEC declares no mcp server: the list is what the schema's kinds allow among the declared names.
+    assert "mcp" in SCHEMAS["agent"]["tools"].kinds and offered("agent x {\n  tools = [") == ["lookup", "writer"]

@@ -182,3 +182,31 @@ def test_diagnostics_match_plait_check_codes_and_spans(workspace, check):
     reported = [(d["code"], *(d[k] for k in spans)) for d in json.loads(out)["diagnostics"]]
     assert status == 1 and "P101" in [code for code, *_ in reported]
     assert [(d.code, *d.span[1:5]) for d in found] == reported
+
+
+MCP = """plait 0.2
+mcp files "The file system." {
+  command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+  tools   = [read_text_file]
+}
+model fast = "openai/gpt-4o-mini"
+tool read_text_file "A tool of the spec's own, named like the server's." { run = python("kb:read") }
+agent main {
+  model = fast
+  tools = [files.read_text_file, read_text_file]
+}
+"""
+
+
+def test_an_mcp_server_is_used_by_its_dotted_tools_and_its_own_list_names_no_declaration(project):
+    path = project("spec.plait", MCP).resolve()
+    ws = Workspace()
+    ws.set(path, MCP)
+    project_ = ws.project()
+    server = target_at(project_, path, MCP.index("mcp files") + 5)
+    assert _places(references(project_, server)) == [("spec.plait", 2, 5), ("spec.plait", 10, 12)]
+    tool = target_at(project_, path, MCP.index("tool read_text_file") + 6)
+    # The server's allow-list and `files.read_text_file` name the server's tool, not the spec's.
+    assert _places(references(project_, tool)) == [("spec.plait", 7, 6), ("spec.plait", 10, 34)]
+    [(_, text)] = _applied(ws, rename(project_, path, MCP.index("mcp files") + 5, "docs")).items()
+    assert "mcp docs" in text and "tools = [docs.read_text_file, read_text_file]" in text
