@@ -7,6 +7,7 @@ stores things. The records carry every default already (`core.defaults`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from plait.core import graph as g
@@ -20,6 +21,7 @@ from .config import (
     ConsolidateConfig,
     LoopConfig,
     MapConfig,
+    McpConfig,
     ParallelConfig,
     Program,
     RouteConfig,
@@ -107,6 +109,37 @@ def _step(n: g.StepNode) -> StepConfig:
     )
 
 
+def _mcp(n: g.McpNode, base_dir: str | None) -> McpConfig:
+    return McpConfig(
+        n.name,
+        command=n.command,
+        url=n.url,
+        env=dict(n.env),
+        headers=dict(n.headers),
+        tools=n.tools,
+        timeout=n.timeout,
+        # A stdio server runs in the folder of the spec that declares it, as `./data` in its command reads.
+        cwd=str(Path(n.file).parent) if n.file else base_dir,
+        lock_state=n.lock_state,
+        offered=n.offered,
+    )
+
+
+def _mcp_tools(graph: g.GraphView, program: Program) -> None:
+    """The locked MCP tools into `program.tools`; each agent's MCP references into the tools it sees."""
+    from .mcp.toolset import expand_agent, mcp_tools
+
+    for server in program.mcp.values():
+        approval = graph.node(server.name).approval  # type: ignore[attr-defined]
+        program.tools.update(mcp_tools(server, approval))
+    uses: dict[str, dict[str, list[str | None]]] = {}
+    for e in graph.edges("uses"):
+        if e.target in program.mcp:
+            uses.setdefault(e.source, {}).setdefault(e.target, []).append(e.tool)
+    for agent in program.agents.values():
+        expand_agent(agent, program, uses.get(agent.name, {}))
+
+
 def program_from_graph(graph: g.GraphView) -> Program:
     from plait.compiler.entry import roots
 
@@ -147,4 +180,8 @@ def program_from_graph(graph: g.GraphView) -> Program:
             program.input = to_json_schema(n.type, strict=False)
         elif isinstance(n, g.StateNode):
             program.state = to_json_schema(n.type, strict=False)
+        elif isinstance(n, g.McpNode):
+            program.mcp[n.name] = _mcp(n, program.base_dir)
+    if program.mcp:
+        _mcp_tools(graph, program)
     return program

@@ -63,11 +63,12 @@ def _parameters(schema: Any) -> dict[str, Any]:
     return schema
 
 
-def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, set[str | None]]) -> None:
+def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, list[str | None]]) -> None:
     """An agent's MCP references, resolved in place: tools → "SERVER.TOOL" keys; until, approval → the names called.
 
-    `uses` maps each server the agent uses to the tools named (None: all of them). A server with no usable
-    lock stays in `tools` under its own name: the run stops there with a message naming the fix.
+    `uses` maps each server the agent uses to the tools named, in spec order (None: all of them, in the
+    lock's order). A server with no usable lock stays in `tools` under its own name: the run stops there
+    with a message naming the fix.
     """
     tools: dict[str, None] = {}  # ordered, without repeats
     for name in agent.tools:
@@ -78,10 +79,10 @@ def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, set[str |
         elif not server.offered:
             tools[server.name] = None
         else:
-            wanted = {member} if dot else (uses.get(server.name) or {None})
-            for entry in server.offered:
-                if None in wanted or entry["name"] in wanted:
-                    tools[qualified(server.name, entry["name"])] = None
+            offered = [entry["name"] for entry in server.offered]
+            for wanted in [member] if dot else (uses.get(server.name) or [None]):
+                for tool in offered if wanted is None else [wanted] if wanted in offered else []:
+                    tools[qualified(server.name, tool)] = None
     agent.tools = tuple(tools)
     agent.until = tuple(_called(n, program) for n in agent.until)
     agent.approval = tuple(_called(n, program) for n in agent.approval)

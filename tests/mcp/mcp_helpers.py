@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
+import string
 import sys
 import time
 from pathlib import Path
@@ -24,6 +26,11 @@ def npm_server(name: str) -> str:
     if not path.exists():
         pytest.skip(f"{name} is not installed: run `npm ci` in the repo root")
     return str(path)
+
+
+def new_marker() -> str:
+    """A word to put on a server's command line and find its process by (letters only: a hex one reads as a secret)."""
+    return "plaitmark" + "".join(random.choices(string.ascii_lowercase, k=16))
 
 
 def flaky(marker: str, *args: str, **options: object) -> McpConfig:
@@ -68,3 +75,20 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Live processes whose working directory is `folder` (how a test finds a stdio server it did not name)."""
+    found = []
+    target = str(folder.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            status = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if cwd == target and ") Z " not in status:
+            found.append(int(entry.name))
+    return found

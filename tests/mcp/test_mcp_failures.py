@@ -12,7 +12,6 @@ import asyncio
 import subprocess
 import sys
 import threading
-import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp_helpers import FLAKY, flaky, free_port, processes_with, wait_until  # noqa: E402
+from mcp_helpers import new_marker, FLAKY, flaky, free_port, processes_with, wait_until  # noqa: E402
 
 from plait.runtime.config import McpConfig  # noqa: E402
 from plait.runtime.mcp import McpPool, McpStartError  # noqa: E402
@@ -67,14 +66,14 @@ def loop():
 @pytest.fixture(scope="module")
 def offered(loop) -> tuple[dict[str, Any], ...]:
     """What the server offers, as a fresh lock records it (the lock command's own path)."""
-    locked = loop.run(lock_server(flaky(uuid.uuid4().hex), "fp"))
+    locked = loop.run(lock_server(flaky(new_marker()), "fp"))
     return tuple(offered_tool(t) for t in locked.tools)
 
 
 @pytest.fixture(scope="module")
 def shared(loop, offered):
     """One started server for the module's well-behaved tests: (pool, warnings, marker)."""
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     warnings = Warnings()
     config = flaky(marker, env={"FLAKY_TOKEN": {"env": TOKEN_ENV}}, offered=offered, lock_state="fresh")
     pool = McpPool({"flaky": config}, warnings)
@@ -132,7 +131,7 @@ def test_parallel_callers_share_one_server(loop, shared):
 
 
 def test_a_crash_mid_call_is_an_error_naming_it_and_leaves_no_process(loop, offered):
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     warnings = Warnings()
     pool = McpPool({"flaky": flaky(marker, offered=offered)}, warnings)
     try:
@@ -146,7 +145,7 @@ def test_a_crash_mid_call_is_an_error_naming_it_and_leaves_no_process(loop, offe
 
 
 def test_a_server_that_fails_to_start_names_itself_and_its_stderr(loop):
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     pool = McpPool({"flaky": flaky(marker, "fail-start")}, Warnings())
     with pytest.raises(McpStartError) as caught:
         loop.run(pool.start("flaky"))
@@ -165,7 +164,7 @@ def test_a_command_that_does_not_exist_is_a_start_error():
 
 def test_an_unset_variable_is_a_start_error_naming_it_and_nothing_starts(monkeypatch):
     monkeypatch.delenv(TOKEN_ENV, raising=False)
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     pool = McpPool({"flaky": flaky(marker, env={"FLAKY_TOKEN": {"env": TOKEN_ENV}})}, Warnings())
     with pytest.raises(McpStartError, match=TOKEN_ENV):
         asyncio.run(pool.start("flaky"))
@@ -174,7 +173,7 @@ def test_an_unset_variable_is_a_start_error_naming_it_and_nothing_starts(monkeyp
 
 def test_drift_from_the_lock_is_a_warning_and_a_vanished_tool_an_error_result(loop, offered, monkeypatch):
     monkeypatch.setenv("FLAKY_DRIFT", "1")  # the SDK passes only PATH, HOME, ... and the declared env on
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     warnings = Warnings()
     config = flaky(marker, env={"FLAKY_DRIFT": "1"}, offered=offered, lock_state="fresh")
     pool = McpPool({"flaky": config}, warnings)
@@ -189,7 +188,7 @@ def test_drift_from_the_lock_is_a_warning_and_a_vanished_tool_an_error_result(lo
 
 
 def test_the_allow_list_keeps_unlisted_tools_out_of_the_drift(loop, offered):
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     warnings = Warnings()
     kept = tuple(t for t in offered if t["name"] == "echo")
     pool = McpPool({"flaky": flaky(marker, tools=("echo",), offered=kept, lock_state="fresh")}, warnings)
@@ -202,7 +201,7 @@ def test_the_allow_list_keeps_unlisted_tools_out_of_the_drift(loop, offered):
 
 def test_streamable_http_on_loopback(loop, offered):
     port = free_port()
-    marker = uuid.uuid4().hex
+    marker = new_marker()
     process = subprocess.Popen(
         [sys.executable, str(FLAKY), "http", str(port), f"--marker={marker}"],
         stdout=subprocess.DEVNULL,

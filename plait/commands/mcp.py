@@ -1,0 +1,178 @@
+"""`plait mcp lock [SPEC...]`: each declared MCP server started once → `plait.lock` beside the spec that declares it.
+
+The lock records every tool the server offers (name, description, input and
+output schema) and the server's identity, so `plait check` verifies MCP tools
+offline and `plait run` can tell when the server has changed. Entries of
+servers not locked this time are kept (another spec in the folder may declare
+them). `--check` writes nothing and exits 1 when the lock would change: a CI
+step that fails when someone forgot to re-lock.
+
+Exit codes: 0 the locks are written (or, with --check, already current);
+1 a spec has errors, a server could not be started, or --check found a
+change; 2 usage (no spec found, the `mcp` package missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    lock = sub.add_parser(
+        "lock",
+        help="start each declared MCP server once and write its tools to plait.lock beside the spec",
+        description="Start each MCP server the specs declare, once, and write what it offers to plait.lock "
+        "beside the declaring spec. `plait check` reads the lock and never starts a server.",
+    )
+    lock.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders (default: the current folder)")
+    lock.add_argument("--check", action="store_true", help="write nothing; exit 1 if a lock would change")
+
+
+@dataclass
+class _Folder:
+    """The servers declared by specs of one folder, and that folder's lock."""
+
+    path: Path
+    servers: dict[str, tuple[object, str]] = field(default_factory=dict)
+
+
+def run(args: argparse.Namespace) -> int:
+    from plait.runtime.mcp import missing_sdk
+
+    specs, problem = _specs(args.specs or ["."])
+    if problem:
+        print(f"plait mcp lock: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    folders, failed = _declarations(specs)
+    if failed:
+        return EXIT_ERRORS
+    if not folders:
+        print("plait mcp lock: the specs declare no MCP server; nothing to lock")
+        return EXIT_OK
+    missing = missing_sdk()
+    if missing:
+        print(f"plait mcp lock: {missing}", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_lock_all(folders, args.check))
+
+
+def _specs(paths: list[str]) -> tuple[list[Path], str | None]:
+    from plait.dsl.discover import spec_files
+
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(spec_files(path))
+        elif path.is_file():
+            out.append(path)
+        else:
+            return [], f"no such spec or folder: {raw}"
+    if not out:
+        return [], f"no .plait specs under {', '.join(paths)}"
+    return out, None
+
+
+def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
+    """The MCP servers the specs declare, by the folder of the declaring file; True when a spec has errors.
+
+    The MCP checks are left out: they read the lock this command is about to write.
+    """
+    from plait.compiler.passes.check_mcp import check_mcp
+    from plait.compiler.pipeline import PASSES, run_passes
+    from plait.core.graph import McpNode
+    from plait.core.mcp_lock import fingerprint
+    from plait.dsl.loader import load
+    from plait.runtime.graph_adapter import program_from_graph
+
+    passes = tuple(p for p in PASSES if p is not check_mcp)
+    folders: dict[Path, _Folder] = {}
+    failed = False
+    for spec in specs:
+        result = run_passes(load(spec), passes)
+        if result.graph is None:
+            print_diagnostics(result.diagnostics, result.sources)
+            failed = True
+            continue
+        program = program_from_graph(result.graph)
+        for name, config in program.mcp.items():
+            node = result.graph.node(name)
+            assert isinstance(node, McpNode)
+            folder = Path(node.file).resolve().parent if node.file else spec.resolve().parent
+            entry = folders.setdefault(folder, _Folder(folder))
+            # The same call check_mcp makes, so the entry written is the one `plait check` finds fresh.
+            fp = fingerprint(command=node.command, url=node.url, env=node.env, headers=node.headers)
+            entry.servers[name] = (config, fp)
+    return folders, failed
+
+
+async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
+    from plait.core.mcp_lock import LOCK_FILE, Lock, LockError, dumps, loads
+    from plait.runtime.mcp.locking import lock_server
+
+    code = EXIT_OK
+    for folder in sorted(folders.values(), key=lambda f: f.path):
+        path = folder.path / LOCK_FILE
+        shown = _shown(path)
+        try:
+            old = loads(path.read_text(encoding="utf-8")) if path.exists() else Lock()
+        except (LockError, OSError, UnicodeDecodeError) as exc:
+            print(f"{shown}: {exc}; it is written anew", file=sys.stderr)
+            old = Lock()
+        locked = []
+        for name, (config, fp) in sorted(folder.servers.items()):
+            try:
+                locked.append(await lock_server(config, fp))  # type: ignore[arg-type]
+            except Exception as exc:  # a server that cannot start: say which and why, lock the others
+                print(f"{shown}: {name}: {exc}", file=sys.stderr)
+                code = EXIT_ERRORS
+        new = old.merged(*locked)
+        for server in locked:
+            print(f"{shown}: {server.name}: {_change(old.servers.get(server.name), server)}")
+        text = dumps(new)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if text == current:
+            continue
+        if check:
+            print(f"{shown}: would change; run `plait mcp lock` and commit it", file=sys.stderr)
+            code = EXIT_ERRORS
+        elif locked:
+            path.write_text(text, encoding="utf-8")
+            print(f"{shown}: written")
+    return code
+
+
+def _change(before: object, after: object) -> str:
+    """One line: what the new entry changes in the old one."""
+    from plait.core.mcp_lock import LockedServer
+    from plait.runtime.mcp.drift import compare, offered_tool
+
+    assert isinstance(after, LockedServer)
+    if not isinstance(before, LockedServer):
+        server = f" from {after.server_name} {after.server_version}".rstrip() if after.server_name else ""
+        return f"{len(after.tools)} tools locked{server}"
+    notes = []
+    drift = compare(map(offered_tool, before.tools), map(offered_tool, after.tools))
+    if drift:
+        notes.append(drift.describe())
+    if before.fingerprint != after.fingerprint:
+        notes.append("declaration changed")
+    if (before.server_name, before.server_version) != (after.server_name, after.server_version):
+        notes.append(
+            f"server {before.server_name} {before.server_version} → {after.server_name} {after.server_version}"
+        )
+    return "; ".join(notes) or f"unchanged ({len(after.tools)} tools)"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
