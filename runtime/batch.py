@@ -255,6 +255,8 @@ async def run_row(engine: Engine, row: Row, entry: str | None = None) -> RowResu
             result = await engine.start(row.input, entry=entry, run_id=row.run_id or None)
     except AgentError as exc:  # refused before it ran: the input, or another process holds the run
         return RowResult.refused(row, exc.kind, exc.message)
+    except Exception as exc:  # the journal could not be written, or the run's own machinery failed: this row only
+        return RowResult.refused(row, "run_failed", f"{type(exc).__name__}: {exc}")
     return RowResult.of_run(row, result)
 
 

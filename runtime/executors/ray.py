@@ -109,9 +109,16 @@ async def run_batch(
     host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
     hosts: list[Any] = [host_class.options(max_concurrency=share + 1).remote(make_engine, entry) for _ in range(actors)]
     load = [0] * actors
+    #: Actors that died (a crash in user code, out of memory, a failed start): no row goes to them again.
+    dead: set[int] = set()
 
     async def work(row: Row) -> RowResult:
-        chosen = min(range(actors), key=load.__getitem__)
+        live = [i for i in range(actors) if i not in dead]
+        if not live:
+            return RowResult.refused(
+                row, "executor_failed", "every Ray actor of this batch has died; run the batch again to resume"
+            )
+        chosen = min(live, key=load.__getitem__)
         load[chosen] += 1
         ref = hosts[chosen].run.remote(row.to_dict())
         try:
@@ -120,12 +127,13 @@ async def run_batch(
             ray.cancel(ref)  # an async actor cancels the run's task: the run is stored as it stops
             raise
         except ray.exceptions.RayError as exc:
-            # A dead actor, or an error outside the run: the journal knows how far the run got.
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            # The journal knows how far the run got: the next run of the batch resumes it from there.
+            if isinstance(exc, ray.exceptions.RayActorError):
+                dead.add(chosen)
             return RowResult.refused(
                 row,
                 "executor_failed",
-                f"the Ray actor running this row failed ({first}); run the batch again to resume it",
+                f"the Ray actor running this row failed ({_first_line(exc)}); run the batch again to resume it",
             )
         finally:
             load[chosen] -= 1
@@ -136,6 +144,11 @@ async def run_batch(
         await _close(hosts)
         if started:
             ray.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 async def _close(hosts: list[Any]) -> None:

@@ -31,6 +31,8 @@ async def echo(text: str, delay: float = 0.01) -> dict:
         await asyncio.sleep(delay)
         if text == "boom":
             raise ValueError("boom")
+        if text == "die":  # the process ends at once, as on a segfault or the OOM killer (Ray tests only)
+            os._exit(1)
         with open(os.path.join(HERE, "calls.txt"), "a") as fh:
             fh.write(json.dumps({"text": text, "pid": os.getpid(), "peak": peak}) + "\\n")
         return {"text": text.upper()}

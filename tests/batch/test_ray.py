@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from batch_helpers import calls, results, write_effects
+from batch_helpers import calls, results, write_echo, write_effects, write_lines
 from plait.cli import main
 
 pytestmark = pytest.mark.slow
@@ -68,3 +69,31 @@ def test_ray_rows_act_once_and_a_rerun_reads_the_shared_journal(ray_instance: An
     assert results(root / "out.jsonl") == first
     assert (root / "effects.txt").read_text().split() == acted
     assert main(["runs", "--dir", str(root), "--status", "until", "--json"]) == 0
+
+
+def test_ray_actors_share_a_postgresql_journal(ray_instance: Any, pg_url: str, tmp_path: Path) -> None:
+    root = write_effects(tmp_path / "pg", rows=10, delay="10ms")
+    # A database may outlive the test: inputs of its own make this batch new there.
+    write_lines(root / "in.jsonl", [f"ticket {i} {uuid.uuid4().hex}" for i in range(10)])
+    assert batch(root, "--executor", "ray", "--store", pg_url, "--concurrency", "4") == 0
+    first = results(root / "out.jsonl")
+    acted = (root / "effects.txt").read_text().split()
+    assert [r["stop_reason"] for r in first] == ["until"] * 10 and len(set(acted)) == 10
+    assert not (root / ".plait" / "journal.db").exists()  # the runs are in PostgreSQL, not beside the spec
+    # Another process (this one, in-process this time) finds every row there and runs none again.
+    assert batch(root, "--store", pg_url) == 0
+    assert results(root / "out.jsonl") == first
+    assert (root / "effects.txt").read_text().split() == acted
+
+
+def test_a_dead_actor_fails_its_row_and_the_others_go_on(ray_instance: Any, tmp_path: Path) -> None:
+    lines = [{"text": f"t{i}", "delay": 0.05} for i in range(8)]
+    lines[2] = {"text": "die", "delay": 0.05}
+    root = write_echo(tmp_path / "die", lines)
+    assert batch(root, "--executor", "ray", "--actors", "2", "--concurrency", "2") == 1
+    rows = results(root / "out.jsonl")
+    assert [r["index"] for r in rows] == list(range(8))
+    assert [r["index"] for r in rows if r["stop_reason"] == "error"] == [2]  # one row at a time per actor
+    assert rows[2]["error"]["kind"] == "executor_failed" and "run the batch again" in rows[2]["error"]["message"]
+    assert [r["output"]["text"] for r in rows if r["index"] != 2] == [f"T{i}" for i in range(8) if i != 2]
+    assert len({c["pid"] for c in calls(root) if c["text"] in ("t6", "t7")}) == 1  # the survivor took the rest
