@@ -148,11 +148,14 @@ def _compile_bytecode() -> None:
 
     import plait
     import plait.compiler
+    import plait.core
     import plait.dsl
     import plait.grammars
     import plait.runtime
 
-    for package in (plait, plait.compiler, plait.dsl, plait.grammars, plait.runtime):
+    # Every folder pyproject.toml's package-dir maps (plait.core was missing until 2026-12-01, so the
+    # process rows recompiled the contract layer on every start).
+    for package in (plait, plait.compiler, plait.core, plait.dsl, plait.grammars, plait.runtime):
         compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
 
 

@@ -11,10 +11,11 @@ dominators; intervals over the dominator tree answer each query at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterator
 
 from plait.core import types as t
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 from .context import CompileContext
@@ -27,8 +28,8 @@ __all__ = ["Frame", "Instance", "RunGraph", "walk"]
 MAX_INSTANCES = 200_000
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+@record(kw_only=False)
+class Frame(Record):
     """A loop or map a body element runs inside: what `{{loop...}}` / `{{map...}}` read there."""
 
     kind: str  # "loop" or "map"
@@ -37,8 +38,8 @@ class Frame:
     type: t.Type
 
 
-@dataclass(frozen=True, slots=True)
-class Instance:
+@record(kw_only=False)
+class Instance(Record):
     id: int
     name: str
     kind: str

@@ -8,23 +8,24 @@ picture and `plait diff` can print them as the spec writes them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Union
+
+from plait.core.record import Record, record
 
 __all__ = ["BoolOp", "Compare", "Condition", "Field", "Not", "condition_text", "literal_text"]
 
 Literal = Union[str, int, float, bool, None]
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+@record(kw_only=False)
+class Field(Record):
     """A bare `field` (a `bool`): holds when the value at `path` is true."""
 
     path: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Compare:
+@record(kw_only=False)
+class Compare(Record):
     """`path OP value`, OP one of == != < <= > >=."""
 
     path: tuple[str, ...]
@@ -32,13 +33,13 @@ class Compare:
     value: Literal
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+@record(kw_only=False)
+class Not(Record):
     operand: "Condition"
 
 
-@dataclass(frozen=True, slots=True)
-class BoolOp:
+@record(kw_only=False)
+class BoolOp(Record):
     """`a and b and ...` / `a or b or ...`."""
 
     op: str

@@ -7,9 +7,10 @@ reports every problem. Emitters (text, JSON, GitHub, SARIF) live in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 __all__ = ["Diagnostic", "Fix", "Label", "Severity"]
@@ -24,16 +25,16 @@ class Severity(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+@record(kw_only=False)
+class Label(Record):
     """A secondary location: "`writer` is declared here"."""
 
     span: Span
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+@record(kw_only=False)
+class Fix(Record):
     """A suggested edit: replace `span` with `replacement`; `message` is the `help:` line."""
 
     message: str
@@ -41,8 +42,8 @@ class Fix:
     replacement: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+@record(kw_only=False)
+class Diagnostic(Record):
     code: str
     name: str
     severity: Severity

@@ -22,6 +22,7 @@ from dataclasses import fields, replace
 from functools import cache
 from typing import Any, Callable, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
 from plait.core.record import Record, record
 
 __all__ = [

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple
 from pathlib import Path
+
+from .record import Record, record
 
 __all__ = ["Position", "SourceFile", "Span"]
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+@record(kw_only=False)
+class Position(Record):
     line: int
     column: int
     offset: int
@@ -53,8 +55,8 @@ class Span(NamedTuple):
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+@record(kw_only=False)
+class SourceFile(Record):
     """One file's text, with a line index built on first use."""
 
     path: str

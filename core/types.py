@@ -10,9 +10,10 @@ never take part in equality.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Sequence, Union
 
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 __all__ = [
@@ -47,35 +48,35 @@ __all__ = [
 Literal = Union[str, int, float, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class TextType:
+@record(kw_only=False)
+class TextType(Record):
     kind: str = "string"
 
 
-@dataclass(frozen=True, slots=True)
-class IntType:
+@record(kw_only=False)
+class IntType(Record):
     kind: str = "int"
 
 
-@dataclass(frozen=True, slots=True)
-class FloatType:
+@record(kw_only=False)
+class FloatType(Record):
     kind: str = "float"
 
 
-@dataclass(frozen=True, slots=True)
-class BoolType:
+@record(kw_only=False)
+class BoolType(Record):
     kind: str = "bool"
 
 
-@dataclass(frozen=True, slots=True)
-class AnyType:
+@record(kw_only=False)
+class AnyType(Record):
     """Unknown until run time (a run's undeclared input, a parallel's `{{input}}` JSON): every path is allowed."""
 
     kind: str = "any"
 
 
-@dataclass(frozen=True, slots=True)
-class LiteralType:
+@record(kw_only=False)
+class LiteralType(Record):
     """`"billing" | "tech"`: one of these values."""
 
     values: tuple[Literal, ...]
@@ -83,14 +84,14 @@ class LiteralType:
     kind: str = "literal"
 
 
-@dataclass(frozen=True, slots=True)
-class ListType:
+@record(kw_only=False)
+class ListType(Record):
     item: "Type"
     kind: str = "list"
 
 
-@dataclass(frozen=True, slots=True)
-class FieldType:
+@record(kw_only=False)
+class FieldType(Record):
     name: str
     type: "Type"
     #: May be absent or null (`T?`); reading it renders empty text.
@@ -102,8 +103,8 @@ class FieldType:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectType:
+@record(kw_only=False)
+class ObjectType(Record):
     """A record: `object { ... }`, an `output` block, a parallel's branches."""
 
     fields: tuple[FieldType, ...]
@@ -118,16 +119,16 @@ class ObjectType:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class OptionalType:
+@record(kw_only=False)
+class OptionalType(Record):
     """`T?` where it is not a field (a list's item); a field's own `?` is `FieldType.optional`."""
 
     inner: "Type"
     kind: str = "optional"
 
 
-@dataclass(frozen=True, slots=True)
-class UnionType:
+@record(kw_only=False)
+class UnionType(Record):
     """One of several types: a route's output when its cases produce different ones."""
 
     options: tuple["Type", ...]
