@@ -39,3 +39,18 @@ def test_a_wrong_assertion_fails(tmp_path):
     result = run_cases(str(case))
     assert result.returncode != 0
     assert "wrong.test.plait:2:7:11" in result.stdout and "entity.name.function.agent.plait" in result.stdout
+
+
+def test_an_unclosed_string_ends_at_the_end_of_its_line(tmp_path):
+    # Not plait (the parser rejects it), but typed on the way to plait: one missing quote must not colour
+    # the rest of the file as a string.
+    case = tmp_path / "unclosed.test.plait"
+    case.write_text(
+        '# SYNTAX TEST "source.plait" "unclosed"\n'
+        'step s { prompt = "unclosed\n'
+        "  model = fast }\n"
+        "# ^^^^^ meta.block.plait entity.other.attribute-name.plait\n"
+        "#         ^^^^ variable.other.reference.plait\n"
+    )
+    result = run_cases(str(case))
+    assert result.returncode == 0, result.stdout + result.stderr
