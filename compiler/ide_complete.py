@@ -53,6 +53,7 @@ _DECL_KEYWORDS = frozenset(
     {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "route", "loop", "map", "ask", "mcp"}
     | {"input", "state", "import"}
 )
+_DECL_START = re.compile(rf"^(?:{'|'.join(sorted(_DECL_KEYWORDS))})\b", re.M)
 _TYPED_KEYWORDS = frozenset({"params", "output", "answer", "object"})
 _OPEN_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*)?$")
 
@@ -82,7 +83,11 @@ class _Position:
 
 def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion]:
     """What may be written at `offset`: `declared` is every name the document sees, `modules` its (last good) files."""
-    pos = _read(text[:offset])
+    # Read from the declaration the cursor is in (the last line starting with a declaration keyword), not the file.
+    starts = [m.start() for m in _DECL_START.finditer(text, 0, offset)]
+    while starts and text.count('"""', 0, starts[-1]) % 2:  # a keyword at a line's start inside a block string
+        starts.pop()
+    pos = _read(text[starts[-1] if starts else 0 : offset])
     if pos.in_string is not None:
         match = _OPEN_TEMPLATE.search(pos.in_string)
         return _template(match.group(1) or "", declared, modules, pos.name) if match else []

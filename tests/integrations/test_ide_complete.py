@@ -104,6 +104,11 @@ def test_fields_after_a_name_are_its_declared_output(offered, typed, expected):
     assert offered(typed) == expected
 
 
+def test_a_keyword_starting_a_line_of_a_block_string_is_not_a_declaration(offered):
+    assert offered('step s {\n  prompt = """\nagent of change: {{review.') == ["verdict", "notes"]
+    assert offered('step s {\n  system = """\nmodel answers\n"""\n  model = ') == ["fast"]
+
+
 @pytest.mark.parametrize(
     "typed",
     ['step s {\n  prompt = "no template yet', "step s {\n  # {{review.", "step s {\n  output { a: ", 'model m = "'],
@@ -154,3 +159,30 @@ def test_an_mcp_servers_tools_come_from_its_lock_within_its_allow_list(project, 
 def test_mcp_servers_are_offered_where_tools_are(offered):
     # SPEC declares no mcp server: the list is what the schema's kinds allow among the declared names.
     assert "mcp" in SCHEMAS["agent"]["tools"].kinds and offered("agent x {\n  tools = [") == ["lookup", "writer"]
+
+
+def test_every_position_of_every_example_gets_an_answer_not_an_exception():
+    """Typing through each example (every prefix as the whole text) and asking everywhere never raises."""
+    from pathlib import Path
+
+    from plait.compiler.ide_refs import RenameError, references, rename_target, target_at
+    from plait.dsl.loader import resolve_path
+
+    examples = Path(__file__).parents[2] / "examples"
+    for spec in sorted(examples.glob("*/*.plait")):
+        path = resolve_path(spec)
+        text = spec.read_text()
+        ws = Workspace()
+        ws.set(path, text)
+        project = ws.project()
+        declared, modules = project.declared(path), project.seen_modules(path)
+        for offset in range(0, len(text) + 1, 7):  # a prime stride: every kind of position, in a second or two
+            complete(text[:offset], offset, declared, modules)
+            complete(text, offset, declared, modules)
+            target = target_at(project, path, offset)
+            if target is not None:
+                assert references(project, target)
+            try:
+                rename_target(project, path, offset)
+            except RenameError as exc:
+                assert str(exc)
