@@ -108,10 +108,12 @@ def open_journal(args: argparse.Namespace) -> Any:
     from plait.runtime.store import StoreError, journal_path, open_store
 
     url, directory = store_url(args), getattr(args, "dir", ".")
-    if url is None and not (path := journal_path(directory)).is_file():
-        return fail(f"no run journal at {path}: runs are kept beside their spec (pass --dir DIR)")
     try:
         journal = open_store(url, directory)
+        if not journal.exists():
+            return fail(
+                f"no run journal at {journal_path(directory)}: runs are kept beside their spec (pass --dir DIR)"
+            )
         journal.open()  # connects and migrates, so a bad file, URL or server is reported here, once
     except StoreError as exc:
         return fail(str(exc))

@@ -262,7 +262,7 @@ class SQLJournal:
         """Buffer a new run's row and its lease (the caller awaits `durable()` before the first step)."""
         now = time.time()
         self.later(q.INSERT_RUN, (run_id, entry, spec, encode(input), now, now))
-        self.later(q.UPSERT_LEASE, (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
+        self.later(q.ADMIT_LEASE, (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
         self._active += 1
         self._hold(run_id)
 
@@ -286,7 +286,8 @@ class SQLJournal:
 
     def stopped(self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
         """Buffer a stop: the run's row gets its status and export snapshot (the result is its `result`); the lease is let go."""
-        self.later(q.RUN_STOPPED, (status, time.time(), steps, tokens[0], tokens[1], encode(snapshot), run_id))
+        now = time.time()
+        self.later(q.RUN_STOPPED, (status, now, steps, tokens[0], tokens[1], encode(snapshot), run_id, now))
         self.later(q.RELEASE_LEASE, (run_id, self.owner))
         self._held.discard(run_id)
         self._active = max(0, self._active - 1)
@@ -304,7 +305,7 @@ class SQLJournal:
         self._renewal = None
         if not self._held or self._conn is None:
             return
-        self.later(q.RENEW_LEASES, (time.time() + LEASE_SECONDS, self.owner))
+        self._sql.append((q.RENEW_LEASES, (time.time() + LEASE_SECONDS, self.owner)))
         try:
             self.flush()
         except Exception:

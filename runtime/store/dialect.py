@@ -56,8 +56,20 @@ SQLITE = Dialect("sqlite", "?", _INSERT_EVENT_SQLITE, named_events=False)
 POSTGRES = Dialect("postgresql", "%s", _INSERT_EVENT_POSTGRES, named_events=True)
 
 # -- statements both dialects run -------------------------------------------------------
+#
+# The statements an admission and a stop buffer (`later`) may be applied more than once and late: SQLite's
+# journal also writes them to its segment, and whoever moves a segment into the tables applies them again
+# (segments are read while their writer lives). So each is harmless to repeat and never undoes what came after:
+# an admission never replaces a run or a lease, a stop is applied only to a run not updated since (a resume by
+# another process updates it), a release deletes only its own lease.
 
-INSERT_RUN = "INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?)"
+INSERT_RUN = (
+    "INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, 'running', ?, ?) "
+    "ON CONFLICT (id) DO NOTHING"
+)
+ADMIT_LEASE = (
+    "INSERT INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING"
+)
 UPSERT_LEASE = (
     "INSERT INTO leases (run_id, owner, pid, host, expires) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host, "
@@ -66,7 +78,8 @@ UPSERT_LEASE = (
 SELECT_LEASE = "SELECT owner, pid, host, expires FROM leases WHERE run_id = ?"
 RUN_RUNNING = "UPDATE runs SET status = 'running', updated = ? WHERE id = ?"
 RUN_STOPPED = (
-    "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? WHERE id = ?"
+    "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
+    "WHERE id = ? AND updated <= ?"
 )
 RELEASE_LEASE = "DELETE FROM leases WHERE run_id = ? AND owner = ?"
 RENEW_LEASES = "UPDATE leases SET expires = ? WHERE owner = ?"
@@ -74,5 +87,8 @@ SELECT_EVENTS = "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? OR
 DELETE_EVENTS = "DELETE FROM events WHERE run_id = ?"
 DELETE_LEASE = "DELETE FROM leases WHERE run_id = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
+#: The buffered statements by name: a segment line names one (never carries SQL text).
+DEFERRED = {"run": INSERT_RUN, "lease": ADMIT_LEASE, "stopped": RUN_STOPPED, "release": RELEASE_LEASE}
+DEFERRED_NAMES = {sql: name for name, sql in DEFERRED.items()}
 #: PostgreSQL: taken inside a lease's transaction, so two processes acquiring one run take turns (see postgres.py).
 LOCK_RUN = "SELECT id FROM runs WHERE id = ? FOR UPDATE"

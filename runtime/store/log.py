@@ -8,7 +8,9 @@ any read, and when a segment grows large); whoever opens the journal next
 moves in what a dead process left behind, then deletes its segment.
 
 A line is the JSON header `[run_id, seq, kind, key, at]`, a tab, and the row's
-JSON data (JSON text never holds a raw tab or newline). A last line without
+JSON data (JSON text never holds a raw tab or newline). A line with seq 0 is
+not a history row but a table statement (kind `~` and its name in
+dialect.DEFERRED: an admission, a stop), its data the statement's parameters. A last line without
 its newline was cut off mid-write and is ignored.
 """
 

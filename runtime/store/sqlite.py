@@ -5,14 +5,18 @@ about to start a side effect awaits `durable()`: the rows buffered so far are
 appended to this process's segment (log.py) in one write, which survives the
 process being killed. With one run in flight that happens at once, in place;
 with several, one write serves every run waiting in the same loop iteration.
-Rows move into the tables in one transaction at a stop, before any read, and
-every few thousand rows; admissions and stops are table statements committed
-with them (an admission is committed before the run's first step, so other
-processes see the run and its lease at once).
+Rows move into the tables in one transaction before any read, at a close, and
+every few thousand rows. An admission (the run's row and lease) and a stop (its
+status and export snapshot) are table statements applied with them, and are
+segment lines too, written with the rows: so a run is admitted, durably, before
+its first step, and a stop is durable before the caller hears of it, without a
+transaction of their own. Every reader takes in every segment first (applying
+those lines), so another process sees a run, its lease and its stop at once.
 
 WAL with `synchronous = NORMAL`, and segment writes without fsync: what is
 written survives a killed process; an OS crash or power cut can lose the last
-rows (PLAIT_JOURNAL_SYNC=full makes table commits fsync). Leases say which
+rows (PLAIT_JOURNAL_SYNC=full makes table commits fsync, and commits admissions
+and stops to the tables at once, as plait did before segments carried them). Leases say which
 process may write a run; a lease whose holder died on this host is taken over
 at once, one held elsewhere only when it expires.
 """
@@ -20,6 +24,7 @@ at once, one held elsewhere only when it expires.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import time
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import LeaseHeld, SQLJournal, StoreError, alive, encode, one_line
-from .dialect import SQLITE
+from .dialect import DEFERRED, DEFERRED_NAMES, SQLITE
 from .log import Segment, line, read, segments
 from .schema import JournalVersionError, migrate
 
@@ -55,6 +60,7 @@ class SQLiteJournal(SQLJournal):
         self._segment = Segment(self.log_dir, f"{self.pid}-{self.token}")
         #: Rows not yet appended to the segment, as lines (`_rows` holds them until they are in the tables).
         self._lines: list[str] = []
+        self._full = os.environ.get("PLAIT_JOURNAL_SYNC", "").lower() == "full"
 
     @property
     def where(self) -> str:
@@ -66,8 +72,7 @@ class SQLiteJournal(SQLJournal):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
         conn.execute("PRAGMA journal_mode = WAL")
-        sync = "FULL" if os.environ.get("PLAIT_JOURNAL_SYNC", "").lower() == "full" else "NORMAL"
-        conn.execute(f"PRAGMA synchronous = {sync}")
+        conn.execute(f"PRAGMA synchronous = {'FULL' if self._full else 'NORMAL'}")
         # Checkpoints are what fsync: a larger WAL between them (16 MB) makes them rare.
         conn.execute("PRAGMA wal_autocheckpoint = 4000")
         with self._transaction(conn, exclusive=True):
@@ -94,7 +99,8 @@ class SQLiteJournal(SQLJournal):
         self._take_in_others()
 
     def exists(self) -> bool:
-        return self._conn is not None or self.path.exists()
+        """The database, or a segment of a process that has not moved its rows into it yet."""
+        return self._conn is not None or self.path.exists() or bool(segments(self.log_dir))
 
     def _close(self) -> None:
         self._segment.close()
@@ -107,8 +113,14 @@ class SQLiteJournal(SQLJournal):
         self._lines.append(line(*row))
         self._rows.append(row)
 
+    def later(self, sql: str, params: tuple[Any, ...]) -> None:
+        """A table statement (an admission, a stop), applied at the next flush; durable now as a segment line too,
+        so a process killed before that flush loses neither (whoever takes its segment in applies the line)."""
+        super().later(sql, params)
+        self._lines.append(line("", 0, "~" + DEFERRED_NAMES[sql], None, time.time(), encode(params)))
+
     def _pending(self) -> bool:
-        return bool(self._lines or self._sql)
+        return bool(self._lines)
 
     def _append(self) -> None:
         if self._lines:
@@ -117,9 +129,9 @@ class SQLiteJournal(SQLJournal):
             self._segment.write(text)
 
     def _write(self) -> None:
-        """Rows to the segment (one write); statements for the tables, or a large segment, to a commit."""
+        """Rows and statements to the segment (one write); a large segment to the tables as well."""
         self._append()
-        if self._sql or len(self._rows) >= _INGEST_AT:
+        if (self._full and self._sql) or len(self._rows) >= _INGEST_AT:
             self.flush()
 
     def flush(self) -> None:
@@ -131,13 +143,9 @@ class SQLiteJournal(SQLJournal):
         self._segment.truncate()
 
     def settle(self) -> None:
-        """After a stop: alone, everything goes into the tables now; with other runs in flight, the stop row is
-        written (durable) and the table update rides with the next commit, so a thousand stops cost one."""
-        if self._active > 0:
-            self._append()
-            if len(self._rows) < _INGEST_AT:
-                return
-        self.flush()
+        """After a stop: the stop row and the run's new status are written to the segment (durable); the tables
+        get them with the next commit (a read, a close, a large segment), so a thousand stops cost one."""
+        self._write()
 
     def _take_in_others(self) -> None:
         """Move other processes' segments into the tables; delete those whose writer has died."""
@@ -147,9 +155,14 @@ class SQLiteJournal(SQLJournal):
             is_alive = alive(pid)  # this process's other journals included: theirs are live too
             rows = read(path)
             if rows:
+                statements = [(DEFERRED[r[2][1:]], r[5]) for r in rows if r[1] == 0 and r[2][1:] in DEFERRED]
+                events = [r for r in rows if r[1] != 0]
                 conn = self.conn
                 with self._transaction(conn, exclusive=True):
-                    self._insert_events(conn, rows)
+                    for sql, params in statements:  # admissions first: a run's row comes before its history
+                        conn.execute(sql, tuple(json.loads(params)))
+                    if events:
+                        self._insert_events(conn, events)
             if not is_alive:
                 path.unlink(missing_ok=True)
 

@@ -44,6 +44,14 @@ class Backend:
         """What a `plait` command needs to use this store."""
         return ["--store", self.url] if self.url else []
 
+    def take_in(self) -> None:
+        """Another process opens the journal: what live or dead writers left in their segments goes into the tables."""
+        other = open_store(self.url, self.project)
+        try:
+            other.open()  # SQLite: opening takes every segment in
+        finally:
+            other.close()
+
     def sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """One statement (`?` placeholders) through a connection of its own, committed; the rows it returns."""
         if self.url is None:
@@ -89,7 +97,8 @@ def go(awaitable: Any) -> Any:
 
 
 def rows(backend: Backend, run_id: str | None = None) -> list[tuple[Any, ...]]:
-    """(run_id, seq, kind, key, data) of every journal row, read through a connection of its own."""
+    """(run_id, seq, kind, key, data) of every durable journal row, read through a connection of its own."""
+    backend.take_in()
     sql = "SELECT run_id, seq, kind, key, data FROM events" + (" WHERE run_id = ?" if run_id else "")
     return backend.sql(sql + " ORDER BY run_id, seq", (run_id,) if run_id else ())
 

@@ -191,7 +191,9 @@ class Journal:
                 pass
         for segment, _ in log.segments(path.with_name("journal.db-log")):
             for run_id, seq, k, key, _at, d in log.read(segment):
-                found[(run_id, seq)] = (k, key or "", d)
+                if seq:  # seq 0: a table statement (an admission, a stop), not a history row
+                    found[(run_id, seq)] = (k, key or "", d)
+        self.ids = {run_id for run_id, _ in found}
         return [(k, key, json.loads(d)) for _, (k, key, d) in sorted(found.items())]
 
     def effects(self) -> list[str]:
@@ -199,12 +201,10 @@ class Journal:
         return path.read_text().splitlines() if path.exists() else []
 
     def run_id(self) -> str:
-        conn = sqlite3.connect(self.root / ".plait" / "journal.db")
-        try:
-            [(run_id,)] = conn.execute("SELECT id FROM runs").fetchall()
-            return run_id
-        finally:
-            conn.close()
+        """The one run's id, from its durable rows (a killed process's admission may be in its segment only)."""
+        self.rows()
+        [run_id] = self.ids
+        return run_id
 
     def close(self) -> None:
         pass

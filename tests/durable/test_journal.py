@@ -294,19 +294,49 @@ def test_rows_a_killed_process_left_in_its_segment_are_moved_in_by_the_next_one(
         "from plait.runtime.store import SQLiteJournal, journal_path\n"
         "j = SQLiteJournal(journal_path(sys.argv[1]))\n"
         "j.admit('r1', 'main', None, 'go')\n"
-        "j.flush()\n"
         "j.event('r1', 1, 'tool_intent', 'main#1:c1', {'tool': 'send'})\n"
         "asyncio.run(j.durable())\n"
+        "j.admit('r2', 'main', None, 'go')\n"
+        "j.stopped('r2', 'done', {'result': {'output': 'ok'}}, 1, (3, 4))\n"
+        "j.settle()\n"
         "os._exit(0)  # dies without moving its segment into the tables\n"
     )
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
     [segment] = (tmp_path / ".plait" / "journal.db-log").glob("*.jsonl")
+    assert not journal_path(tmp_path).exists()  # neither the admissions nor the stop made a transaction
     journal = SQLiteJournal(journal_path(tmp_path))
+    assert journal.exists()
     assert [(e["kind"], e["key"], e["data"]) for e in journal.events("r1")] == [
         ("tool_intent", "main#1:c1", {"tool": "send"})
     ]
     assert not segment.exists() and journal.run("r1")["status"] == "crashed"
+    stopped = journal.run("r2")
+    assert (stopped["status"], stopped["result"], stopped["steps"], stopped["output_tokens"]) == (
+        "done",
+        {"output": "ok"},
+        1,
+        4,
+    )
+    assert journal.lease("r2") is None
     journal.close()
+
+
+def test_a_live_writers_segment_taken_in_again_never_undoes_a_later_resume(tmp_path):
+    """Segments are read while their writer lives, again at every read: an admission and a stop applied a second
+    time must not take back the lease or the status of a resume that came after them."""
+    writer = SQLiteJournal(journal_path(tmp_path))
+    writer.admit("r1", "main", None, "go")
+    writer.stopped("r1", "error", {"result": {"error": "x"}}, 1, (0, 0))
+    writer.settle()  # the stop is in the writer's segment only
+    resumer = SQLiteJournal(journal_path(tmp_path))
+    resumer.acquire("r1")  # takes the segment in, then the lease
+    again = SQLiteJournal(journal_path(tmp_path))
+    row = again.run("r1")  # takes the same segment in once more
+    assert row["status"] == "running" and again.lease("r1")["owner"] == resumer.owner
+    writer.close()  # the writer's own statements reach the tables: the same guards hold
+    assert again.run("r1")["status"] == "running" and again.lease("r1")["owner"] == resumer.owner
+    for j in (resumer, again):
+        j.close()
 
 
 def test_run_ids_made_in_the_same_second_do_not_collide():
