@@ -22,6 +22,8 @@ import time
 import uuid
 from typing import Any, Iterator, Protocol
 
+import orjson
+
 from . import dialect as q
 from .dialect import Dialect
 
@@ -29,8 +31,20 @@ __all__ = ["LEASE_SECONDS", "Journal", "JournalWriteError", "LeaseHeld", "SQLJou
 
 #: How long a lease lasts without renewal; a live holder renews it every third of that.
 LEASE_SECONDS = 30.0
-#: One encoder for every row (json.dumps with options builds a new one per call).
-encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+#: The standard library's encoder, for what orjson refuses (an int beyond 64 bits); one for every call.
+_json_encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+#: What the standard encoder (default=str) did, kept: non-string keys become strings, and dataclasses and
+#: datetimes go through `str` rather than orjson's own forms.
+_ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def encode(value: Any) -> str:
+    """A row's value → compact JSON text. orjson: about ten times the standard encoder's speed on rows like
+    these, and every row, admission and stop of a journaled run is encoded (the journal's largest per-row cost)."""
+    try:
+        return orjson.dumps(value, default=str, option=_ORJSON).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return _json_encode(value)
 
 
 class StoreError(Exception):

@@ -345,3 +345,36 @@ def test_run_ids_made_in_the_same_second_do_not_collide():
 
     made = [new_run_id() for _ in range(50_000)]
     assert len(set(made)) == len(made)
+
+
+def test_rows_encode_as_the_standard_json_encoder_would():
+    """The journal's fast encoder keeps the standard one's answers for what runs hand it: dataclasses and datetimes
+    through str, non-string keys as strings, dict and str subclasses as their base type, ints beyond 64 bits."""
+    import dataclasses
+    import datetime
+
+    from plait.runtime.store.base import _json_encode, encode
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    class Tag(str):
+        pass
+
+    class Record(dict):
+        pass
+
+    values = [
+        {"text": 'é\n\t"', "n": [1, 2.5, None, True], "t": (1, 2)},
+        {1: "one", None: "none", 2.5: "x"},
+        Point(1),
+        datetime.datetime(2026, 1, 2, 3, 4, 5),
+        2**70,
+        Tag("tag"),
+        Record(a=1),
+        1e16,
+    ]
+    for value in values:
+        text = encode(value)
+        assert json.loads(text) == json.loads(_json_encode(value)) and "\n" not in text and "\t" not in text
