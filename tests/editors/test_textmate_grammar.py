@@ -176,7 +176,13 @@ def test_the_grammar_is_the_plait_grammar_of_the_extension():
     assert language["extensions"] == [".plait"] and spec["fileTypes"] == ["plait"]
     # The extension ships a copy made from this file (copy-grammar.js), so both paths must name it.
     assert contributed["path"] == "./syntaxes/plait.tmLanguage.json"
-    assert (EXTENSION / language["configuration"]).is_file()
+    configuration = json.loads((EXTENSION / language["configuration"]).read_text())
+    assert configuration["comments"] == {"lineComment": "#"}
+    assert {"open": "{", "close": "}"} in configuration["autoClosingPairs"]
+    # A quote typed inside a string or a comment is text, not the start of a string.
+    assert {"open": '"', "close": '"', "notIn": ["string", "comment"]} in configuration["autoClosingPairs"]
+    markers = configuration["folding"]["markers"]
+    assert re.match(markers["start"], "  # region tools") and re.match(markers["end"], "# endregion")
 
 
 def test_every_include_names_a_rule_and_every_rule_is_used():

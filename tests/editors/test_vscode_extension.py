@@ -118,3 +118,33 @@ def test_the_command_the_extension_starts_answers_initialize_over_stdio(tmp_path
             server.wait()
         for pipe in (server.stdin, server.stdout, server.stderr):
             pipe.close()
+
+
+def test_the_extension_scripts_are_valid_javascript():
+    for script in ("extension.js", "server.js", "copy-grammar.js"):
+        result = subprocess.run([node(), "--check", script], cwd=EXTENSION, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
+
+def test_the_settings_become_the_server_command():
+    cases = [
+        ({}, None),
+        ({"path": "${workspaceFolder}/.venv/bin/plait"}, "/work/spec"),
+        ({"path": "~/bin/plait", "args": ["lsp", "--stdio"]}, None),
+        ({"path": "  "}, None),
+    ]
+    script = (
+        "const {serverCommand} = require('./server');"
+        "const cases = JSON.parse(process.argv[1]);"
+        "console.log(JSON.stringify(cases.map(([s, f]) => serverCommand(s, f === null ? undefined : f))));"
+    )
+    shown = subprocess.run(
+        [node(), "-e", script, json.dumps(cases)], cwd=EXTENSION, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout) == [
+        {"command": "plait", "args": ["lsp"]},
+        {"command": "/work/spec/.venv/bin/plait", "args": ["lsp"]},
+        {"command": str(Path.home() / "bin" / "plait"), "args": ["lsp", "--stdio"]},
+        {"command": "plait", "args": ["lsp"]},
+    ]
