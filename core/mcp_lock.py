@@ -52,6 +52,8 @@ class LockedTool:
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     #: The tool's result schema (MCP `outputSchema`), when the server declares one.
     output_schema: dict[str, Any] | None = None
+    #: The server's hints about the tool (`idempotentHint`, `readOnlyHint`, `destructiveHint`, ...), as sent.
+    annotations: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +114,8 @@ def dumps(lock: Lock) -> str:
             entry: dict[str, Any] = {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             if t.output_schema is not None:
                 entry["output_schema"] = t.output_schema
+            if t.annotations is not None:
+                entry["annotations"] = t.annotations
             tools.append(entry)
         servers[name] = {
             "fingerprint": s.fingerprint,
@@ -171,6 +175,13 @@ def _tool(where: str, entry: object) -> LockedTool:
     output = entry.get("output_schema")
     if not isinstance(schema, dict) or not (output is None or isinstance(output, dict)):
         raise LockError(f"`{where}`'s schemas must be JSON objects")
+    annotations = entry.get("annotations")
+    if not (annotations is None or isinstance(annotations, dict)):
+        raise LockError(f"`{where}.annotations` must be a JSON object")
     return LockedTool(
-        name=entry["name"], description=str(entry.get("description", "")), input_schema=schema, output_schema=output
+        name=entry["name"],
+        description=str(entry.get("description", "")),
+        input_schema=schema,
+        output_schema=output,
+        annotations=annotations,
     )

@@ -43,6 +43,9 @@ def locked_tool(tool: Any) -> LockedTool:
         description=tool.description or "",
         input_schema=dict(tool.input_schema) if tool.input_schema is not None else {"type": "object"},
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if tool.annotations is not None
+        else None,
     )
 
 
@@ -53,6 +56,7 @@ def offered_tool(tool: LockedTool) -> dict[str, Any]:
         "description": tool.description,
         "input_schema": tool.input_schema,
         "output_schema": tool.output_schema,
+        "annotations": tool.annotations,
     }
 
 
@@ -69,6 +73,8 @@ def compare(before: Iterable[dict[str, Any]], after: Iterable[dict[str, Any]]) -
 
 def _differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     keys: Sequence[str] = ("description", "input_schema", "output_schema")
+    if "annotations" in a and "annotations" in b:  # an entry read from an older lock has none to compare
+        keys = (*keys, "annotations")
     return any((a.get(k) or None) != (b.get(k) or None) for k in keys)
 
 

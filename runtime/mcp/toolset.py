@@ -84,11 +84,14 @@ def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, list[str 
                 for tool in offered if wanted is None else [wanted] if wanted in offered else []:
                     tools[qualified(server.name, tool)] = None
     agent.tools = tuple(tools)
-    agent.until = tuple(_called(n, program) for n in agent.until)
-    agent.approval = tuple(_called(n, program) for n in agent.approval)
+    agent.until = tuple(n for name in agent.until for n in _called(name, program))
+    agent.approval = tuple(n for name in agent.approval for n in _called(name, program))
 
 
-def _called(name: str, program: Program) -> str:
-    """ "files.write_file" → "write_file" (what the model calls); any other name as it is."""
-    server, dot, tool = name.partition(".")
-    return tool if dot and server in program.mcp else name
+def _called(name: str, program: Program) -> tuple[str, ...]:
+    """`files.write_file` → ("write_file",), what the model calls; `files` (a whole server) → each of its tools."""
+    server_name, dot, tool = name.partition(".")
+    server = program.mcp.get(server_name)
+    if server is None:
+        return (name,)
+    return (tool,) if dot else tuple(entry["name"] for entry in server.offered)

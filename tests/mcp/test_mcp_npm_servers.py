@@ -61,6 +61,7 @@ def test_lock_writes_what_the_server_offers_and_check_accepts_it_offline(project
     assert {"read_text_file", "write_file", "list_directory", "directory_tree"} <= {t.name for t in entry.tools}
     assert entry.tool("read_text_file").input_schema["required"] == ["path"]  # type: ignore[union-attr]
     assert entry.server_name == "secure-filesystem-server" and entry.protocol_version
+    assert entry.tool("read_text_file").annotations["readOnlyHint"] is True  # type: ignore[union-attr,index]
     assert wait_until(lambda: not processes_with(marker)), "lock left the server running"
     # check starts nothing: it reads the lock (and the lock it reads is fresh).
     code, out, err = _cli(capsys, "check", spec)

@@ -103,6 +103,14 @@ def test_an_agent_approval_on_an_mcp_tool_is_the_called_name(tmp_path):
     assert ctx.toolset(program.agents["reader"]).approval == frozenset({"read_text_file"})
 
 
+def test_an_agent_approval_on_a_whole_server_covers_each_of_its_tools(tmp_path):
+    text = SPEC.replace("  until    = files.write_file succeeded\n", "  approval = [files]\n")
+    program = _program(_spec(tmp_path, text))
+    ctx = RunContext(program)
+    assert ctx.toolset(program.agents["writer"]).approval == {"list_directory", "read_text_file", "write_file"}
+    assert not ctx.toolset(program.agents["reader"]).approval  # it has no write_file, and asked for no approval
+
+
 def test_without_a_lock_the_agent_fails_at_its_start_naming_the_fix(tmp_path):
     program = _program(_spec(tmp_path, locked=False))
     assert not any(t.run.get("type") == "mcp" for t in program.tools.values())
@@ -132,6 +140,9 @@ def test_drift_names_added_removed_and_changed_tools():
     assert drift == Drift(added=("d",), removed=("c",), changed=("b",))
     assert drift.describe() == "added: d; removed: c; changed: b"
     assert not compare(before, before) and compare(before, before).describe() == "no change"
+    hinted = [{"name": "a", "annotations": {"idempotentHint": True}}]
+    assert compare(hinted, [{"name": "a", "annotations": {"idempotentHint": False}}]).changed == ("a",)
+    assert not compare([{"name": "a"}], hinted)  # an entry without annotations (an older lock) has none to differ
 
 
 def test_env_values_are_read_from_the_environment_and_a_missing_one_is_named(monkeypatch):
