@@ -301,7 +301,11 @@ def _locked_tools(server: ast.McpDecl) -> list[Completion]:
         return []
     listed = server.body.get("tools")
     allowed = (
-        {item.name for item in listed.value.items if isinstance(item, ast.Ref)}
+        {
+            item.name if isinstance(item, ast.Ref) else item.value
+            for item in listed.value.items
+            if isinstance(item, ast.Ref | ast.String)
+        }
         if listed is not None and isinstance(listed.value, ast.ListValue)
         else None
     )

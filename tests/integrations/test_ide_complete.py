@@ -120,7 +120,7 @@ def test_nothing_is_offered_where_no_name_goes(offered, typed):
 MCP = """plait 0.2
 mcp files "The file system." {
   command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
-  tools   = [read_text_file, list_directory]
+  tools   = [read_text_file, "list_directory"]
 }
 model fast = "openai/gpt-4o-mini"
 """
