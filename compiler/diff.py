@@ -47,7 +47,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
         "output",
     ),
     "tool": ("approval", "timeout", "result"),
-    "mcp": ("command", "url", "tools", "approval", "timeout"),
+    "mcp": ("command", "url", "tools", "approval", "timeout", "offered"),
     "parallel": ("on_error", "branches", "output"),
     "consolidate": ("rounds", "judge", "agents", "output"),
     "model": ("provider", "model_id", "timeout", "retries"),
@@ -60,7 +60,10 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
     "input": ("type",),
     "state": ("type",),
 }
-_EDGE_ATTRS_IN_KEY = ("chain", "branch", "path")
+#: `tool`: an agent's `files.read_text_file` and `files.write_file` are two `uses` edges to one server.
+_EDGE_ATTRS_IN_KEY = ("chain", "branch", "path", "tool")
+#: Attributes derived from others compared already: an MCP server's fingerprint (its command, url, env, headers).
+_DERIVED_ATTRS = ("fingerprint",)
 #: Edges that only redraw node attributes compared already (a route's cases, a loop's until and bound).
 _DERIVED_EDGES = ("case", "back")
 #: Attributes holding a type, compared field by field.
@@ -150,16 +153,41 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
             contracts = CONTRACTS.get(node["kind"], ())
             for field, value in node["attrs"].items():
                 before = old[id]["attrs"].get(field)
-                if before == value:
+                if before == value or field in _DERIVED_ATTRS:
                     continue
                 what = "contract" if field in contracts else "attribute"
                 if field in _TYPED and isinstance(before, dict) and isinstance(value, dict):
                     out += _type_changes(what, id, node["kind"], field, before, value)
                 elif field == "cases" and isinstance(before, list) and isinstance(value, list):
                     out += _case_changes(id, node["kind"], before, value)
+                elif field == "offered" and isinstance(before, list) and isinstance(value, list):
+                    out += _offered_changes(id, node["kind"], before, value)
                 else:
                     out.append(Change(what, "changed", id, node["kind"], field, before, value))
     out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]
+    return out
+
+
+def _offered_changes(id: str, kind: str, old: list[dict], new: list[dict]) -> list[Change]:
+    """An MCP server's offered tools, tool by tool: added, removed, or its description or schemas changed."""
+    before = {t.get("name"): t for t in old}
+    after = {t.get("name"): t for t in new}
+    out = [
+        Change("contract", "added", id, kind, f"offered.{n}", None, t.get("description"))
+        for n, t in after.items()
+        if n not in before
+    ]
+    for name, tool in after.items():
+        for part in ("description", "input_schema", "output_schema") if name in before else ():
+            was, now = before[name].get(part), tool.get(part)
+            if was != now:
+                shown = (was, now) if part == "description" else (schema_text(was), schema_text(now))
+                out.append(Change("contract", "changed", id, kind, f"offered.{name}.{part}", *shown))
+    out += [
+        Change("contract", "removed", id, kind, f"offered.{n}", t.get("description"), None)
+        for n, t in before.items()
+        if n not in after
+    ]
     return out
 
 

@@ -26,7 +26,7 @@ from ..context import CompileContext, Reference
 from ..schema import suggest
 from .check_types import folder
 
-__all__ = ["check_mcp"]
+__all__ = ["check_mcp", "tool_names"]
 
 
 def check_mcp(ctx: CompileContext) -> None:
@@ -36,6 +36,8 @@ def check_mcp(ctx: CompileContext) -> None:
     from plait.core.mcp_lock import LOCK_FILE, fingerprint
 
     locks = _Locks(ctx, LOCK_FILE)
+    #: Server → every tool name its fresh lock entry lists (before the allow-list), None without one.
+    locked: dict[str, list[str] | None] = {}
     for name, decl in servers.items():
         values = ctx.values.setdefault(name, {})
         values["fingerprint"] = fingerprint(
@@ -47,7 +49,8 @@ def check_mcp(ctx: CompileContext) -> None:
         allowed = values.get("tools")
         kept = [t for t in offered or () if allowed is None or t["name"] in allowed]
         values["offered"] = tuple(kept)
-    _agent_members(ctx, servers)
+        locked[name] = [t["name"] for t in offered] if offered is not None else None
+    _agent_members(ctx, servers, locked)
     _collisions(ctx)
 
 
@@ -270,7 +273,7 @@ def _server_names(ctx: CompileContext, name: str, decl: ast.McpDecl, offered: li
             ctx.diagnostics.append(_not_allowed(name, tool, span, allowed, where, names))
 
 
-def _agent_members(ctx: CompileContext, servers: dict[str, ast.McpDecl]) -> None:
+def _agent_members(ctx: CompileContext, servers: dict[str, ast.McpDecl], locked: dict[str, list[str] | None]) -> None:
     """Each `files.read_text_file` an agent writes: a tool the server offers and allows, and for `until` and
     `approval` one the agent has (the whole server in `tools`, or that tool)."""
     has: dict[str, set[tuple[str, str | None]]] = {}
@@ -282,7 +285,7 @@ def _agent_members(ctx: CompileContext, servers: dict[str, ast.McpDecl]) -> None
             continue
         values = ctx.values[ref.target]
         allowed = values.get("tools")
-        offered = [t["name"] for t in values.get("offered", ())] if values.get("lock_state") == "fresh" else None
+        offered = locked.get(ref.target)
         if offered is not None and ref.member not in offered:
             ctx.diagnostics.append(_unknown(ref.target, ref.member, ref.span, offered))
             continue
@@ -330,7 +333,7 @@ def _collisions(ctx: CompileContext) -> None:
     for ref in ctx.references:
         if ref.attr != "tools" or ctx.kind(ref.owner) != "agent":
             continue
-        for visible, source in _visible(ctx, ref):
+        for visible, source in _visible(ctx, ref) or ():
             key = (ref.owner, visible)
             first = seen.get(key)
             if first is None:
@@ -348,8 +351,9 @@ def _collisions(ctx: CompileContext) -> None:
                 )
 
 
-def _visible(ctx: CompileContext, ref: Reference) -> list[tuple[str, str]]:
-    """The names the model sees for one `tools` item, each with how a message names where it comes from."""
+def _visible(ctx: CompileContext, ref: Reference) -> list[tuple[str, str]] | None:
+    """The names the model sees for one `tools` item, each with how a message names where it comes from;
+    None for a whole server with neither a fresh lock nor an allow-list (its tools are not known)."""
     if ctx.kind(ref.target) != "mcp":
         return [(ref.target, f"{ctx.kind(ref.target)} `{ref.target}`")]
     if ref.member is not None:
@@ -357,6 +361,21 @@ def _visible(ctx: CompileContext, ref: Reference) -> list[tuple[str, str]]:
     values = ctx.values.get(ref.target, {})
     if values.get("lock_state") == "fresh":
         names = [t["name"] for t in values.get("offered", ())]
+    elif values.get("tools") is not None:
+        names = list(values["tools"])  # without a lock, the allow-list is all that is known
     else:
-        names = list(values.get("tools") or ())  # without a lock, the allow-list is all that is known
+        return None
     return [(n, f"`{ref.target}.{n}`") for n in names]
+
+
+def tool_names(ctx: CompileContext, agent: str) -> tuple[str, ...] | None:
+    """Every tool name the model of `agent` is offered (MCP tools by their own names), or None when an MCP
+    server it lists has no fresh lock and no allow-list. Readable once check_mcp has run."""
+    names: list[str] = []
+    for ref in ctx.references:
+        if ref.owner == agent and ref.attr == "tools":
+            visible = _visible(ctx, ref)
+            if visible is None:
+                return None
+            names += [name for name, _ in visible]
+    return tuple(dict.fromkeys(names))

@@ -24,6 +24,7 @@ from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_
 
 from plait.core.codes import make
 from ..context import CompileContext
+from ..passes.check_mcp import tool_names
 from ..schema import ERROR_KINDS, suggest
 
 __all__ = ["CODE", "script_invalid"]
@@ -131,7 +132,8 @@ def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
         if not isinstance(replies, list):
             yield f"`{key}` must map to a list of replies"
             continue
-        tools = ctx.values.get(key, {}).get("tools") if ctx.kind(key) == "agent" else None
+        # The names the model sees: an MCP server's tools by their own names (unknown without its lock).
+        tools = tool_names(ctx, key) if ctx.kind(key) == "agent" else None
         for i, reply in enumerate(replies):
             yield from _reply(reply, f"`{key}`[{i}]", tools)
 
@@ -147,8 +149,9 @@ def script_invalid(ctx: CompileContext) -> None:
         span = ctx.spans.get(name, {}).get("script", decl.target.span)
         # The name is echoed in messages; a secret pasted into it is not (P501 reports it).
         shown = path.name if not find_secrets(str(path)) else REDACTED
-        root = ctx.load.root_dir
-        if root is not None and outside_root(path, root):
+        # Spec text with no file lives where the process runs, as the runtime has it (`plait.compile(text)`).
+        root = ctx.load.root_dir or Path.cwd()
+        if outside_root(path, root):
             # As imports: a spec reads files in its own folder only, so check never shows another file's keys.
             ctx.diagnostics.append(
                 make(

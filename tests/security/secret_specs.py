@@ -68,8 +68,12 @@ def _spec(
     agent_attrs: str = "",
     description: str = "Answer questions.",
     system: str = "You help.",
+    mcp: str = "",
 ) -> str:
+    # An MCP server is used by the agent as one more tool; without one the spec is as before.
+    tools = "search, remote" if mcp else "search"
     return f'''plait 0.1
+{mcp}
 
 model m = "openai-compatible/local-model" {{
   base_url = "{model or "https://llm.example.com/v1"}"
@@ -83,7 +87,7 @@ tool search "Search the web." {{
 
 agent main "{description}" {{
   model  = m
-  tools  = [search]
+  tools  = [{tools}]
   system = "{system}"
 {agent_attrs}}}
 '''
@@ -100,6 +104,11 @@ POSITIONS = {
     "attribute": lambda s: _spec(agent_attrs=f'  attributes = {{ team = "{s}" }}\n'),
     "description": lambda s: _spec(description=f"Answer questions with {s} today."),
     "prompt": lambda s: _spec(system=f"You help. Use {s} when asked."),
+    "mcp-header": lambda s: _spec(
+        mcp=f'mcp remote {{ url = "https://mcp.example.com/mcp", headers = {{ Authorization = "{s}" }} }}\n'
+    ),
+    "mcp-env": lambda s: _spec(mcp=f'mcp remote {{ command = ["npx", "server"], env = {{ SERVICE_KEY = "{s}" }} }}\n'),
+    "mcp-command": lambda s: _spec(mcp=f'mcp remote {{ command = ["npx", "server", "--key", "{s}"] }}\n'),
     "script-path": lambda s: _spec().replace(
         'model m = "openai-compatible/local-model" {\n  base_url = "https://llm.example.com/v1"\n',
         f'model m = "scripted/demo" {{\n  script = "replies/{s}.json"\n',
