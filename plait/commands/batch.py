@@ -331,7 +331,8 @@ class Progress:
     def summary(self) -> str:
         parts = [f"{n} {_NAMES.get(reason, reason)}" for reason, n in sorted(self.counts.items())]
         stored = f", {self.stored} of them from an earlier run" if self.stored else ""
-        return f"{self.total} rows: " + (", ".join(parts) or "none finished") + stored
+        rows = f"{self.total} row{'s' if self.total != 1 else ''}"
+        return f"{rows}: " + ", ".join(parts) + stored if parts else rows
 
     def close(self) -> None:
         if self.live:

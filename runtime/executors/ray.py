@@ -101,11 +101,13 @@ async def run_batch(
     stop: asyncio.Event | None = None,
 ) -> None:
     """Every row to run, on `actors` Ray actors that each build their engine with `make_engine` (picklable)."""
+    if not rows:  # every row finished already (or none): no Ray to start
+        return
     import ray
 
     started = _connect(address, actors)
-    actors = max(1, min(actors, len(rows))) if rows else 0
-    share = -(-concurrency // max(actors, 1))
+    actors = max(1, min(actors, len(rows)))
+    share = -(-concurrency // actors)
     host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
     hosts: list[Any] = [host_class.options(max_concurrency=share + 1).remote(make_engine, entry) for _ in range(actors)]
     load = [0] * actors

@@ -266,3 +266,34 @@ def test_the_project_can_move_and_still_resume(echo_project: Path, tmp_path: Pat
     assert batch(moved) == 0
     assert results(moved / "out.jsonl") == results(echo_project / "out.jsonl")
     assert calls(moved) == []
+
+
+def test_an_empty_inputs_file_is_an_empty_batch(echo_project: Path, capsys: pytest.CaptureFixture) -> None:
+    (echo_project / "in.jsonl").write_text("\n\n")
+    assert batch(echo_project) == 0
+    assert (echo_project / "out.jsonl").read_text() == ""
+    assert "0 rows" in capsys.readouterr().err
+
+
+def test_inputs_from_stdin(echo_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"text": "piped"}\n')))
+    assert main(["batch", str(echo_project / "spec.plait"), "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"] == {"text": "PIPED"}
+
+
+def test_the_progress_line_at_a_terminal_and_nothing_elsewhere() -> None:
+    import io
+
+    from plait.commands.batch import Progress
+
+    shown, quiet = io.StringIO(), io.StringIO()
+    live, silent = Progress(4, live=True, out=shown), Progress(4, live=False, out=quiet)
+    for reason in ("done", "error", "done", "done"):
+        for progress in (live, silent):
+            progress.add(RowResult(0, 1, "r", reason))
+    live.close()
+    assert "[########################] 4/4 · 1 failed" in shown.getvalue() and shown.getvalue().startswith("\r")
+    assert quiet.getvalue() == ""
+    assert silent.summary() == "4 rows: 3 done, 1 failed"
