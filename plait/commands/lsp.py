@@ -108,13 +108,17 @@ def build() -> Any:
         analyses[uri] = analysis
         reads[uri] = {resolve_path(file) for file in analysis.sources}
         files = set()
+        # An open file's problems are its own check's (as `plait check FILE` gives them), never an importer's view.
+        others = set(uris.values()) - {uri}
         for file, found in analysis.diagnostics.items():
             target = uri if file == doc.path else uri_of(file)
+            if target in others:
+                continue
             source = analysis.sources.get(file)
             items = [_diagnostic(d, source, lsp) for d in found] if source else []
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=target, diagnostics=items))
             files.add(target)
-        for stale in published.get(uri, set()) - files:
+        for stale in published.get(uri, set()) - files - others:
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=stale, diagnostics=[]))
         published[uri] = files
 
@@ -158,7 +162,7 @@ def build() -> Any:
             dirty.update(other for other, files in reads.items() if path in files and other in analyses)
         analyses.pop(uri, None)
         reads.pop(uri, None)
-        for target in published.pop(uri, set()):
+        for target in published.pop(uri, set()) - set(uris.values()):
             server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=target, diagnostics=[]))
         if dirty and (state.get("worker") is None or state["worker"].done()):
             state["worker"] = asyncio.ensure_future(drain())
@@ -217,7 +221,7 @@ def build() -> Any:
             }
         )
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "{", "[", "="]))
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "{", "["]))
     def completion(params: lsp.CompletionParams) -> list[lsp.CompletionItem]:
         project, path, offset = where(params)
         text = document(params.text_document.uri).source
@@ -225,7 +229,7 @@ def build() -> Any:
         return [
             lsp.CompletionItem(
                 label=item.label,
-                kind=getattr(lsp.CompletionItemKind, COMPLETION_KINDS.get(item.kind, "Text")),
+                kind=_completion_kind(item, lsp),
                 detail=item.detail or None,
             )
             for item in found
@@ -268,6 +272,13 @@ class _Refusals(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.exc_info and isinstance(record.exc_info[1], self.kind))
+
+
+def _completion_kind(item: Any, lsp: Any) -> Any:
+    """A declaration's kind shows as its outline symbol does (where the protocol has that kind), the rest by role."""
+    if item.kind == "declaration" and hasattr(lsp.CompletionItemKind, SYMBOL_KINDS.get(item.detail, "")):
+        return getattr(lsp.CompletionItemKind, SYMBOL_KINDS[item.detail])
+    return getattr(lsp.CompletionItemKind, COMPLETION_KINDS.get(item.kind, "Text"))
 
 
 #: Completion kind (compiler/ide_complete.py) → the name of its LSP CompletionItemKind.

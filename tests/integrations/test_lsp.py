@@ -351,3 +351,21 @@ async def test_diagnostics_have_plait_checks_codes_and_ranges(client: LanguageCl
     found = await _diagnostics(client, uri, len(expected))
     r = lambda d: (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character)  # noqa: E731
     assert [(d.code, r(d)) for d in found] == expected
+
+
+async def test_an_open_imported_file_shows_its_own_check_not_an_importers_view(client: LanguageClient, files):
+    main, models = files
+    text = MAIN.replace("fsat", "fast")
+    uri = _open(client, main, text)
+    # From main's check, models.plait is fine: main uses `fast`.
+    assert list(await _diagnostics(client, models.as_uri(), 0)) == []
+    models_uri = _open(client, models, MODELS)
+    [own] = await _diagnostics(client, models_uri, 1)  # as `plait check models.plait` says: `fast` is never used
+    assert own.code == "P601"
+    _change(client, uri, text + "agent other { model = nope }\n", 2)
+    for _ in range(300):
+        if any(d.code == "P101" for d in client.diagnostics.get(uri, [])):
+            break
+        await asyncio.sleep(0.1)
+    # main was checked again; its view of models.plait did not replace the file's own problems.
+    assert [d.code for d in client.diagnostics[models_uri]] == ["P601"]
