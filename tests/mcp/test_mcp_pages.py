@@ -1,0 +1,62 @@
+"""A server that lists its tools in pages and sends a schema that is not JSON Schema (tests/mcp/paged_server.py):
+`plait mcp lock` reads every page, and a run checks arguments against each tool's input schema, except the
+one it cannot read, whose arguments go to the server as they are."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp_helpers import new_marker, processes_with, wait_until  # noqa: E402
+
+from plait.cli import main  # noqa: E402
+from plait.core.mcp_lock import LOCK_FILE, loads  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+PAGED = str(Path(__file__).with_name("paged_server.py"))
+
+
+def test_every_page_is_locked_and_arguments_are_checked_against_the_locked_schemas(tmp_path, capsys):
+    marker = new_marker()
+    command = [sys.executable, PAGED, f"--marker={marker}"]
+    replies = {
+        "a": [
+            {
+                "tool_calls": [
+                    {"name": "broken", "arguments": {"value": 42}},
+                    {"name": "last", "arguments": {"value": 5}},
+                ]
+            },
+            {"text": "done"},
+        ]
+    }
+    (tmp_path / "paged.replies.json").write_text(json.dumps(replies))
+    spec = tmp_path / "paged.plait"
+    spec.write_text(
+        'model m = "scripted/m" { script = "paged.replies.json" }\n'
+        f"mcp paged {{ command = {json.dumps(command)} }}\n"
+        "agent a { model = m, tools = [paged] }\n"
+    )
+    assert main(["mcp", "lock", str(spec)]) == 0
+    assert "paged: 3 tools locked from paged 1.0" in capsys.readouterr().out
+    assert [t.name for t in loads((tmp_path / LOCK_FILE).read_text()).servers["paged"].tools] == [
+        "broken",
+        "first",
+        "last",
+    ]
+
+    code = main(["run", str(spec), "--input", "go", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["output"] == "done"
+    calls = {c["name"]: c for c in report["tool_calls"]}
+    assert not calls["broken"]["is_error"]  # an unreadable schema checks nothing: the server decides
+    assert calls["last"]["is_error"]  # 5 is not the string the locked schema asks for: the server never sees it
+    invalid = [w for w in report["warnings"] if w["code"] == "tool_arguments_invalid"]
+    assert [w["details"]["tool"] for w in invalid] == ["last"]
+    assert wait_until(lambda: not processes_with(marker))
