@@ -69,12 +69,13 @@ def build() -> Any:
 
     def workspace() -> Workspace:
         if "workspace" not in state:
-            folders = [resolve_path(p) for f in server.workspace.folders.values() if (p := to_fs_path(f.uri))]
-            root = server.workspace.root_path
-            if not folders and root:
-                folders = [resolve_path(root)]
-            state["workspace"] = Workspace(tuple(folders))
-        return state["workspace"]
+            state["workspace"] = Workspace()
+        ws: Workspace = state["workspace"]
+        # Read each time: the client may add or remove folders (workspace/didChangeWorkspaceFolders).
+        folders = [resolve_path(p) for f in server.workspace.folders.values() if (p := to_fs_path(f.uri))]
+        root = server.workspace.root_path
+        ws.folders = tuple(folders or ([resolve_path(root)] if root else []))
+        return ws
 
     def document(uri: str) -> Any:
         return server.workspace.get_text_document(uri)
