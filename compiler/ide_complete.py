@@ -16,7 +16,7 @@ the declaring file) lists, within its allow-list; without a lock, none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from plait.core import types as t
@@ -65,9 +65,9 @@ class _Open:
     char: str
     role: str
     key: str | None = None
-    #: For a body: the tokens of the attribute being written (since the last newline or comma).
-    statement: list[str] | None = None
-    keys: set[str] | None = None
+    #: For a body: the tokens of the attribute being written (since the last newline or comma), the keys written.
+    statement: list[str] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -75,8 +75,8 @@ class _Position:
     kind: str | None = None
     name: str | None = None
     #: Significant tokens at depth 0 since the declaration started.
-    head: list[str] | None = None
-    stack: list[_Open] | None = None
+    head: list[str] = field(default_factory=list)
+    stack: list[_Open] = field(default_factory=list)
     in_string: str | None = None
     prefix: str = ""
 
@@ -100,8 +100,7 @@ def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: lis
 
 
 def _read(before: str) -> _Position:
-    pos = _Position(head=[], stack=[])
-    assert pos.head is not None and pos.stack is not None
+    pos = _Position()
     tokens = [(m.lastgroup or "", m.group()) for m in _TOKEN.finditer(before)]
     if tokens and tokens[-1][0] in ("open", "comment") and before.endswith(tokens[-1][1]):
         group, value = tokens[-1]
@@ -132,30 +131,29 @@ def _read(before: str) -> _Position:
                 stack.pop()
             if not stack:
                 at_start = value == "}"
-        elif top is not None and top.role == "body" and top.statement is not None:
+        elif top is not None and top.role == "body":
             if group == "newline" or value == ",":
                 top.statement.clear()
             else:
                 top.statement.append(value)
-                if value == "=" and len(top.statement) == 2 and top.keys is not None:
+                if value == "=" and len(top.statement) == 2:
                     top.keys.add(top.statement[0])
-        if not stack and group != "newline" and pos.head is not None:
+        if not stack and group != "newline":
             pos.head.append(value)
     return pos
 
 
 def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
-    assert pos.head is not None
     if top is None:
         before = pos.head[-1] if pos.head else ""
         if char == "{":
-            return _Open(char, "typed" if pos.kind in ("input", "state") else "body", statement=[], keys=set())
+            return _Open(char, "typed" if pos.kind in ("input", "state") else "body")
         if char == "(" and before == "parallel":
             return _Open(char, "elements")
         if char == "[" and pos.kind == "parallel":
             return _Open(char, "elements")
         return _Open(char, "other")
-    statement = top.statement or []
+    statement = top.statement
     key = statement[0] if len(statement) >= 2 and statement[1] == "=" else None
     if top.role == "body" and char == "[" and key is not None and len(statement) == 2:
         return _Open(char, "list", key=key)
@@ -176,7 +174,6 @@ def _names(declared: dict[str, ast.Decl], kinds: tuple[str, ...] | frozenset[str
 
 
 def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Completion]:
-    assert pos.stack is not None and pos.head is not None
     top = pos.stack[-1] if pos.stack else None
     kind, own = pos.kind, pos.name
     if top is None:
@@ -192,7 +189,7 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
         return
-    if top.role != "body" or top.statement is None or kind is None:
+    if top.role != "body" or kind is None:
         return
     if kind == "route":
         if top.statement and top.statement[-1] == "->":
@@ -201,7 +198,7 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     schema = SCHEMAS.get(kind, {})
     statement = top.statement
     if not statement:
-        used = top.keys or set()
+        used = top.keys
         for key, attr in schema.items():
             if key not in used:
                 yield Completion(key, "attribute", attr.type + (" (required)" if attr.required else ""))
