@@ -277,6 +277,11 @@ class Telemetry:
 
     def _tool_attrs(self, name: str, call_id: str) -> dict[str, Any]:
         tool = self.program.tools.get(name)
+        declared = name
+        if tool is None and self.program.mcp:
+            # An MCP tool is keyed "SERVER.TOOL" and called by its own name; it links to its server's declaration.
+            tool = next((t for t in self.program.tools.values() if t.name == name and t.run.get("type") == "mcp"), None)
+            declared = tool.run["server"] if tool is not None else name
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": name,
@@ -287,7 +292,7 @@ class Telemetry:
             attrs["gen_ai.tool.description"] = tool.description
         elif name in self.program.agents and self.program.agents[name].description:
             attrs["gen_ai.tool.description"] = self.program.agents[name].description
-        attrs.update(self._where(name))
+        attrs.update(self._where(declared))
         return attrs
 
     def _delegation(self, path: tuple[str, ...]) -> Span | None:
