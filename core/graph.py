@@ -127,7 +127,7 @@ class McpNode(Node):
     #: The declaration's fingerprint (`core.mcp_lock.fingerprint`), which a fresh lock entry matches.
     fingerprint: str = ""
     #: The locked tools the allow-list keeps, in the lock's order: {"name", "description", "input_schema",
-    #: "output_schema" (None when the server declares none)}. Empty unless the lock is fresh.
+    #: "output_schema", "annotations"} (the last two None when the server sent none). Empty unless the lock is fresh.
     offered: tuple[dict[str, Any], ...] = ()
 
 

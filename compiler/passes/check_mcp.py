@@ -174,6 +174,7 @@ class _Locks:
                 "description": t.description,
                 "input_schema": t.input_schema,
                 "output_schema": t.output_schema,
+                "annotations": t.annotations,
             }
             for t in entry.tools
         ]

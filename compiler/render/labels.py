@@ -281,7 +281,8 @@ def edge_label(graph: Graph, edge: Edge) -> str:
     if kind == "judge":
         return "judge"
     if kind == "until":
-        return "until succeeded" if edge.succeeded else "until"
+        which = f"until {edge.tool}" if edge.tool else "until"  # one tool of an MCP server
+        return f"{which} succeeded" if edge.succeeded else which
     if kind == "case":
         return edge.label or (literal_text(edge.value) if edge.value is not None else "else")
     if kind == "back":

@@ -12,7 +12,10 @@ from plait.core import graph as g
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "graph.md").read_text(encoding="utf-8")
-SPECS = [ROOT / "tests" / "fixtures" / "render" / name for name in ("language.plait", "flow.plait", "contracts.plait")]
+SPECS = [
+    ROOT / "tests" / "fixtures" / "render" / name
+    for name in ("language.plait", "flow.plait", "contracts.plait", "mcp.plait")
+]
 
 
 def _table(heading: str) -> dict[str, list[str]]:

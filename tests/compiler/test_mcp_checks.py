@@ -84,6 +84,7 @@ def test_a_locked_server_checks_clean_and_the_graph_carries_its_lock(tmp_path):
         "description": "The read_text_file tool.",
         "input_schema": {"type": "object", "properties": {}},
         "output_schema": None,
+        "annotations": None,
     }
 
 

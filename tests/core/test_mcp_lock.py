@@ -70,3 +70,14 @@ def test_a_bad_lock_says_what_is_wrong(text: str, says: str):
     with pytest.raises(LockError, match=None) as e:
         loads(text)
     assert says in str(e.value)
+
+
+def test_the_fingerprint_takes_the_graphs_env_shapes_a_source_and_a_literal_differ():
+    read = fingerprint(command=["npx", "a"], url=None, env={"TOKEN": {"env": "GH_TOKEN"}})
+    assert read == fingerprint(command=("npx", "a"), url=None, env={"TOKEN": {"env": "GH_TOKEN"}})
+    assert read != fingerprint(command=["npx", "a"], url=None, env={"TOKEN": "GH_TOKEN"})
+    assert read != fingerprint(command=["npx", "a"], url=None, env={"TOKEN": {"env": "GITHUB_TOKEN"}})
+    # A header's source is not part of it either: only its name.
+    assert fingerprint(command=None, url="https://x/mcp", headers={"Authorization": {"env": "A"}}) == fingerprint(
+        command=None, url="https://x/mcp", headers={"authorization": "literal"}
+    )
