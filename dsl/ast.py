@@ -9,15 +9,17 @@ and building ~40 model classes was a quarter of a small `plait check`.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
-from typing import Callable, Literal, TypeVar, Union
+from typing import Callable, Literal, TypeVar, Union, overload
 
 from plait.core.record import Record
 
 # Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
 # An import alias, not `_node = record`: mypy applies `dataclass_transform` only through the former.
 from plait.core.record import record as _node
-from plait.core.source import Span
+from plait.core.source import SourceFile, Span
 
 __all__ = [
     "AgentDecl",
@@ -49,6 +51,7 @@ __all__ = [
     "Node",
     "Not",
     "Number",
+    "PackedItems",
     "Param",
     "ParallelDecl",
     "Params",
@@ -65,6 +68,7 @@ __all__ = [
     "TypeExpr",
     "Value",
     "constructor",
+    "number_value",
     "strip_spans",
 ]
 
@@ -123,6 +127,11 @@ class Number(Node):
     raw: str
 
 
+def number_value(raw: str) -> int | float:
+    """A number literal's value: an int unless it has a fraction or an exponent. Raises ValueError."""
+    return float(raw) if "." in raw or "e" in raw or "E" in raw else int(raw)
+
+
 @_node
 class Duration(Node):
     """`500ms`, `30s`, `2m`, `1h`."""
@@ -179,10 +188,10 @@ class Succeeded(Node):
 
 @_node
 class ListValue(Node):
-    """`[a, b]`."""
+    """`[a, b]`. A long list's `items` is a `PackedItems` (a read-only sequence of the same nodes), not a tuple."""
 
     kind: Literal["list"] = "list"
-    items: tuple[Value, ...]
+    items: Sequence[Value]
 
 
 @_node
@@ -191,7 +200,8 @@ class Call(Node):
 
     kind: Literal["call"] = "call"
     func: Ident
-    args: tuple[Value, ...]
+    #: A tuple, or `PackedItems` for a machine-sized argument list (as ListValue.items).
+    args: Sequence[Value]
     block: Block | None = None
 
 
@@ -512,6 +522,139 @@ def strip_spans(node: object) -> object:
             for f in fields(node)
             if f.name not in ("span", "comments", "file")
         } | {"__type__": type(node).__name__}
-    if isinstance(node, tuple | list):
+    if isinstance(node, tuple | list | PackedItems):
         return [strip_spans(item) for item in node]
     return node
+
+
+# --- long lists ---------------------------------------------------------------
+
+# What a packed item is; its text is the source between its offsets.
+_NODE, _NUMBER, _STRING, _STRING_VALUE, _BLOCK_STRING, _TRUE, _FALSE, _REF = range(8)
+
+
+class PackedItems(Sequence):
+    """A long list's (or call's) items, its literals kept as offsets into the source text.
+
+    A node with its span costs about 300 bytes; a list of 3.9 million numbers (7.8 MB) made 1.3 GB of
+    them. Here a number, a string, `true`/`false` or a bare name is one code byte and two 32-bit offsets
+    (its text and span are read back from the source); other items (blocks, calls, nested lists) are kept
+    as they are. Reading an item builds the same node the parser built, equal to it: `items[i]` and
+    iteration make nodes one at a time, so a pass that walks the list holds one at once.
+    The parser fills it (`add`, `prepend`) while the list is read; afterwards it is not changed.
+    """
+
+    __slots__ = ("_source", "_codes", "_starts", "_lengths", "_kept")
+
+    def __init__(self, source: SourceFile) -> None:
+        self._source = source
+        self._codes = bytearray()
+        # Offsets fit in 32 bits: a spec is at most 8 MiB (the loader's cap); `add` keeps any other item whole.
+        self._starts = array("I")
+        self._lengths = array("I")
+        #: index -> the node itself (code _NODE) or a string's decoded value (_STRING_VALUE, _BLOCK_STRING).
+        self._kept: dict[int, object] = {}
+
+    # --- filling (the parser) ----------------------------------------------------
+
+    def add(self, node: Value) -> None:
+        # Called once per item of a machine-sized list: one pass, no helper calls.
+        span = node.span
+        start, end = span[5], span[6]
+        code, keep = _NODE, None
+        if span[0] == self._source.path and 0 <= start <= end < 4294967296:
+            length = end - start
+            if isinstance(node, Number):
+                if len(node.raw) == length:
+                    code = _NUMBER
+            elif isinstance(node, String):
+                if node.block:
+                    code, keep = _BLOCK_STRING, node.value
+                # Same length as its text between the quotes: no escape changed it, so the text is the value.
+                elif len(node.value) + 2 == length:
+                    code = _STRING
+                else:
+                    code, keep = _STRING_VALUE, node.value
+            elif isinstance(node, Bool):
+                code = _TRUE if node.value else _FALSE
+            elif isinstance(node, Ref):
+                if len(node.name) == length:
+                    code = _REF
+        index = len(self._codes)
+        self._codes.append(code)
+        if code == _NODE:
+            self._starts.append(0)
+            self._lengths.append(0)
+            self._kept[index] = node
+            return
+        self._starts.append(start)
+        self._lengths.append(length)
+        if keep is not None:
+            self._kept[index] = keep
+
+    def prepend(self, node: Value) -> None:
+        """Put `node` first (the list's first item is parsed apart from the rest)."""
+        tail = PackedItems(self._source)
+        tail.add(node)
+        tail._codes += self._codes
+        tail._starts += self._starts
+        tail._lengths += self._lengths
+        tail._kept.update({i + 1: v for i, v in self._kept.items()})
+        self._codes, self._starts, self._lengths, self._kept = tail._codes, tail._starts, tail._lengths, tail._kept
+
+    # --- reading -------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    @overload
+    def __getitem__(self, index: int) -> Value: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Value, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Value | tuple[Value, ...]:
+        if isinstance(index, slice):
+            return tuple(self._item(i) for i in range(*index.indices(len(self._codes))))
+        if index < 0:
+            index += len(self._codes)
+        if not 0 <= index < len(self._codes):
+            raise IndexError("list index out of range")
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[Value]:
+        return map(self._item, range(len(self._codes)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PackedItems({len(self)} items)"
+
+    def __reduce__(self) -> tuple:
+        # Pickled as the nodes themselves: a copy need not carry the source text.
+        return tuple, (tuple(self),)
+
+    def _item(self, index: int) -> Value:
+        code = self._codes[index]
+        if code == _NODE:
+            return self._kept[index]  # type: ignore[return-value]
+        source = self._source
+        start = self._starts[index]
+        end = start + self._lengths[index]
+        span = source.span(start, end)
+        if code == _NUMBER:
+            raw = source.text[start:end]
+            return Number(span=span, value=number_value(raw), raw=raw)
+        if code == _STRING:
+            return String(span=span, value=source.text[start + 1 : end - 1], block=False)
+        if code == _STRING_VALUE or code == _BLOCK_STRING:
+            return String(span=span, value=self._kept[index], block=code == _BLOCK_STRING)  # type: ignore[arg-type]
+        if code == _REF:
+            return Ref(span=span, name=source.text[start:end])
+        return Bool(span=span, value=code == _TRUE)

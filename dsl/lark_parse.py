@@ -142,10 +142,14 @@ class _LarkParser:
         self.postlex = cast(FoldSeparators, self.lark.options.postlex)
         self.lock = threading.Lock()
 
-    def parse(self, text: str, file: str) -> Any:
+    def parse(self, text: str, file: str, source: SourceFile | None = None) -> Any:
+        """Parse `text`; `source`, when `text` is that whole file, lets long lists keep offsets into it."""
         with self.lock, collector_paused():
-            self.builder.file = file
-            return self.lark.parse(text)
+            self.builder.file, self.builder.source = file, source
+            try:
+                return self.lark.parse(text)
+            finally:
+                self.builder.source = None
 
 
 @cache
@@ -166,7 +170,7 @@ def parse(source: SourceFile) -> tuple[Any, list[Diagnostic]]:
     """((version, declarations), []) or (None, the syntax diagnostics)."""
     parser = _get_parser()
     try:
-        return parser.parse(source.text, source.path), []
+        return parser.parse(source.text, source.path, source), []
     except _PARSE_ERRORS as exc:
         return None, _all_syntax_errors(parser, source, exc)
 

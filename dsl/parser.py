@@ -67,16 +67,18 @@ class _FastParser:
         self.table = TableParser(plait_tables, self.builder)
         self.lock = threading.Lock()
 
-    def parse(self, text: str, file: str) -> tuple[Any, list[tuple[int, int, int, int]]] | None:
+    def parse(self, source: SourceFile) -> tuple[Any, list[tuple[int, int, int, int]]] | None:
         """((version, declarations), comments as (offset, end, line, column)), or None when
         the text needs lark's diagnosis (a syntax error, a bad escape or number)."""
         with self.lock, collector_paused():
-            self.builder.file = file
+            self.builder.file, self.builder.source = source.path, source
             try:
                 comments: list[tuple[int, int, int, int]] = []
-                return self.table.parse(self.lexer.stream(text, comments)), comments
+                return self.table.parse(self.lexer.stream(source.text, comments)), comments
             except (LexMismatch, ParseMismatch, StringError, NumberError):
                 return None
+            finally:
+                self.builder.source = None
 
 
 @cache
@@ -85,7 +87,7 @@ def _get_parser() -> _FastParser:
 
 
 def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic]]:
-    parsed = _get_parser().parse(source.text, source.path)
+    parsed = _get_parser().parse(source)
     if parsed is not None:
         (version, decls), comments = parsed
     else:

@@ -12,15 +12,20 @@ from __future__ import annotations
 import json
 import textwrap
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Protocol, TypeVar, Union
 
 from . import ast
-from plait.core.source import Span
+from plait.core.source import SourceFile, Span
 
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+#: The helper rule lark makes for `("," value)*`, the items after a list's or a call's first (`__value_star_N`).
+_ITEMS_RULE = "__value_star"
+#: Items a list keeps as plain nodes before the rest are packed (see `ast.PackedItems`): every list a person
+#: writes stays a tuple of nodes; a machine-sized one costs bytes, not a node, per literal.
+PACK_AFTER = 64
 
 # The parser builds about one node per token: constructors without the frozen __init__'s cost.
 _AgentDecl = ast.constructor(ast.AgentDecl)
@@ -99,6 +104,22 @@ def decode_block_string(raw: str) -> str:
     return textwrap.dedent(body)
 
 
+class Token(Protocol):
+    """What a span is read from on either lexer's tokens (`plait.dsl.lexer.Token`, lark's `Token`)."""
+
+    line: int
+    column: int
+    start_pos: int
+    end_line: int
+    end_column: int
+    end_pos: int
+
+
+#: What a span can be taken from: a token, a node (its span), or a span.
+Spanned = Union[Token, ast.Node, Span]
+N = TypeVar("N", bound=ast.Node)
+
+
 class Inline:
     """A helper rule's children (`_member`, repetitions), spliced into the parent's."""
 
@@ -117,30 +138,66 @@ class AstBuilder:
 
     def __init__(self, file: str) -> None:
         self.file = file
+        #: The text being parsed, when it is a whole file: long lists keep their literals as offsets into it.
+        self.source: SourceFile | None = None
 
     def __default__(self, data: str, children: list, meta: object = None) -> Inline:
+        if self.source is not None and data.startswith(_ITEMS_RULE):
+            first = children[0]
+            if first.__class__ is ast.PackedItems and len(children) == 2:
+                first.add(children.pop())  # the usual step of a long list: one more item
+            else:
+                children = self._pack(children, self.source)
         return Inline(data, children)
+
+    def _pack(self, items: list, source: SourceFile) -> list:
+        """A list's (or call's) items after the first, as they accumulate: past PACK_AFTER of them, one
+        `PackedItems` that takes each new item as it is parsed, so a long list never holds its nodes at once."""
+        first = items[0]
+        if first.__class__ is ast.PackedItems:
+            for item in items[1:]:
+                first.add(item)
+            del items[1:]
+            return items
+        if len(items) <= PACK_AFTER or source.path != self.file:
+            return items
+        packed = ast.PackedItems(source)
+        for item in items:
+            packed.add(item)
+        return [packed]
+
+    @staticmethod
+    def _items(values: list) -> tuple | ast.PackedItems:
+        """A list's or call's item nodes (None for a missing `[optional]` part dropped): a tuple, or PackedItems."""
+        items = [v for v in values if v is not None]
+        if items and items[-1].__class__ is ast.PackedItems:
+            packed: ast.PackedItems = items.pop()
+            for item in reversed(items):
+                packed.prepend(item)
+            return packed
+        return tuple(items)
 
     # --- spans ------------------------------------------------------------------
 
-    def _span(self, first: object, last: object | None = None) -> Span:
-        # Called for almost every token: the token test (tokens are the only
-        # str children) comes first because isinstance against a pydantic
-        # model class goes through ABCMeta.
+    def _span(self, first: Spanned, last: Spanned | None = None) -> Span:
+        # Called for almost every token. Tokens are told apart by elimination (not a node, not a span,
+        # which is a named tuple): two token classes share the attributes, and either lexer's may come.
         last = first if last is None else last
-        if isinstance(first, str):
+        if isinstance(first, ast.Node):
+            first = first.span
+        if isinstance(first, tuple):
+            line, col, off = first.line, first.column, first.offset
+        else:
             line, col, off = first.line, first.column, first.start_pos
+        if isinstance(last, ast.Node):
+            last = last.span
+        if isinstance(last, tuple):
+            eline, ecol, eoff = last.end_line, last.end_column, last.end_offset
         else:
-            a = first.span if isinstance(first, ast.Node) else first
-            line, col, off = a.line, a.column, a.offset
-        if isinstance(last, str):
             eline, ecol, eoff = last.end_line, last.end_column, last.end_pos
-        else:
-            b = last.span if isinstance(last, ast.Node) else last
-            eline, ecol, eoff = b.end_line, b.end_column, b.end_offset
         return Span(self.file, line, col, eline, ecol, off, eoff)
 
-    def _ident(self, tok: str) -> ast.Ident:
+    def _ident(self, tok: Token) -> ast.Ident:
         return _Ident(span=self._span(tok), name=str(tok))
 
     # --- file -------------------------------------------------------------------
@@ -153,7 +210,7 @@ class AstBuilder:
 
     # --- declarations -------------------------------------------------------------
 
-    def _described(self, construct: Callable[..., ast.Node], children: list) -> ast.Node:
+    def _described(self, construct: Callable[..., N], children: list) -> N:
         kw, name, description, body = children
         return construct(span=self._span(kw, body), name=self._ident(name), description=description, body=body)
 
@@ -231,7 +288,7 @@ class AstBuilder:
     def else_label(self, c: list) -> str:
         return c[0]
 
-    def _body_decl(self, construct: Callable[..., ast.Node], c: list) -> ast.Node:
+    def _body_decl(self, construct: Callable[..., N], c: list) -> N:
         kw, name, description, *elements, block = c
         return construct(
             span=self._span(kw, block),
@@ -361,7 +418,7 @@ class AstBuilder:
         # The token's own text (a plain str), not str(token): a copy per number was a fifth of a long list's memory.
         raw = getattr(c[0], "value", None) or str(c[0])
         try:
-            value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+            value = ast.number_value(raw)
         except ValueError:
             raise NumberError(self._span(c[0])) from None
         return _Number(span=self._span(c[0]), value=value, raw=raw)
@@ -400,9 +457,9 @@ class AstBuilder:
         return _Call(
             span=self._span(func, block or rpar),
             func=self._ident(func),
-            args=tuple(a for a in args[1:] if a is not None),
+            args=self._items(args[1:]),
             block=block,
         )
 
     def list(self, c: list) -> ast.ListValue:
-        return _ListValue(span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None))
+        return _ListValue(span=self._span(c[0], c[-1]), items=self._items(c[1:-1]))
