@@ -10,12 +10,13 @@ or a FIFO are refused at once instead of filling memory or blocking forever.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_DATA_BYTES", "UnreadableFile", "outside_root", "read_regular", "run_id_problem"]
+__all__ = ["MAX_DATA_BYTES", "UnreadableFile", "outside_root", "read_inside", "read_regular", "run_id_problem"]
 
 #: The cap on a data file a spec names (a replies script): the same as on a spec itself.
 MAX_DATA_BYTES = 8 * 1024 * 1024
@@ -35,16 +36,24 @@ def outside_root(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> 
     return not resolved.is_relative_to(base)
 
 
-def read_regular(path: str | os.PathLike[str], limit: int = MAX_DATA_BYTES) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int = MAX_DATA_BYTES, *, follow: bool = True) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; UnreadableFile (an OSError) otherwise.
 
     The file is opened without blocking (a FIFO with no writer would wait forever) and
     checked through the open descriptor, so it cannot be swapped between check and read.
+    `follow=False` refuses a symlink as the last part of `path`.
     """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags)
     except ValueError:
         raise UnreadableFile("is not a valid file name") from None
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise UnreadableFile("is a symlink") from None
+        raise
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -63,6 +72,20 @@ def read_regular(path: str | os.PathLike[str], limit: int = MAX_DATA_BYTES) -> b
     if len(data) > limit:
         raise UnreadableFile(f"is larger than {_size(limit)}")
     return data
+
+
+def read_inside(path: str | os.PathLike[str], root: str | os.PathLike[str], limit: int = MAX_DATA_BYTES) -> bytes:
+    """`read_regular` of `path` (a relative one taken from `root`) if it lies inside `root`, symlinks resolved.
+
+    The rule `plait check` applies to a file a spec names, applied again where the runtime opens it, so a
+    program built without the compiler (a hand-made config or graph) is held to it too.
+    """
+    full = Path(root, path)
+    if outside_root(full, root):
+        raise UnreadableFile("leaves the spec's directory (no `../`, absolute path or symlink out)")
+    # The checked, resolved path is opened, and not through a symlink: one swapped in after the check
+    # cannot lead the open outside.
+    return read_regular(full.resolve(), limit, follow=False)
 
 
 def _size(limit: int) -> str:

@@ -38,7 +38,7 @@ def _schema(output: Type, strict: bool = True) -> dict[str, Any] | None:
     return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)
 
 
-def _model(n: g.ModelNode) -> ModelConfig:
+def _model(n: g.ModelNode, base_dir: str | None) -> ModelConfig:
     return ModelConfig(
         name=n.name,
         provider=n.provider,
@@ -52,6 +52,8 @@ def _model(n: g.ModelNode) -> ModelConfig:
         headers=tuple(n.headers.items()),
         api=n.api,
         script=n.script,
+        # The provider confines the script to the spec's folder again where it opens it, as check did.
+        script_root=base_dir,
     )
 
 
@@ -153,7 +155,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         if n.span is not None and not n.name.startswith("@"):
             program.locations[n.name] = (n.file or n.span.file, n.span.line)
         if isinstance(n, g.ModelNode):
-            program.models[n.name] = _model(n)
+            program.models[n.name] = _model(n, program.base_dir)
         elif isinstance(n, g.ToolNode):
             program.tools[n.name] = _tool(n)
         elif isinstance(n, g.AgentNode):

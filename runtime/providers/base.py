@@ -251,8 +251,10 @@ class ModelConfig:
     headers: tuple[tuple[str, str], ...] = ()
     #: "responses" selects OpenAI's Responses API.
     api: str | None = None
-    #: Scripted provider: absolute path of the replies file.
+    #: Scripted provider: path of the replies file (absolute, or relative to `script_root`).
     script: str | None = None
+    #: The folder the replies file must lie inside (the spec's folder); None: the working directory.
+    script_root: str | None = None
 
 
 @runtime_checkable

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
 from typing import Any, AsyncIterator
 
-from plait.core.paths import read_regular
+from plait.core.paths import UnreadableFile, read_inside
 
 from .base import (
     Message,
@@ -121,9 +122,16 @@ class ScriptedProvider:
                 raise ProviderError(
                     "invalid_request", "scripted model has no `script` file", provider="scripted", model=self.name
                 )
+            # As `plait check` has it: inside the spec's folder (the working directory for a config built by
+            # hand), and only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
+            root = self.config.script_root or os.getcwd()
             try:
-                # Only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
-                self._script = json.loads(read_regular(path))
+                self._script = json.loads(read_inside(path, root))
+            except UnreadableFile as exc:
+                # The path is not echoed: the rule says what is wrong, and a path can hold a pasted secret.
+                raise ProviderError(
+                    "invalid_request", f"script of model `{self.name}` {exc}", provider="scripted", model=self.name
+                ) from None
             except (OSError, ValueError, RecursionError) as exc:
                 raise ProviderError(
                     "invalid_request", f"cannot read script `{path}`: {exc}", provider="scripted", model=self.name

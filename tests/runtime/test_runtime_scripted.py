@@ -30,7 +30,7 @@ def provider(script, tmp_path=None):
         return ScriptedProvider(ModelConfig("demo", "scripted", "demo"), replies=script)
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
-    return make_provider(ModelConfig("demo", "scripted", "demo", script=str(path)))
+    return make_provider(ModelConfig("demo", "scripted", "demo", script=str(path), script_root=str(tmp_path)))
 
 
 def test_a_list_is_shared_by_every_caller_and_an_object_is_keyed_by_agent(tmp_path):
@@ -99,7 +99,9 @@ def test_snapshot_restores_the_cursor_and_durations_parse():
 
 
 def test_missing_script_file_is_a_clear_error(tmp_path):
-    p = make_provider(ModelConfig("demo", "scripted", "demo", script=str(tmp_path / "nope.json")))
+    p = make_provider(
+        ModelConfig("demo", "scripted", "demo", script=str(tmp_path / "nope.json"), script_root=str(tmp_path))
+    )
     with pytest.raises(ProviderError) as info:
         go(p.complete(request()))
     assert "cannot read script" in info.value.message

@@ -127,17 +127,92 @@ def test_a_huge_script_is_refused_before_reading(tmp_path):
     assert messages and "larger than 8 MB" in messages[0]
 
 
-def test_the_scripted_provider_refuses_special_files_at_run_time(tmp_path):
-    from plait.runtime.providers.base import ModelConfig, ModelRequest
+def _provider_error(config) -> str:
+    """The error the scripted provider raises on its first call with `config` (bounded: never a hang)."""
+    from plait.runtime.providers.base import ModelRequest
     from plait.runtime.providers.errors import ProviderError
     from plait.runtime.providers.scripted import ScriptedProvider
 
+    provider = ScriptedProvider(config)
+    with pytest.raises(ProviderError) as info:
+        _bounded(lambda: asyncio.run(provider.complete(ModelRequest(model="demo", messages=[]))))
+    return str(info.value)
+
+
+def _config(script: str, root: Path | None):
+    from plait.runtime.providers.base import ModelConfig
+
+    return ModelConfig(
+        name="m", provider="scripted", model_id="demo", script=script, script_root=str(root) if root else None
+    )
+
+
+def test_the_scripted_provider_refuses_special_files_at_run_time(tmp_path):
     fifo = tmp_path / "r.json"
     os.mkfifo(fifo)
-    for path in (str(fifo), "/dev/zero"):
-        provider = ScriptedProvider(ModelConfig(name="m", provider="scripted", model_id="demo", script=path))
-        with pytest.raises(ProviderError, match="not a regular file"):
-            _bounded(lambda p=provider: asyncio.run(p.complete(ModelRequest(model="demo", messages=[]))))
+    assert "not a regular file" in _provider_error(_config(str(fifo), tmp_path))
+    assert "not a regular file" in _provider_error(_config("/dev/zero", Path("/dev")))
+
+
+@pytest.fixture
+def outside_replies(tmp_path) -> Path:
+    """A replies file beside the project folder, whose keys must never be read or shown."""
+    path = tmp_path / "outside.json"
+    path.write_text(json.dumps({**SECRET_KEYS, "main": [{"text": "served from outside"}]}))
+    return path
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked-folder"])
+def test_the_runtime_confines_a_script_built_without_the_compiler(how, tmp_path, outside_replies):
+    # A config made by hand (the Python API, a tool that writes configs) is held to check's rule where the
+    # provider opens the file: before, only `plait check` confined it and this served the outside replies.
+    root = tmp_path / "project"
+    root.mkdir()
+    if how == "dotdot":
+        script = str(root / ".." / "outside.json")
+    elif how == "absolute":
+        script = str(outside_replies)
+    elif how == "symlink":
+        (root / "r.json").symlink_to(outside_replies)
+        script = str(root / "r.json")
+    else:
+        (root / "data").symlink_to(tmp_path)
+        script = "data/outside.json"
+    message = _provider_error(_config(script, root))
+    assert "leaves the spec's directory" in message
+    assert not any(key in message for key in SECRET_KEYS) and "outside" not in message
+
+
+def test_without_a_folder_the_working_directory_is_the_root(tmp_path, outside_replies, monkeypatch):
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "r.json").write_text(json.dumps([{"text": "inside"}]))
+    monkeypatch.chdir(root)
+    assert "leaves the spec's directory" in _provider_error(_config(str(outside_replies), None))
+    assert "leaves the spec's directory" in _provider_error(_config("../outside.json", None))
+    from plait.runtime.providers.base import ModelRequest
+    from plait.runtime.providers.scripted import ScriptedProvider
+
+    reply = asyncio.run(ScriptedProvider(_config("r.json", None)).complete(ModelRequest(model="demo", messages=[])))
+    assert reply.text == "inside"
+
+
+def test_a_script_swapped_for_a_symlink_after_check_is_refused_at_run_time(tmp_path, outside_replies):
+    # The compiled graph is run after the file changed: the runtime checks again, on the file it opens.
+    root = tmp_path / "project"
+    (root / "r.json").parent.mkdir()
+    (root / "r.json").write_text(json.dumps([{"text": "inside"}]))
+    result = plait.compile(_spec(root, "r.json"))
+    assert result.ok, result.diagnostics
+    (root / "r.json").unlink()
+    (root / "r.json").symlink_to(outside_replies)
+    run = plait.run(result.graph, "hi", raise_on_error=False)
+    assert run.error is not None and "leaves the spec's directory" in str(run.error)
+    assert "served from outside" not in repr(run.output)
+    # Put back, the same graph runs: the refusal was the rule, not a broken program.
+    (root / "r.json").unlink()
+    (root / "r.json").write_text(json.dumps([{"text": "inside"}]))
+    assert plait.run(result.graph, "hi").output == "inside"
 
 
 def test_the_fake_servers_script_loader_refuses_special_files(tmp_path):
@@ -184,3 +259,15 @@ def test_resume_with_a_path_is_a_usage_error_and_loads_nothing(tmp_path, capsys,
     err = capsys.readouterr().err
     assert code == 2
     assert "--resume takes a run id" in err
+
+
+def test_spec_text_with_no_file_is_confined_to_the_working_directory(tmp_path, outside_replies, monkeypatch):
+    # `plait.compile(text)` has no spec folder: the working directory is it, as at run time. Before, an
+    # absolute script was read from anywhere and its keys printed.
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    text = f'model m = "scripted/demo" {{ script = "{outside_replies}" }}\nagent main "A." {{ model = m }}\n'
+    messages = _p307(plait.compile(text))
+    assert messages and "leaves the spec's directory" in messages[0]
+    assert not any(key in " ".join(messages) for key in SECRET_KEYS)
