@@ -2,13 +2,15 @@
 
 Each actor builds its own engine (its own journal connection: the journal is
 what the actors share, so it must be one every actor reaches: SQLite in the
-project folder on one machine, PostgreSQL across machines) and runs up to its
-share of `concurrency` rows at once on its event loop. The driver keeps
-`concurrency` rows in flight over all actors, giving each row to the least
-loaded actor, and hands each result back the moment it arrives. Ray never
-re-runs anything on its own (no actor restarts, no task retries): a run cut
-off by a dead actor is resumed from the journal the next time the batch runs,
-which replays what finished and pauses a non-idempotent call in flight.
+project folder on one machine, PostgreSQL across machines) and runs its
+share of `concurrency` rows at once on its event loop. The driver sends rows
+in chunks (one streaming call per chunk, so a call's cost is shared by its
+rows), each actor receiving the same number of chunk streams, and hands each
+result on the moment the actor yields it, whatever its chunk is still doing.
+Ray never re-runs anything on its own (no actor restarts, no task retries): a
+run cut off by a dead actor is resumed from the journal the next time the
+batch runs, which replays what finished and pauses a non-idempotent call in
+flight.
 
 Ray is imported only here, and only when `--executor ray` is chosen (the
 `plait[ray]` extra).
@@ -19,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from itertools import islice
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
-from ..batch import Row, RowResult, pool, run_row
+from ..batch import Row, RowResult, run_row
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_ACTORS", "RayUnavailable", "RowHost", "missing", "run_batch", "spec_engine"]
 
 DEFAULT_ACTORS = 2
+#: Rows per remote call at most: one call's cost shared among them, results still streamed one by one.
+_CHUNK = 16
+_AGAIN = "run the batch again to resume it"
 #: How long the driver waits for the actors to flush their journals before it stops them.
 _CLOSE_SECONDS = 30.0
 
@@ -65,6 +71,21 @@ class RowHost:
 
     async def run(self, row: dict[str, Any]) -> dict[str, Any]:
         return (await run_row(self.engine, Row.from_dict(row), self.entry)).to_dict()
+
+    async def run_many(self, rows: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        """Rows at once, each result yielded the moment its run stops (a Ray streaming generator).
+
+        One remote call carries a chunk of rows, so its cost is shared among them; cancelling the call
+        cancels the runs still going (each is stored as it stops).
+        """
+        tasks = [asyncio.ensure_future(self.run(row)) for row in rows]
+        try:
+            for finished in asyncio.as_completed(tasks):
+                yield await finished
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
         """Stops and rows buffered in the journal go to its tables before the actor is ended."""
@@ -110,39 +131,51 @@ async def run_batch(
     share = -(-concurrency // actors)
     host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
     hosts: list[Any] = [host_class.options(max_concurrency=share + 1).remote(make_engine, entry) for _ in range(actors)]
-    load = [0] * actors
     #: Actors that died (a crash in user code, out of memory, a failed start): no row goes to them again.
     dead: set[int] = set()
+    rest = iter(rows)
 
-    async def work(row: Row) -> RowResult:
-        live = [i for i in range(actors) if i not in dead]
-        if not live:
-            return RowResult.refused(
-                row, "executor_failed", "every Ray actor of this batch has died; run the batch again to resume"
-            )
-        chosen = min(live, key=load.__getitem__)
-        load[chosen] += 1
-        ref = hosts[chosen].run.remote(row.to_dict())
-        try:
-            return RowResult.from_dict(await ref)
-        except asyncio.CancelledError:
-            ray.cancel(ref)  # an async actor cancels the run's task: the run is stored as it stops
-            raise
-        except ray.exceptions.RayError as exc:
-            # The journal knows how far the run got: the next run of the batch resumes it from there.
-            if isinstance(exc, ray.exceptions.RayActorError):
-                dead.add(chosen)
-            return RowResult.refused(
-                row,
-                "executor_failed",
-                f"the Ray actor running this row failed ({_first_line(exc)}); run the batch again to resume it",
-            )
-        finally:
-            load[chosen] -= 1
+    async def feeder(slot: int, size: int) -> None:
+        """Chunks of `size` rows, one streaming call each, to actor `slot % actors` (another if it died)."""
+        while stop is None or not stop.is_set():
+            chunk = list(islice(rest, size))
+            if not chunk:
+                return
+            live = [i for i in range(actors) if i not in dead]
+            if not live:
+                for row in chunk:
+                    emit(RowResult.refused(row, "executor_failed", "every Ray actor of this batch has died; " + _AGAIN))
+                continue
+            chosen = slot % actors if slot % actors in live else live[slot % len(live)]
+            waiting = {row.index: row for row in chunk}
+            stream = hosts[chosen].run_many.remote([row.to_dict() for row in chunk])
+            try:
+                async for ref in stream:
+                    result = RowResult.from_dict(await ref)
+                    waiting.pop(result.index, None)
+                    emit(result)
+            except asyncio.CancelledError:
+                ray.cancel(stream)  # the actor cancels the runs' tasks: each run is stored as it stops
+                raise
+            except ray.exceptions.RayError as exc:
+                # The journal knows how far each run got: the next run of the batch resumes it from there.
+                if isinstance(exc, ray.exceptions.RayActorError):
+                    dead.add(chosen)
+                message = f"the Ray actor running this row failed ({_first_line(exc)}); " + _AGAIN
+                for row in waiting.values():
+                    emit(RowResult.refused(row, "executor_failed", message))
 
+    # Chunks of up to _CHUNK rows, at least two streams per actor (so an actor keeps working while one
+    # stream waits for its slowest row); the chunk sizes add up to `concurrency`, the bound on runs in flight.
+    size = max(1, min(_CHUNK, concurrency // (2 * actors)))
+    sizes = [size] * (concurrency // size) + ([concurrency % size] if concurrency % size else [])
+    feeders = [asyncio.ensure_future(feeder(slot, n)) for slot, n in enumerate(sizes)]
     try:
-        await pool(rows, work, concurrency, emit, stop)
+        await asyncio.gather(*feeders)
     finally:
+        for task in feeders:
+            task.cancel()
+        await asyncio.gather(*feeders, return_exceptions=True)
         await _close(hosts)
         if started:
             ray.shutdown()
