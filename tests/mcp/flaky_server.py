@@ -47,6 +47,16 @@ async def hang(seconds: float) -> str:
     return "woke up"
 
 
+@server.tool(annotations=ToolAnnotations(idempotentHint=True))
+async def wait_while(path: str) -> str:
+    """Touches PATH.started, then answers once PATH is gone (a call a test can cut off, then let finish)."""
+    with open(path + ".started", "w"):
+        pass
+    while os.path.exists(path):
+        await asyncio.sleep(0.05)
+    return "the flag is gone"
+
+
 @server.tool()
 def secret() -> str:
     """The value of FLAKY_TOKEN in the server's environment."""
