@@ -292,3 +292,25 @@ def test_a_code_step_function_must_take_the_fields_that_arrive(tmp_path):
 def test_a_code_step_whose_hints_match_its_input_is_clean(tmp_path):
     files = {"steps.py": "def tally(topic: str, note: str | None = None) -> str:\n    return topic\n"}
     assert codes(compile_text(CODE_STEP, tmp_path, files=files)) == []
+
+
+def test_the_flow_walk_is_linear_in_the_spec_not_in_its_paths(tmp_path, monkeypatch):
+    # Thirty parallels that all contain each other: the places they run multiply without end. The walk
+    # stops at a budget proportional to the spec's references instead of a fixed 200,000 instances.
+    from plait.compiler import flow
+    from plait.compiler.passes import check_flow
+
+    walked: list[int] = []
+    budgets: list[int] = []
+
+    def counting(ctx, run):
+        budgets.append(flow.instance_budget(ctx))
+        walked.append(sum(1 for _ in flow.walk(ctx, run)))
+        return iter(())
+
+    monkeypatch.setattr(check_flow, "walk", counting)
+    dense = "\n".join(f"parallel p{i} = [{', '.join(f'p{j}' for j in range(30) if j != i)}]" for i in range(30))
+    found = codes(compile_text(HEAD + dense + "\n", tmp_path))
+    assert "P304" in found  # the containment cycles are still reported
+    assert budgets == [flow.INSTANCES_FLOOR + flow.INSTANCES_PER_REFERENCE * 870]  # 30 × 29 branch references
+    assert 0 < walked[0] <= budgets[0] + 1 < flow.MAX_INSTANCES
