@@ -297,3 +297,14 @@ def test_the_progress_line_at_a_terminal_and_nothing_elsewhere() -> None:
     assert "[########################] 4/4 · 1 failed" in shown.getvalue() and shown.getvalue().startswith("\r")
     assert quiet.getvalue() == ""
     assert silent.summary() == "4 rows: 3 done, 1 failed"
+
+
+@pytest.mark.slow
+def test_the_in_process_executor_never_imports_ray(echo_project: Path) -> None:
+    code = (
+        "import sys; from plait.cli import main; "
+        f"code = main(['batch', {str(echo_project / 'spec.plait')!r}, {str(echo_project / 'in.jsonl')!r}, '-o', "
+        f"{str(echo_project / 'out.jsonl')!r}]); print(code, 'ray' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0", "False"], done.stderr
