@@ -26,15 +26,24 @@ MAX_NAME = 64
 
 def tool_name_collision(ctx: CompileContext) -> None:
     first: dict[tuple[str, str, str | None], Span] = {}
+    #: (agent, MCP server) → the first of its tools listed one by one, with where.
+    some: dict[tuple[str, str], tuple[str, Span]] = {}
     too_long: set[str] = set()
     for ref in ctx.references:
         if ref.attr != "tools":
             continue
-        # An MCP server's tool (`files.read_text_file`) is listed twice when it, or the whole server, came first.
+        # An MCP server's tool (`files.read_text_file`) is listed twice with the whole server, before or after it.
         key = (ref.owner, ref.target, ref.member)
-        earlier = first.get(key) or (first.get((ref.owner, ref.target, None)) if ref.member else None)
+        earlier = first.get(key)
+        member = ref.member
+        if earlier is None and member is not None:
+            earlier = first.get((ref.owner, ref.target, None))
+        elif earlier is None and (ref.owner, ref.target) in some:
+            member, earlier = some[(ref.owner, ref.target)]
+        if member is not None:
+            some.setdefault((ref.owner, ref.target), (member, ref.span))
         if earlier is not None:
-            what = f"{ref.target}.{ref.member}" if ref.member else ref.target
+            what = f"{ref.target}.{member}" if member else ref.target
             ctx.diagnostics.append(
                 make(
                     CODE,

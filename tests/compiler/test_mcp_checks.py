@@ -436,3 +436,8 @@ def test_check_starts_no_process_and_opens_no_socket(tmp_path, monkeypatch, caps
     for command in (["check", str(path)], ["graph", "--json", str(path)], ["render", "-f", "mermaid", str(path)]):
         assert main(command) == 0, capsys.readouterr()
     assert not marker.exists()
+
+
+def test_a_tool_listed_before_its_whole_server_is_listed_twice_too(tmp_path):
+    diagnostic = only(write(tmp_path, spec(agent="tools = [files.read_text_file, files]"), server()), "P306")
+    assert diagnostic.message == "agent `a` lists `files.read_text_file` twice in `tools`"
