@@ -12,7 +12,6 @@ agent's `files.read_text_file`) are still checked against each other.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit
@@ -129,6 +128,8 @@ class _Locks:
 
     def offered(self, name: str, decl: ast.McpDecl, fp: str) -> list[dict[str, Any]] | None:
         """The tools the fresh lock entry lists (every one, in lock order), or None without a fresh entry."""
+        import shlex  # only a spec with an MCP server pays for it
+
         values = self.ctx.values[name]
         where = folder(self.ctx, decl)
         spec = _spec_name(decl.span.file)
