@@ -42,6 +42,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 from . import ast
 from plait.core.diagnostics import Diagnostic
@@ -243,14 +244,15 @@ class _Layout:
                 self.newline("")
             elif i > 0 or module.version is not None:
                 self.newline("", blank=True)
-            if single[i] is not None:
-                (head, middle, rest), (head_width, middle_width) = single[i], pads[i]
+            line = single[i]
+            if line is not None:
+                (head, middle, rest), (head_width, middle_width) = line, pads[i]
                 self.emit_node(head.ljust(head_width) + middle.ljust(middle_width if rest else 0) + rest, decl)
             else:
                 self.decl(decl)
         self.finish()
 
-    def same_run(self, decls: tuple, single: list, i: int) -> bool:
+    def same_run(self, decls: Sequence[ast.Decl], single: list[tuple[str, str, str] | None], i: int) -> bool:
         a, b = decls[i - 1], decls[i]
         return (
             single[i - 1] is not None
@@ -260,7 +262,7 @@ class _Layout:
             and "\n" in self.text[a.span.end_offset : b.span.offset]
         )
 
-    def decl_pads(self, decls: tuple, single: list) -> list[tuple[int, int]]:
+    def decl_pads(self, decls: Sequence[ast.Decl], single: list[tuple[str, str, str] | None]) -> list[tuple[int, int]]:
         """Widths to pad one-line declarations' heads and middles to, so a group
         of `model`s (or chains, or parallels) lines up its `=` and its `{`."""
         pads = [(0, 0)] * len(decls)
@@ -270,14 +272,14 @@ class _Layout:
             while j < len(decls) and self.same_run(decls, single, j):
                 j += 1
             if single[i] is not None and decls[i].kind in ("model", "chain", "parallel"):
-                run = [single[k] for k in range(i, j)]
+                run = [line for line in single[i:j] if line is not None]
                 head = max(len(h) for h, _, _ in run)
                 middle = max((len(m) for _, m, r in run if r), default=0)
                 pads[i:j] = [(head, middle)] * (j - i)
             i = j
         return pads
 
-    def one_line_decl(self, d: ast.Node) -> tuple[str, str, str] | None:
+    def one_line_decl(self, d: ast.Decl) -> tuple[str, str, str] | None:
         """(head, middle, body) of a declaration that fits on one line, else None:
         `model fast`, ` = "openai/gpt-4o-mini"`, ` { temperature = 0.2 }`.
 
@@ -285,6 +287,8 @@ class _Layout:
         they can only go above it or after it, which is where the next run
         would put them too. Comments inside its brackets do (see `inline`).
         """
+        middle: list[str | None]
+        body: list[str | None]
         if isinstance(d, ast.ImportDecl):
             head, middle, body = "import", [self.inline(d.path)], []
         elif isinstance(d, ast.InputDecl | ast.StateDecl):
@@ -311,17 +315,18 @@ class _Layout:
                 middle, body = ["=", self.inline(first)], [self.inline(d.body)] if d.body else []
             else:
                 middle, body = [self.inline(d.description)] if d.description else [], [self.inline(d.body)]
-        if None in middle or None in body:
+        middle_text, body_text = _spaced(middle), _spaced(body)
+        if middle_text is None or body_text is None:
             return None
-        columns = (head, "".join(" " + part for part in middle), "".join(" " + part for part in body))
+        columns = (head, middle_text, body_text)
         return columns if sum(map(len, columns)) <= WIDTH else None
 
     # --- declarations (over several lines) ----------------------------------------
 
-    def keyword(self, d: ast.Node) -> None:
+    def keyword(self, d: ast.Decl) -> None:
         self.emit(d.kind, d.span.offset, d.span.offset + len(d.kind))
 
-    def decl(self, d: ast.Node) -> None:
+    def decl(self, d: ast.Decl) -> None:
         self.keyword(d)
         if isinstance(d, ast.ImportDecl):
             self.write(" ")
@@ -376,7 +381,7 @@ class _Layout:
         self.write(" = ")
         self.elements(d.elements)
 
-    def elements(self, elements: tuple) -> None:
+    def elements(self, elements: Sequence[ast.ChainElement]) -> None:
         """A chain's (or a loop's, a map's) elements, one per line from the second."""
         for i, element in enumerate(elements):
             if i:
@@ -387,13 +392,12 @@ class _Layout:
     def inline_chain(self, d: ast.ChainDecl) -> str | None:
         return self.inline_elements(d.elements)
 
-    def inline_elements(self, elements: tuple) -> str | None:
+    def inline_elements(self, elements: Sequence[ast.ChainElement]) -> str | None:
         # A comment between elements keeps them on their own lines; one before
         # the first element goes above the declaration in either layout.
         if self.comment_between(elements[0].span.offset, elements[-1].span.end_offset):
             return None
-        texts = [self.inline_element(e) for e in elements]
-        return None if None in texts else " -> ".join(texts)
+        return _joined((self.inline_element(e) for e in elements), " -> ")
 
     # --- routes -------------------------------------------------------------------
 
@@ -424,7 +428,10 @@ class _Layout:
         return "{ " + ", ".join(f"{self.case_label(c)} -> {c.target.name}" for c in d.cases) + " }"
 
     def case_label(self, case: ast.RouteCase) -> str:
-        return "else" if case.literal is None else self.inline(case.literal)
+        if case.literal is None:
+            return "else"
+        # A case's literal is a string, number or bool: always one line.
+        return self.inline(case.literal) or ""
 
     def case(self, case: ast.RouteCase, key: str, indent: str) -> None:
         label = key.rstrip()
@@ -432,18 +439,19 @@ class _Layout:
         self.write(key[len(label) :] + " -> ")
         self.emit_node(case.target.name, case.target)
 
-    def inline_element(self, e: ast.Node) -> str | None:
+    def inline_element(self, e: ast.ChainElement) -> str | None:
         if isinstance(e, ast.ChainRef):
             return e.name
         if self.has_comment(e.span):
             return None
         return "parallel(" + ", ".join(b.name for b in e.branches) + ")"
 
-    def element(self, e: ast.Node, indent: str) -> None:
+    def element(self, e: ast.ChainElement, indent: str) -> None:
         text = self.inline_element(e)
         if text is not None:
             self.emit_node(text, e)
             return
+        assert isinstance(e, ast.InlineParallel)  # a chain reference is always one line
         self.emit("parallel", e.span.offset, e.span.offset + len("parallel"))
         open_at = self.skip_to(e.span.offset + len("parallel"))
         self.sequence("(", ")", open_at, e.span.end_offset - 1, e.branches, indent, self.name_item)
@@ -453,7 +461,7 @@ class _Layout:
 
     # --- values -------------------------------------------------------------------
 
-    def inline(self, v: ast.Node) -> str | None:
+    def inline(self, v: ast.Value | ast.Compare | ast.Not | ast.BoolOp) -> str | None:
         """The value on one line, or None when it must span lines."""
         if isinstance(v, ast.String):
             if not v.block:
@@ -498,7 +506,7 @@ class _Layout:
     def target_text(self, v: ast.Succeeded) -> str:
         return v.target.name if isinstance(v.target, ast.Ref) else self.path_text(v.target)
 
-    def condition(self, v: ast.Node, parent: int = 0) -> str:
+    def condition(self, v: ast.Condition, parent: int = 0) -> str:
         """A condition's text, with parentheses where precedence needs them, where
         the author's grouping must survive a re-parse (`a and (b and c)`), and
         around an `and` inside an `or`."""
@@ -514,9 +522,8 @@ class _Layout:
         # `and` inside `or` keeps its brackets although it binds tighter: readers misread the bare form.
         return f"({text})" if rank <= parent or (parent == 1 and rank == 2) else text
 
-    def inline_all(self, items: tuple) -> str | None:
-        texts = [self.inline(item) for item in items]
-        return None if None in texts else ", ".join(texts)
+    def inline_all(self, items: Iterable[ast.Value]) -> str | None:
+        return _joined((self.inline(item) for item in items), ", ")
 
     def inline_block(self, b: ast.Block) -> str | None:
         if not b.attributes and not b.params:
@@ -524,7 +531,7 @@ class _Layout:
         members = sorted(b.attributes + b.params, key=lambda m: m.span.offset)
         if not self.opens_on_same_line(b.span.offset, members[0]):
             return None
-        parts = []
+        parts: list[str] = []
         for m in members:
             text = self.inline_typed(m) if isinstance(m, ast.Params) else self.inline(m.value)
             if text is None:
@@ -546,13 +553,13 @@ class _Layout:
         else:
             if not self.opens_on_same_line(open_at, p.params[0]):
                 return None
-            fields = [self.inline_param(f) for f in p.params]
-            if None in fields:
+            fields = _joined((self.inline_param(f) for f in p.params), ", ")
+            if fields is None:
                 return None
-            text = "{ " + ", ".join(fields) + " }"
+            text = "{ " + fields + " }"
         return text if braces_only else f"{p.keyword} {text}"
 
-    def value(self, v: ast.Node, indent: str) -> None:
+    def value(self, v: ast.Value | ast.Compare | ast.Not | ast.BoolOp, indent: str) -> None:
         text = self.inline(v)
         if text is not None and (self.fits(text) or not isinstance(v, ast.ListValue | ast.Call | ast.Block)):
             self.emit_node(text, v)
@@ -565,6 +572,7 @@ class _Layout:
         elif isinstance(v, ast.Block):
             self.block(v, indent)
         else:  # `x succeeded` with a comment between its words
+            assert isinstance(v, ast.Succeeded)  # every other value has a one-line text
             self.emit_node(f"{self.target_text(v)} succeeded", v)
 
     def string(self, s: ast.String, indent: str) -> None:
@@ -597,7 +605,16 @@ class _Layout:
             self.write(" ")
             self.block(c.block, indent)
 
-    def sequence(self, open_: str, close: str, open_at: int, close_at: int, items: tuple, indent: str, item) -> None:
+    def sequence(
+        self,
+        open_: str,
+        close: str,
+        open_at: int,
+        close_at: int,
+        items: Iterable[Any],
+        indent: str,
+        item: Callable[[Any, str], None],
+    ) -> None:
         """Items one per line between brackets, each followed by a comma."""
         inner = indent + INDENT
         self.emit(open_, open_at, open_at + 1)
@@ -623,12 +640,13 @@ class _Layout:
         keys = [self.key(m) if isinstance(m, ast.Attribute) else None for m in members]
         self.members(b.span.offset, b.span.end_offset - 1, members, keys, indent, self.member)
 
-    def member(self, m: ast.Node, key: str | None, indent: str) -> None:
+    def member(self, m: ast.Attribute | ast.Params, key: str | None, indent: str) -> None:
         if isinstance(m, ast.Params):
             self.emit(m.keyword, m.span.offset, m.span.offset + len(m.keyword))
             self.write(" ")
             self.typed_members(m, indent, m.keyword)
             return
+        assert key is not None  # `block` gives every attribute its key
         self.emit_node(key, m.key)
         self.write(" = ")
         self.value(m.value, indent)
@@ -644,7 +662,15 @@ class _Layout:
         keys = [f"{f.name.name}:" for f in fields]
         self.members(open_at, p.span.end_offset - 1, fields, keys, indent, self.param)
 
-    def members(self, open_at: int, close_at: int, members: list, keys: list, indent: str, write) -> None:
+    def members(
+        self,
+        open_at: int,
+        close_at: int,
+        members: Sequence[Any],
+        keys: Sequence[str | None],
+        indent: str,
+        write: Callable[[Any, Any, str], None],
+    ) -> None:
         """`{`, one member per line with keys aligned per run, `}`."""
         if not members and not self.comment_between(open_at, close_at):
             self.emit("{}", open_at, close_at + 1)
@@ -675,27 +701,28 @@ class _Layout:
     def inline_type(self, t: ast.TypeExpr) -> str | None:
         if self.has_comment(t.span):
             return None
+        name = t.name or ""  # every form but a union has its name
         if t.form == "name":
-            text = t.name
+            text = name
         elif t.form == "generic":
             arg = self.inline_type(t.args[0])
             if arg is None:
                 return None
-            text = f"{t.name}[{arg}]"
+            text = f"{name}[{arg}]"
         elif t.form == "union":
-            literals = [self.inline(s) for s in t.literals]
-            if None in literals:
+            literals = _joined((self.inline(s) for s in t.literals), " | ")
+            if literals is None:
                 return None
-            text = " | ".join(literals)
+            text = literals
         else:
-            open_at = self.skip_to(t.span.offset + len(t.name))
+            open_at = self.skip_to(t.span.offset + len(name))
             first = t.fields[0] if t.fields else None
             if not self.opens_on_same_line(open_at, first):
                 return None
-            fields = [self.inline_param(f) for f in t.fields]
-            if None in fields:
+            fields = _joined((self.inline_param(f) for f in t.fields), ", ")
+            if fields is None:
                 return None
-            text = f"{t.name} {{ {', '.join(fields)} }}" if fields else f"{t.name} {{}}"
+            text = f"{name} {{ {fields} }}" if t.fields else f"{name} {{}}"
         return text + "?" if t.optional else text
 
     def inline_param(self, p: ast.Param) -> str | None:
@@ -704,17 +731,18 @@ class _Layout:
             parts.append(self.inline(p.description))
         if p.default is not None:
             parts += ["=", self.inline(p.default)]
-        return None if None in parts else " ".join(parts)
+        return _joined(parts, " ")
 
     def type(self, t: ast.TypeExpr, indent: str) -> None:
         text = self.inline_type(t)
         if text is not None and self.fits(text):
             self.emit_node(text, t)
             return
+        name = t.name or ""  # every form but a union has its name
         if t.form == "name":
-            self.emit_node(t.name, t)
+            self.emit_node(name, t)
         elif t.form == "generic":
-            self.emit(f"{t.name}[", t.span.offset, t.span.offset + len(t.name))
+            self.emit(f"{name}[", t.span.offset, t.span.offset + len(name))
             self.type(t.args[0], indent)
             self.emit("]", t.args[0].span.end_offset, t.args[0].span.end_offset)
         elif t.form == "union":
@@ -722,9 +750,9 @@ class _Layout:
                 self.write(" | " if i else "")
                 self.string(literal, indent)
         else:
-            self.emit(t.name, t.span.offset, t.span.offset + len(t.name))
+            self.emit(name, t.span.offset, t.span.offset + len(name))
             self.write(" ")
-            open_at = self.skip_to(t.span.offset + len(t.name))
+            open_at = self.skip_to(t.span.offset + len(name))
             close_at = t.span.end_offset - (2 if t.optional else 1)
             close_at = self.text.rfind("}", open_at, close_at + 1)
             fields = list(t.fields)
@@ -732,6 +760,26 @@ class _Layout:
             self.members(open_at, close_at, fields, keys, indent, self.param)
         if t.optional:
             self.write("?")
+
+
+def _joined(texts: Iterable[str | None], sep: str) -> str | None:
+    """The texts joined by `sep`, or None when one of them is (that part does not fit on one line)."""
+    parts: list[str] = []
+    for text in texts:
+        if text is None:
+            return None
+        parts.append(text)
+    return sep.join(parts)
+
+
+def _spaced(texts: Iterable[str | None]) -> str | None:
+    """Each text after a space (`" a b"`, or `""` for none), or None when one of them is."""
+    parts: list[str] = []
+    for text in texts:
+        if text is None:
+            return None
+        parts.append(" " + text)
+    return "".join(parts)
 
 
 def _rank(v: ast.Node) -> int:
@@ -743,23 +791,24 @@ def _rank(v: ast.Node) -> int:
     return 4 if isinstance(v, ast.Compare) else 5
 
 
-def _aligned_widths(keys: list[str | None], blanks: list[bool]) -> list[int]:
+def _aligned_widths(keys: Sequence[str | None], blanks: list[bool]) -> list[int]:
     """The width each key is padded to: the longest key of its run (runs end at a
     blank line or a non-key member); keys over ALIGN_MAX stay unpadded."""
     widths = [0] * len(keys)
-    run: list[int] = []
+    #: (index, key length) of the run so far.
+    run: list[tuple[int, int]] = []
 
     def close() -> None:
-        short = [len(keys[k]) for k in run if len(keys[k]) <= ALIGN_MAX]
-        for k in run:
-            widths[k] = max(short) if short and len(keys[k]) <= ALIGN_MAX else 0
+        short = [n for _, n in run if n <= ALIGN_MAX]
+        for k, n in run:
+            widths[k] = max(short) if short and n <= ALIGN_MAX else 0
         run.clear()
 
     for i, key in enumerate(keys):
         if key is None or blanks[i]:
             close()
         if key is not None:
-            run.append(i)
+            run.append((i, len(key)))
     close()
     return widths
 
@@ -800,9 +849,9 @@ def _place_comments(layout: _Layout, comments: tuple[ast.Comment, ...], source: 
         else:
             tail.append(comment)
     # One line holds one trailing comment; any others go above it.
-    for line, group in trailing.items():
+    for at, group in trailing.items():
         if len(group) > 1:
-            target = statement_start(line)
+            target = statement_start(at)
             above[target] = sorted(above[target] + group[:-1], key=lambda c: c.span.offset)
             del group[:-1]
     for group in above.values():
