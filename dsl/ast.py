@@ -552,8 +552,9 @@ class PackedItems(Sequence):
         # Offsets fit in 32 bits: a spec is at most 8 MiB (the loader's cap); `add` keeps any other item whole.
         self._starts = array("I")
         self._lengths = array("I")
-        #: index -> the node itself (code _NODE) or a string's decoded value (_STRING_VALUE, _BLOCK_STRING).
-        self._kept: dict[int, object] = {}
+        #: Per index, the node itself (code _NODE) or a string's decoded value (_STRING_VALUE, _BLOCK_STRING),
+        #: else None; made when the first such item comes (a list of plain literals has none).
+        self._kept: list[object] | None = None
 
     # --- filling (the parser) ----------------------------------------------------
 
@@ -580,17 +581,16 @@ class PackedItems(Sequence):
             elif isinstance(node, Ref):
                 if len(node.name) == length:
                     code = _REF
-        index = len(self._codes)
-        self._codes.append(code)
         if code == _NODE:
-            self._starts.append(0)
-            self._lengths.append(0)
-            self._kept[index] = node
-            return
+            keep, start, length = node, 0, 0
+        kept = self._kept
+        if keep is not None and kept is None:
+            kept = self._kept = [None] * len(self._codes)
+        if kept is not None:
+            kept.append(keep)
+        self._codes.append(code)
         self._starts.append(start)
         self._lengths.append(length)
-        if keep is not None:
-            self._kept[index] = keep
 
     def prepend(self, node: Value) -> None:
         """Put `node` first (the list's first item is parsed apart from the rest)."""
@@ -599,7 +599,8 @@ class PackedItems(Sequence):
         tail._codes += self._codes
         tail._starts += self._starts
         tail._lengths += self._lengths
-        tail._kept.update({i + 1: v for i, v in self._kept.items()})
+        if self._kept is not None or tail._kept is not None:
+            tail._kept = (tail._kept or [None]) + (self._kept or [None] * len(self._codes))
         self._codes, self._starts, self._lengths, self._kept = tail._codes, tail._starts, tail._lengths, tail._kept
 
     # --- reading -------------------------------------------------------------------
@@ -643,7 +644,7 @@ class PackedItems(Sequence):
     def _item(self, index: int) -> Value:
         code = self._codes[index]
         if code == _NODE:
-            return self._kept[index]  # type: ignore[return-value]
+            return self._kept[index]  # type: ignore[index, return-value]
         source = self._source
         start = self._starts[index]
         end = start + self._lengths[index]
@@ -654,7 +655,7 @@ class PackedItems(Sequence):
         if code == _STRING:
             return String(span=span, value=source.text[start + 1 : end - 1], block=False)
         if code == _STRING_VALUE or code == _BLOCK_STRING:
-            return String(span=span, value=self._kept[index], block=code == _BLOCK_STRING)  # type: ignore[arg-type]
+            return String(span=span, value=self._kept[index], block=code == _BLOCK_STRING)  # type: ignore[index, arg-type]
         if code == _REF:
             return Ref(span=span, name=source.text[start:end])
         return Bool(span=span, value=code == _TRUE)

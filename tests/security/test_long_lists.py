@@ -91,6 +91,16 @@ def test_lark_packs_the_same_way():
     assert isinstance(decls[0].body.get("xs").value.items, ast.PackedItems)
 
 
+@pytest.mark.parametrize(
+    "items",
+    [["f(1)"] + ["7"] * 100, ["7"] + ["f(1)"] * 100, ['"a\\n"'] + ["7"] * 100, ["7"] * 100 + ["[1]"]],
+    ids=["node-then-literals", "literal-then-nodes", "escaped-first", "node-last"],
+)
+def test_the_first_and_last_items_keep_their_place(items):
+    text = _spec(items)
+    assert _parse(text, pack=True) == _parse(text, pack=False)
+
+
 def test_a_short_list_stays_a_tuple():
     xs, ys = _values(_parse(_spec(ITEMS), pack=True))
     assert isinstance(xs, tuple) and isinstance(ys, tuple)
