@@ -36,7 +36,8 @@ def check_mcp(ctx: CompileContext) -> None:
 
     locks = _Locks(ctx, LOCK_FILE)
     #: Server → every tool name its fresh lock entry lists (before the allow-list), None without one.
-    locked: dict[str, list[str] | None] = {}
+    #: Names are kept as dict keys throughout: in order for messages, and cheap to test against.
+    locked: dict[str, dict[str, None] | None] = {}
     for name, decl in servers.items():
         values = ctx.values.setdefault(name, {})
         values["fingerprint"] = fingerprint(
@@ -46,9 +47,9 @@ def check_mcp(ctx: CompileContext) -> None:
         offered = locks.offered(name, decl, values["fingerprint"]) if _shape(ctx, name, decl) else None
         _server_names(ctx, name, decl, offered)
         allowed = values.get("tools")
-        kept = [t for t in offered or () if allowed is None or t["name"] in allowed]
-        values["offered"] = tuple(kept)
-        locked[name] = [t["name"] for t in offered] if offered is not None else None
+        keep = dict.fromkeys(allowed) if allowed is not None else None
+        values["offered"] = tuple(t for t in offered or () if keep is None or t["name"] in keep)
+        locked[name] = dict.fromkeys(t["name"] for t in offered) if offered is not None else None
     _agent_members(ctx, servers, locked)
     _collisions(ctx)
 
@@ -233,7 +234,8 @@ def _items(decl: ast.McpDecl, key: str) -> Iterator[tuple[str, Span]]:
             yield word, item.span
 
 
-def _unknown(name: str, tool: str, span: Span, offered: list[str]) -> Any:
+def _unknown(name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
+    offered = list(names)
     hint = suggest(tool, offered)
     listed = ", ".join(f"`{t}`" for t in offered[:12]) + (", ..." if len(offered) > 12 else "")
     return make(
@@ -246,7 +248,7 @@ def _unknown(name: str, tool: str, span: Span, offered: list[str]) -> Any:
 
 
 def _not_allowed(
-    name: str, tool: str, span: Span, allowed: tuple[str, ...], allow_span: Span | None, offered: list[str] | None
+    name: str, tool: str, span: Span, allowed: dict[str, None], allow_span: Span | None, offered: dict[str, None] | None
 ) -> Any:
     # A tool the lock says the server offers was left out of the allow-list, not misspelt.
     hint = suggest(tool, list(allowed)) if offered is None or tool not in offered else None
@@ -261,8 +263,8 @@ def _not_allowed(
 
 def _server_names(ctx: CompileContext, name: str, decl: ast.McpDecl, offered: list[dict[str, Any]] | None) -> None:
     """The allow-list names offered tools; the server's `approval` names allowed, offered tools."""
-    names = [t["name"] for t in offered] if offered is not None else None
-    allowed = ctx.values[name].get("tools")
+    names = dict.fromkeys(t["name"] for t in offered) if offered is not None else None
+    allowed = _allowed(ctx, name)
     allow = decl.body.get("tools")
     for tool, span in _items(decl, "tools"):
         if names is not None and tool not in names:
@@ -275,9 +277,17 @@ def _server_names(ctx: CompileContext, name: str, decl: ast.McpDecl, offered: li
             ctx.diagnostics.append(_not_allowed(name, tool, span, allowed, where, names))
 
 
-def _agent_members(ctx: CompileContext, servers: dict[str, ast.McpDecl], locked: dict[str, list[str] | None]) -> None:
+def _allowed(ctx: CompileContext, name: str) -> dict[str, None] | None:
+    tools = ctx.values[name].get("tools")
+    return dict.fromkeys(tools) if tools is not None else None
+
+
+def _agent_members(
+    ctx: CompileContext, servers: dict[str, ast.McpDecl], locked: dict[str, dict[str, None] | None]
+) -> None:
     """Each `files.read_text_file` an agent writes: a tool the server offers and allows, and for `until` and
     `approval` one the agent has (the whole server in `tools`, or that tool)."""
+    allow_lists = {name: _allowed(ctx, name) for name in servers}
     has: dict[str, set[tuple[str, str | None]]] = {}
     for ref in ctx.references:
         if ref.attr == "tools" and ref.target in servers:
@@ -285,8 +295,7 @@ def _agent_members(ctx: CompileContext, servers: dict[str, ast.McpDecl], locked:
     for ref in ctx.references:
         if ref.member is None or ref.target not in servers:
             continue
-        values = ctx.values[ref.target]
-        allowed = values.get("tools")
+        allowed = allow_lists[ref.target]
         offered = locked.get(ref.target)
         if offered is not None and ref.member not in offered:
             ctx.diagnostics.append(_unknown(ref.target, ref.member, ref.span, offered))
