@@ -60,3 +60,18 @@ def test_every_page_is_locked_and_arguments_are_checked_against_the_locked_schem
     invalid = [w for w in report["warnings"] if w["code"] == "tool_arguments_invalid"]
     assert [w["details"]["tool"] for w in invalid] == ["last"]
     assert wait_until(lambda: not processes_with(marker))
+
+
+def test_a_server_declared_in_an_imported_module_is_locked_beside_the_module(tmp_path, capsys):
+    (tmp_path / "lib").mkdir()
+    command = [sys.executable, PAGED, f"--marker={new_marker()}"]
+    (tmp_path / "lib" / "servers.plait").write_text(f"mcp paged {{ command = {json.dumps(command)} }}\n")
+    main_spec = tmp_path / "main.plait"
+    main_spec.write_text(
+        'import "lib/servers.plait"\nmodel m = "openai/gpt-4o"\nagent a { model = m, tools = [paged] }\n'
+    )
+    assert main(["mcp", "lock", str(main_spec)]) == 0
+    assert (tmp_path / "lib" / LOCK_FILE).exists() and not (tmp_path / LOCK_FILE).exists()
+    capsys.readouterr()
+    assert main(["check", str(main_spec)]) == 0
+    assert "No problems" in "".join(capsys.readouterr())
