@@ -13,7 +13,7 @@ pauses that run for a person). A line that is not a valid input is that
 row's error; it ends neither the batch nor the rows after it.
 
 Executors other than this one (runtime/executors/) run `run_row` elsewhere
-and hand results back through the same `pool` and `InOrder`.
+and hand each result to the same `emit` (an `InOrder` writes them in order).
 """
 
 from __future__ import annotations

@@ -162,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
+    if args.output and args.inputs != "-" and _same_file(args.output, args.inputs):
+        return f"-o {args.output} is the inputs file: the results would overwrite the inputs"
     if args.concurrency < 1:
         return f"--concurrency wants a number of runs of at least 1, got {args.concurrency}"
     if args.executor != "ray" and (args.actors is not None or args.address):
@@ -179,6 +181,13 @@ def usage_problem(args: argparse.Namespace) -> str | None:
                 "--store postgresql://... (the SQLite journal is a file on this machine; it serves a local Ray only)"
             )
     return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve() or (Path(a).exists() and Path(a).samefile(b))
+    except OSError:
+        return False
 
 
 def load(args: argparse.Namespace) -> Any:

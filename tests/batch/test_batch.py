@@ -218,6 +218,21 @@ def test_usage_errors_exit_2(echo_project: Path, capsys: pytest.CaptureFixture, 
     assert not (echo_project / "out.jsonl").exists()
 
 
+def test_results_never_overwrite_the_inputs(echo_project: Path, capsys: pytest.CaptureFixture) -> None:
+    before = (echo_project / "in.jsonl").read_text()
+    code = main(
+        [
+            "batch",
+            str(echo_project / "spec.plait"),
+            str(echo_project / "in.jsonl"),
+            "-o",
+            str(echo_project / "in.jsonl"),
+        ]
+    )
+    assert code == 2 and "would overwrite the inputs" in capsys.readouterr().err
+    assert (echo_project / "in.jsonl").read_text() == before
+
+
 def test_a_missing_inputs_file_is_a_usage_error(echo_project: Path, capsys: pytest.CaptureFixture) -> None:
     assert batch(echo_project, inputs="missing.jsonl") == 2
     assert "cannot read the inputs file" in capsys.readouterr().err
