@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +155,31 @@ def test_env_values_are_read_from_the_environment_and_a_missing_one_is_named(mon
     with pytest.raises(McpStartError, match="`PLAIT_TEST_MCP_VALUE` \\(for header `B`\\) is not set"):
         resolve("s", "header", {"B": {"env": "PLAIT_TEST_MCP_VALUE"}})
     assert "PLAIT_TEST_MCP_VALUE" not in os.environ
+
+
+def test_without_the_sdk_a_server_start_and_the_lock_command_say_how_to_get_it(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from plait.cli import main
+    from plait.runtime.config import McpConfig
+    from plait.runtime.mcp import McpPool
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    pool = McpPool({"files": McpConfig("files", command=("node",))}, lambda *a, **k: None)
+    with pytest.raises(McpStartError, match=r"pip install 'plait\[mcp\]'"):
+        asyncio.run(pool.start("files"))
+    assert main(["mcp", "lock", str(_spec(tmp_path, locked=False))]) == 2
+    assert "pip install 'plait[mcp]'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_check_never_imports_the_sdk():
+    example = Path(__file__).resolve().parents[2] / "examples" / "files" / "files.plait"
+    code = (
+        "import sys; from plait.cli import main; status = main(['check', sys.argv[1]]);"
+        "assert 'mcp' not in sys.modules and 'mcp_types' not in sys.modules, 'check imported the mcp SDK';"
+        "sys.exit(status)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(example)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
