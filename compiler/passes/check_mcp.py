@@ -35,6 +35,7 @@ def check_mcp(ctx: CompileContext) -> None:
     from plait.core.mcp_lock import LOCK_FILE, fingerprint
 
     locks = _Locks(ctx, LOCK_FILE)
+    hints = _Hints()
     #: Server → every tool name its fresh lock entry lists (before the allow-list), None without one.
     #: Names are kept as dict keys throughout: in order for messages, and cheap to test against.
     locked: dict[str, dict[str, None] | None] = {}
@@ -45,12 +46,12 @@ def check_mcp(ctx: CompileContext) -> None:
         )
         # A server that cannot be reached as written gets no lock warning: fixing it changes the fingerprint.
         offered = locks.offered(name, decl, values["fingerprint"]) if _shape(ctx, name, decl) else None
-        _server_names(ctx, name, decl, offered)
+        _server_names(ctx, hints, name, decl, offered)
         allowed = values.get("tools")
         keep = dict.fromkeys(allowed) if allowed is not None else None
         values["offered"] = tuple(t for t in offered or () if keep is None or t["name"] in keep)
         locked[name] = dict.fromkeys(t["name"] for t in offered) if offered is not None else None
-    _agent_members(ctx, servers, locked)
+    _agent_members(ctx, hints, servers, locked)
     _collisions(ctx)
 
 
@@ -234,9 +235,25 @@ def _items(decl: ast.McpDecl, key: str) -> Iterator[tuple[str, Span]]:
             yield word, item.span
 
 
-def _unknown(name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
+#: Candidate names one check compares for "did you mean" hints, in all (about 2 s of difflib).
+HINT_BUDGET = 200_000
+
+
+class _Hints:
+    """ "Did you mean" within a budget of candidates compared: a lock may list thousands of tools, and a hint
+    for each of hundreds of unknown names would compare every pair (difflib, microseconds each)."""
+
+    def __init__(self) -> None:
+        self.budget = HINT_BUDGET
+
+    def __call__(self, word: str, candidates: list[str]) -> str | None:
+        self.budget -= len(candidates)
+        return suggest(word, candidates) if self.budget >= 0 else None
+
+
+def _unknown(hints: _Hints, name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
     offered = list(names)
-    hint = suggest(tool, offered)
+    hint = hints(tool, offered)
     listed = ", ".join(f"`{t}`" for t in offered[:12]) + (", ..." if len(offered) > 12 else "")
     return make(
         "P335",
@@ -248,10 +265,16 @@ def _unknown(name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
 
 
 def _not_allowed(
-    name: str, tool: str, span: Span, allowed: dict[str, None], allow_span: Span | None, offered: dict[str, None] | None
+    hints: _Hints,
+    name: str,
+    tool: str,
+    span: Span,
+    allowed: dict[str, None],
+    allow_span: Span | None,
+    offered: dict[str, None] | None,
 ) -> Any:
     # A tool the lock says the server offers was left out of the allow-list, not misspelt.
-    hint = suggest(tool, list(allowed)) if offered is None or tool not in offered else None
+    hint = hints(tool, list(allowed)) if offered is None or tool not in offered else None
     return make(
         "P336",
         f"`{tool}` is not in the `tools` allow-list of mcp `{name}`",
@@ -261,20 +284,22 @@ def _not_allowed(
     )
 
 
-def _server_names(ctx: CompileContext, name: str, decl: ast.McpDecl, offered: list[dict[str, Any]] | None) -> None:
+def _server_names(
+    ctx: CompileContext, hints: _Hints, name: str, decl: ast.McpDecl, offered: list[dict[str, Any]] | None
+) -> None:
     """The allow-list names offered tools; the server's `approval` names allowed, offered tools."""
     names = dict.fromkeys(t["name"] for t in offered) if offered is not None else None
     allowed = _allowed(ctx, name)
     allow = decl.body.get("tools")
     for tool, span in _items(decl, "tools"):
         if names is not None and tool not in names:
-            ctx.diagnostics.append(_unknown(name, tool, span, names))
+            ctx.diagnostics.append(_unknown(hints, name, tool, span, names))
     for tool, span in _items(decl, "approval"):
         if names is not None and tool not in names:
-            ctx.diagnostics.append(_unknown(name, tool, span, names))
+            ctx.diagnostics.append(_unknown(hints, name, tool, span, names))
         elif allowed is not None and tool not in allowed:
             where = allow.value.span if allow else None
-            ctx.diagnostics.append(_not_allowed(name, tool, span, allowed, where, names))
+            ctx.diagnostics.append(_not_allowed(hints, name, tool, span, allowed, where, names))
 
 
 def _allowed(ctx: CompileContext, name: str) -> dict[str, None] | None:
@@ -283,7 +308,7 @@ def _allowed(ctx: CompileContext, name: str) -> dict[str, None] | None:
 
 
 def _agent_members(
-    ctx: CompileContext, servers: dict[str, ast.McpDecl], locked: dict[str, dict[str, None] | None]
+    ctx: CompileContext, hints: _Hints, servers: dict[str, ast.McpDecl], locked: dict[str, dict[str, None] | None]
 ) -> None:
     """Each `files.read_text_file` an agent writes: a tool the server offers and allows, and for `until` and
     `approval` one the agent has (the whole server in `tools`, or that tool)."""
@@ -298,12 +323,12 @@ def _agent_members(
         allowed = allow_lists[ref.target]
         offered = locked.get(ref.target)
         if offered is not None and ref.member not in offered:
-            ctx.diagnostics.append(_unknown(ref.target, ref.member, ref.span, offered))
+            ctx.diagnostics.append(_unknown(hints, ref.target, ref.member, ref.span, offered))
             continue
         if allowed is not None and ref.member not in allowed:
             allow = servers[ref.target].body.get("tools")
             span = allow.value.span if allow else None
-            ctx.diagnostics.append(_not_allowed(ref.target, ref.member, ref.span, allowed, span, offered))
+            ctx.diagnostics.append(_not_allowed(hints, ref.target, ref.member, ref.span, allowed, span, offered))
             continue
         listed = {member for server, member in has.get(ref.owner, ()) if server == ref.target}
         # Not listing the server at all is the general check's (P301, P204); here it is listed, but not this tool.

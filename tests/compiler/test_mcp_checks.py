@@ -441,3 +441,13 @@ def test_check_starts_no_process_and_opens_no_socket(tmp_path, monkeypatch, caps
 def test_a_tool_listed_before_its_whole_server_is_listed_twice_too(tmp_path):
     diagnostic = only(write(tmp_path, spec(agent="tools = [files.read_text_file, files]"), server()), "P306")
     assert diagnostic.message == "agent `a` lists `files.read_text_file` twice in `tools`"
+
+
+def test_did_you_mean_hints_stop_at_a_budget_but_every_unknown_name_is_still_reported(tmp_path, monkeypatch):
+    from plait.compiler.passes import check_mcp
+
+    monkeypatch.setattr(check_mcp, "HINT_BUDGET", 2 * len(FS_TOOLS))
+    agent = "tools = [files.read_txt_file, files.write_fil, files.list_dir]"
+    found = [d for d in compile_spec(write(tmp_path, spec(agent=agent), server())).diagnostics if d.code == "P335"]
+    assert len(found) == 3
+    assert [d.fix.replacement if d.fix else None for d in found] == ["read_text_file", "write_file", None]
