@@ -1,5 +1,5 @@
 """An MCP server on the SDK's low-level `Server`, for what MCPServer will not send: `tools/list` in pages
-(one tool per page) and a tool whose input schema is not valid JSON Schema. `python paged_server.py`, stdio."""
+(one tool per page), a tool whose input schema is not valid JSON Schema, and a JSON-RPC error for `refuse`. `python paged_server.py`, stdio."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 TOOLS = [
     types.Tool(name="first", description="Page one.", input_schema={"type": "object", "properties": {}}),
@@ -32,6 +33,8 @@ async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> t
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name == "refuse":  # a JSON-RPC error response, not a result
+        raise MCPError(code=types.INVALID_PARAMS, message="refused on purpose")
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name}: {params.arguments}")])
 
 

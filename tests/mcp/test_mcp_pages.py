@@ -75,3 +75,24 @@ def test_a_server_declared_in_an_imported_module_is_locked_beside_the_module(tmp
     capsys.readouterr()
     assert main(["check", str(main_spec)]) == 0
     assert "No problems" in "".join(capsys.readouterr())
+
+
+def test_a_json_rpc_error_is_an_error_result_with_a_warning():
+    import asyncio
+
+    from plait.runtime.config import McpConfig
+    from plait.runtime.mcp import McpPool
+
+    warnings: list[dict] = []
+    config = McpConfig("paged", command=(sys.executable, PAGED, f"--marker={new_marker()}"))
+    pool = McpPool({"paged": config}, lambda code, message, path, **details: warnings.append(details))
+
+    async def refused():
+        try:
+            return await pool.call("paged", "refuse", {}, 10)
+        finally:
+            await pool.aclose()
+
+    result = asyncio.run(refused())
+    assert result.is_error and "refused `refuse`: refused on purpose (-32602)" in result.content
+    assert warnings[-1]["reason"] == "rpc"
