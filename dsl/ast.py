@@ -562,7 +562,8 @@ class PackedItems(Sequence):
         # Called once per item of a machine-sized list: one pass, no helper calls.
         span = node.span
         start, end = span[5], span[6]
-        code, keep = _NODE, None
+        code, length = _NODE, 0
+        keep: object = None
         if span[0] == self._source.path and 0 <= start <= end < 4294967296:
             length = end - start
             if isinstance(node, Number):
@@ -582,7 +583,7 @@ class PackedItems(Sequence):
                 if len(node.name) == length:
                     code = _REF
         if code == _NODE:
-            keep, start, length = node, 0, 0
+            keep, start, length = node, 0, 0  # a node is kept whole
         kept = self._kept
         if keep is not None and kept is None:
             kept = self._kept = [None] * len(self._codes)
