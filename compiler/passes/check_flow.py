@@ -12,7 +12,7 @@ Malformed placeholders and tool templates are the unresolved_template rule's.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from plait.core import types as t
 from plait.core.codes import make
@@ -22,11 +22,14 @@ from plait.dsl import ast
 
 from ..context import CompileContext
 from ..flow import Instance, RunGraph, walk
-from ..paths import describe_use, resolve, show
+from ..paths import Resolved, describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
 from ..schema import suggest
 from .infer_types import members
+
+if TYPE_CHECKING:
+    import ast as pyast
 
 __all__ = ["check_flow"]
 
@@ -36,13 +39,20 @@ _TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate":
 def _strings(decl: ast.Node) -> list[ast.String]:
     if isinstance(decl, ast.AskDecl):
         return [decl.question]
-    keys = _TEMPLATES.get(decl.kind, ())
+    if not isinstance(decl, ast.StepDecl | ast.AgentDecl | ast.ConsolidateDecl):
+        return []
     found = []
-    for key in keys:
+    for key in _TEMPLATES[decl.kind]:
         entry = decl.body.get(key)
         if entry is not None and isinstance(entry.value, ast.String):
             found.append(entry.value)
     return found
+
+
+def _declared_here(typed: t.Type, what: str) -> list[Label]:
+    """A label at the declaration of a type that keeps one (a literal union, an object), else none."""
+    span = typed.span if isinstance(typed, t.LiteralType | t.ObjectType) else None
+    return [Label(span, f"{what} is declared here")] if span else []
 
 
 def _literal_text(value: object) -> str:
@@ -54,11 +64,11 @@ class _Flow:
         self.ctx = ctx
         self.seen: set[tuple[Span, str]] = set()
         self.reads: list[tuple[Instance, str, str, Span | Placeholder]] = []
-        self.functions: dict[str, object] = {}
+        self.functions: dict[str, pyast.FunctionDef | pyast.AsyncFunctionDef | None] = {}
         #: (code, message) -> [index of its first diagnostic in ctx.diagnostics, how many more were left out].
         self.same: dict[tuple[str, str], list[int]] = {}
         #: (instance id, parts, path, where) -> a resolution that failed without span-bound labels or fix.
-        self.failed: dict[tuple, object] = {}
+        self.failed: dict[tuple[int, tuple[str, ...], str, str | None], Resolved] = {}
 
     def emit(self, d: Diagnostic | None) -> None:
         # One placeholder may fail the same way at several uses: say it once.
@@ -84,11 +94,11 @@ class _Flow:
 
     def path(
         self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str, where: str | None = None
-    ):
+    ) -> Resolved:
         """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source)."""
         key = (inst.id, parts, path, where)
         failed = self.failed.get(key)
-        if failed is not None:
+        if failed is not None and failed.problem is not None:
             # The same path failed at this instance before: the finding differs only in where it is written.
             self.emit(replace(failed.problem, span=span if isinstance(span, Span) else span.span))
             return failed
@@ -128,7 +138,7 @@ class _Flow:
             values = (True, False)
         else:
             values = None
-        declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
+        declared = _declared_here(typed, f"`{path}`")
         if values is None:
             if otherwise is None and not isinstance(typed, t.AnyType):
                 self.emit(
@@ -194,7 +204,7 @@ class _Flow:
             return
         typed = t.strip_optional(found.type)
         if not isinstance(typed, t.ListType | t.AnyType):
-            declared = [Label(typed.span, f"`{path}` is declared here")] if getattr(typed, "span", None) else []
+            declared = _declared_here(typed, f"`{path}`")
             self.emit(
                 make(
                     "P314",
@@ -225,7 +235,8 @@ class _Flow:
         else:
             fields = {"input": True}
         entry = decl.body.get("run")
-        span = entry.value.args[0].span if entry is not None and getattr(entry.value, "args", None) else decl.name.span
+        value = entry.value if entry is not None else None
+        span = value.args[0].span if isinstance(value, ast.Call) and value.args else decl.name.span
         for problem in code_step_inputs(fn, fields):
             self.emit(
                 make(
@@ -318,7 +329,7 @@ class Condition:
             if found is None:
                 names = t.field_names(bare)
                 hint = suggest(part, names)
-                labels = [Label(bare.span, f"{whose} is declared here")] if getattr(bare, "span", None) else []
+                labels = _declared_here(bare, whose)
                 if isinstance(bare, t.TextType):
                     note = f"{whose} is text: declare an `output` with the fields `until` reads"
                 else:
