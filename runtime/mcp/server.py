@@ -83,8 +83,12 @@ class McpConnection:
 
     @property
     def where(self) -> str:
-        """What the server is, for messages: its command or its URL."""
-        return " ".join(self.config.command) if self.config.command else str(self.config.url)
+        """What the server is, for messages: its command or its URL (a credential in either shown as <redacted>)."""
+        from plait.core.redact import redact_text, redact_url
+
+        if self.config.command:
+            return redact_text(" ".join(self.config.command))
+        return redact_url(str(self.config.url))
 
     async def start(self) -> None:
         """Connected and handshaken, or McpStartError (the process, if any, is gone by then)."""
@@ -129,22 +133,31 @@ class McpConnection:
             lines = self._stderr.read().splitlines()
         except (OSError, ValueError):
             return ""
-        return "\n".join(lines[-STDERR_TAIL_LINES:])
+        from plait.core.redact import redact_text
+
+        # A server may print its own token while it fails; the tail goes into run reports and the journal.
+        return redact_text("\n".join(lines[-STDERR_TAIL_LINES:]))
 
     async def aclose(self) -> None:
         """Stop the session and the process; safe to call twice, and while the caller is being cancelled."""
         self._stop.set()
         task = self._task
         if task is not None and not task.done():
+            if self._ready is not None and not self._ready.done():
+                task.cancel()  # still starting: nothing to finish, and a hung handshake would hold Ctrl-C up
             try:
-                await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
-            except TimeoutError:
-                task.cancel()
-            except asyncio.CancelledError:
-                # Cancelled while waiting (a second Ctrl-C): the SDK's shielded shutdown still runs in the task.
-                await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
-                raise
-        if self._stderr is not None and (task is None or task.done()):
+                # asyncio.wait never cancels the task: if this caller is cancelled (a second Ctrl-C), the
+                # SDK's shielded shutdown still runs to the end in the task.
+                done, _ = await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+                if not done:
+                    task.cancel()
+                    await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+            finally:
+                self._close_stderr()
+        self._close_stderr()
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
 

@@ -227,3 +227,24 @@ def test_streamable_http_on_loopback(loop, offered):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_server_that_never_answers_the_handshake_is_stopped_and_named(monkeypatch):
+    from plait.runtime.mcp import server
+
+    monkeypatch.setattr(server, "START_TIMEOUT", 1.0)
+    marker = new_marker()
+    silent = McpConfig("silent", command=(sys.executable, "-c", "import time; time.sleep(120)", marker))
+    pool = McpPool({"silent": silent}, Warnings())
+    with pytest.raises(McpStartError, match=r"`silent`.*did not answer within 1s"):
+        asyncio.run(pool.start("silent"))
+    assert wait_until(lambda: not processes_with(marker), timeout=10)
+
+
+def test_a_start_error_never_shows_a_credential_in_the_url():
+    port = free_port()  # nothing listens there
+    url = f"http://127.0.0.1:{port}/mcp?api_key=sk-proj-4f9Qz7LmX2vB8nR1tK6wY3hJ"
+    pool = McpPool({"remote": McpConfig("remote", url=url)}, Warnings())
+    with pytest.raises(McpStartError) as caught:
+        asyncio.run(pool.start("remote"))
+    assert "`remote`" in caught.value.message and "4f9Qz7LmX2vB8nR1tK6wY3hJ" not in caught.value.message
