@@ -2,10 +2,11 @@
 
     python bench/journal_bench.py            # both measures, 7 repetitions each
     python bench/journal_bench.py --quick    # 3 repetitions
+    python bench/journal_bench.py --store postgresql://...   # the journal in PostgreSQL (a scratch database)
 
 1. A 10-round tool loop (10 tool calls, then the answer; 11 model calls) with an
    in-process model that answers at once and a trivial tool, the journal on
-   (SQLite in a temporary project, WAL, every row committed before the next
+   (SQLite in a temporary project, WAL, every row durable before the next
    side effect) over the same loop with it off. Target: at most 1.3x.
 2. 1,000 concurrent runs of that loop, the model waiting 50 ms per call: wall
    time with the journal over without. Target: within 1.1x. Group commit makes
@@ -33,14 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from runtime_bench import LATENCY, ROUNDS, loop_engine  # noqa: E402
 
-from plait.runtime.store import SQLiteJournal, journal_path  # noqa: E402
+from plait.runtime.store import open_store  # noqa: E402
+
+#: --store: a PostgreSQL URL for the journal instead of SQLite in a temporary project.
+STORE: str | None = None
 
 
 def engine(journal: bool, latency: float, root: str):
     built = loop_engine(latency)
     if journal:
         built.program.base_dir = root
-        built.store = SQLiteJournal(journal_path(root))
+        built.store = open_store(STORE, root)
     return built
 
 
@@ -82,7 +86,10 @@ def concurrent_once(journal: bool, runs: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repetitions instead of 7")
+    parser.add_argument("--store", metavar="URL", help="journal in this PostgreSQL database (its tables fill up)")
     args = parser.parse_args()
+    global STORE
+    STORE = args.store
     reps = 3 if args.quick else 7
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  Python {platform.python_version()}  {platform.machine()}  "

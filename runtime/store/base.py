@@ -261,7 +261,10 @@ class SQLJournal:
         self._flushed()
 
     def _insert_events(self, conn: Any, rows: list[tuple[Any, ...]]) -> None:
-        conn.cursor().executemany(self.dialect.insert_event, self.dialect.event_params(rows))
+        if self.dialect.columnar:
+            conn.execute(self.dialect.insert_event, [list(column) for column in zip(*rows)])
+        else:
+            conn.cursor().executemany(self.dialect.insert_event, rows)
 
     def _flushed(self) -> None:
         """After a flush committed (SQLite: the segment starts again)."""

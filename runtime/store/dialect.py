@@ -4,8 +4,9 @@ Statements are written once, with `?` placeholders and SQL both databases
 accept (upserts are `ON CONFLICT`, SQLite 3.24+). A dialect turns them into its
 own text: PostgreSQL's psycopg takes `%s` placeholders, and its REAL is a 4-byte
 float (a timestamp would lose its seconds), so the schema's REAL columns become
-DOUBLE PRECISION. Only the event insert is written twice: SQLite reuses one
-numbered parameter, PostgreSQL names the run id again.
+DOUBLE PRECISION. Only the event insert is written twice: SQLite runs it once
+per row (one numbered parameter twice), PostgreSQL once for all the rows, a
+column per array (`unnest`): one round trip to the server per barrier.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ _INSERT_EVENT_SQLITE = (
     "INSERT OR IGNORE INTO events (run_id, seq, kind, key, at, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6 "
     "WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)"
 )
-_INSERT_EVENT_POSTGRES = (
-    "INSERT INTO events (run_id, seq, kind, key, at, data) SELECT %(r)s, %(s)s, %(k)s, %(y)s, %(a)s, %(d)s "
-    "WHERE EXISTS (SELECT 1 FROM runs WHERE id = %(r)s) ON CONFLICT DO NOTHING"
+#: PostgreSQL: every buffered row in one statement (one round trip, atomic on its own): a column per array.
+_INSERT_EVENTS_POSTGRES = (
+    "INSERT INTO events (run_id, seq, kind, key, at, data) SELECT t.r, t.s, t.k, t.y, t.a, t.d "
+    "FROM unnest(%s::text[], %s::integer[], %s::text[], %s::text[], %s::double precision[], %s::text[]) "
+    "AS t(r, s, k, y, a, d) WHERE EXISTS (SELECT 1 FROM runs WHERE id = t.r) ON CONFLICT DO NOTHING"
 )
 
 
@@ -32,8 +35,8 @@ class Dialect:
     name: str
     placeholder: str
     insert_event: str
-    #: Event rows as the insert's parameters: a tuple as stored, or what the dialect's insert names.
-    named_events: bool
+    #: The insert takes the rows as one array per column (one statement), not one execution per row.
+    columnar: bool
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def sql(self, statement: str) -> str:
@@ -46,14 +49,9 @@ class Dialect:
             self._cache[statement] = text
         return text
 
-    def event_params(self, rows: list[tuple[object, ...]]) -> list[tuple[object, ...]] | list[dict[str, object]]:
-        if not self.named_events:
-            return rows
-        return [{"r": r, "s": s, "k": k, "y": y, "a": a, "d": d} for r, s, k, y, a, d in rows]
 
-
-SQLITE = Dialect("sqlite", "?", _INSERT_EVENT_SQLITE, named_events=False)
-POSTGRES = Dialect("postgresql", "%s", _INSERT_EVENT_POSTGRES, named_events=True)
+SQLITE = Dialect("sqlite", "?", _INSERT_EVENT_SQLITE, columnar=False)
+POSTGRES = Dialect("postgresql", "%s", _INSERT_EVENTS_POSTGRES, columnar=True)
 
 # -- statements both dialects run -------------------------------------------------------
 #
