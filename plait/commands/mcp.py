@@ -30,6 +30,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="start each declared MCP server once and write its tools to plait.lock beside the spec",
         description="Start each MCP server the specs declare, once, and write what it offers to plait.lock "
         "beside the declaring spec. `plait check` reads the lock and never starts a server.",
+        epilog="exit status: 0 the locks are written (with --check: already current); 1 a spec has errors, a "
+        "server could not be started, or --check found a lock out of date; 2 usage (no spec found, the mcp "
+        "package missing: pip install 'plait[mcp]')",
     )
     lock.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders (default: the current folder)")
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 if a lock would change")
