@@ -136,7 +136,7 @@ class RowResult:
             result.output,
             error_info(result.error) if result.error is not None else None,
             {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
-            waiting=_waiting(result.pause_reason, [p.to_dict() for p in result.pending]),
+            waiting=_waiting(result.run_id, result.pause_reason, [p.to_dict() for p in result.pending]),
         )
 
     @classmethod
@@ -156,7 +156,7 @@ class RowResult:
                 "output_tokens": usage.get("output_tokens", stored.get("output_tokens", 0)),
             },
             stored=True,
-            waiting=_waiting(result.get("pause_reason"), result.get("pending") or ()),
+            waiting=_waiting(stored["id"], result.get("pause_reason"), result.get("pending") or ()),
         )
 
     @classmethod
@@ -164,10 +164,10 @@ class RowResult:
         return cls(row.index, row.line, None, "error", None, {"type": "AgentError", "kind": kind, "message": message})
 
 
-def _waiting(pause_reason: str | None, pending: Iterable[dict[str, Any]]) -> str | None:
+def _waiting(run_id: str | None, pause_reason: str | None, pending: Iterable[dict[str, Any]]) -> str | None:
     ids = [p.get("id", "?") for p in pending]
     if ids:
-        return f"pending {', '.join(ids)}: answer with `plait resume RUN_ID --decide ID=...` or `--answer NAME=JSON`"
+        return f"pending {', '.join(ids)}: answer with `plait resume {run_id} --decide ID=...` or `--answer NAME=JSON`"
     return pause_reason
 
 

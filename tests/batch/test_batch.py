@@ -323,3 +323,19 @@ def test_the_in_process_executor_never_imports_ray(echo_project: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_a_row_waiting_for_approval_says_how_to_answer_and_exits_3(tmp_path: Path) -> None:
+    root = write_effects(tmp_path / "approve", rows=2, delay="1ms")
+    spec = (
+        (root / "spec.plait")
+        .read_text()
+        .replace('run = python("fx:record")', 'run = python("fx:record")\n  approval = required')
+    )
+    (root / "spec.plait").write_text(spec)
+    assert batch(root) == 3
+    rows = results(root / "out.jsonl")
+    assert [r["stop_reason"] for r in rows] == ["interrupt", "interrupt"]
+    assert all(f"plait resume {r['run_id']} --decide" in r["waiting"] for r in rows)
+    assert not (root / "effects.txt").exists()  # nothing acted without approval
+    assert batch(root) == 3 and results(root / "out.jsonl") == rows  # read back the same, still waiting
