@@ -112,18 +112,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         entry = engine.entry_of(args.entry)
     except AgentError as exc:
-        return fail(exc.message, EXIT_USAGE)
+        return _closed(engine, fail(exc.message, EXIT_USAGE))
     batch = batch_id([*sources, entry, data])
     rows = read_rows(data, engine.program.input, batch)
     try:
         stored = engine.store.runs() if engine.store is not None else []
     except Exception as exc:  # a store that cannot be read: nothing has run yet
-        return fail(f"cannot read the run journal: {exc}", EXIT_USAGE)
+        return _closed(engine, fail(f"cannot read the run journal: {exc}", EXIT_USAGE))
     known, todo = plan(rows, stored)
     try:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
-        return fail(f"cannot write the results file `{args.output}`: {exc.strerror or exc}", EXIT_USAGE)
+        return _closed(
+            engine, fail(f"cannot write the results file `{args.output}`: {exc.strerror or exc}", EXIT_USAGE)
+        )
     progress = Progress(len(rows), live=sys.stderr.isatty())
     reasons: list[str] = []
 
@@ -181,6 +183,13 @@ def usage_problem(args: argparse.Namespace) -> str | None:
                 "--store postgresql://... (the SQLite journal is a file on this machine; it serves a local Ray only)"
             )
     return None
+
+
+def _closed(engine: Any, code: int) -> int:
+    """`code`, once the engine's journal connection is closed (nothing ran: there is nothing to flush)."""
+    if engine.store is not None:
+        engine.store.close()
+    return code
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -233,6 +233,14 @@ def test_results_never_overwrite_the_inputs(echo_project: Path, capsys: pytest.C
     assert (echo_project / "in.jsonl").read_text() == before
 
 
+def test_an_unwritable_results_file_is_a_usage_error(echo_project: Path, capsys: pytest.CaptureFixture) -> None:
+    (echo_project / "out").mkdir()
+    args = ["batch", str(echo_project / "spec.plait"), str(echo_project / "in.jsonl"), "-o", str(echo_project / "out")]
+    assert main(args) == 2
+    assert "cannot write the results file" in capsys.readouterr().err
+    assert calls(echo_project) == []  # nothing ran
+
+
 def test_a_missing_inputs_file_is_a_usage_error(echo_project: Path, capsys: pytest.CaptureFixture) -> None:
     assert batch(echo_project, inputs="missing.jsonl") == 2
     assert "cannot read the inputs file" in capsys.readouterr().err
