@@ -77,6 +77,8 @@ class McpPool:
         return connection
 
     def _check(self, config: McpConfig, live: list[dict[str, Any]]) -> None:
+        if config.lock_state != "fresh":
+            return  # no lock to compare with (a run refuses such a server's tools before it is ever called)
         allowed = [t for t in live if config.tools is None or t["name"] in config.tools]
         drift = compare(config.offered, allowed)
         self._gone[config.name] = frozenset(drift.removed)
