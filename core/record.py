@@ -1,23 +1,27 @@
 """Class body → immutable slotted dataclass, made cheaply: `@record` and `Record`.
 
 `@dataclass(frozen=True, slots=True)` writes six methods per class with `exec`
-(`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`),
-about a quarter of a millisecond each: for the forty AST node classes that was
-a fifth of a small `plait check` process. A record is the same thing built
-with one `exec` per class: it is a dataclass (`dataclasses.fields`,
-`replace`, `asdict` work), slotted, keyword-only, and frozen (assigning raises
+(`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`)
+and then works out its fields, about half a millisecond per class: for the
+hundred record classes a `plait check` imports (AST, types, graph,
+diagnostics) that was most of its start-up. A record is the same thing built
+from one reading of the class body: it is slotted, keyword-only (or
+positional with `@record(kw_only=False)`) and frozen (assigning raises
 `dataclasses.FrozenInstanceError`); equality, hashing and `repr` are the
 dataclass ones, defined once on `Record` over each class's field names
 (`field(compare=False)` and `field(repr=False)` leave a field out of them,
-`field(default_factory=...)` gives each instance its own default).
-Subclass `Record` and decorate with `@record`.
+`field(default_factory=...)` gives each instance its own default). Its
+`__init__` is written at the first construction, and what `dataclasses`
+reads (`fields`, `replace`, `asdict`, `is_dataclass` all work) is made by
+`dataclasses` itself at the first such call. Subclass `Record` and decorate
+with `@record`.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field
 from operator import attrgetter
-from typing import Any, Callable, ClassVar, TypeVar, dataclass_transform, overload
+from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, dataclass_transform, get_origin, overload
 
 __all__ = ["Record", "record"]
 
@@ -33,6 +37,7 @@ class Record:
     #: The values equality and hashing compare (fields without `compare=False`), and the names `repr` shows.
     _key: ClassVar[Callable[[Any], tuple]] = staticmethod(lambda self: ())
     _shown: ClassVar[tuple[str, ...]] = ()
+    _specs: ClassVar[tuple[Any, ...]] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -83,14 +88,100 @@ def record(cls: type[R] | None = None, /, *, kw_only: bool = True) -> type[R] | 
     return _make(cls, kw_only)
 
 
+class _Spec(NamedTuple):
+    """One field as `@record` reads it from the class body (a plain default or a `dataclasses.field`)."""
+
+    name: str
+    default: Any
+    factory: Any
+    compare: bool
+    repr: bool
+    kw_only: bool
+
+
+def _is_classvar(hint: object) -> bool:
+    # Annotations are strings under `from __future__ import annotations`; plait writes `ClassVar[...]`.
+    if isinstance(hint, str):
+        return hint.startswith(("ClassVar", "typing.ClassVar"))
+    return hint is ClassVar or get_origin(hint) is ClassVar
+
+
 def _make(cls: type[R], kw_only: bool) -> type[R]:
-    made: Any = dataclass(slots=True, kw_only=kw_only, init=False, repr=False, eq=False)(cls)
-    made._names = tuple(f.name for f in fields(made))
+    own_fields: dict[str, Any] = {}
+    specs: dict[str, _Spec] = {}
+    for base in reversed(cls.__mro__[1:]):
+        for spec in base.__dict__.get("_specs", ()):
+            specs[spec.name] = spec
+    inherited = set(specs)
+    for name, hint in cls.__dict__.get("__annotations__", {}).items():
+        if _is_classvar(hint):
+            continue
+        value = cls.__dict__.get(name, MISSING)
+        own_fields[name] = value
+        if isinstance(value, Field):
+            if not value.init:
+                raise TypeError(f"{cls.__name__}.{name}: every field of a record is set by its constructor")
+            key_only = kw_only if value.kw_only is MISSING else bool(value.kw_only)
+            specs[name] = _Spec(name, value.default, value.default_factory, value.compare, value.repr, key_only)
+        else:
+            specs[name] = _Spec(name, value, MISSING, True, True, kw_only)
+    # The class again, with slots for its own fields and without their defaults (a slot and a class
+    # attribute of one name cannot coexist), as `dataclass(slots=True)` does.
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in own_fields and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = tuple(name for name in own_fields if name not in inherited)
+    namespace["__match_args__"] = tuple(s.name for s in specs.values() if not s.kw_only)
+    metaclass: Any = type(cls)
+    made: Any = metaclass(cls.__name__, cls.__bases__, namespace)
+    made.__qualname__ = cls.__qualname__
+    made._specs = tuple(specs.values())
+    made._names = tuple(specs)
     made._values = staticmethod(_getter(made._names))
-    made._key = staticmethod(_getter(tuple(f.name for f in fields(made) if f.compare)))
-    made._shown = tuple(f.name for f in fields(made) if f.repr)
-    made.__init__ = _init(made)
+    made._key = staticmethod(_getter(tuple(s.name for s in specs.values() if s.compare)))
+    made._shown = tuple(s.name for s in specs.values() if s.repr)
+    made.__init__ = _lazy_init(made)
+    # What `dataclasses` reads (fields, replace, asdict, is_dataclass), made on first use: most
+    # classes of a `plait check` are never introspected, and building them was most of their cost.
+    made.__dataclass_fields__ = _DataclassView(made, own_fields, kw_only, "__dataclass_fields__")
+    made.__dataclass_params__ = _DataclassView(made, own_fields, kw_only, "__dataclass_params__")
+    if cls.__doc__ is None:
+        made.__doc__ = f"{cls.__name__}({', '.join(made._names)})"
     return made
+
+
+class _DataclassView:
+    """`__dataclass_fields__` / `__dataclass_params__` of a record, from `dataclasses` itself on first read.
+
+    `dataclass()` runs on a stand-in class with the record's bases and its own annotations and
+    defaults, so the fields are exactly the ones `@dataclass` would make; both attributes are then
+    set on the record, replacing these placeholders."""
+
+    def __init__(self, cls: type, own: dict[str, Any], kw_only: bool, attr: str) -> None:
+        self.cls, self.own, self.kw_only, self.attr = cls, own, kw_only, attr
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        cls = self.cls
+        namespace: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        namespace["__annotations__"] = cls.__dict__.get("__annotations__", {})
+        namespace.update((name, value) for name, value in self.own.items() if value is not MISSING)
+        stand_in: Any = dataclass(frozen=True, init=False, repr=False, eq=False, kw_only=self.kw_only)(
+            type(cls.__name__, cls.__bases__, namespace)
+        )
+        for attr in ("__dataclass_fields__", "__dataclass_params__"):
+            setattr(cls, attr, getattr(stand_in, attr))
+        return getattr(cls, self.attr)
+
+
+def _lazy_init(cls: type) -> Callable[..., None]:
+    """An `__init__` that writes the real one on the class at its first call (most records of a run
+    are never made, and writing one is an `exec`)."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = _init(cls)
+        cls.__init__ = init  # type: ignore[misc]  # replacing the method on the class is the point
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
@@ -104,20 +195,18 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
 _FACTORY = object()
 
 
-def _init(cls: type) -> Callable[..., None]:
+def _init(cls: Any) -> Callable[..., None]:
     """`__init__(self, a, b=default, *, c, ...)` setting each slot through its descriptor."""
     env: dict[str, Any] = {"_FACTORY": _FACTORY}
     positional: list[str] = []
     keywords: list[str] = []
     body: list[str] = []
-    for f in fields(cls):
-        if not f.init:
-            raise TypeError(f"{cls.__name__}.{f.name}: every field of a record is set by its constructor")
+    for f in cls._specs:
         params = keywords if f.kw_only else positional
         env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
-        if f.default_factory is not MISSING:
+        if f.factory is not MISSING:
             # As dataclasses does: a sentinel default, replaced by a fresh value from the factory per instance.
-            env[f"_f_{f.name}"] = f.default_factory
+            env[f"_f_{f.name}"] = f.factory
             params.append(f"{f.name}=_FACTORY")
             body.append(f"    _set_{f.name}(self, _f_{f.name}() if {f.name} is _FACTORY else {f.name})\n")
             continue

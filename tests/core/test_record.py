@@ -53,3 +53,52 @@ def test_a_positional_record_takes_arguments_in_field_order_and_stays_frozen():
 def test_a_keyword_only_record_refuses_positional_arguments():
     with pytest.raises(TypeError):
         _Holder("a")  # type: ignore[misc]  # the call the test checks is refused
+
+
+def _all_records() -> list[type]:
+    import plait.compiler.flow  # noqa: F401 - imported for their record classes
+    import plait.core.diagnostics  # noqa: F401
+    import plait.core.graph  # noqa: F401
+    import plait.core.redact  # noqa: F401
+    import plait.dsl.ast  # noqa: F401
+
+    found, todo = [], list(Record.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        # The class statement's own class, which `@record` rebuilt with slots, may linger until collected.
+        if "_specs" in cls.__dict__:
+            found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_the_dataclass_view_made_on_first_use_agrees_with_what_records_are_built_from():
+    # `dataclasses.fields` comes from dataclasses itself, on first use; the constructor, equality and
+    # slots come from the record's own reading of the class body: the two must name the same fields.
+    records = _all_records()
+    assert len(records) > 60
+    for cls in records:
+        view = dataclasses.fields(cls)
+        assert tuple(f.name for f in view) == cls._names, cls
+        assert dataclasses.is_dataclass(cls)
+        for f, spec in zip(view, cls._specs):
+            assert (f.default, f.default_factory, f.compare, f.kw_only) == (
+                spec.default,
+                spec.factory,
+                spec.compare,
+                spec.kw_only,
+            ), (cls, f.name)
+
+
+def test_a_record_is_built_without_running_dataclasses_until_something_asks():
+    @record
+    class Lazy(Record):
+        a: int
+        b: str = "x"
+
+    assert not isinstance(Lazy.__dict__["__dataclass_fields__"], dict)  # not made yet
+    made = Lazy(a=1)
+    assert (made.a, made.b) == (1, "x") and not hasattr(made, "__dict__")
+    assert [f.name for f in dataclasses.fields(made)] == ["a", "b"]
+    assert dataclasses.replace(made, b="y") == Lazy(a=1, b="y")
+    assert dataclasses.asdict(made) == {"a": 1, "b": "x"}
