@@ -127,6 +127,8 @@ class SQLJournal:
         #: Runs of this process admitted or resumed and not yet stopped.
         self._active = 0
         self._renewal: asyncio.TimerHandle | None = None
+        #: A write failed and the run waiting on it was told (it stopped): close need not say it again.
+        self._failed = False
 
     # -- backend ---------------------------------------------------------------------
 
@@ -178,6 +180,9 @@ class SQLJournal:
     def close(self) -> None:
         try:
             self.flush()
+        except Exception as exc:
+            if not self._failed:  # nobody has heard of it yet
+                raise self._write_failed(exc) from None
         finally:
             if self._renewal is not None:
                 self._renewal.cancel()
@@ -223,6 +228,7 @@ class SQLJournal:
         await asyncio.shield(future)
 
     def _write_failed(self, exc: Exception) -> JournalWriteError:
+        self._failed = True
         return JournalWriteError(f"the run journal {self.where} could not be written: {one_line(exc)}")
 
     def _write_now(self) -> None:

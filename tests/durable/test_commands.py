@@ -240,3 +240,30 @@ def test_resume_passes_answers_to_a_pending_ask(backend, capsys, monkeypatch):
     code, out, err = cli(capsys, "resume", run_id, "--answer", 'approval={"decision": "approve"}', "--json", *store)
     assert code == 0, err
     assert json.loads(out)["stop_reason"] == "done"
+
+
+@pytest.mark.slow
+def test_a_postgresql_server_lost_mid_run_fails_the_run_in_one_line(pg_backend, capsys):
+    """The journal's connection is cut while a tool runs: the run stops (exit 1) rather than act unrecorded, and
+    says why in one line; no traceback, no password."""
+    root = pg_backend.project
+    (root / "spec.plait").write_text(SPEC)
+    (root / "durable_cmd_tools.py").write_text(
+        TOOLS.replace(
+            "def add(a, b):\n    return a + b\n",
+            "def add(a, b):\n    import os, psycopg\n"
+            "    with psycopg.connect(os.environ['CUT_URL'], autocommit=True) as admin:\n"
+            '        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "\n'
+            "                      \"WHERE application_name = 'plait'\")\n"
+            "    return a + b\n",
+        )
+    )
+    (root / "demo.json").write_text(json.dumps([call("add", a=2, b=3), {"text": "5"}]))
+    import os
+
+    os.environ["CUT_URL"] = pg_backend.url
+    try:
+        code, out, err = cli(capsys, "run", root / "spec.plait", "--input", "2+3", "--store", pg_backend.url)
+    finally:
+        del os.environ["CUT_URL"]
+    assert code == 1 and "could not be written" in err and "test-secret-pw" not in out + err, err
