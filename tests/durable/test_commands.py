@@ -243,7 +243,7 @@ def test_resume_passes_answers_to_a_pending_ask(backend, capsys, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_postgresql_server_lost_mid_run_fails_the_run_in_one_line(pg_backend, capsys):
+def test_a_postgresql_server_lost_mid_run_fails_the_run_in_one_line(pg_backend, capsys, monkeypatch):
     """The journal's connection is cut while a tool runs: the run stops (exit 1) rather than act unrecorded, and
     says why in one line; no traceback, no password."""
     root = pg_backend.project
@@ -259,11 +259,6 @@ def test_a_postgresql_server_lost_mid_run_fails_the_run_in_one_line(pg_backend, 
         )
     )
     (root / "demo.json").write_text(json.dumps([call("add", a=2, b=3), {"text": "5"}]))
-    import os
-
-    os.environ["CUT_URL"] = pg_backend.url
-    try:
-        code, out, err = cli(capsys, "run", root / "spec.plait", "--input", "2+3", "--store", pg_backend.url)
-    finally:
-        del os.environ["CUT_URL"]
+    monkeypatch.setenv("CUT_URL", pg_backend.url)
+    code, out, err = cli(capsys, "run", root / "spec.plait", "--input", "2+3", "--store", pg_backend.url)
     assert code == 1 and "could not be written" in err and "test-secret-pw" not in out + err, err
