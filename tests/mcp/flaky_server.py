@@ -13,7 +13,7 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -55,6 +55,12 @@ async def wait_while(path: str) -> str:
     while os.path.exists(path):
         await asyncio.sleep(0.05)
     return "the flag is gone"
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one request header as the server received it (streamable HTTP only)."""
+    return (ctx.headers or {}).get(name.lower(), "(none)")
 
 
 @server.tool()

@@ -199,7 +199,8 @@ def test_the_allow_list_keeps_unlisted_tools_out_of_the_drift(loop, offered):
         loop.run(pool.aclose())
 
 
-def test_streamable_http_on_loopback(loop, offered):
+def test_streamable_http_on_loopback(loop, offered, monkeypatch):
+    monkeypatch.setenv(TOKEN_ENV, "Bearer t0k")
     port = free_port()
     marker = new_marker()
     process = subprocess.Popen(
@@ -209,7 +210,8 @@ def test_streamable_http_on_loopback(loop, offered):
     )
     try:
         url = f"http://127.0.0.1:{port}/mcp"
-        config = McpConfig("flaky", url=url, headers={"X-Plait-Test": "1"}, offered=offered, lock_state="fresh")
+        headers = {"X-Plait-Test": "1", "Authorization": {"env": TOKEN_ENV}}
+        config = McpConfig("flaky", url=url, headers=headers, offered=offered, lock_state="fresh")
         warnings = Warnings()
         pool = McpPool({"flaky": config}, warnings)
         started = None
@@ -222,6 +224,9 @@ def test_streamable_http_on_loopback(loop, offered):
                 loop.run(asyncio.sleep(0.2))
         assert started is not None and started.info is not None and started.info.name == "flaky"
         assert loop.run(pool.call("flaky", "echo", {"text": "over http"}, 5)).content == "echo: over http"
+        # Header values, literal or read from the environment when the server started, go with every request.
+        assert loop.run(pool.call("flaky", "header", {"name": "X-Plait-Test"}, 5)).content == "1"
+        assert loop.run(pool.call("flaky", "header", {"name": "Authorization"}, 5)).content == "Bearer t0k"
         assert loop.run(pool.call("flaky", "hang", {"seconds": 30}, 0.5)).is_error
         loop.run(pool.aclose())
     finally:
