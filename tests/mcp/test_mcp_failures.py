@@ -253,3 +253,21 @@ def test_a_start_error_never_shows_a_credential_in_the_url():
     with pytest.raises(McpStartError) as caught:
         asyncio.run(pool.start("remote"))
     assert "`remote`" in caught.value.message and "4f9Qz7LmX2vB8nR1tK6wY3hJ" not in caught.value.message
+
+
+def test_cancelled_while_a_server_starts_leaves_no_process():
+    marker = new_marker()
+    silent = McpConfig("silent", command=(sys.executable, "-c", "import time; time.sleep(120)", marker))
+    pool = McpPool({"silent": silent}, Warnings())
+
+    async def cancel_the_start() -> None:
+        start = asyncio.ensure_future(pool.start("silent"))
+        while not processes_with(marker):
+            await asyncio.sleep(0.05)
+        start.cancel()  # Ctrl-C reaches a run as a cancellation
+        with pytest.raises(asyncio.CancelledError):
+            await start
+        await pool.aclose()  # what the run's end does
+
+    asyncio.run(asyncio.wait_for(cancel_the_start(), 60))
+    assert wait_until(lambda: not processes_with(marker), timeout=10)
