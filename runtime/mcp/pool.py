@@ -36,10 +36,6 @@ class McpPool:
         self._gone: dict[str, frozenset[str]] = {}
         self._closed = False
 
-    @property
-    def running(self) -> list[str]:
-        return list(self._open)
-
     async def start(self, server: str) -> McpConnection:
         """The server's session, started (and checked against the lock) by whichever caller asks first."""
         found = self._open.get(server)
@@ -63,14 +59,14 @@ class McpPool:
 
     async def _start(self, config: McpConfig) -> McpConnection:
         connection = McpConnection(config)
+        await connection.start()  # a failed or cancelled start has stopped its process already
         try:
-            await connection.start()
             live = [locked_tool(t) for t in await connection.list_tools()]
-        except McpStartError:
-            raise
-        except Exception as exc:
+        except BaseException as exc:  # cancelled (the run ended) or refused: the started server must not outlive it
             await connection.aclose()
-            raise McpStartError(f"MCP server `{config.name}` failed to list its tools: {exc}") from None
+            if isinstance(exc, Exception):
+                raise McpStartError(f"MCP server `{config.name}` failed to list its tools: {exc}") from None
+            raise
         self._open[config.name] = connection
         self._starting.pop(config.name, None)
         self._check(config, [offered_tool(t) for t in live])
