@@ -101,8 +101,9 @@ class McpConnection:
             async with asyncio.timeout(START_TIMEOUT):
                 await asyncio.shield(self._ready)
         except TimeoutError:
+            failure = McpStartError(self._failure(f"did not answer within {START_TIMEOUT:g}s"))  # before stderr closes
             await self.aclose()
-            raise McpStartError(self._failure(f"did not answer within {START_TIMEOUT:g}s")) from None
+            raise failure from None
         except BaseException:
             await self.aclose()
             raise

@@ -237,12 +237,16 @@ def test_streamable_http_on_loopback(loop, offered, monkeypatch):
 def test_a_server_that_never_answers_the_handshake_is_stopped_and_named(monkeypatch):
     from plait.runtime.mcp import server
 
-    monkeypatch.setattr(server, "START_TIMEOUT", 1.0)
+    monkeypatch.setattr(server, "START_TIMEOUT", 4.0)
     marker = new_marker()
-    silent = McpConfig("silent", command=(sys.executable, "-c", "import time; time.sleep(120)", marker))
+    script = (
+        "import sys, time; print('silent: waiting for a licence server', file=sys.stderr, flush=True); time.sleep(120)"
+    )
+    silent = McpConfig("silent", command=(sys.executable, "-c", script, marker))
     pool = McpPool({"silent": silent}, Warnings())
-    with pytest.raises(McpStartError, match=r"`silent`.*did not answer within 1s"):
+    with pytest.raises(McpStartError, match=r"`silent`.*did not answer within 4s") as caught:
         asyncio.run(pool.start("silent"))
+    assert "waiting for a licence server" in caught.value.message  # the stderr tail says why
     assert wait_until(lambda: not processes_with(marker), timeout=10)
 
 
