@@ -52,6 +52,7 @@ def test_the_files_example_runs_offline_with_approval_and_the_journal(example, c
     names = [c["name"] for c in report["tool_calls"]]
     assert names == ["list_directory", "read_text_file", "read_text_file"]
     assert not any(c["is_error"] for c in report["tool_calls"])
+    assert [w for w in report["warnings"] if w["code"].startswith("mcp_")] == []  # the live server matches its lock
     (pending,) = report["pending"]
     assert pending["tool"] == "write_file" and not (example / "data" / "summary.md").exists()
     assert wait_until(lambda: not processes_in(example / "data") and not processes_in(example))
