@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from plait.core.record import Record, record
 from plait.dsl import ast
 from plait.core.diagnostics import Diagnostic
 from plait.dsl.loader import LoadResult
@@ -17,8 +18,8 @@ from .graph import AgentGraph
 __all__ = ["CompileContext", "Reference"]
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+@record(kw_only=False)
+class Reference(Record):
     """A name used by a declaration: the source of every graph edge."""
 
     owner: str

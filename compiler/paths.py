@@ -10,11 +10,12 @@ already had.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from plait.core import types as t
 from plait.core.codes import make
 from plait.core.diagnostics import Diagnostic, Fix, Label
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 from .context import CompileContext
@@ -25,8 +26,8 @@ from .schema import a, suggest
 __all__ = ["Resolved", "describe_use", "resolve", "show"]
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+@record(kw_only=False)
+class Resolved(Record):
     #: The type at the path; None when it does not resolve (then `problem` is set, once a span is given).
     type: t.Type | None
     problem: Diagnostic | None = None

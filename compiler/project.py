@@ -9,9 +9,10 @@ Bad configuration is a ConfigError naming the file and the key, never a tracebac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+
+from plait.core.record import Record, record
 
 __all__ = [
     "ALWAYS_REPORTED",
@@ -45,8 +46,8 @@ class ConfigError(ValueError):
     """A configuration that cannot be used; the message starts with the file (and key)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectConfig:
+@record(kw_only=False)
+class ProjectConfig(Record):
     #: The file this came from; None = no configuration found (the defaults).
     path: Path | None
     #: The directory globs are relative to.

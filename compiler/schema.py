@@ -7,18 +7,18 @@ One table drives attribute checking, normalisation into graph attributes, and
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from typing import Any
 
 from plait.core import defaults as D
 from plait.core.graph import RUNNABLE_KINDS
+from plait.core.record import Record, record
 from plait.core.vocab import ERROR_KINDS, PROVIDERS
 
 __all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "TYPED_BLOCKS", "a", "suggest"]
 
 
-@dataclass(frozen=True, slots=True)
-class Attr:
+@record(kw_only=False)
+class Attr(Record):
     """How one attribute is written.
 
     `type` is one of: string, template, number, int, duration, bool, map,

@@ -10,10 +10,10 @@ A comment that suppresses nothing is P610, with a fix that removes it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from plait.core.codes import lookup, make
 from plait.core.diagnostics import Diagnostic, Fix, Severity
+from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
 
 __all__ = ["CODE", "MARKER", "Suppression", "apply", "suppressions"]
@@ -24,8 +24,8 @@ MARKER = "plait:"
 _COMMENT = re.compile(r"#\s*plait:\s*ignore\b(?:\[([^\]]*)\])?")
 
 
-@dataclass(frozen=True, slots=True)
-class Suppression:
+@record(kw_only=False)
+class Suppression(Record):
     #: The comment (from `#` to its end).
     comment: Span
     #: The words between the brackets as written, e.g. ("P601", "unused-declaration").

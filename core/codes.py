@@ -8,16 +8,17 @@ contracts, P4xx templates, P5xx secrets, P6xx lint warnings.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.record import Record, record
 from plait.core.source import Span
 
 __all__ = ["CODES", "SECTIONS", "Code", "lookup", "make", "sections"]
 
 
-@dataclass(frozen=True, slots=True)
-class Code:
+@record(kw_only=False)
+class Code(Record):
     code: str
     name: str
     severity: Severity

@@ -11,13 +11,13 @@ inferred output type (`core.types`).
 
 from __future__ import annotations
 
-from dataclasses import field, fields
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Protocol, Union, get_args
 
 from . import defaults as D
 from .conditions import Condition, condition_text, literal_text
-from .record import Record, record
+from .record import Record, field_names, record
 from .source import Span
 from .types import TEXT, Type, to_json_schema
 
@@ -380,7 +380,7 @@ def node_attrs(cls: type[Node]) -> tuple[str, ...]:
     """The attribute names a node kind carries beyond name/span/file, in declaration order."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name not in _OWN and f.name != "output")
+        names = tuple(name for name in field_names(cls) if name not in _OWN and name != "output")
         # The output type last: it reads after what the runnable is.
         names = _FIELD_NAMES[cls] = names + (("output",) if issubclass(cls, Runnable) else ())
     return names

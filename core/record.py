@@ -23,7 +23,7 @@ from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field
 from operator import attrgetter
 from typing import Any, Callable, ClassVar, NamedTuple, TypeVar, dataclass_transform, get_origin, overload
 
-__all__ = ["Record", "record"]
+__all__ = ["Record", "field_names", "record"]
 
 
 class Record:
@@ -68,6 +68,11 @@ class Record:
 
 
 R = TypeVar("R", bound=Record)
+
+
+def field_names(cls: type[Record]) -> tuple[str, ...]:
+    """A record class's field names in order: `dataclasses.fields` without making dataclasses' view."""
+    return cls._names
 
 
 @overload

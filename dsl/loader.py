@@ -16,6 +16,7 @@ from typing import Callable
 from . import ast
 from plait.core.diagnostics import Diagnostic, Severity
 from .parser import parse_module
+from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
 
 __all__ = ["LoadResult", "Reader", "load", "load_text", "read_source", "resolve_path", "text_problem"]
@@ -33,8 +34,8 @@ class LoadResult:
     root_dir: Path | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
+@record(kw_only=False)
+class Reader(Record):
     """How files become modules. The language server passes its own: unsaved editor buffers
     (`overlay`: resolved path → text, or None to read the disk) and a parse cache (`parse`)."""
 

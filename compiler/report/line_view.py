@@ -9,8 +9,9 @@ drive the terminal), and very long lines cut to a window around the span.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 from typing import Sequence
+
+from plait.core.record import Record, record
 
 from .mask import ELLIPSIS, mask
 
@@ -50,8 +51,8 @@ def clean(text: str, newlines: bool = False) -> str:
     return "".join(ch if ch in keep else " " if ch in "\t\n\r" else _shown(ch) for ch in text)
 
 
-@dataclass(frozen=True, slots=True)
-class LineView:
+@record(kw_only=False)
+class LineView(Record):
     text: str
     #: Display column of each character index from `start` to `start + len(columns) - 1`.
     columns: Sequence[int]

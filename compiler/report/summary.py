@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.record import Record, record
 
 __all__ = ["Summary", "summarize"]
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+@record(kw_only=False)
+class Summary(Record):
     errors: int
     warnings: int
     #: Files holding at least one diagnostic.

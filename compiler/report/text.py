@@ -16,10 +16,10 @@ ANSI, and only when the caller asks for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
 
 from .line_view import clean, view_line, window
@@ -41,8 +41,8 @@ class _Paint:
         return f"\x1b[{style}m{text}\x1b[0m" if self.enabled and text else text
 
 
-@dataclass(frozen=True, slots=True)
-class _Mark:
+@record(kw_only=False)
+class _Mark(Record):
     span: Span
     primary: bool
     message: str
