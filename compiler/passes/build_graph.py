@@ -8,8 +8,9 @@ state types check_types' (`ctx.input_type`, `ctx.state_type`).
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from plait.core import conditions as c
 from plait.core import graph as g
@@ -354,10 +355,10 @@ def _strings(node: Any) -> Iterator[Any]:
 def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
     from ..rules._placeholders import _scan
 
-    strings = list(_strings(getattr(decl, "body", None) if decl.kind != "chain" else None))
+    # One string at a time: a long list's strings are rebuilt on access (ast.PackedItems), never all held.
+    strings: Iterable[Any] = _strings(getattr(decl, "body", None) if decl.kind != "chain" else None)
     if decl.kind == "ask":
-        strings.append(decl.question)
-        strings += _strings(decl.block)
+        strings = chain(strings, (decl.question,), _strings(decl.block))
     for string in strings:
         if "{{" in string.value:
             for _, _, path, problem in _scan(string.value):

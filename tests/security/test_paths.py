@@ -36,8 +36,8 @@ def _spec(folder: Path, script: str) -> Path:
     return path
 
 
-def _bounded(fn, *args):
-    """fn(*args) in a thread; fails (instead of hanging) when it does not return within BOUND."""
+def _bounded(fn, *args, seconds: float = BOUND):
+    """fn(*args) in a thread; fails (instead of hanging) when it does not return within `seconds`."""
     box: dict = {}
 
     def work() -> None:
@@ -48,8 +48,8 @@ def _bounded(fn, *args):
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    thread.join(BOUND)
-    assert not thread.is_alive(), f"{getattr(fn, '__name__', fn)} blocked for {BOUND}s"
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{getattr(fn, '__name__', fn)} blocked for {seconds}s"
     if "error" in box:
         raise box["error"]
     return box.get("value")

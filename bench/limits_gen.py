@@ -1,0 +1,50 @@
+"""Benchmark and test inputs: hostile specs under the 8 MiB cap, one shape each, and a normal spec of a size.
+
+The shapes are the ones issue reports named (a long list of numbers, blank lines, a long list of strings,
+a prompt of hundreds of thousands of template reads) and a few other dense ones (nested lists, blocks,
+calls, dotted paths and attributes, one item each in a few bytes). `tests/security/test_input_limits.py`
+checks some in a child process under 1 GiB; `bench/limits_bench.py` times them against `normal(size)`.
+"""
+
+from __future__ import annotations
+
+import frontend_gen
+
+_HEAD = 'model m = "openai/gpt-4o-mini"\nagent main "A." {\n  model = m\n'
+
+#: Item text of the dense list shapes: one item per few bytes, inside `attributes = { xs = [...] }`.
+_ITEMS = {
+    "numbers": "7",
+    "strings": '"ab"',
+    "refs": "a",
+    "nested-lists": "[7]",
+    "blocks": "{}",
+    "calls": "f()",
+    "paths": "a.b",
+}
+
+
+def hostile(kind: str, size: int) -> str:
+    """A spec of about `size` bytes (never more) of one shape."""
+    if kind in _ITEMS:
+        item = _ITEMS[kind]
+        count = (size - 200) // (len(item) + 1)
+        return _HEAD + "  attributes = { xs = [" + ",".join([item] * count) + "] }\n}\n"
+    if kind == "blank-lines":
+        return _HEAD + "\n" * (size - 100) + "}\n"
+    if kind == "nested-calls":
+        count = (size - 200) // 8
+        return _HEAD + '  system = "' + "{{a}} " * count + '"\n}\n'
+    if kind == "attributes":
+        count = (size - 200) // 4
+        return _HEAD + "  attributes = {" + "a=1," * count + "}\n}\n"
+    raise ValueError(kind)
+
+
+def normal(size: int) -> str:
+    """A valid spec of about `size` bytes, the shape a person writes (the front-end benchmark's groups)."""
+    per_line = len(frontend_gen.spec(6400).encode()) / 6400
+    text = frontend_gen.spec(int(size / per_line))
+    while len(text.encode()) > size:  # the estimate may overshoot by a group
+        text = frontend_gen.spec(int(len(text.splitlines()) * size / len(text.encode())) - 64)
+    return text
