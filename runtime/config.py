@@ -67,6 +67,8 @@ class McpConfig:
     timeout: float | None = D.TOOL_TIMEOUT
     #: Where a stdio server runs: the declaring spec's folder.
     cwd: str | None = None
+    #: The spec file that declares it (where `plait mcp lock` writes its entry); None for spec text.
+    file: str | None = None
     #: "fresh" | "stale" | "missing" | "invalid": whether plait.lock has a current entry for it.
     lock_state: str = "missing"
     #: The locked tools the allow-list keeps ({"name", "description", "input_schema", ...}); empty unless fresh.

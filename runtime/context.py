@@ -199,10 +199,13 @@ class RunContext:
                 )
             elif name in program.mcp:
                 # graph_adapter leaves a server here only when plait.lock has no current entry for it.
+                from .mcp.toolset import lock_command
+
+                server = program.mcp[name]
                 raise AgentError(
                     "mcp_lock_missing",
                     f"agent `{agent.name}` uses MCP server `{name}`, whose tools are not in a current plait.lock "
-                    f"({program.mcp[name].lock_state}): run `plait mcp lock` beside the spec first",
+                    f"({server.lock_state}): run `{lock_command(server)}` first",
                 )
             else:
                 raise AgentError(

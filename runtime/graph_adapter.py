@@ -122,6 +122,7 @@ def _mcp(n: g.McpNode, base_dir: str | None) -> McpConfig:
         timeout=n.timeout,
         # A stdio server runs in the folder of the spec that declares it, as `./data` in its command reads.
         cwd=str(Path(n.file).parent) if n.file else base_dir,
+        file=n.file,
         lock_state=n.lock_state,
         offered=n.offered,
     )

@@ -11,11 +11,24 @@ timeouts and the journal then treat it as any tool.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ..config import AgentConfig, McpConfig, Program, ToolConfig
 
-__all__ = ["expand_agent", "is_idempotent", "mcp_tools", "qualified"]
+__all__ = ["expand_agent", "is_idempotent", "lock_command", "mcp_tools", "qualified"]
+
+
+def lock_command(server: McpConfig) -> str:
+    """The command that writes the server's lock entry, naming its spec as `plait check`'s fix does."""
+    if server.file is None:
+        return "plait mcp lock"
+    path = Path(server.file)
+    try:
+        path = path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        pass
+    return f"plait mcp lock {path}"
 
 
 def qualified(server: str, tool: str) -> str:

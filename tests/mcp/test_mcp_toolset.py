@@ -119,7 +119,8 @@ def test_without_a_lock_the_agent_fails_at_its_start_naming_the_fix(tmp_path):
     assert not any(t.run.get("type") == "mcp" for t in program.tools.values())
     with pytest.raises(AgentError) as caught:
         RunContext(program).toolset(program.agents["writer"])
-    assert caught.value.kind == "mcp_lock_missing" and "plait mcp lock" in caught.value.message
+    assert caught.value.kind == "mcp_lock_missing"
+    assert f"run `plait mcp lock {tmp_path / 'files.plait'}` first" in caught.value.message  # tmp is outside cwd
 
 
 def test_a_schema_that_is_not_json_schema_checks_nothing_rather_than_failing_every_call(tmp_path):
