@@ -220,9 +220,12 @@ def remove(journal: Any, ids: list[str]) -> int:
     missing = [i for i in ids if journal.run(i) is None]
     if missing:
         return fail(f"no run {', '.join(f'`{i}`' for i in missing)} in {journal.where}; nothing was deleted")
-    live = [i for i in ids if (lease := journal.lease(i)) is not None and lease["live"]]
+    busy = journal.busy()
+    live = [i for i in ids if i in busy or ((lease := journal.lease(i)) is not None and lease["live"])]
     if live:
-        return fail(f"run {', '.join(live)} is running in another process; nothing was deleted")
+        return fail(
+            f"run {', '.join(live)} is running in another process (or still being written by it); nothing was deleted"
+        )
     gone = journal.delete(ids)
     print(f"deleted {gone} run{'s' if gone != 1 else ''}", file=sys.stderr)
     return EXIT_OK
@@ -245,7 +248,11 @@ def prune(journal: Any, args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(str(exc))
     # A crashed run is kept until it is old too: it may still be resumed. A running one is never pruned.
-    old = [r["id"] for r in journal.runs() if r["started"] < cutoff and r["status"] != "running"]
+    # Nor one another live process is still writing (its stop not yet moved into the tables): the next prune takes it.
+    busy = journal.busy()
+    old = [
+        r["id"] for r in journal.runs() if r["started"] < cutoff and r["status"] != "running" and r["id"] not in busy
+    ]
     if args.dry_run:
         for run_id in old:
             print(run_id)

@@ -94,7 +94,13 @@ class Journal(Protocol):
     def runs(self, status: str | None = None) -> list[dict[str, Any]]: ...
     def events(self, run_id: str) -> Iterator[dict[str, Any]]: ...
     def lease(self, run_id: str) -> dict[str, Any] | None: ...
-    def delete(self, run_ids: list[str]) -> int: ...
+    def busy(self) -> set[str]:
+        """Runs another live process may still write to the tables (stopped or not): not to be deleted now."""
+        ...
+
+    def delete(self, run_ids: list[str]) -> int:
+        """Delete these runs and their history, except `busy()` ones; how many were deleted."""
+        ...
 
 
 def alive(pid: int) -> bool:
@@ -364,13 +370,19 @@ class SQLJournal:
         live = row[3] > time.time() and (row[2] != self.host or alive(row[1]))
         return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3], "live": live}
 
+    def busy(self) -> set[str]:
+        return set()
+
     def delete(self, run_ids: list[str]) -> int:
         self.sync()
         conn = self.conn
         sql = self.dialect.sql
         gone = 0
+        busy = self.busy()
         with self._transaction(conn, exclusive=True):
             for run_id in run_ids:
+                if run_id in busy:
+                    continue
                 conn.execute(sql(q.DELETE_EVENTS), (run_id,))
                 conn.execute(sql(q.DELETE_LEASE), (run_id,))
                 gone += conn.execute(sql(q.DELETE_RUN), (run_id,)).rowcount

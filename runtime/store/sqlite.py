@@ -166,6 +166,15 @@ class SQLiteJournal(SQLJournal):
             if not is_alive:
                 path.unlink(missing_ok=True)
 
+    def busy(self) -> set[str]:
+        """Runs in a live writer's segment: every read applies its admission and stop lines again, so a run deleted
+        now would come back until that writer moves its segment in (at its close, or every 5,000 rows)."""
+        found: set[str] = set()
+        for path, pid in segments(self.log_dir):
+            if path != self._segment.path and alive(pid):
+                found.update(r[0] for r in read(path) if r[1] != 0)
+        return found
+
     def sync(self) -> None:
         """Before a read: this process's rows and every other process's segment are in the tables."""
         self.flush()

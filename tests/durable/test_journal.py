@@ -378,3 +378,21 @@ def test_rows_encode_as_the_standard_json_encoder_would():
     for value in values:
         text = encode(value)
         assert json.loads(text) == json.loads(_json_encode(value)) and "\n" not in text and "\t" not in text
+
+
+def test_a_run_deleted_while_its_writer_lives_stays_deleted(tmp_path):
+    """A stopped run whose process still runs others is in that process's segment; every read applies the segment's
+    admission again, so deleting the run then would not last: it is left for later, and deleted once moved in."""
+    writer = SQLiteJournal(journal_path(tmp_path))
+    writer.admit("r1", "main", None, "go")
+    writer.event("r1", 1, "admit", None, {})
+    writer.stopped("r1", "done", {"result": {"output": "ok"}}, 1, (0, 0))
+    writer.settle()
+    other = SQLiteJournal(journal_path(tmp_path))
+    assert other.run("r1")["status"] == "done" and other.busy() == {"r1"}
+    gone = other.delete(["r1"])
+    assert (other.run("r1") is None) == (gone == 1)  # what delete() reports deleted stays deleted
+    writer.close()  # moves its segment in: nobody writes r1 any more
+    assert other.busy() == set() and other.delete(["r1"]) == 1
+    assert other.run("r1") is None and other.run("r1") is None  # read twice: nothing brings it back
+    other.close()
