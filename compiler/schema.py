@@ -6,7 +6,6 @@ One table drives attribute checking, normalisation into graph attributes, and
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from plait.core import defaults as D
@@ -144,5 +143,9 @@ def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
     # cannot reach 0.6 when one word is over 2.34x the other. Dropping those first
     # gives the same answer without indexing a huge word (a 1 MB string took seconds).
     near = [c for c in candidates if len(word) <= 2.34 * len(c) and len(c) <= 2.34 * len(word)]
-    matches = difflib.get_close_matches(word, near, n=1, cutoff=0.6) if near else []
+    if not near:
+        return None
+    import difflib  # only a spec with a misspelt name needs it: not imported by every `plait check`
+
+    matches = difflib.get_close_matches(word, near, n=1, cutoff=0.6)
     return matches[0] if matches else None
