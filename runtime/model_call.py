@@ -230,8 +230,8 @@ def served(
     usage = response.usage
     report.input_tokens += usage.input_tokens
     report.output_tokens += usage.output_tokens
-    report._steps.append(
-        (agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens)
+    report.add_step(
+        agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens
     )
     if ctx.bus.active:
         ctx.emit(

@@ -47,6 +47,23 @@ class Report:
     def usage(self) -> Usage:
         return Usage(self.input_tokens, self.output_tokens)
 
+    def add_step(
+        self,
+        agent: str,
+        path: tuple[str, ...],
+        step: int,
+        model: str,
+        finish_reason: str | None,
+        input_tokens: int,
+        output_tokens: int,
+    ) -> None:
+        """One model call as `steps` reads it (the token totals are the caller's to add)."""
+        self._steps.append((agent, path, step, model, finish_reason, input_tokens, output_tokens))
+
+    def add_tool_call(self, name: str, arguments: Any, is_error: bool, agent: str, path: tuple[str, ...]) -> None:
+        """One executed tool call as `tool_calls` reads it."""
+        self._tool_calls.append((name, arguments, is_error, agent, path))
+
     def warn(self, code: str, message: str, path: tuple[str, ...] = (), /, **details: Any) -> dict[str, Any]:
         warning: dict[str, Any] = {"code": code, "message": message, "path": list(path)}
         if details:

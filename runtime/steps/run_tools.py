@@ -104,7 +104,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
                     ctx.warn("state_write_refused", refusal, run.path, run.agent, tool=call.name)
                     outcome = ToolOutcome(refusal, True)
     run.results[call.id] = outcome
-    ctx.report._tool_calls.append((call.name, arguments, outcome.is_error, run.agent.name, run.path))
+    ctx.report.add_tool_call(call.name, arguments, outcome.is_error, run.agent.name, run.path)
     if ctx.bus.active:
         ctx.emit(
             "tool_call_end",
