@@ -11,7 +11,8 @@ from __future__ import annotations
 GROUP_LINES = 64
 
 
-def _group(i: int) -> str:
+def group(i: int) -> str:
+    """Group `i`: its eight declarations, GROUP_LINES lines, every name suffixed with `i`."""
     return f'''# --- group {i} -------------------------------------------------
 model m{i} = "openai/gpt-4o-mini" {{
   temperature = 0.2
@@ -82,7 +83,7 @@ chain c{i} = b{i} -> parallel(s{i}, v{i}) -> p{i}
 def spec(lines: int) -> str:
     """A valid spec of about `lines` lines."""
     groups = max(1, lines // GROUP_LINES)
-    body = "".join(_group(i) for i in range(groups))
+    body = "".join(group(i) for i in range(groups))
     main = " -> ".join(f"c{i}" for i in range(groups))
     return f"plait 0.1\n\n{body}chain main = {main}\n"
 

@@ -53,11 +53,11 @@ def split(folder: Path, lines: int, parts: int = 10) -> Path:
     root.mkdir()
     imports = "".join(f'import "part{p}.plait"\n' for p in range(1, parts))
     for p in range(1, parts):
-        (root / f"part{p}.plait").write_text("".join(frontend_gen._group(i) for i in chunks[p]))
+        (root / f"part{p}.plait").write_text("".join(frontend_gen.group(i) for i in chunks[p]))
     chain = " -> ".join(f"c{i}" for i in range(groups))
     main = root / "main.plait"
     main.write_text(
-        f"plait 0.1\n{imports}\n" + "".join(frontend_gen._group(i) for i in chunks[0]) + f"chain main = {chain}\n"
+        f"plait 0.1\n{imports}\n" + "".join(frontend_gen.group(i) for i in chunks[0]) + f"chain main = {chain}\n"
     )
     return main
 
