@@ -49,8 +49,13 @@ def _http_strings(decl: ast.ToolDecl) -> Iterator[ast.String]:
             yield from (h.value for h in entry.value.attributes if isinstance(h.value, ast.String))
 
 
+#: A message is one line in every format (JSON and SARIF too): a line break between the braces is shown escaped.
+_ONE_LINE = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
 def _shown(raw: str) -> str:
-    """Text between braces as a message may echo it: short, and never a whole secret."""
+    """Text between braces as a message may echo it: short, on one line, and never a whole secret."""
+    raw = raw.translate(_ONE_LINE)
     if looks_secret(raw, None):
         return raw.strip()[:4] + "…"
     return raw if len(raw) <= 24 else raw[:20] + "…"

@@ -233,3 +233,10 @@ def test_deeply_nested_chains_and_parallels_are_walked_without_recursion(tmp_pat
     text += f"chain main = parallel(s0, c{depth - 1}) -> c{depth - 1} -> p{depth - 1} -> last\n"
     d = only(compile_text(text, tmp_path), "P401")
     assert d.message == f"`{{{{input.x}}}}` does not resolve: `p{depth - 1}` has no branch `x`"
+
+
+def test_a_malformed_placeholder_over_a_line_break_is_echoed_on_one_line(tmp_path):
+    # JSON, SARIF and GitHub annotations carry the message as one line; `\n` in the prompt is shown escaped.
+    text = MODELS + 'step s { model = fast, prompt = "{{run.inp}:\\n{{run.input.ticket}}" }\n'
+    d = only(compile_text(text, tmp_path), "P401")
+    assert "\n" not in d.message and d.message.startswith("`{{run.inp}:\\n{{")
