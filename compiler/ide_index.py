@@ -59,7 +59,7 @@ def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...
 
 
 def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
-    from .passes.check_flow import _strings as template_strings
+    from .passes.check_flow import template_strings
 
     kind = getattr(decl, "kind", "")
     if isinstance(decl, ast.ChainDecl):

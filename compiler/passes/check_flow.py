@@ -36,7 +36,8 @@ __all__ = ["check_flow"]
 _TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
 
 
-def _strings(decl: ast.Node) -> list[ast.String]:
+def template_strings(decl: ast.Node) -> list[ast.String]:
+    """The strings of a declaration whose placeholders read other steps' results (also what the editor indexes)."""
     if isinstance(decl, ast.AskDecl):
         return [decl.question]
     if not isinstance(decl, ast.StepDecl | ast.AgentDecl | ast.ConsolidateDecl):
@@ -422,7 +423,7 @@ def check_flow(ctx: CompileContext) -> None:
             continue
         found = strings.get(inst.name)
         if found is None:
-            found = strings[inst.name] = _strings(decl)
+            found = strings[inst.name] = template_strings(decl)
         if found:
             flow.templates(inst, found)
         if isinstance(decl, ast.RouteDecl):
