@@ -62,7 +62,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "MCP servers: `plait mcp lock` writes the tools each declared server offers to plait.lock",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",
-    "lsp": "run the language server on stdio (diagnostics, hover, definition, symbols, formatting)",
+    "lsp": "the language server on stdio: diagnostics, hover, definition, references, completion, rename, formatting",
 }
 
 
