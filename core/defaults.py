@@ -1,4 +1,4 @@
-"""Attribute defaults: the value an attribute has when a spec does not write it.
+"""An attribute a spec does not write → the value it has (attribute defaults).
 
 One copy for every stage: the compiler's schema fills them in, the graph
 records default to them, and the runtime's config objects (built by hand in

@@ -1,4 +1,4 @@
-"""The words dsl, compiler, runtime and CLI must spell alike: providers, error kinds, turn steps, formats.
+"""Shared words → dsl, compiler, runtime and CLI, which must spell them alike: providers, error kinds, steps, formats.
 
 Each is defined here once; the compiler checks specs against these lists, the
 runtime dispatches on them, the renderers draw them and the CLI offers them.

@@ -1,5 +1,5 @@
-"""The fast path's parser: lark's LALR table and tree-shaping rules, read from
-the generated tables and driven by a lean loop.
+"""The fast path's parser: tokens → the tree lark would build, by lark's LALR table and tree-shaping rules,
+read from the generated tables and driven by a lean loop.
 
 The table and the shape of every rule's children (which tokens are dropped,
 which helper rules are spliced in, where `[optional]` parts leave a None)

@@ -1,4 +1,4 @@
-"""lark's own lexer and LALR parser over grammars/plait.lark: the reference.
+"""Text the fast path refused → lark's own parse over grammars/plait.lark (the reference) and its error.
 
 Valid text is parsed by the fast path (`plait.dsl.lexer` and `plait.dsl.lalr`,
 driven by tables generated from this parser). This module is imported only

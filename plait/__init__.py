@@ -1,4 +1,4 @@
-"""plait: a declarative language for LLM agents.
+"""plait, a declarative language for LLM agents: Python callers → compile, check, render and run a spec.
 
 The public API (`__all__`; `dir(plait)` shows exactly these names). Everything
 is imported on first use, so `import plait` is cheap: the functions import

@@ -1,4 +1,4 @@
-"""While runs are in flight, the cyclic GC waits for more allocations before it collects.
+"""Runs in flight → a higher cyclic-GC threshold: the collector waits for more allocations before it collects.
 
 Every model call allocates short-lived objects (request, messages, records).
 At the default threshold (700) the collector runs every few calls, and its

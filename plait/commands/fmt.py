@@ -1,4 +1,4 @@
-"""`plait fmt [--check|--diff] PATH...`: rewrite specs in the canonical layout.
+"""`plait fmt [--check|--diff] PATH...`: specs → the same specs in the canonical layout.
 
 Exit codes follow plait/cli.py's table, as `plait check` does: a file with
 syntax errors is reported and left untouched, and a file that cannot be read is

@@ -1,4 +1,4 @@
-"""Providers: one module per wire format, looked up by the spec's provider prefix.
+"""A spec's provider prefix → its provider: one module per wire format.
 
 Modules are imported on first use so `plait run` against the scripted provider
 never pays for the HTTP stack.

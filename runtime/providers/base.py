@@ -1,4 +1,4 @@
-"""Provider seam: the request, response, stream-event and error types every provider speaks.
+"""Provider seam: a `ModelRequest` → a `ModelResponse` or stream events, the types every provider speaks.
 
 A provider turns a `ModelRequest` into a `ModelResponse` (buffered) or an async
 iterator of `StreamEvent`s ending in `ResponseDone` (streamed). Everything a
