@@ -430,8 +430,11 @@ class _Layout:
     def case_label(self, case: ast.RouteCase) -> str:
         if case.literal is None:
             return "else"
-        # A case's literal is a string, number or bool: always one line.
-        return self.inline(case.literal) or ""
+        # A string, number or bool: one line, but for a block string written over lines, which is kept as written.
+        text = self.inline(case.literal)
+        if text is None:
+            return self.text[case.literal.span.offset : case.literal.span.end_offset]
+        return text
 
     def case(self, case: ast.RouteCase, key: str, indent: str) -> None:
         label = key.rstrip()

@@ -44,6 +44,13 @@ def test_typed_blocks_written_over_lines_stay_expanded_and_aligned():
     assert fmt(text) == 'ask q "Ok?" {\n  answer {\n    ok:   bool\n    note: string?\n  }\n}\n'
 
 
+def test_a_route_case_written_as_a_block_string_over_lines_is_kept_as_written():
+    # It was formatted with an empty label (` -> b`), text that does not parse, so fmt refused with exit 2.
+    text = 'route r on input.c {\n  """multi\nline""" -> b\n  else -> s\n}\n'
+    out = fmt(text)
+    assert '  """multi\nline""" -> b\n' in out
+
+
 def test_route_cases_align_their_arrows_and_keep_comments():
     text = 'route r on input.c {  # why\n  "billing" -> b\n  # rest\n  else -> s\n}\n'
     assert (
