@@ -104,7 +104,8 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
             item.update(
                 status="skipped" if data.get("skipped") else "error" if data.get("is_error") else "ok",
-                result=data.get("content"),
+                # A code step's completion holds its return value, not tool content (runtime/store/effects.py).
+                result=data.get("value") if data.get("code") else data.get("content"),
                 latency_ms=data.get("latency_ms"),
             )
         elif kind == "decision":
@@ -157,7 +158,9 @@ def line(item: dict[str, Any]) -> str:
         return f"{head} in flight (no reply recorded)"
     if kind == "tool_call":
         attempt = f" attempt {item['attempt']}" if item.get("attempt", 1) > 1 else ""
-        head = f"tool   {item.get('tool')}({_short(item.get('arguments'), 40)}){attempt}"
+        # A code step's intent records no arguments (its input is the previous runnable's output).
+        arguments = "" if item.get("arguments") is None else f"({_short(item['arguments'], 40)})"
+        head = f"tool   {item.get('tool')}{arguments}{attempt}"
         if "result" in item:
             return f"{head} {item['status']}  {item.get('latency_ms', 0):.0f} ms  → {_short(item['result'], 60)}"
         return f"{head} {item['status']}"
