@@ -18,11 +18,16 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
 
 from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, print_diagnostics
 
 from .run import EXIT_FOR, fail, fit
+
+if TYPE_CHECKING:  # the runtime is imported when a batch runs, not when the CLI starts
+    from plait.runtime.batch import Row, RowResult
+    from plait.runtime.engine import Engine
 
 EXAMPLES = """\
 Each line of INPUTS is one run's input: a JSON object for a spec with an `input` block
@@ -129,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(rows), live=sys.stderr.isatty())
     reasons: list[str] = []
 
-    def write(result: Any) -> None:
+    def write(result: RowResult) -> None:
         out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str) + "\n")
         out.flush()
         reasons.append(result.stop_reason)
 
     ordered = InOrder(write)
 
-    def emit(result: Any) -> None:
+    def emit(result: RowResult) -> None:
         progress.add(result)
         ordered(result)
 
@@ -185,7 +190,7 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _closed(engine: Any, code: int) -> int:
+def _closed(engine: Engine, code: int) -> int:
     """`code`, once the engine's journal connection is closed (nothing ran: there is nothing to flush)."""
     if engine.store is not None:
         engine.store.close()
@@ -199,7 +204,7 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def load(args: argparse.Namespace) -> Any:
+def load(args: argparse.Namespace) -> tuple[Engine, list[str]] | int:
     """(engine, the spec's source texts) or an exit code after printing why there is none."""
     import plait
     from plait.runtime.engine import Engine
@@ -232,7 +237,9 @@ def _relative(name: str, base: Path) -> str:
         return str(name)
 
 
-async def execute(args: argparse.Namespace, engine: Any, entry: str, rows: list[Any], emit: Any) -> str | None:
+async def execute(
+    args: argparse.Namespace, engine: Engine, entry: str, rows: list[Row], emit: Callable[[RowResult], None]
+) -> str | None:
     """The rows run; None when all finished, else "interrupted" (Ctrl-C) or "terminated" (SIGTERM).
 
     The first Ctrl-C starts no more rows and lets the runs in flight finish; a second one, or SIGTERM,
@@ -280,13 +287,19 @@ async def execute(args: argparse.Namespace, engine: Any, entry: str, rows: list[
 
 
 async def _executor(
-    args: argparse.Namespace, engine: Any, entry: str, rows: list[Any], emit: Any, stop: asyncio.Event
+    args: argparse.Namespace,
+    engine: Engine,
+    entry: str,
+    rows: list[Row],
+    emit: Callable[[RowResult], None],
+    stop: asyncio.Event,
 ) -> None:
     if args.executor == "ray":
         from functools import partial
 
         from plait.runtime.executors import ray as ray_executor
 
+        assert engine.spec is not None  # load() names the spec file: each actor compiles it again
         make = partial(ray_executor.spec_engine, engine.spec, args.store)
         actors = args.actors or ray_executor.DEFAULT_ACTORS
         await ray_executor.run_batch(
@@ -320,7 +333,7 @@ class Progress:
         self.started = time.monotonic()
         self._shown = 0.0
 
-    def add(self, result: Any) -> None:
+    def add(self, result: RowResult) -> None:
         self.finished += 1
         self.stored += result.stored
         self.counts[result.stop_reason] = self.counts.get(result.stop_reason, 0) + 1
