@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
 from plait.core.codes import make
@@ -24,6 +24,9 @@ from plait.dsl import ast
 from ..context import CompileContext, Reference
 from ..schema import suggest
 from .check_types import folder
+
+if TYPE_CHECKING:  # imported when a spec declares a server (plait check start-up)
+    from plait.core.mcp_lock import Lock
 
 __all__ = ["check_mcp", "tool_names"]
 
@@ -125,7 +128,7 @@ class _Locks:
         self.ctx = ctx
         self.file_name = file_name
         #: folder → the Lock, or the reason it cannot be used (str), or None when there is no file.
-        self.read: dict[Path, Any] = {}
+        self.read: dict[Path, Lock | str | None] = {}
         self.reported: set[Path] = set()
 
     def offered(self, name: str, decl: ast.McpDecl, fp: str) -> list[dict[str, Any]] | None:
@@ -182,12 +185,12 @@ class _Locks:
             for t in entry.tools
         ]
 
-    def _lock(self, where: Path) -> Any:
+    def _lock(self, where: Path) -> Lock | str | None:
         if where not in self.read:
             self.read[where] = self._load(where / self.file_name)
         return self.read[where]
 
-    def _load(self, path: Path) -> Any:
+    def _load(self, path: Path) -> Lock | str | None:
         from plait.core.mcp_lock import LockError, loads
         from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
 
