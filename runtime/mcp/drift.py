@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plait.core.mcp_lock import LockedTool
+
+if TYPE_CHECKING:  # the SDK is imported when a server starts
+    from mcp_types import Tool
 
 __all__ = ["Drift", "compare", "locked_tool", "offered_tool"]
 
@@ -36,7 +39,7 @@ class Drift:
         return "; ".join(parts) or "no change"
 
 
-def locked_tool(tool: Any) -> LockedTool:
+def locked_tool(tool: Tool) -> LockedTool:
     """An SDK `Tool` from `tools/list` → its lock record (schemas as the server sent them, in JSON form)."""
     return LockedTool(
         name=tool.name,

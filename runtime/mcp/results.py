@@ -9,12 +9,15 @@ linked or embedded text resource is shown with its URI.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the SDK is imported when a server starts
+    from mcp_types import CallToolResult
 
 __all__ = ["result_text"]
 
 
-def result_text(result: Any) -> tuple[str, bool]:
+def result_text(result: CallToolResult) -> tuple[str, bool]:
     """(text, is_error) of a `CallToolResult`."""
     parts = [text for block in (result.content or ()) if (text := _block(block))]
     if not parts and result.structured_content is not None:
