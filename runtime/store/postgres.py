@@ -48,6 +48,8 @@ def redact(url: str) -> str:
             [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)],
             safe="*",
         )
+        if netloc == parts.netloc and query == parts.query:
+            return url  # nothing to mask: urlunsplit would drop an empty authority (sqlite:///x → sqlite:/x)
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return f"{url.partition(':')[0]}://..."
