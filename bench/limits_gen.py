@@ -33,7 +33,7 @@ def hostile(kind: str, size: int) -> str:
     if kind == "blank-lines":
         return _HEAD + "\n" * (size - 100) + "}\n"
     if kind == "nested-calls":
-        count = (size - 200) // 8
+        count = (size - 200) // 6  # `{{a}} `: 666,000 unresolved reads in 4 MB
         return _HEAD + '  system = "' + "{{a}} " * count + '"\n}\n'
     if kind == "attributes":
         count = (size - 200) // 4
