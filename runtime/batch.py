@@ -36,6 +36,7 @@ __all__ = [
     "InOrder",
     "Row",
     "RowResult",
+    "all_or_none",
     "batch_id",
     "plan",
     "pool",
@@ -281,13 +282,21 @@ async def pool(
                 return
             emit(await work(row))
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(rows))))]
+    await all_or_none([asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(rows))))])
+
+
+async def all_or_none(tasks: list[asyncio.Future[None]]) -> None:
+    """Every task to its end; when one fails or the caller is cancelled, the others are cancelled and waited for.
+
+    So an executor never returns, or raises, while a row's run is still going (a run cut off is stored as
+    it stops, and the next run of the batch resumes it). Both executors wait on their tasks this way.
+    """
     try:
-        await asyncio.gather(*workers)
+        await asyncio.gather(*tasks)
     finally:
-        for task in workers:
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_batch(

@@ -24,7 +24,7 @@ import os
 from itertools import islice
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
-from ..batch import Row, RowResult, run_row
+from ..batch import Row, RowResult, all_or_none, run_row
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -169,13 +169,9 @@ async def run_batch(
     # stream waits for its slowest row); the chunk sizes add up to `concurrency`, the bound on runs in flight.
     size = max(1, min(_CHUNK, concurrency // (2 * actors)))
     sizes = [size] * (concurrency // size) + ([concurrency % size] if concurrency % size else [])
-    feeders = [asyncio.ensure_future(feeder(slot, n)) for slot, n in enumerate(sizes)]
     try:
-        await asyncio.gather(*feeders)
+        await all_or_none([asyncio.ensure_future(feeder(slot, n)) for slot, n in enumerate(sizes)])
     finally:
-        for task in feeders:
-            task.cancel()
-        await asyncio.gather(*feeders, return_exceptions=True)
         await _close(hosts)
         if started:
             ray.shutdown()
