@@ -1,4 +1,4 @@
-"""`plait check` of every example → the modules it loaded: none of the runtime or of the heavy extras.
+"""`plait check` (and graph, render, diff, fmt) of every example → the modules loaded: no runtime, no heavy extra.
 
 Checking is offline and cheap: it never starts a server or runs user code, so it has no use for the runtime,
 the MCP SDK, Ray, the PostgreSQL driver, the language server, the journal's encoder, JSON Schema or an HTTP
@@ -43,6 +43,11 @@ statuses = []
 for path in sys.argv[2:]:
     with contextlib.redirect_stdout(io.StringIO()):
         statuses.append(main(["check", path]))
+        # The other offline commands read the same compiled graph; their status is not the point here.
+        main(["graph", path])
+        main(["render", path, "--format", "mermaid"])
+        main(["diff", path, path])
+        main(["fmt", "--check", path])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in forbidden or m.startswith("plait.runtime"))
 print("STATUSES", statuses)
 print("LOADED", loaded)
