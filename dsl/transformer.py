@@ -15,12 +15,17 @@ from dataclasses import replace
 from typing import Callable, Protocol, TypeVar, Union
 
 from . import ast
-from plait.core.source import Span
+from plait.core.source import SourceFile, Span
 
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+#: The helper rule lark makes for `("," value)*`, the items after a list's or a call's first (`__value_star_N`).
+_ITEMS_RULE = "__value_star"
+#: Items a list keeps as plain nodes before the rest are packed (see `ast.PackedItems`): every list a person
+#: writes stays a tuple of nodes; a machine-sized one costs bytes, not a node, per literal.
+PACK_AFTER = 64
 
 # The parser builds about one node per token: constructors without the frozen __init__'s cost.
 _AgentDecl = ast.constructor(ast.AgentDecl)
@@ -133,9 +138,44 @@ class AstBuilder:
 
     def __init__(self, file: str) -> None:
         self.file = file
+        #: The text being parsed, when it is a whole file: long lists keep their literals as offsets into it.
+        self.source: SourceFile | None = None
 
     def __default__(self, data: str, children: list, meta: object = None) -> Inline:
+        if self.source is not None and data.startswith(_ITEMS_RULE):
+            first = children[0]
+            if first.__class__ is ast.PackedItems and len(children) == 2:
+                first.add(children.pop())  # the usual step of a long list: one more item
+            else:
+                children = self._pack(children, self.source)
         return Inline(data, children)
+
+    def _pack(self, items: list, source: SourceFile) -> list:
+        """A list's (or call's) items after the first, as they accumulate: past PACK_AFTER of them, one
+        `PackedItems` that takes each new item as it is parsed, so a long list never holds its nodes at once."""
+        first = items[0]
+        if first.__class__ is ast.PackedItems:
+            for item in items[1:]:
+                first.add(item)
+            del items[1:]
+            return items
+        if len(items) <= PACK_AFTER or source.path != self.file:
+            return items
+        packed = ast.PackedItems(source)
+        for item in items:
+            packed.add(item)
+        return [packed]
+
+    @staticmethod
+    def _items(values: list) -> tuple | ast.PackedItems:
+        """A list's or call's item nodes (None for a missing `[optional]` part dropped): a tuple, or PackedItems."""
+        items = [v for v in values if v is not None]
+        if items and items[-1].__class__ is ast.PackedItems:
+            packed: ast.PackedItems = items.pop()
+            for item in reversed(items):
+                packed.prepend(item)
+            return packed
+        return tuple(items)
 
     # --- spans ------------------------------------------------------------------
 
@@ -378,7 +418,7 @@ class AstBuilder:
         # The token's own text (a plain str), not str(token): a copy per number was a fifth of a long list's memory.
         raw = getattr(c[0], "value", None) or str(c[0])
         try:
-            value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+            value = ast.number_value(raw)
         except ValueError:
             raise NumberError(self._span(c[0])) from None
         return _Number(span=self._span(c[0]), value=value, raw=raw)
@@ -417,9 +457,9 @@ class AstBuilder:
         return _Call(
             span=self._span(func, block or rpar),
             func=self._ident(func),
-            args=tuple(a for a in args[1:] if a is not None),
+            args=self._items(args[1:]),
             block=block,
         )
 
     def list(self, c: list) -> ast.ListValue:
-        return _ListValue(span=self._span(c[0], c[-1]), items=tuple(i for i in c[1:-1] if i is not None))
+        return _ListValue(span=self._span(c[0], c[-1]), items=self._items(c[1:-1]))
