@@ -141,3 +141,12 @@ def test_a_long_list_of_numbers_costs_bytes_per_item_not_a_node():
     # handful of nodes alive at once).
     assert kept / count < 24, kept / count
     assert peak / count < 40, peak / count
+
+
+def test_fmt_writes_a_long_list_as_it_writes_a_short_one(monkeypatch):
+    # The formatter reads items and their spans (comments sit between them) from the packed sequence.
+    items = ", ".join(['"a"', "7", "f(1)", "[1, 2]", "true", "x", '"""\n    b\n    """'] * 20)
+    text = f'model m = "openai/gpt-4o-mini"\nagent a "A." {{\n  model = m\n  tools = [{items}]  # c\n}}\n'
+    packed = plait.format(text)
+    monkeypatch.setattr(transformer, "PACK_AFTER", 10**9)
+    assert plait.format(text) == packed
