@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         agents = list(engine.program.agents)
         picked = args.agent or ("main" if "main" in agents else (agents[0] if len(agents) == 1 else None))
         if picked not in engine.program.agents:
-            return fail(f"pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
+            unknown = f"no agent `{args.agent}` in the spec; " if args.agent else ""
+            return fail(f"{unknown}pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
         name = str(picked)
         saved = chats / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     return asyncio.run(_converse(engine, name, saved, snapshot))

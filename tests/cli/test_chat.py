@@ -119,3 +119,9 @@ def test_input_ending_at_the_approval_prompt_keeps_the_call_pending(chat):
     replies = [{"tool_calls": [{"name": "send", "arguments": {"to": "ann"}}]}]
     code, _, err = chat(replies, ["send it"], tty=True)
     assert code == 3 and 'send({"to": "ann"})' in err
+
+
+def test_an_unknown_agent_is_named_in_the_usage_error(chat):
+    code, _, err = chat([], [], "--agent", "nobody")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "no agent `nobody`" in err and "main" in err
