@@ -96,6 +96,10 @@ class Format(Record):
     pattern: str
     #: A test the matched secret must pass (decodes as credentials, is random enough).
     check: Callable[[str], bool] | None = None
+    #: Cheap preconditions, so the pattern runs only over a text that could hold a match: lower-case
+    #: pieces every match contains (all of them), and the run of `[A-Za-z0-9+/]` every match holds.
+    requires: tuple[str, ...] = ()
+    run: int = 0
 
 
 _B = r"(?<![A-Za-z0-9_])"  # a token starts at a word boundary (`\b` would also split at `-`)
@@ -149,6 +153,8 @@ FORMATS: tuple[Format, ...] = (
         "an AWS secret access key",
         "AWS_SECRET_ACCESS_KEY",
         r"(?i:aws)[A-Za-z0-9_\-\s\"'=:]{0,24}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        requires=("aws",),
+        run=40,
     ),
     # The same 40-character shape anywhere, when it mixes cases, digits and `/` or `+` as AWS keys do.
     Format(
@@ -157,6 +163,7 @@ FORMATS: tuple[Format, ...] = (
         "AWS_SECRET_ACCESS_KEY",
         r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         _aws_secret_shape,
+        run=40,
     ),
     Format(
         "private-key", "a private key", "PRIVATE_KEY", r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----[^\"]*"
@@ -172,6 +179,8 @@ FORMATS: tuple[Format, ...] = (
         "API_PASSWORD",
         r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
         _basic_credentials,
+        requires=("basic",),
+        run=8,
     ),
     Format(
         "basic-auth",
@@ -179,6 +188,7 @@ FORMATS: tuple[Format, ...] = (
         "API_PASSWORD",
         # `:/` too: a URL joined into a file path loses one slash.
         r"[A-Za-z][A-Za-z0-9+.\-]*:/{1,2}[^\s/?#@:\"{}<>]+:([^\s/?#@\"{}<>]+)@",
+        requires=(":/", "@"),
     ),
     # detect-secrets HexHighEntropyString: 32 or more hex digits (API keys, HMAC secrets).
     Format(
@@ -187,6 +197,7 @@ FORMATS: tuple[Format, ...] = (
         "API_TOKEN",
         r"(?<![A-Za-z0-9_\-])(?:[0-9a-f]{32,}|[0-9A-F]{32,})(?![A-Za-z0-9_\-])",
         _hex_token,
+        run=32,
     ),
 )
 
@@ -243,6 +254,33 @@ def _pattern(fmt: Format) -> re.Pattern[str]:
     return re.compile(fmt.pattern)
 
 
+#: Base64 characters → "a", anything else → " ": the longest run of them (the body of an AWS secret or a
+#: hex token) is then found by C string search instead of a regex tried at every character (~70 ns each).
+_RUN_TABLE = bytes(
+    0x61 if chr(i) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" else 0x20 for i in range(256)
+)
+
+
+def longest_base64_run(text: str, at_least: int = 48, chunk: int = 4096) -> int:
+    """The length of the longest run of `[A-Za-z0-9+/]` in `text`, capped at `at_least`.
+
+    In pieces of `chunk` characters (each seeing `at_least` past its end, so a run that crosses is seen
+    whole up to the cap): the bytes made from a piece stay small beside a megabyte spec."""
+    low = 0
+    for start in range(0, len(text), chunk):
+        shape = text[start : start + chunk + at_least].encode("utf-8", "replace").translate(_RUN_TABLE)
+        high = at_least  # the longest run is >= low and <= high
+        while low < high:
+            mid = (low + high + 1) // 2
+            if b"a" * mid in shape:
+                low = mid
+            else:
+                high = mid - 1
+        if low >= at_least:
+            break
+    return low
+
+
 @record(kw_only=False)
 class Found(Record):
     #: The secret's [start, end) in the text searched (the password alone for a URL).
@@ -257,11 +295,19 @@ def find_secrets(text: str, start: int = 0, end: int | None = None) -> list[Foun
     if start >= end:
         return []
     lowered = text[start:end].lower()
+    longest: int | None = None
     found: list[Found] = []
     for fmt in FORMATS:
         needles = _NEEDLES.get(fmt.id, ())
         if needles and not any(n in lowered for n in needles):
             continue
+        if fmt.requires and not all(n in lowered for n in fmt.requires):
+            continue
+        if fmt.run:
+            if longest is None:
+                longest = longest_base64_run(lowered)
+            if longest < fmt.run:
+                continue
         pattern = _pattern(fmt)
         for m in pattern.finditer(text, start, end):
             lo, hi = m.span(1) if pattern.groups else m.span()

@@ -49,7 +49,9 @@ def _may_hold_secrets(text: str) -> bool:
     # A `\\u` escape could spell a key the raw text hides, so it forces the walk.
     if "api_key" in text or "\\u" in text or find_secrets(text):
         return True
-    return credential_key(text) and any(random_looking(m.group()) for m in _TOKEN.finditer(text))
+    # A suspected credential is a random-looking 32-character token: most files have none, and that is
+    # cheaper to rule out first than a credential-looking key (`max_tokens` makes that search scan it all).
+    return any(random_looking(m.group()) for m in _TOKEN.finditer(text)) and credential_key(text)
 
 
 def literal_secret(ctx: CompileContext) -> None:

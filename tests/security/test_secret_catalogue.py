@@ -102,3 +102,36 @@ def test_source_text_masks_values_of_credential_keys_and_query_values():
     text = 'headers = { "X-Api-Key" = "demo-key-1" }\nrun = http(GET, "https://h/x?token=abc12345&q={{q}}")'
     hidden = [text[a:b] for a, b in secret_ranges(text)]
     assert hidden == ["demo-key-1", "abc12345"]
+
+
+def _ungated(text: str) -> list:
+    """find_secrets with every format's cheap precondition switched off: each pattern over the whole text."""
+    import dataclasses
+
+    from plait.core import redact
+
+    saved = redact.FORMATS
+    try:
+        redact.FORMATS = tuple(dataclasses.replace(f, requires=(), run=0) for f in saved)
+        return [(f.start, f.end, f.format.id) for f in redact.find_secrets(text)]
+    finally:
+        redact.FORMATS = saved
+
+
+def test_the_cheap_preconditions_never_hide_a_secret():
+    # `requires` and `run` skip a pattern over text that cannot hold its match: they may make a check
+    # faster, never blinder. Every example, alone, inside prose, in a long file and cut at a chunk edge.
+    filler = "a model reads the notes; " * 200
+    for _, text, _ in EXAMPLES:
+        for around in (text, f"see {text} here", f"{filler}\n{text}\n{filler}", "x" * 4090 + " " + text):
+            got = [(f.start, f.end, f.format.id) for f in find_secrets(around)]
+            assert got and got == _ungated(around), around[-80:]
+
+
+def test_the_longest_run_is_seen_across_chunk_edges():
+    from plait.core.redact import longest_base64_run
+
+    assert longest_base64_run("ab cd+/ef") == 6
+    assert longest_base64_run(" " * 14 + "a" * 40 + " ", chunk=15) == 40
+    assert longest_base64_run("a" * 100) == 48  # capped: nothing needs more
+    assert longest_base64_run("é" * 50 + "-" * 50) == 0
