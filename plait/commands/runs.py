@@ -17,9 +17,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plait.cli import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:  # the store is imported when a command opens it, not when the CLI starts
+    from plait.runtime.store import Journal
 
 #: What a run's status can be in a listing; `crashed` = admitted, never stopped, and nobody holds it.
 STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "interrupt", "pause")
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 # -- shared with `plait resume` and `plait trace` -----------------------------------------
 
 
-def open_journal(args: argparse.Namespace) -> Any:
+def open_journal(args: argparse.Namespace) -> Journal | int:
     """The journal `--store` or `--dir` names, or EXIT_USAGE after saying there is none or why it cannot be read."""
     from plait.runtime.store import StoreError, journal_path, open_store
 
@@ -120,7 +123,7 @@ def open_journal(args: argparse.Namespace) -> Any:
     return journal
 
 
-def find_run(journal: Any, run_id: str) -> Any:
+def find_run(journal: Journal, run_id: str) -> dict[str, Any] | int:
     row = journal.run(run_id)
     if row is None:
         return fail(f"no run `{run_id}` in {journal.where} (see `plait runs`)")
@@ -136,7 +139,7 @@ def when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
-def with_totals(journal: Any, row: dict[str, Any]) -> dict[str, Any]:
+def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
     """Steps and tokens of a run that never stopped, counted from its replies (a stopped run has them in its row)."""
     if row["status"] not in ("running", "crashed"):
         return row
@@ -152,7 +155,7 @@ def with_totals(journal: Any, row: dict[str, Any]) -> dict[str, Any]:
 # -- actions ------------------------------------------------------------------------------
 
 
-def listing(journal: Any, args: argparse.Namespace) -> int:
+def listing(journal: Journal, args: argparse.Namespace) -> int:
     rows = [with_totals(journal, r) for r in journal.runs()]
     if args.status:
         rows = [r for r in rows if r["status"] == args.status]
@@ -188,7 +191,7 @@ def listing(journal: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def export(journal: Any, args: argparse.Namespace) -> int:
+def export(journal: Journal, args: argparse.Namespace) -> int:
     row = find_run(journal, args.id)
     if isinstance(row, int):
         return row
@@ -216,7 +219,7 @@ def export(journal: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def remove(journal: Any, ids: list[str]) -> int:
+def remove(journal: Journal, ids: list[str]) -> int:
     missing = [i for i in ids if journal.run(i) is None]
     if missing:
         return fail(f"no run {', '.join(f'`{i}`' for i in missing)} in {journal.where}; nothing was deleted")
@@ -242,7 +245,7 @@ def parse_age(text: str) -> float:
     return int(number) * _UNITS[unit]
 
 
-def prune(journal: Any, args: argparse.Namespace) -> int:
+def prune(journal: Journal, args: argparse.Namespace) -> int:
     try:
         cutoff = time.time() - parse_age(args.older_than)
     except ValueError as exc:
