@@ -353,7 +353,7 @@ def _strings(node: Any) -> Iterator[Any]:
 
 
 def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
-    from ..rules._placeholders import _scan
+    from ..rules._placeholders import scan
 
     # One string at a time: a long list's strings are rebuilt on access (ast.PackedItems), never all held.
     strings: Iterable[Any] = _strings(getattr(decl, "body", None) if decl.kind != "chain" else None)
@@ -361,7 +361,7 @@ def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
         strings = chain(strings, (decl.question,), _strings(decl.block))
     for string in strings:
         if "{{" in string.value:
-            for _, _, path, problem in _scan(string.value):
+            for _, _, path, problem in scan(string.value):
                 if problem is None:
                     yield tuple(path.split(".")), string.span
     block = getattr(decl, "block", None)

@@ -15,7 +15,7 @@ from typing import Iterator
 from plait.dsl import ast
 from plait.core.source import SourceFile, Span
 
-__all__ = ["Placeholder", "placeholders"]
+__all__ = ["Placeholder", "placeholders", "scan"]
 
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 
@@ -60,14 +60,14 @@ class _Offsets:
             return None
         quote = 3 if string.block else 1
         body_start = string.span.offset + quote
-        raw = list(_scan(source.text[body_start : string.span.end_offset - quote]))
+        raw = list(scan(source.text[body_start : string.span.end_offset - quote]))
         # The raw text maps one-to-one onto the value unless escapes moved a brace.
-        if [(p, q) for _, _, p, q in raw] != [(p, q) for _, _, p, q in _scan(string.value)]:
+        if [(p, q) for _, _, p, q in raw] != [(p, q) for _, _, p, q in scan(string.value)]:
             return None
         return [source.span(body_start + a, body_start + b) for a, b, _, _ in raw]
 
 
-def _scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
+def scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
     """(start, end, path, problem) with offsets into `text`; the range covers the path only."""
     i = 0
     while (j := text.find("{{", i)) >= 0:
@@ -94,5 +94,5 @@ def placeholders(string: ast.String, sources: dict[str, SourceFile]) -> list[Pla
     shared = _Offsets(string, sources)
     return [
         Placeholder(path, problem, string, n, sources, shared)
-        for n, (_, _, path, problem) in enumerate(_scan(string.value))
+        for n, (_, _, path, problem) in enumerate(scan(string.value))
     ]
