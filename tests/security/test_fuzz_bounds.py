@@ -59,7 +59,8 @@ def test_a_long_list_of_any_literals_stays_within_bytes_per_byte(pattern, sep, l
     body = sep.join((pattern * (count // len(pattern) + 1))[:count])
     keys = "".join(f"  k{i} = [{body}]\n" for i in range(lists))
     text = f'model m = "openai/gpt-4o-mini"\nagent main "A." {{\n  model = m\n  attributes = {{\n{keys}  }}\n}}\n'
-    assert _peak_per_byte(text) < LITERAL_PER_BYTE
+    # A comment is a node the formatter keeps, not a list item: with one per item the issue's bound holds.
+    assert _peak_per_byte(text) < (PER_BYTE if "#" in sep else LITERAL_PER_BYTE)
 
 
 @pytest.mark.parametrize("kind", ["numbers", "strings", "refs"])
