@@ -48,7 +48,7 @@ __all__ = [
 DEFAULT_CONCURRENCY = 8
 
 #: Stored statuses of a run that was cut off before it stopped: its row is resumed, not reported.
-_CUT_OFF = frozenset({"running", "crashed"})
+_CUT_OFF = frozenset({"running", "crashed", "cancelled"})  # cancelled: stopped by Ctrl-C or SIGTERM
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,17 +233,11 @@ def plan(rows: list[Row], stored_runs: Iterable[dict[str, Any]]) -> tuple[list[R
         stored = by_id.get(row.run_id)
         if stored is None:
             todo.append(row)
-        elif stored["status"] in _CUT_OFF or _cancelled(stored):
+        elif stored["status"] in _CUT_OFF:
             todo.append(Row(row.index, row.line, row.input, None, row.run_id, resume=True))
         else:
             known.append(RowResult.of_stored(row, stored))
     return known, todo
-
-
-def _cancelled(stored: dict[str, Any]) -> bool:
-    """A run stopped by Ctrl-C or SIGTERM is stored with a cancellation error: it did not finish."""
-    error = (stored.get("result") or {}).get("error") or {}
-    return stored["status"] == "error" and (error.get("type") == "CancelledError" or error.get("kind") == "cancelled")
 
 
 async def run_row(engine: Engine, row: Row, entry: str | None = None) -> RowResult:

@@ -232,6 +232,15 @@ class Engine:
             self._http = None
 
 
+def _stopped(exc: BaseException) -> BaseException:
+    """What a run cut off from outside stores: a `cancelled` stop naming the signal (the CLI cancels with "SIGTERM"),
+    not an internal CancelledError; anything else that escaped the pipeline is stored as it is."""
+    if not isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
+        return exc
+    by = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return AgentError("cancelled", f"the run was stopped by {by}" if by else "the run was cancelled")
+
+
 def new_run_id() -> str:
     """The start time and 48 random bits: 10,000 runs started in one second (a batch, `asyncio.gather`) collide with
     odds of about 1 in 5 million (24 bits made a duplicate id, refused by the journal, likely at a few thousand)."""
@@ -314,11 +323,11 @@ class Run:
             outcome = await run_runnable(ctx, self.entry, self.input, (self.entry,))
             await bus.drain()
         except BaseException as exc:  # cancellation: store what we have, then let it go
-            outcome = Fail(exc)
+            outcome = Fail(_stopped(exc))
             raise
         finally:
             result = RunResult(
-                outcome if outcome is not None else Fail(AgentError("cancelled", "the run was cancelled")),
+                outcome if outcome is not None else Fail(_stopped(asyncio.CancelledError())),
                 ctx.report,
                 self.id,
             )

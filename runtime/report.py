@@ -174,7 +174,8 @@ class RunResult:
             self.stop_reason = "pause"
             self.pause_reason = outcome.reason
         elif isinstance(outcome, Fail):
-            self.stop_reason = "error"
+            # Stopped from outside (Ctrl-C, SIGTERM): it did not fail, and a resume continues it.
+            self.stop_reason = "cancelled" if getattr(outcome.error, "kind", None) == "cancelled" else "error"
             self.error = outcome.error
         else:  # pragma: no cover - the runner only hands over terminal results
             raise TypeError(f"not a terminal outcome: {outcome!r}")

@@ -260,11 +260,11 @@ async def execute(
                 flush=True,
             )
         else:
-            task.cancel()
+            task.cancel("Ctrl-C")  # each stored run says what stopped it
 
     def terminate() -> None:
         stopped[:] = ["terminated"]
-        task.cancel()
+        task.cancel("SIGTERM")
 
     for signum, handler in ((signal.SIGINT, interrupt), (signal.SIGTERM, terminate)):
         try:

@@ -346,7 +346,7 @@ async def drive(
     def on_sigterm() -> None:
         terminated.append(True)
         if task is not None:
-            task.cancel()
+            task.cancel("SIGTERM")  # the stored run says what stopped it
 
     try:
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the store is imported when a command opens it, not when the
     from plait.runtime.store import Journal
 
 #: What a run's status can be in a listing; `crashed` = admitted, never stopped, and nobody holds it.
-STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "interrupt", "pause")
+STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "cancelled", "interrupt", "pause")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

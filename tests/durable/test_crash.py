@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pytest
 
-from plait.runtime.store import log
+from plait.runtime.store import log, open_store
 
 pytestmark = pytest.mark.slow
 
@@ -403,9 +403,16 @@ def test_sigterm_stops_the_run_stored_and_resume_finishes_it(point, baseline, tm
     code, flight = kill_at(root, point, signal.SIGTERM)
     assert code == 143
     conn = sqlite3.connect(root / ".plait" / "journal.db")
-    assert conn.execute("SELECT status FROM runs").fetchone() == ("error",)  # stopped and stored, its lease let go
+    # Stopped and stored as cancelled by the signal (not an internal error), its lease let go.
+    assert conn.execute("SELECT status FROM runs").fetchone() == ("cancelled",)
     assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
     conn.close()
+    (stored,) = open_store(None, root).runs()
+    assert stored["result"]["error"] == {
+        "type": "AgentError",
+        "kind": "cancelled",
+        "message": "the run was stopped by SIGTERM",
+    }
     report, _ = resume_until_done(root)
     check(root, baseline, report, flight)
 
