@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 from .errors import AgentError, error_info
@@ -159,6 +159,14 @@ class RowResult:
             stored=True,
             waiting=_waiting(stored["id"], result.get("pause_reason"), result.get("pending") or ()),
         )
+
+    def located(self, where: str) -> "RowResult":
+        """The same row with its resume hint made to work from where the batch ran: `where` is the options that find
+        its journal there (`--dir SPEC_FOLDER`, `--store URL`); "" leaves it as it is."""
+        if not where or not self.waiting or self.run_id is None:
+            return self
+        command = f"`plait resume {self.run_id} "
+        return replace(self, waiting=self.waiting.replace(command, f"{command}{where} ", 1))
 
     @classmethod
     def refused(cls, row: Row, kind: str, message: str) -> "RowResult":

@@ -134,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(rows), live=sys.stderr.isatty())
     reasons: list[str] = []
 
+    where = _where(args)
+
     def write(result: RowResult) -> None:
+        result = result.located(where)
         out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str) + "\n")
         out.flush()
         reasons.append(result.stop_reason)
@@ -195,6 +198,21 @@ def _closed(engine: Engine, code: int) -> int:
     if engine.store is not None:
         engine.store.close()
     return code
+
+
+def _where(args: argparse.Namespace) -> str:
+    """The options `plait resume` needs, run from here, to find this batch's runs: the store named on the command
+    line (password redacted), else the spec's folder when the journal beside it is not in the current directory."""
+    import shlex
+
+    if args.store:
+        from plait.runtime.store.postgres import redact
+
+        return f"--store {shlex.quote(redact(args.store))}"
+    folder = Path(args.file).parent
+    if folder.resolve() == Path.cwd().resolve():
+        return ""
+    return f"--dir {shlex.quote(str(folder))}"
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -344,6 +344,27 @@ def test_a_row_waiting_for_approval_says_how_to_answer_and_exits_3(tmp_path: Pat
     assert batch(root) == 3
     rows = results(root / "out.jsonl")
     assert [r["stop_reason"] for r in rows] == ["interrupt", "interrupt"]
-    assert all(f"plait resume {r['run_id']} --decide" in r["waiting"] for r in rows)
+    assert all(f"plait resume {r['run_id']} --dir {root} --decide" in r["waiting"] for r in rows)
     assert not (root / "effects.txt").exists()  # nothing acted without approval
     assert batch(root) == 3 and results(root / "out.jsonl") == rows  # read back the same, still waiting
+
+
+def test_a_waiting_rows_hint_resumes_it_from_where_the_batch_ran(tmp_path: Path, monkeypatch, capsys) -> None:
+    import re
+    import shlex
+
+    root = write_effects(tmp_path / "approve", rows=1, delay="1ms")
+    spec = (root / "spec.plait").read_text()
+    (root / "spec.plait").write_text(
+        spec.replace('run = python("fx:record")', 'run = python("fx:record")\n  approval = required')
+    )
+    monkeypatch.chdir(tmp_path)  # the journal is beside the spec, in approve/, not here
+    assert main(["batch", "approve/spec.plait", "approve/in.jsonl", "-o", "out.jsonl"]) == 3
+    (row,) = results(tmp_path / "out.jsonl")
+    hint = re.fullmatch(r"pending (.+): answer with `plait (resume .+) --decide ID=\.\.\.` or .*", row["waiting"])
+    assert hint, row["waiting"]
+    decisions = [f"--decide={pid}=approve" for pid in hint.group(1).split(", ")]
+    capsys.readouterr()
+    code = main([*shlex.split(hint.group(2)), *decisions])
+    assert "no run journal" not in capsys.readouterr().err and code == 0
+    assert (root / "effects.txt").exists()  # the approved call acted
