@@ -66,7 +66,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _parser(chosen: str | None) -> argparse.ArgumentParser:
+def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
+    """The top-level parser, and the chosen command's (None when no command is named)."""
+    chosen_parser = None
     parser = argparse.ArgumentParser(
         prog="plait",
         description="plait: a declarative language for LLM agents. Check, render and run .plait specs.",
@@ -85,9 +87,10 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
             own = command.epilog if raw or not command.epilog else textwrap.fill(command.epilog)
             command.epilog = (f"{own}\n\n" if own else "") + exit_code_table()
             command.formatter_class = argparse.RawDescriptionHelpFormatter
+            chosen_parser = command
         else:
             sub.add_parser(name, help=summary, add_help=False)
-    return parser
+    return parser, chosen_parser
 
 
 def print_diagnostics(diagnostics: list, sources: dict, **options) -> None:
@@ -106,8 +109,10 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), None)
-    parser = _parser(chosen if chosen in COMMANDS else None)
-    args = parser.parse_args(argv)
+    parser, command = _parser(chosen if chosen in COMMANDS else None)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # `plait check --bogus`: the command's usage, not the top level's (exit 2 either way)
+        (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

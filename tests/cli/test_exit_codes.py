@@ -105,3 +105,20 @@ def test_fmt_with_no_path_formats_the_current_directory(here, capsys):
     (here / "bad.plait").write_text(BAD.replace("{ model", "{   model"))
     assert main(["fmt", "--check"]) == 1
     assert capsys.readouterr().out == "would reformat bad.plait\n"
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "fake-server"])
+def test_an_unknown_option_prints_the_commands_usage_and_exits_2(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--bogus"])
+    err = capsys.readouterr().err
+    # A command with a required argument may complain of that first: either way it is the command's own usage.
+    assert exc.value.code == 2 and err.startswith(f"usage: plait {command} ") and f"\nplait {command}: error: " in err
+
+
+def test_an_unknown_option_is_named_under_the_commands_usage(here, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "clean.plait", "--bogus"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.startswith("usage: plait check ")
+    assert err.endswith("plait check: error: unrecognized arguments: --bogus\n")
