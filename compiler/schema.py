@@ -123,6 +123,13 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
     },
 }
 
+#: The attributes whose strings are templates (`{{...}}` reads other steps' results), by declaration kind.
+TEMPLATES: dict[str, tuple[str, ...]] = {
+    kind: names
+    for kind, attrs in SCHEMAS.items()
+    if (names := tuple(name for name, attr in attrs.items() if attr.type == "template"))
+}
+
 #: The typed blocks (`params`, `output`, `answer`) each kind may have.
 TYPED_BLOCKS: dict[str, tuple[str, ...]] = {
     "tool": ("params",),

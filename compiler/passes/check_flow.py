@@ -25,15 +25,13 @@ from ..flow import Instance, RunGraph, walk
 from ..paths import Resolved, describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
-from ..schema import suggest
+from ..schema import TEMPLATES, suggest
 from .infer_types import members
 
 if TYPE_CHECKING:
     import ast as pyast
 
 __all__ = ["check_flow"]
-
-_TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
 
 
 def template_strings(decl: ast.Node) -> list[ast.String]:
@@ -43,7 +41,7 @@ def template_strings(decl: ast.Node) -> list[ast.String]:
     if not isinstance(decl, ast.StepDecl | ast.AgentDecl | ast.ConsolidateDecl):
         return []
     found = []
-    for key in _TEMPLATES[decl.kind]:
+    for key in TEMPLATES[decl.kind]:
         entry = decl.body.get(key)
         if entry is not None and isinstance(entry.value, ast.String):
             found.append(entry.value)

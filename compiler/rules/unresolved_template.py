@@ -17,15 +17,13 @@ from plait.core.diagnostics import Diagnostic, Fix
 
 from plait.core.codes import make
 from ..context import CompileContext
-from ..schema import suggest
+from ..schema import TEMPLATES, suggest
 from ._placeholders import Placeholder, placeholders
 from .literal_secret import looks_secret
 
 __all__ = ["CODE", "unresolved_template"]
 
 CODE = "P401"
-
-_RUNNABLE_TEMPLATES = {"step": ("prompt", "system"), "agent": ("system",), "consolidate": ("task",)}
 
 
 def _strings(decl: ast.AgentDecl | ast.StepDecl | ast.ConsolidateDecl, keys: tuple[str, ...]) -> Iterator[ast.String]:
@@ -98,8 +96,8 @@ def unresolved_template(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
         if isinstance(decl, ast.ToolDecl):
             strings = list(_http_strings(decl))
-        elif decl.kind in _RUNNABLE_TEMPLATES and name in ctx.graph:
-            strings = list(_strings(decl, _RUNNABLE_TEMPLATES[decl.kind]))
+        elif decl.kind in TEMPLATES and name in ctx.graph:
+            strings = list(_strings(decl, TEMPLATES[decl.kind]))
         else:
             continue
         for string in strings:
