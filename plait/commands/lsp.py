@@ -57,6 +57,10 @@ def build() -> Any:
     server = LanguageServer("plait", __version__)
     # A refused rename is an answer, not a fault: pygls would log it with a traceback.
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_Refusals(JsonRpcException))
+    # A message that is not JSON is the client's fault: one line on stderr (the editor's output pane), no traceback;
+    # pygls skips it and goes on serving.
+    for name in ("pygls.server", "pygls.io_"):  # the read loop logs with the server module's logger
+        logging.getLogger(name).addFilter(_OneLine())
     state: dict[str, Any] = {}
     analyses: dict[str, ide.Analysis] = {}
     #: Per document, the files its last check read (resolved), so an edit to one re-checks its importers.
@@ -273,6 +277,19 @@ class _Refusals(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (record.exc_info and isinstance(record.exc_info[1], self.kind))
+
+
+class _OneLine(logging.Filter):
+    """Turns a logged exception into one line: its message, the exception's type and text, no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"plait lsp: {record.getMessage()}: {type(exc).__name__}: {exc}".replace("\n", " ")
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
 
 
 def _completion_kind(item: Any, lsp: Any) -> Any:

@@ -369,3 +369,21 @@ async def test_an_open_imported_file_shows_its_own_check_not_an_importers_view(c
         await asyncio.sleep(0.1)
     # main was checked again; its view of models.plait did not replace the file's own problems.
     assert [d.code for d in client.diagnostics[models_uri]] == ["P601"]
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def test_a_malformed_message_is_one_line_on_stderr_and_the_server_keeps_serving():
+    import subprocess
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    exit_ = {"jsonrpc": "2.0", "method": "exit"}
+    stdin = _frame(b"hello") + _frame(json.dumps(initialize).encode()) + _frame(json.dumps(exit_).encode())
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "lsp"], input=stdin, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert "Traceback" not in err and err.count("\n") == 1 and "JSONDecodeError" in err, err
+    assert b'"id": 1' in done.stdout and b'"capabilities"' in done.stdout  # initialize was still answered
