@@ -117,10 +117,15 @@ class _Checker:
         if t == "strings":
             if not isinstance(value, ast.ListValue) or not value.items:
                 return self.wrong_type(attr, spec, value)
-            items = [item for item in value.items if isinstance(item, ast.String)]
-            if len(items) != len(value.items) or not items[0].value:
+            # One node at a time: a long list's items are rebuilt on access (ast.PackedItems), never all held.
+            strings = []
+            for item in value.items:
+                if not isinstance(item, ast.String):
+                    return self.wrong_type(attr, spec, value)
+                strings.append(item.value)
+            if not strings[0]:
                 return self.wrong_type(attr, spec, value)
-            return tuple(item.value for item in items)
+            return tuple(strings)
         if t == "names":
             if not isinstance(value, ast.ListValue):
                 return self.wrong_type(attr, spec, value)

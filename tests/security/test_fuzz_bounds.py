@@ -69,6 +69,13 @@ def test_each_reported_list_shape_stays_within_bytes_per_byte(kind):
     assert _peak_per_byte(hostile(kind, SIZE)) < LITERAL_PER_BYTE
 
 
+def test_a_long_command_list_is_read_an_item_at_a_time():
+    # `command = [...]` becomes a tuple of its strings (the data a run needs: ~10 bytes a byte for 2-letter
+    # items); the type check once listed every String node first (74 bytes a byte).
+    text = 'mcp files "Files." { command = [' + ",".join(['"ab"'] * (SIZE // 5)) + "] }\n"
+    assert _peak_per_byte(text) < 48
+
+
 @pytest.mark.parametrize("kind", ["blank-lines", "nested-calls"])
 def test_each_reported_shape_stays_within_bytes_per_byte(kind):
     assert _peak_per_byte(hostile(kind, SIZE)) < PER_BYTE
