@@ -54,6 +54,8 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     open_models: dict[str, dict[str, Any]] = {}
     open_tools: dict[str, dict[str, Any]] = {}
+    #: An ask's answer as `resume --answer` gave it, by key, until the ask takes it (then one item shows both).
+    given: dict[str, dict[str, Any]] = {}
     for e in events:
         kind, key, data = e["kind"], e["key"], e["data"]
         base = {"t": round(e["at"] - start, 3), "seq": e["seq"]}
@@ -109,15 +111,17 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 latency_ms=data.get("latency_ms"),
             )
         elif kind == "decision":
-            items.append(
-                base
-                | {
-                    "kind": "decision",
-                    "of": data.get("kind"),
-                    "key": key,
-                    "decision": {k: v for k, v in data.items() if k != "kind"},
-                }
-            )
+            item = base | {
+                "kind": "decision",
+                "of": data.get("kind"),
+                "key": key,
+                "decision": {k: v for k, v in data.items() if k != "kind"},
+            }
+            if data.get("kind") == "ask" and "name" not in data:  # the answer given, journaled before the run goes on
+                given[key] = item
+            elif data.get("kind") == "ask" and key in given:  # the ask took it: one decision, not two
+                items.remove(given.pop(key))
+            items.append(item)
         elif kind == "state":
             items.append(base | {"kind": "state", "path": key, "updates": data})
         elif kind in ("pause", "stop", "resume", "admit", "base"):

@@ -240,6 +240,13 @@ def test_resume_passes_answers_to_a_pending_ask(backend, capsys, monkeypatch):
     code, out, err = cli(capsys, "resume", run_id, "--answer", 'approval={"decision": "approve"}', "--json", *store)
     assert code == 0, err
     assert json.loads(out)["stop_reason"] == "done"
+    # The answer given and the ask that took it are one decision in the trace, not two.
+    code, out, err = cli(capsys, "trace", run_id, "--json", *store)
+    assert code == 0, err
+    (asked,) = [i for i in json.loads(out)["timeline"] if i["kind"] == "decision" and i["of"] == "ask"]
+    assert asked["key"] == "main/approval" and asked["decision"]["answer"]["decision"] == "approve"
+    code, out, err = cli(capsys, "trace", run_id, *store)
+    assert out.count("decide ask main/approval") == 1
 
 
 @pytest.mark.slow
