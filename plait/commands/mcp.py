@@ -44,6 +44,8 @@ class _Folder:
 
     path: Path
     servers: dict[str, tuple[object, str]] = field(default_factory=dict)
+    #: The spec files that declare them (what the `--check` hint names, as `plait check`'s P333 help does).
+    specs: set[Path] = field(default_factory=set)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,6 +115,7 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
             # The same call check_mcp makes, so the entry written is the one `plait check` finds fresh.
             fp = fingerprint(command=node.command, url=node.url, env=node.env, headers=node.headers)
             entry.servers[name] = (config, fp)
+            entry.specs.add(Path(node.file).resolve() if node.file else spec.resolve())
     return folders, failed
 
 
@@ -144,7 +147,10 @@ async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
         if text == current:
             continue
         if check:
-            print(f"{shown}: would change; run `plait mcp lock` and commit it", file=sys.stderr)
+            import shlex
+
+            specs = " ".join(shlex.quote(_shown(spec)) for spec in sorted(folder.specs))
+            print(f"{shown}: would change; run `plait mcp lock {specs}` and commit it", file=sys.stderr)
             code = EXIT_ERRORS
         elif locked:
             path.write_text(text, encoding="utf-8")

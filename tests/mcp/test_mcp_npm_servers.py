@@ -88,7 +88,8 @@ def test_check_mode_passes_on_a_current_lock_and_fails_on_a_stale_one(project, c
     code, out, err = _cli(capsys, "mcp", "lock", "--check", spec)
     assert code == 1
     assert "files: added: move_file; changed: read_text_file" in out
-    assert "would change" in err and path.read_text() == stale  # --check writes nothing
+    assert f"would change; run `plait mcp lock {spec}` and commit it" in err  # names the spec, as check's P333 does
+    assert path.read_text() == stale  # --check writes nothing
     code, out, err = _cli(capsys, "mcp", "lock", spec)
     assert code == 0 and "written" in out
     again = loads(path.read_text())
