@@ -129,6 +129,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._keepalive = keepalive_expiry
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The task that closes the session when its loop's owner cancels what is left (see _open).
+        self._closer: asyncio.Task[None] | None = None
         #: Parsed URLs by text: providers post to a handful of endpoints, over and over.
         self._urls: dict[str, URL] = {}
         # Read proxy settings once: aiohttp's trust_env re-reads them (and .netrc, in a
@@ -139,13 +141,34 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         # An aiohttp session belongs to the loop it was made in; a provider reused
         # under a second asyncio.run() gets a fresh one.
         if self._session is not None:
-            _abandon(self._session)
-        self._loop = asyncio.get_running_loop()
+            self._abandon()
+        loop = self._loop = asyncio.get_running_loop()
         connector = aiohttp.TCPConnector(limit=self._limit, keepalive_timeout=self._keepalive)
-        self._session = aiohttp.ClientSession(
+        session = self._session = aiohttp.ClientSession(
             connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",)
         )
-        return self._session
+        # asyncio.run() cancels the tasks still pending before it closes its loop, and this one then closes
+        # the session while the loop can still run aiohttp's teardown: a session left open when its loop
+        # ends can no longer close its sockets.
+        self._closer = loop.create_task(self._close_when_cancelled(session, loop.create_future()))
+        return session
+
+    async def _close_when_cancelled(self, session: aiohttp.ClientSession, never: asyncio.Future[None]) -> None:
+        try:
+            await never
+        finally:
+            if self._session is session:
+                self._session = None
+            await session.close()
+
+    def _abandon(self) -> None:
+        """Let go of a session made in an earlier loop: closed there if that loop still runs, else dropped."""
+        loop, closer = self._loop, self._closer
+        self._session = self._closer = None
+        if closer is not None and loop is not None and not loop.is_closed():
+            # Its owner has not cancelled it yet (a loop kept after run_until_complete, or one in a thread).
+            loop.call_soon_threadsafe(closer.cancel)
+        # A closed loop that did not cancel its tasks leaves the sockets to their transports' finalizers.
 
     def _proxy(self, url: URL) -> str | None:
         proxy = self._proxies.get(url.scheme)
@@ -212,36 +235,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._session is None:
             return
-        if self._loop is asyncio.get_running_loop():
-            await self._session.close()
-        else:  # opened under an earlier asyncio.run(): that loop is gone
-            _abandon(self._session)
-        self._session = None
-
-
-def _abandon(session: aiohttp.ClientSession) -> None:
-    """Drop a session whose event loop has ended, without the loop it can no longer reach.
-
-    aiohttp's own close needs the loop (it schedules each transport's teardown),
-    and on a closed loop it only forgets its connections, so their sockets would
-    stay open until the garbage collector warns about them. They are closed here.
-    """
-    connector = session.connector
-    session.detach()
-    if connector is None:
-        return
-    idle = [proto for conns in connector._conns.values() for proto, _ in conns]
-    for proto in (*idle, *connector._acquired):
-        _close_socket(proto.transport)
-    connector._close()
-
-
-def _close_socket(transport: asyncio.BaseTransport | None) -> None:
-    # What the loop's connection-lost callback would do; the loop is gone, so do it here.
-    sock = getattr(transport, "_sock", None)
-    if sock is not None:
-        sock.close()
-        transport._sock = None  # type: ignore[union-attr]
+        if self._loop is not asyncio.get_running_loop():  # opened under an earlier asyncio.run()
+            self._abandon()
+            return
+        session, closer = self._session, self._closer
+        self._session = self._closer = None
+        if closer is not None:
+            closer.cancel()
+            await asyncio.gather(closer, return_exceptions=True)
+        await session.close()  # a no-op when the closer did it
 
 
 def make_client(*, max_connections: int | None = None) -> httpx.AsyncClient:
