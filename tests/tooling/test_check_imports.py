@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").rglob("*.plait"))
+# Files only: the demo leaves a run store `examples/briefing/.plait/`, a folder the glob also matches.
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.plait") if p.is_file())
 
 # Top-level import names (a module counts when its first dotted part is one of these).
 FORBIDDEN = (
