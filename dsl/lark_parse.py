@@ -23,30 +23,11 @@ from plait.core.diagnostics import Diagnostic
 from .lexer import _CLOSERS, _OPENERS
 from .parser import MAX_NESTING, MAX_SYNTAX_ERRORS, collector_paused
 from plait.core.source import SourceFile
-from .syntax_errors import NestingTooDeep, OpenBracket, syntax_diagnostic
+from .syntax_errors import DECLARATION_TERMINALS, NestingTooDeep, OpenBracket, syntax_diagnostic
 from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["FoldSeparators", "comments", "make_lark", "parse"]
 
-_DECL_KEYWORDS = frozenset(
-    {
-        "MODEL",
-        "TOOL",
-        "AGENT",
-        "STEP",
-        "CHAIN",
-        "PARALLEL",
-        "CONSOLIDATE",
-        "IMPORT",
-        "INPUT",
-        "STATE",
-        "ROUTE",
-        "LOOP",
-        "MAP",
-        "ASK",
-        "MCP",
-    }
-)
 _TYPED_BLOCKS = frozenset({"PARAMS", "OUTPUT", "ANSWER"})
 #: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
 _NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", "ON", "DOT"})
@@ -101,7 +82,7 @@ class FoldSeparators:
                     naming = False
                     if kind not in ("STRING", "LONG_STRING"):
                         owner = f"{owner} {tok.value}"
-                elif kind in _DECL_KEYWORDS and last_type not in _NAME_AFTER:
+                elif kind in DECLARATION_TERMINALS and last_type not in _NAME_AFTER:
                     owner, naming = tok.value, True
             last_type, last_value = kind, tok.value
             yield tok
@@ -161,9 +142,7 @@ def _get_parser() -> _LarkParser:
 _PARSE_ERRORS = (LarkError, StringError, NumberError, NestingTooDeep)
 
 # A top-level declaration starts a line with its keyword; used to resynchronise after an error.
-_DECL_START = re.compile(
-    r"^(?:model|tool|agent|step|chain|parallel|consolidate|import|input|state|route|loop|map|ask|mcp)\b", re.M
-)
+_DECL_START = re.compile(r"^(?:" + "|".join(sorted(t.lower() for t in DECLARATION_TERMINALS)) + r")\b", re.M)
 
 
 def parse(source: SourceFile) -> tuple[Any, list[Diagnostic]]:

@@ -13,7 +13,7 @@ from .lexer import _OPENERS
 from plait.core.source import SourceFile
 from .transformer import NumberError, StringError
 
-__all__ = ["NestingTooDeep", "OpenBracket", "syntax_diagnostic"]
+__all__ = ["DECLARATION_TERMINALS", "NestingTooDeep", "OpenBracket", "syntax_diagnostic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,23 +89,26 @@ _PUNCT = {
     "__ANON_0": "->",
     "DOT": ".",
 }
-_DECLS = {
-    "MODEL",
-    "TOOL",
-    "AGENT",
-    "STEP",
-    "CHAIN",
-    "PARALLEL",
-    "CONSOLIDATE",
-    "IMPORT",
-    "INPUT",
-    "STATE",
-    "ROUTE",
-    "LOOP",
-    "MAP",
-    "ASK",
-    "MCP",
-}
+#: The terminals that start a top-level declaration: the one list the fast path and lark's recovery read too.
+DECLARATION_TERMINALS = frozenset(
+    {
+        "MODEL",
+        "TOOL",
+        "AGENT",
+        "STEP",
+        "CHAIN",
+        "PARALLEL",
+        "CONSOLIDATE",
+        "IMPORT",
+        "INPUT",
+        "STATE",
+        "ROUTE",
+        "LOOP",
+        "MAP",
+        "ASK",
+        "MCP",
+    }
+)
 _VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "SIZE", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
 #: Keywords the grammar also takes as a name (an attribute key, a parameter, mostly a declared name).
 _NAMELIKE = set(_KEYWORDS) - {"SUCCEEDED"}
@@ -148,12 +151,12 @@ def _expected(names: set[str]) -> str:
         # Inside `route ... { }`.
         phrases.append('a case (`"literal" -> runnable` or `else -> runnable`)')
         names -= _CASE_LABELS | {"LONG_STRING"}
-    elif _DECLS <= names and "NAME" not in names:
+    elif DECLARATION_TERMINALS <= names and "NAME" not in names:
         phrases.append(
             "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"
             " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`)"
         )
-        names -= _DECLS
+        names -= DECLARATION_TERMINALS
     elif _TYPED_BLOCKS <= names and "NAME" in names:
         # Where a block member starts.
         phrases.append("an attribute (`key = value`) or a `params`, `output` or `answer` block")
