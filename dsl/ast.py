@@ -536,8 +536,8 @@ _NODE, _NUMBER, _STRING, _STRING_VALUE, _BLOCK_STRING, _TRUE, _FALSE, _REF = ran
 class PackedItems(Sequence):
     """A long list's (or call's) items, its literals kept as offsets into the source text.
 
-    A node with its span costs about 300 bytes; a list of 3.9 million numbers (7.8 MB) made 1.3 GB of
-    them. Here a number, a string, `true`/`false` or a bare name is one code byte and two 32-bit offsets
+    A node with its span cost about 300 bytes (150 since spans are three slots); a list of 3.9 million
+    numbers (7.8 MB) made 1.3 GB of them. Here a number, a string, `true`/`false` or a bare name is one code byte and two 32-bit offsets
     (its text and span are read back from the source); other items (blocks, calls, nested lists) are kept
     as they are. Reading an item builds the same node the parser built, equal to it: `items[i]` and
     iteration make nodes one at a time, so a pass that walks the list holds one at once.
@@ -561,10 +561,10 @@ class PackedItems(Sequence):
     def add(self, node: Value) -> None:
         # Called once per item of a machine-sized list: one pass, no helper calls.
         span = node.span
-        start, end = span[5], span[6]
+        start, end = span.offset, span.end_offset
         code, length = _NODE, 0
         keep: object = None
-        if span[0] == self._source.path and 0 <= start <= end < 4294967296:
+        if span.file == self._source.path and 0 <= start <= end < 4294967296:
             length = end - start
             if isinstance(node, Number):
                 if len(node.raw) == length:

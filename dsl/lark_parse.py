@@ -113,6 +113,10 @@ def make_lark(transformer: Any | None) -> Lark:
     return lark
 
 
+#: What the builder's spans point into between parses (not the last text parsed, which it would keep alive).
+_NOTHING = SourceFile("<string>", "")
+
+
 class _LarkParser:
     """One Lark instance with its inline AST builder; a lock guards the builder's file name."""
 
@@ -126,11 +130,12 @@ class _LarkParser:
     def parse(self, text: str, file: str, source: SourceFile | None = None) -> Any:
         """Parse `text`; `source`, when `text` is that whole file, lets long lists keep offsets into it."""
         with self.lock, collector_paused():
-            self.builder.file, self.builder.source = file, source
+            builder = self.builder
+            builder.file, builder.source, builder.origin = file, source, source or SourceFile(file, text)
             try:
                 return self.lark.parse(text)
             finally:
-                self.builder.source = None
+                builder.source, builder.origin = None, _NOTHING
 
 
 @cache

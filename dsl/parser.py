@@ -22,7 +22,7 @@ from . import ast
 from plait.core.diagnostics import Diagnostic
 from .lalr import ParseMismatch, TableParser
 from .lexer import Lexer, LexMismatch
-from plait.core.source import SourceFile, Span
+from plait.core.source import SourceFile, span_of
 from .transformer import AstBuilder, NumberError, StringError
 
 __all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "collector_paused", "parse_module"]
@@ -34,6 +34,8 @@ MAX_NESTING = 64
 MAX_SYNTAX_ERRORS = 100
 
 _Comment = ast.constructor(ast.Comment)
+#: What the builder's spans point into between parses (not the last text parsed, which it would keep alive).
+_NOTHING = SourceFile("<string>", "")
 _Module = ast.constructor(ast.Module)
 
 
@@ -71,14 +73,14 @@ class _FastParser:
         """((version, declarations), comments as (offset, end, line, column)), or None when
         the text needs lark's diagnosis (a syntax error, a bad escape or number)."""
         with self.lock, collector_paused():
-            self.builder.file, self.builder.source = source.path, source
+            self.builder.file, self.builder.source, self.builder.origin = source.path, source, source
             try:
                 comments: list[tuple[int, int, int, int]] = []
                 return self.table.parse(self.lexer.stream(source.text, comments)), comments
             except (LexMismatch, ParseMismatch, StringError, NumberError):
                 return None
             finally:
-                self.builder.source = None
+                self.builder.source, self.builder.origin = None, _NOTHING
 
 
 @cache
@@ -107,9 +109,6 @@ def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic
         file=path,
         version=version,
         declarations=decls,
-        comments=tuple(
-            _Comment(span=Span(path, line, col, line, col + end - start, start, end), text=text[start:end])
-            for start, end, line, col in comments
-        ),
+        comments=tuple(_Comment(span=span_of(source, start, end), text=text[start:end]) for start, end, *_ in comments),
     )
     return module, []

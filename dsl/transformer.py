@@ -10,12 +10,13 @@ lark's token attributes: lark's own (when lark parses) or the fast lexer's.
 from __future__ import annotations
 
 import json
+from sys import intern
 import textwrap
 from dataclasses import replace
 from typing import Callable, Protocol, TypeVar, Union
 
 from . import ast
-from plait.core.source import SourceFile, Span
+from plait.core.source import SourceFile, Span, span_of
 
 __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_string", "decode_string"]
 
@@ -67,6 +68,12 @@ _ToolDecl = ast.constructor(ast.ToolDecl)
 _TypeExpr = ast.constructor(ast.TypeExpr)
 
 
+def _name(tok: Token) -> str:
+    """A name's text, one copy per distinct name: a spec says the same few names over and over (`str(tok)`
+    copied each, a quarter of a dense spec's memory)."""
+    return intern(tok.value)
+
+
 class StringError(ValueError):
     """A string literal whose escapes are not valid JSON escapes."""
 
@@ -107,11 +114,8 @@ def decode_block_string(raw: str) -> str:
 class Token(Protocol):
     """What a span is read from on either lexer's tokens (`plait.dsl.lexer.Token`, lark's `Token`)."""
 
-    line: int
-    column: int
+    value: str
     start_pos: int
-    end_line: int
-    end_column: int
     end_pos: int
 
 
@@ -140,6 +144,8 @@ class AstBuilder:
         self.file = file
         #: The text being parsed, when it is a whole file: long lists keep their literals as offsets into it.
         self.source: SourceFile | None = None
+        #: The text being parsed (a whole file, or lark's chunk of one): what every span points into.
+        self.origin = SourceFile(file, "")
 
     def __default__(self, data: str, children: list, meta: object = None) -> Inline:
         if self.source is not None and data.startswith(_ITEMS_RULE):
@@ -180,25 +186,19 @@ class AstBuilder:
     # --- spans ------------------------------------------------------------------
 
     def _span(self, first: Spanned, last: Spanned | None = None) -> Span:
-        # Called for almost every token. Tokens are told apart by elimination (not a node, not a span,
-        # which is a named tuple): two token classes share the attributes, and either lexer's may come.
+        # Called for almost every token, so by elimination: a node's span, a span, else a token (either
+        # lexer's: two token classes share the attributes). Offsets only; lines are read when asked for.
         last = first if last is None else last
         if isinstance(first, ast.Node):
             first = first.span
-        if isinstance(first, tuple):
-            line, col, off = first.line, first.column, first.offset
-        else:
-            line, col, off = first.line, first.column, first.start_pos
+        start = first.offset if first.__class__ is Span else first.start_pos  # type: ignore[union-attr]
         if isinstance(last, ast.Node):
             last = last.span
-        if isinstance(last, tuple):
-            eline, ecol, eoff = last.end_line, last.end_column, last.end_offset
-        else:
-            eline, ecol, eoff = last.end_line, last.end_column, last.end_pos
-        return Span(self.file, line, col, eline, ecol, off, eoff)
+        end = last.end_offset if last.__class__ is Span else last.end_pos  # type: ignore[union-attr]
+        return span_of(self.origin, start, end)
 
     def _ident(self, tok: Token) -> ast.Ident:
-        return _Ident(span=self._span(tok), name=str(tok))
+        return _Ident(span=self._span(tok), name=_name(tok))
 
     # --- file -------------------------------------------------------------------
 
@@ -247,7 +247,7 @@ class AstBuilder:
         return _ChainDecl(span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements))
 
     def chain_ref(self, c: list) -> ast.ChainRef:
-        return _ChainRef(span=self._span(c[0]), name=str(c[0]))
+        return _ChainRef(span=self._span(c[0]), name=_name(c[0]))
 
     def inline_parallel(self, c: list) -> ast.InlineParallel:
         # `parallel ( name ... )`: the names lie between the brackets.
@@ -310,7 +310,7 @@ class AstBuilder:
 
     def path(self, c: list) -> ast.PathValue:
         # The head is a token; later parts went through `name` (keywords allowed there).
-        return _PathValue(span=self._span(c[0], c[-1]), parts=(str(c[0]), *(part.name for part in c[1:])))
+        return _PathValue(span=self._span(c[0], c[-1]), parts=(_name(c[0]), *(part.name for part in c[1:])))
 
     path_value = path
 
@@ -384,7 +384,7 @@ class AstBuilder:
         return replace(atom, optional=True, span=self._span(atom, c[1]))
 
     def type_name(self, c: list) -> ast.TypeExpr:
-        return _TypeExpr(span=self._span(c[0]), form="name", name=str(c[0]), optional=False)
+        return _TypeExpr(span=self._span(c[0]), form="name", name=_name(c[0]), optional=False)
 
     def type_generic(self, c: list) -> ast.TypeExpr:
         return _TypeExpr(span=self._span(c[0], c[-1]), form="generic", name=str(c[0]), args=(c[2],), optional=False)
@@ -446,7 +446,7 @@ class AstBuilder:
         return _Bool(span=self._span(c[0]), value=False)
 
     def ref(self, c: list) -> ast.Ref:
-        return _Ref(span=self._span(c[0]), name=str(c[0]))
+        return _Ref(span=self._span(c[0]), name=_name(c[0]))
 
     def succeeded(self, c: list) -> ast.Succeeded:
         target = self.ref([c[0]])
