@@ -30,6 +30,11 @@ CASES = (
     ("blank-lines", 7_900_000),
     ("attributes", 7_900_000),
     ("calls", 7_900_000),
+    ("nested-lists", 7_900_000),
+    ("chain", 7_900_000),
+    ("tools", 7_900_000),
+    ("agents", 7_900_000),
+    ("undefined", 7_900_000),
     ("nested-calls", 4_000_000),
     ("strings", 4_000_000),
     ("numbers", 800_000),
@@ -39,6 +44,10 @@ CASES = (
     ("blocks", 800_000),
     ("calls", 800_000),
     ("paths", 800_000),
+    ("chain", 800_000),
+    ("tools", 800_000),
+    ("agents", 800_000),
+    ("undefined", 800_000),
 )
 GIB = 1024**3
 

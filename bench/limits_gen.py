@@ -2,7 +2,8 @@
 
 The shapes are the ones issue reports named (a long list of numbers, blank lines, a long list of strings,
 a prompt of hundreds of thousands of template reads) and a few other dense ones (nested lists, blocks,
-calls, dotted paths and attributes, one item each in a few bytes). `tests/security/test_input_limits.py`
+calls, dotted paths and attributes, one item each in a few bytes), and shapes that stress the passes after the
+parser (one chain element or tool used a million times, an agent per line, an undefined name per agent). `tests/security/test_input_limits.py`
 checks some in a child process under 1 GiB; `bench/limits_bench.py` times them against `normal(size)`.
 """
 
@@ -38,7 +39,29 @@ def hostile(kind: str, size: int) -> str:
     if kind == "attributes":
         count = (size - 200) // 4
         return _HEAD + "  attributes = {" + "a=1," * count + "}\n}\n"
+    if kind == "chain":  # 1.6M uses of one agent: past the reference limit (P009)
+        return _HEAD + "}\nchain c = " + " -> ".join(["main"] * ((size - 200) // 8)) + "\n"
+    if kind == "tools":  # one tool listed over and over: a P306 each, past the problem limit (P008)
+        return _HEAD + "  tools = [t" + ", t" * ((size - 200) // 3) + ']\n}\nagent t "T." { model = m }\n'
+    if kind == "agents":  # one small agent per line: a graph node each
+        return _agents(size, "")
+    if kind == "undefined":  # as many undefined names as agents: a "did you mean" over all of them, each
+        per = 36  # `agent a1234 { model = m }\n` and `x1234, `
+        return _agents(size * 26 // per, "x")
     raise ValueError(kind)
+
+
+def _agents(size: int, undefined: str) -> str:
+    count, lines = 0, [_HEAD + "}\n"]
+    used = len(lines[0]) + 100
+    while used < size - 100:
+        line = f"agent a{count} {{ model = m }}\n"
+        lines.append(line)
+        used += len(line) + (len(f"{undefined}{count}, ") if undefined else 0)
+        count += 1
+    if undefined:
+        lines.append(f"agent b {{ model = m, tools = [{', '.join(f'{undefined}{i}' for i in range(count))}] }}\n")
+    return "".join(lines)
 
 
 def normal(size: int) -> str:

@@ -7,13 +7,14 @@ from typing import Any
 
 from plait.core.record import Record, record
 from plait.dsl import ast
-from plait.core.diagnostics import Diagnostic
+from plait.core.diagnostics import Findings
 from plait.dsl.loader import LoadResult
 from plait.core.source import Span
 
 from plait.core.types import ObjectType, Type
 
 from .graph import AgentGraph
+from .schema import Hints
 
 __all__ = ["CompileContext", "Reference"]
 
@@ -34,7 +35,9 @@ class Reference(Record):
 @dataclass
 class CompileContext:
     load: LoadResult
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: Findings = field(default_factory=Findings)
+    #: "Did you mean" over the spec's own names, within one budget for the whole check.
+    hints: Hints = field(default_factory=Hints)
     #: name -> declaration, in declaration order (first wins on duplicates).
     decls: dict[str, Any] = field(default_factory=dict)
     #: name -> normalised attribute values (defaults filled in), for the graph.
@@ -53,6 +56,10 @@ class CompileContext:
     state_type: ObjectType | None = None
     #: Set by a pass whose output later passes cannot use.
     stop: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.diagnostics, Findings):  # a plain list from a caller: the same limit applies
+            self.diagnostics = Findings(self.diagnostics)
 
     def kind(self, name: str) -> str | None:
         decl = self.decls.get(name)
@@ -76,4 +83,4 @@ class CompileContext:
 
     @property
     def has_errors(self) -> bool:
-        return any(d.is_error for d in self.diagnostics)
+        return self.diagnostics.has_errors

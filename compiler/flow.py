@@ -225,6 +225,8 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         ) -> list[Instance]:
             made: list[Instance] = []
             for index, element in enumerate(elements):
+                if counter > budget:
+                    break  # one chain of a million elements would otherwise be made whole before the check below
                 span = element_spans.get((owner.name, index))
                 if index == 0:  # the first element receives what its owner receives, placed where it is
                     child = new(element, first_input, first_producer, frames, owner.span, owner.note, owner)
@@ -288,8 +290,13 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
 def _calls(ctx: CompileContext) -> dict[str, list]:
     """Agents each runnable runs inside itself: delegates (agent tools), a consolidate's agents and judge agent."""
     found: dict[str, list] = {}
+    offered: set[tuple[str, str]] = set()  # a delegate listed again in `tools` (P306) is one delegate
     for ref in ctx.references:
         if ref.attr in ("tools", "agents", "judge") and ctx.kind(ref.target) == "agent":
+            if ref.attr == "tools":
+                if (ref.owner, ref.target) in offered:
+                    continue
+                offered.add((ref.owner, ref.target))
             found.setdefault(ref.owner, []).append(ref)
     return found
 

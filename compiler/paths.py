@@ -294,7 +294,7 @@ def resolve(
         )
         return Resolved(found.type, found.problem, reads=head)
     owner_kind = ctx.kind(inst.name) or "parallel"
-    hint = suggest(head, heads(ctx, inst))
+    hint = ctx.hints(head, heads(ctx, inst))
     if ctx.strict:
         note = (
             f"{a(owner_kind)}'s templates can use `input...`, `run.input...`, `state...`, an earlier runnable's"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from plait.core.diagnostics import Diagnostic
+from plait.core.diagnostics import Diagnostic, Findings
 from plait.dsl.loader import LoadResult, load, load_text
 from plait.dsl.parser import collector_paused
 
@@ -62,13 +62,16 @@ class CompileResult:
 
 
 def run_passes(loaded: LoadResult, passes: tuple[Pass, ...] = PASSES) -> CompileResult:
-    ctx = CompileContext(load=loaded, diagnostics=list(loaded.diagnostics))
+    ctx = CompileContext(load=loaded, diagnostics=Findings(loaded.diagnostics))
     if not ctx.has_errors:
         for run in passes:
             run(ctx)
             if ctx.stop:
                 break
     diagnostics = sorted(ctx.diagnostics, key=Diagnostic.sort_key)
+    left_out = ctx.diagnostics.left_out()
+    if left_out is not None:
+        diagnostics.append(left_out)  # last in every format, after the ones it counts
     graph = ctx.graph if not any(d.is_error for d in diagnostics) else None
     return CompileResult(graph, diagnostics, loaded.sources)
 

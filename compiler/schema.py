@@ -144,6 +144,25 @@ def a(kind: str) -> str:
     return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
 
 
+#: Candidate names one check compares for "did you mean" hints over the spec's own names, in all (about 2 s of
+#: difflib): a hint per unknown name compares it with every declaration, so 4,000 undefined names among 4,000
+#: agents took a minute (and 100,000 of each, hours). Past it, names are reported without a hint.
+HINT_BUDGET = 200_000
+
+
+class Hints:
+    """ "Did you mean" within one check's budget of candidates compared (see HINT_BUDGET)."""
+
+    __slots__ = ("budget",)
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.budget = HINT_BUDGET if budget is None else budget
+
+    def __call__(self, word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
+        self.budget -= len(candidates)
+        return suggest(word, candidates) if self.budget >= 0 else None
+
+
 def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
     """The candidate closest to `word` for a "did you mean" hint, or None."""
     # difflib's ratio is 2*M/(len(a)+len(b)) with M <= the shorter length, so it

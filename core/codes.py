@@ -39,6 +39,8 @@ CODES: dict[str, Code] = {
         Code("P005", "unreadable-file", E, "a spec file that cannot be read as UTF-8 text"),
         Code("P006", "import-outside-root", E, "an import that leaves the spec's directory"),
         Code("P007", "import-not-found", E, "an imported file that does not exist"),
+        Code("P008", "too-many-problems", E, "more problems than a check lists (the rest are counted)"),
+        Code("P009", "too-many-references", E, "a spec that uses declared names more often than a check follows"),
         Code("P101", "undefined-name", E, "a reference to a name nothing declares"),
         Code("P102", "duplicate-name", E, "two declarations with one name"),
         Code("P103", "wrong-kind", E, "a reference to a declaration of the wrong kind"),
@@ -240,6 +242,55 @@ import "tools.plait"
 ## Fix
 Correct the path (it is relative to the file that imports), or create the
 file.
+""",
+    "P008": """
+## What it catches
+A check that found more than 1,000 problems. The first 1,000 are listed;
+the rest are counted in this one, the last diagnostic, which points at the
+first problem not listed. It is an error when any problem left out is an
+error, else a warning.
+
+## Why it matters
+Such a spec is almost always generated, and holds the same few mistakes
+many times (a tool listed 100,000 times, a chain of undeclared names). A
+diagnostic each took minutes and gigabytes to print and said nothing the
+first ones did not; the check's time and memory stay bounded instead.
+
+## Example
+```text
+agent main { model = fast, tools = [search, search, search, ... 50,000 times] }
+```
+```console
+$ plait check big.plait
+error[P306]: agent `main` lists `search` twice in `tools`
+... (1,000 problems)
+error[P008]: 49,000 more problems (49,000 errors) found and not listed
+```
+
+## Fix
+Fix the generator, or the problems listed, and check again: the next ones
+are listed then.
+""",
+    "P009": """
+## What it catches
+A spec whose files use declared names (in `model`, `tools`, chain
+elements, branches, cases and the like) more than 250,000 times in all.
+The check reports undefined names and stops before building the graph.
+
+## Why it matters
+Every later check costs memory and time per use. The densest specs people
+write use about 12,000 names per megabyte, so a spec under the 8 MB size
+cap needs at most about 100,000; a generated one can hold over a million
+(`chain c = a -> a -> ...`), which took more than a gigabyte to check.
+
+## Example
+```text
+chain long = step1 -> step1 -> step1 -> ... 300,000 times
+```
+
+## Fix
+Generate fewer repeats (a `loop` with `max_iterations` runs a body many
+times), or split the spec into several.
 """,
     "P101": """
 ## What it catches

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import ast
-from plait.core.diagnostics import Diagnostic, Severity
+from plait.core.diagnostics import Diagnostic, Findings, Severity
 from .parser import parse_module
 from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
@@ -29,7 +29,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 class LoadResult:
     modules: list[ast.Module] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: Findings = field(default_factory=Findings)
     #: The directory imports may not leave, and relative paths are shown against.
     root_dir: Path | None = None
 

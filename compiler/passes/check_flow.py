@@ -80,8 +80,10 @@ class _Flow:
         if same is not None:
             same[1] += 1
             return
-        self.same[(d.code, d.message)] = [len(self.ctx.diagnostics), 0]
+        index = len(self.ctx.diagnostics)
         self.ctx.diagnostics.append(d)
+        if len(self.ctx.diagnostics) > index:  # else past the cap: counted there, and no note to add
+            self.same[(d.code, d.message)] = [index, 0]
 
     def finish(self) -> None:
         """Add "and N more" to each finding that was left out at other places."""

@@ -22,7 +22,7 @@ from plait.core.source import Span
 from plait.dsl import ast
 
 from ..context import CompileContext, Reference
-from ..schema import suggest
+from ..schema import Hints
 from .check_types import folder
 
 if TYPE_CHECKING:  # imported when a spec declares a server (plait check start-up)
@@ -38,7 +38,7 @@ def check_mcp(ctx: CompileContext) -> None:
     from plait.core.mcp_lock import LOCK_FILE, fingerprint
 
     locks = _Locks(ctx, LOCK_FILE)
-    hints = _Hints()
+    hints = ctx.hints
     #: Server → every tool name its fresh lock entry lists (before the allow-list), None without one.
     #: Names are kept as dict keys throughout: in order for messages, and cheap to test against.
     locked: dict[str, dict[str, None] | None] = {}
@@ -238,23 +238,7 @@ def _items(decl: ast.McpDecl, key: str) -> Iterator[tuple[str, Span]]:
             yield word, item.span
 
 
-#: Candidate names one check compares for "did you mean" hints, in all (about 2 s of difflib).
-HINT_BUDGET = 200_000
-
-
-class _Hints:
-    """ "Did you mean" within a budget of candidates compared: a lock may list thousands of tools, and a hint
-    for each of hundreds of unknown names would compare every pair (difflib, microseconds each)."""
-
-    def __init__(self) -> None:
-        self.budget = HINT_BUDGET
-
-    def __call__(self, word: str, candidates: list[str]) -> str | None:
-        self.budget -= len(candidates)
-        return suggest(word, candidates) if self.budget >= 0 else None
-
-
-def _unknown(hints: _Hints, name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
+def _unknown(hints: Hints, name: str, tool: str, span: Span, names: dict[str, None]) -> Any:
     offered = list(names)
     hint = hints(tool, offered)
     listed = ", ".join(f"`{t}`" for t in offered[:12]) + (", ..." if len(offered) > 12 else "")
@@ -268,7 +252,7 @@ def _unknown(hints: _Hints, name: str, tool: str, span: Span, names: dict[str, N
 
 
 def _not_allowed(
-    hints: _Hints,
+    hints: Hints,
     name: str,
     tool: str,
     span: Span,
@@ -288,7 +272,7 @@ def _not_allowed(
 
 
 def _server_names(
-    ctx: CompileContext, hints: _Hints, name: str, decl: ast.McpDecl, offered: list[dict[str, Any]] | None
+    ctx: CompileContext, hints: Hints, name: str, decl: ast.McpDecl, offered: list[dict[str, Any]] | None
 ) -> None:
     """The allow-list names offered tools; the server's `approval` names allowed, offered tools."""
     names = dict.fromkeys(t["name"] for t in offered) if offered is not None else None
@@ -311,7 +295,7 @@ def _allowed(ctx: CompileContext, name: str) -> dict[str, None] | None:
 
 
 def _agent_members(
-    ctx: CompileContext, hints: _Hints, servers: dict[str, ast.McpDecl], locked: dict[str, dict[str, None] | None]
+    ctx: CompileContext, hints: Hints, servers: dict[str, ast.McpDecl], locked: dict[str, dict[str, None] | None]
 ) -> None:
     """Each `files.read_text_file` an agent writes: a tool the server offers and allows, and for `until` and
     `approval` one the agent has (the whole server in `tools`, or that tool)."""

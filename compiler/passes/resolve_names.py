@@ -14,10 +14,16 @@ from plait.core.diagnostics import Fix, Label
 from plait.dsl import ast
 
 from ..context import CompileContext, Reference
-from ..schema import RUNNABLE_KINDS, SCHEMAS, Attr, a, suggest
+from ..schema import RUNNABLE_KINDS, SCHEMAS, Attr, a
 from ._blocks import REF_TYPES, body_of, inline_id, settled, wrong_type
 
 __all__ = ["RUNNABLE", "Resolver", "resolve_names"]
+
+#: Names one spec may use (references, each a graph edge), in all its files. Every later pass costs memory and
+#: time per reference, and a spec under the 8 MiB size cap can hold 1.6 million (`chain c = a -> a -> ...`: 1.6
+#: GB). The densest spec people write holds about 12,000 per megabyte (91,000 at the cap); past this, the check
+#: stops after naming (P009).
+MAX_REFERENCES = 250_000
 
 #: What a chain element, parallel branch, route case or loop/map body may name, in the order messages list them.
 RUNNABLE = tuple(sorted(RUNNABLE_KINDS))
@@ -32,6 +38,10 @@ class Resolver:
     def __init__(self, ctx: CompileContext) -> None:
         self.ctx = ctx
         self.report = ctx.diagnostics.append
+        self.candidates: dict[tuple[str, ...], list[str]] = {}
+        #: References past MAX_REFERENCES: counted, not kept; the first of them.
+        self.over = 0
+        self.first_over: Reference | None = None
 
     def resolve(
         self,
@@ -46,8 +56,11 @@ class Resolver:
         name = ref.name
         decl = self.ctx.decls.get(name)
         if decl is None:
-            candidates = [n for n, d in self.ctx.decls.items() if d.kind in kinds] or list(self.ctx.decls)
-            hint = suggest(name, candidates)
+            candidates = self.candidates.get(kinds)
+            if candidates is None:  # once per kinds: per name, it was a walk of every declaration
+                found = [n for n, d in self.ctx.decls.items() if d.kind in kinds] or list(self.ctx.decls)
+                candidates = self.candidates[kinds] = found
+            hint = self.ctx.hints(name, candidates)
             what = _either(kinds)
             self.report(
                 make(
@@ -69,8 +82,16 @@ class Resolver:
                 )
             )
             return None
-        self.ctx.references.append(Reference(owner, attr, name, ref.span, index, member))
+        self.record(Reference(owner, attr, name, ref.span, index, member))
         return name
+
+    def record(self, reference: Reference) -> None:
+        if len(self.ctx.references) < MAX_REFERENCES:
+            self.ctx.references.append(reference)
+            return
+        self.over += 1
+        if self.first_over is None:
+            self.first_over = reference
 
     def member(self, owner: str, attr: str, spec: Attr, path: ast.PathValue, index: int = 0) -> str | None:
         """`files.read_text_file`: the MCP server `files` resolved, recorded with its tool; "files.read_text_file"."""
@@ -155,7 +176,7 @@ class Resolver:
                 pid = inline_id(owner, count)
                 for j, branch in enumerate(element.branches):
                     self.resolve(pid, "branches", branch, RUNNABLE, j)
-                self.ctx.references.append(Reference(owner, attr, pid, element.span, i))
+                self.record(Reference(owner, attr, pid, element.span, i))
             else:
                 self.resolve(owner, attr, element, RUNNABLE, i)
 
@@ -181,3 +202,17 @@ def resolve_names(ctx: CompileContext) -> None:
                 resolver.resolve(name, "cases", case.target, RUNNABLE, i)
         elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
             resolver.elements(name, "body", decl.body)
+    if resolver.first_over is not None:
+        total = MAX_REFERENCES + resolver.over
+        ctx.diagnostics.append(
+            make(
+                "P009",
+                f"the spec uses declared names {total:,} times; plait checks at most {MAX_REFERENCES:,}",
+                resolver.first_over.span,
+                notes=[
+                    "this is the first use past the limit; the graph and every check after naming were skipped",
+                    "a spec this size is generated: split it into several, or generate fewer repeats",
+                ],
+            )
+        )
+        ctx.stop = True

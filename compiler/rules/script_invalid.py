@@ -127,7 +127,7 @@ def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
     callers = _callers(ctx, model)
     for key, replies in script.items():
         if key not in ctx.decls:
-            hint = suggest(key, callers or list(ctx.decls))
+            hint = ctx.hints(key, callers or list(ctx.decls))
             yield f"has replies for `{key}`, which nothing declares" + (f"; did you mean `{hint}`?" if hint else "")
         if not isinstance(replies, list):
             yield f"`{key}` must map to a list of replies"

@@ -53,11 +53,11 @@ def test_examples_trigger_their_code_and_fixes_clear_it(code):
 
 
 def test_codes_that_need_files_still_show_an_example():
-    # P004-P007, P307, P318, P319 and P333-P335 (a plait.lock beside the spec) are about files and input size,
+    # P004-P009, P307, P318, P319 and P333-P335 (a plait.lock beside the spec) are about files and input size,
     # which a spec snippet cannot show; P610 is reported by `plait check` (suppressions are read there), not by
     # compile_spec.
     runnable = {c for c in CODES if PLAIT_BLOCK.search(sections(c)["Example"])}
-    files = {"P004", "P005", "P006", "P007", "P307", "P318", "P319", "P333", "P334", "P335"}
+    files = {"P004", "P005", "P006", "P007", "P008", "P009", "P307", "P318", "P319", "P333", "P334", "P335"}
     assert set(CODES) - runnable == files | {"P610"}
 
 

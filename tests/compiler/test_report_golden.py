@@ -64,6 +64,11 @@ def test_case_reports_its_code(case, capsys, monkeypatch):
     assert case[5:].replace("_", "-").startswith(CODES[code].name)
 
 
+#: Codes whose case would not fit a golden (test_problem_cap.py has theirs): P008 needs more than a thousand
+#: problems, P009 more than 250,000 uses of names.
+UNGOLDEN = {"P008", "P009"}
+
+
 def test_every_code_has_a_case():
     covered = {c[:4].upper() for c in CASES if re.match(r"p\d{3}_", c)}
-    assert set(CODES) - covered == set()
+    assert set(CODES) - covered == UNGOLDEN

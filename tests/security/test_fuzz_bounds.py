@@ -88,6 +88,39 @@ def test_dense_node_shapes_stay_within_bytes_per_byte(kind):
     assert _peak_per_byte(hostile(kind, SIZE)) < PER_BYTE
 
 
+def test_one_tool_listed_over_and_over_stays_within_bytes_per_byte():
+    # A P306 each (13,000 here) held 500 bytes a byte; past MAX_PROBLEMS they are counted (P008), and a tool
+    # listed again adds no second graph edge or delegate for the passes after to walk.
+    assert _peak_per_byte(hostile("tools", SIZE)) < PER_BYTE
+
+
+def test_past_the_reference_limit_memory_stops_growing(monkeypatch):
+    # At 40 KB a chain of one agent is under the limit (250,000 uses; 128 bytes a byte, which at the cap
+    # was 1.6 GB): with the limit at 1,000, the rest of the chain costs what its AST costs.
+    from plait.compiler.passes import resolve_names
+
+    monkeypatch.setattr(resolve_names, "MAX_REFERENCES", 1_000)
+    assert _peak_per_byte(hostile("chain", SIZE)) < 48
+
+
+def test_did_you_mean_hints_compare_a_bounded_number_of_names(monkeypatch):
+    # An undefined name per agent: a hint each compared it with every declaration (4,000 of each: a minute).
+    import difflib
+
+    from plait.compiler import schema
+
+    compared: list[int] = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(
+        difflib, "get_close_matches", lambda w, names, **kw: compared.append(len(names)) or real(w, names, **kw)
+    )
+    text = hostile("undefined", 400_000)
+    result = _bounded(plait.compile, text, seconds=120)
+    undefined = text.count(", x") + 1
+    assert undefined > 8_000 and "P101" in {d.code for d in result.diagnostics}
+    assert sum(compared) <= schema.HINT_BUDGET < undefined * undefined // 100
+
+
 # --- paths ------------------------------------------------------------------------------------------------
 
 SEGMENTS = ["..", ".", "sub", "r.json", "link-out", "link-in", "elsewhere", "keys.json", "missing.json", ""]
