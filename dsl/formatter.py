@@ -87,12 +87,15 @@ def format_text(text: str, path: str = "<string>") -> tuple[str | None, list[Dia
     if module is None:
         return None, diagnostics
     formatted = format_module(module, source)
+    # The input's tree is let go before the output is parsed: one tree at a time, compared by digest.
+    meant, comments = ast.meaning(module), len(module.comments)
+    del module
     again, problems = parse_module(SourceFile(path, formatted))
     if again is None:
         raise FormatterBug(f"{path}: formatted text does not parse: {problems[0] if problems else ''}")
-    if ast.strip_spans(again) != ast.strip_spans(module):
+    if ast.meaning(again) != meant:
         raise FormatterBug(f"{path}: formatting would change the meaning of the spec")
-    if len(again.comments) != len(module.comments):
+    if len(again.comments) != comments:
         raise FormatterBug(f"{path}: formatting would lose a comment")
     return formatted, diagnostics
 
@@ -156,6 +159,8 @@ class _Layout:
         self.lines: list[str] = []
         self.cur = ""
         self.marks: list[_Mark] = []
+        #: Marks only place comments: a spec without any records none (a mark was ~180 bytes a piece).
+        self.marking = bool(comments)
         #: Lines that start inside a block string, and lines that end inside one:
         #: no comment may go above the first kind or after the second.
         self.starts_in_string: set[int] = set()
@@ -176,7 +181,8 @@ class _Layout:
     def emit(self, text: str, start: int, end: int) -> None:
         first = len(self.lines)
         self.write(text)
-        self.marks.append(_Mark(start, end, first, len(self.lines)))
+        if self.marking:
+            self.marks.append(_Mark(start, end, first, len(self.lines)))
 
     def emit_node(self, text: str, node: ast.Node) -> None:
         self.emit(text, node.span.offset, node.span.end_offset)
@@ -592,7 +598,8 @@ class _Layout:
             self.lines.append(self.cur)
             self.starts_in_string.add(len(self.lines))
             self.cur = line
-        self.marks.append(_Mark(s.span.offset, s.span.end_offset, first, len(self.lines)))
+        if self.marking:
+            self.marks.append(_Mark(s.span.offset, s.span.end_offset, first, len(self.lines)))
 
     def call(self, c: ast.Call, indent: str) -> None:
         self.emit_node(c.func.name, c.func)
@@ -802,9 +809,10 @@ def _aligned_widths(keys: Sequence[str | None], blanks: list[bool]) -> list[int]
     run: list[tuple[int, int]] = []
 
     def close() -> None:
-        short = [n for _, n in run if n <= ALIGN_MAX]
+        # The run's width once, not per key: 2 million attributes in one block made this quadratic.
+        width = max((n for _, n in run if n <= ALIGN_MAX), default=0)
         for k, n in run:
-            widths[k] = max(short) if short and n <= ALIGN_MAX else 0
+            widths[k] = width if n <= ALIGN_MAX else 0
         run.clear()
 
     for i, key in enumerate(keys):

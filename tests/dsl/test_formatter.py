@@ -526,3 +526,13 @@ def test_cli_keeps_the_file_mode(tmp_path):
     path.chmod(0o640)
     assert main(["fmt", str(path)]) == 0
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_layout_that_changes_the_meaning_is_refused(monkeypatch):
+    # The check compares digests of the two trees (never both trees at once): it must still catch a change.
+    from plait.dsl import formatter
+
+    real = formatter.format_module
+    monkeypatch.setattr(formatter, "format_module", lambda m, s: real(m, s).replace("0.5", "0.6"))
+    with pytest.raises(formatter.FormatterBug, match="change the meaning"):
+        formatter.format_text('model m = "openai/gpt-4o-mini" { temperature = 0.5 }\n')

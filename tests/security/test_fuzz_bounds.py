@@ -121,6 +121,35 @@ def test_did_you_mean_hints_compare_a_bounded_number_of_names(monkeypatch):
     assert sum(compared) <= schema.HINT_BUDGET < undefined * undefined // 100
 
 
+#: Bytes of tracemalloc peak per input byte for `plait fmt`, at most: it holds the input's tree and the text
+#: laid out from it, then the output's tree (never both trees: they are compared by digest).
+FMT_PER_BYTE = 150
+
+
+def _format_peak_per_byte(text: str) -> float:
+    plait.format("agent warm { }\n")
+    tracemalloc.start()
+    try:
+        _bounded(plait.format, text, seconds=120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / len(text.encode())
+
+
+@pytest.mark.parametrize("kind", ["attributes", "nested-lists", "calls", "numbers", "tools"])
+def test_formatting_a_dense_spec_holds_one_tree_at_a_time(kind):
+    # Both trees and a dict per node of each (strip_spans) were 360-490 bytes a byte.
+    assert _format_peak_per_byte(hostile(kind, SIZE // 2)) < FMT_PER_BYTE
+
+
+@pytest.mark.slow
+def test_formatting_one_block_of_100000_attributes_is_linear():
+    # Aligning `=` took the longest key of the run once per key: 50,000 attributes took 47 s, 100,000 minutes.
+    out = _bounded(plait.format, hostile("attributes", 400_000), seconds=120)
+    assert out.count("a = 1\n") == (400_000 - 200) // 4
+
+
 # --- paths ------------------------------------------------------------------------------------------------
 
 SEGMENTS = ["..", ".", "sub", "r.json", "link-out", "link-in", "elsewhere", "keys.json", "missing.json", ""]
