@@ -150,31 +150,36 @@ class AgentGraph:
 
     def to_json(self) -> dict[str, Any]:
         """Node-link JSON; stable: declaration order, no hash order, relative paths."""
-        base = str(self.base_dir) if self.base_dir else None
+        nodes, edges = list(self.json_nodes()), list(self.json_edges())
+        return {"version": GRAPH_JSON_VERSION, "entry": self.entry, "nodes": nodes, "edges": edges}
 
-        def relative(value: str) -> str:
-            # Absolute paths (script files, python tool folders) differ per machine.
-            if base and value.startswith(base):
-                return value[len(base) :].lstrip("/\\") or "."
-            return value
-
-        nodes = [
-            {
+    def json_nodes(self) -> Iterator[dict[str, Any]]:
+        """`to_json()["nodes"]` one at a time (`plait graph` streams them: a big graph's whole document was
+        four times the graph)."""
+        relative = self._relative
+        for id, node in self.protected()._nodes.items():
+            yield {
                 "id": id,
                 "kind": node.kind,
                 "attrs": record_json(node, relative),
                 "span": span_json(node.span, self.base_dir),
             }
-            for id, node in self.protected()._nodes.items()
-        ]
-        edges = [
-            {
+
+    def json_edges(self) -> Iterator[dict[str, Any]]:
+        """`to_json()["edges"]` one at a time."""
+        relative = self._relative
+        for e in self.edges():
+            yield {
                 "source": e.source,
                 "target": e.target,
                 "kind": e.kind,
                 "attrs": edge_json(e, relative),
                 "span": span_json(e.span, self.base_dir),
             }
-            for e in self.edges()
-        ]
-        return {"version": GRAPH_JSON_VERSION, "entry": self.entry, "nodes": nodes, "edges": edges}
+
+    def _relative(self, value: str) -> str:
+        # Absolute paths (script files, python tool folders) differ per machine.
+        base = str(self.base_dir) if self.base_dir else None
+        if base and value.startswith(base):
+            return value[len(base) :].lstrip("/\\") or "."
+        return value

@@ -7,7 +7,7 @@ subsetting, expanded turns); `dot.py` and `mermaid.py` only spell a scene;
 
 from __future__ import annotations
 
-from .api import FORMATS, IMAGE_FORMATS, TEXT_FORMATS, RenderError, graph_json, render
+from .api import FORMATS, IMAGE_FORMATS, TEXT_FORMATS, RenderError, graph_json, graph_json_chunks, render
 from .scene import HIDEABLE, RenderOptions, build_scene
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "TEXT_FORMATS",
     "build_scene",
     "graph_json",
+    "graph_json_chunks",
     "render",
 ]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from importlib import import_module
-from typing import Callable
+from typing import Callable, Iterator
 
 from plait.core.vocab import IMAGE_FORMATS, RENDER_FORMATS, TEXT_RENDER_FORMATS
 
-from ..graph import AgentGraph
+from ..graph import GRAPH_JSON_VERSION, AgentGraph
 from .scene import RenderOptions, SceneError, build_scene
 
 __all__ = ["FORMATS", "IMAGE_FORMATS", "TEXT_FORMATS", "RenderError", "graph_json", "render"]
@@ -29,7 +29,28 @@ Builder = Callable[[AgentGraph, str, RenderOptions, dict], "str | bytes"]
 
 def graph_json(graph: AgentGraph) -> str:
     """`graph.to_json()` as indented text (its secrets were redacted when the graph was built: core.redact)."""
-    return json.dumps(graph.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return "".join(graph_json_chunks(graph))
+
+
+def graph_json_chunks(graph: AgentGraph) -> Iterator[str]:
+    """`graph_json(graph)` a node or an edge at a time, the same bytes: what `plait graph` writes, so a
+    graph of 200,000 agents never holds its whole document (two gigabytes) at once."""
+    dumps = json.dumps
+    yield f'{{\n  "version": {dumps(GRAPH_JSON_VERSION)},\n  "entry": {dumps(graph.entry, ensure_ascii=False)},\n  "nodes": '
+    yield from _json_items(graph.json_nodes())
+    yield ',\n  "edges": '
+    yield from _json_items(graph.json_edges())
+    yield "\n}\n"
+
+
+def _json_items(items: Iterator[dict]) -> Iterator[str]:
+    # json.dumps(indent=2) nests uniformly: an item of a list two levels down is its own dump, four spaces in.
+    opened = False
+    for item in items:
+        text = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        yield (",\n    " if opened else "[\n    ") + text
+        opened = True
+    yield "\n  ]" if opened else "[]"
 
 
 def _json(graph: AgentGraph, format: str, options: RenderOptions, sources: dict) -> str:

@@ -21,11 +21,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from plait.compiler.pipeline import compile_spec
-    from plait.compiler.render import graph_json
+    from plait.compiler.render import graph_json_chunks
 
     result = compile_spec(Path(args.file))
     if result.graph is None:
         print_diagnostics(result.diagnostics, result.sources)
         return EXIT_ERRORS
-    sys.stdout.write(graph_json(result.graph))
+    for chunk in graph_json_chunks(result.graph):  # a node at a time: a big graph's document is gigabytes
+        sys.stdout.write(chunk)
     return EXIT_OK

@@ -69,3 +69,31 @@ def test_the_0_2_spec_uses_every_new_node_and_edge_kind():
     data = plait.compile(SPECS[1]).graph.to_json()
     assert {"route", "loop", "map", "ask", "input"} <= {n["kind"] for n in data["nodes"]}
     assert {"case", "body", "back", "each", "reads"} <= {e["kind"] for e in data["edges"]}
+
+
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples").rglob("*.plait") if p.is_file())
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_streamed_graph_json_is_the_document_json_dumps_writes(path):
+    # `plait graph` writes graph_json_chunks a node at a time; what a reader gets must not depend on that.
+    import json
+
+    from plait.compiler.render import graph_json, graph_json_chunks
+
+    result = plait.compile(path)
+    assert result.graph is not None
+    whole = json.dumps(result.graph.to_json(), indent=2, ensure_ascii=False) + "\n"
+    chunks = list(graph_json_chunks(result.graph))
+    assert "".join(chunks) == graph_json(result.graph) == whole
+    assert len(chunks) > len(result.graph.to_json()["nodes"])  # a chunk per node at least: streamed
+
+
+def test_streamed_graph_json_of_an_empty_graph():
+    import json
+
+    from plait.compiler.render import graph_json
+
+    graph = plait.compile("# nothing declared\n").graph
+    assert graph is not None and json.loads(graph_json(graph))["nodes"] == []
+    assert graph_json(graph) == json.dumps(graph.to_json(), indent=2, ensure_ascii=False) + "\n"
