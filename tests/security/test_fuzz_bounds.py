@@ -39,12 +39,12 @@ SEPARATORS = [",", ", ", ",\n    ", ",  # note\n    "]
 FUZZ = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _peak_per_byte(text: str) -> float:
-    plait.compile("agent warm { }")  # imports and first-use caches are not the input's cost
+def _peak_per_byte(text: str, work=plait.compile) -> float:
+    work("agent warm { }\n")  # imports and first-use caches are not the input's cost
     tracemalloc.start()
     try:
         # Generous: tracemalloc slows a compile ~7x, and a shared machine more; this only catches a hang.
-        _bounded(plait.compile, text, seconds=120)
+        _bounded(work, text, seconds=120)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -126,21 +126,10 @@ def test_did_you_mean_hints_compare_a_bounded_number_of_names(monkeypatch):
 FMT_PER_BYTE = 150
 
 
-def _format_peak_per_byte(text: str) -> float:
-    plait.format("agent warm { }\n")
-    tracemalloc.start()
-    try:
-        _bounded(plait.format, text, seconds=120)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / len(text.encode())
-
-
 @pytest.mark.parametrize("kind", ["attributes", "nested-lists", "calls", "numbers", "tools"])
 def test_formatting_a_dense_spec_holds_one_tree_at_a_time(kind):
     # Both trees and a dict per node of each (strip_spans) were 360-490 bytes a byte.
-    assert _format_peak_per_byte(hostile(kind, SIZE // 2)) < FMT_PER_BYTE
+    assert _peak_per_byte(hostile(kind, SIZE // 2), plait.format) < FMT_PER_BYTE
 
 
 @pytest.mark.slow
