@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from hashlib import blake2b
+from sys import intern
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Callable, Literal, TypeVar, Union, overload
@@ -20,7 +21,7 @@ from plait.core.record import Record
 # Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
 # An import alias, not `_node = record`: mypy applies `dataclass_transform` only through the former.
 from plait.core.record import record as _node
-from plait.core.source import SourceFile, Span
+from plait.core.source import SourceFile, Span, span_of
 
 __all__ = [
     "AgentDecl",
@@ -52,6 +53,7 @@ __all__ = [
     "Node",
     "Not",
     "Number",
+    "PackedAttributes",
     "PackedItems",
     "Param",
     "ParallelDecl",
@@ -252,7 +254,8 @@ class Block(Node):
     """`{ ... }`: a declaration body, or a map value (`headers = { ... }`)."""
 
     kind: Literal["block"] = "block"
-    attributes: tuple[Attribute, ...]
+    #: A tuple; a block of thousands of members keeps them packed (PackedAttributes), read one at a time.
+    attributes: tuple[Attribute, ...] | PackedAttributes
     #: Every typed block in it, in order: `params`, `output`, `answer` (see `Params.keyword`).
     params: tuple[Params, ...] = ()
 
@@ -524,7 +527,7 @@ def strip_spans(node: object) -> object:
             for f in fields(node)
             if f.name not in ("span", "comments", "file")
         } | {"__type__": type(node).__name__}
-    if isinstance(node, tuple | list | PackedItems):
+    if isinstance(node, tuple | list | PackedItems | PackedAttributes):
         return [strip_spans(item) for item in node]
     return node
 
@@ -547,7 +550,7 @@ def _feed(node: object, update: Callable[[bytes], object]) -> None:
                 update(b" " + name.encode() + b"=")
                 _feed(getattr(node, name), update)
         update(b")")
-    elif isinstance(node, tuple | list | PackedItems):
+    elif isinstance(node, tuple | list | PackedItems | PackedAttributes):
         update(b"[%d" % len(node))
         for item in node:
             _feed(item, update)
@@ -568,7 +571,56 @@ _NO_MEANING = frozenset({"span", "comments", "file"})
 _NODE, _NUMBER, _STRING, _STRING_VALUE, _BLOCK_STRING, _TRUE, _FALSE, _REF = range(8)
 
 
-class PackedItems(Sequence):
+_T = TypeVar("_T")
+
+
+class _Packed(Sequence[_T]):
+    """A sequence of nodes kept as offsets into one source text, rebuilt one at a time by `_item`: read-only,
+    equal to (and hashed as) the tuple of its nodes, pickled as that tuple (a copy need not carry the text)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _item(self, index: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[_T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> _T | tuple[_T, ...]:
+        size = len(self)
+        if isinstance(index, slice):
+            return tuple(self._item(i) for i in range(*index.indices(size)))
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("index out of range")
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[_T]:
+        return map(self._item, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} items)"
+
+    def __reduce__(self) -> tuple:
+        return tuple, (tuple(self),)
+
+
+class PackedItems(_Packed["Value"]):
     """A long list's (or call's) items, its literals kept as offsets into the source text.
 
     A node with its span cost about 300 bytes (150 since spans are three slots); a list of 3.9 million
@@ -639,43 +691,10 @@ class PackedItems(Sequence):
             tail._kept = (tail._kept or [None]) + (self._kept or [None] * len(self._codes))
         self._codes, self._starts, self._lengths, self._kept = tail._codes, tail._starts, tail._lengths, tail._kept
 
-    # --- reading -------------------------------------------------------------------
+    # --- reading (the sequence protocol is _Packed's) -----------------------------------
 
     def __len__(self) -> int:
         return len(self._codes)
-
-    @overload
-    def __getitem__(self, index: int) -> Value: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Value, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Value | tuple[Value, ...]:
-        if isinstance(index, slice):
-            return tuple(self._item(i) for i in range(*index.indices(len(self._codes))))
-        if index < 0:
-            index += len(self._codes)
-        if not 0 <= index < len(self._codes):
-            raise IndexError("list index out of range")
-        return self._item(index)
-
-    def __iter__(self) -> Iterator[Value]:
-        return map(self._item, range(len(self._codes)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"PackedItems({len(self)} items)"
-
-    def __reduce__(self) -> tuple:
-        # Pickled as the nodes themselves: a copy need not carry the source text.
-        return tuple, (tuple(self),)
 
     def _item(self, index: int) -> Value:
         code = self._codes[index]
@@ -684,7 +703,7 @@ class PackedItems(Sequence):
         source = self._source
         start = self._starts[index]
         end = start + self._lengths[index]
-        span = source.span(start, end)
+        span = span_of(source, start, end)  # offsets the parser took from this text: no clamping needed
         if code == _NUMBER:
             raw = source.text[start:end]
             return Number(span=span, value=number_value(raw), raw=raw)
@@ -695,3 +714,64 @@ class PackedItems(Sequence):
         if code == _REF:
             return Ref(span=span, name=source.text[start:end])
         return Bool(span=span, value=code == _TRUE)
+
+
+_KEPT = 0xFFFFFFFF  # a key length that marks an attribute kept whole
+
+
+class PackedAttributes(_Packed[Attribute]):
+    """A long block's attributes, each `name = value` kept as its key's offsets and its value in a PackedItems.
+
+    An attribute is three nodes and three spans (~400 bytes); a block of 2 million `a=1,` (7.9 MB) held
+    them all at once. Here a key is two 32-bit offsets and its value what PackedItems keeps for it (a
+    literal: a code byte and two offsets); a quoted key's attribute is kept whole. Reading builds the same
+    Attribute the parser built, one at a time. Typed blocks (`params`, ...) among the members are kept in
+    `params`, in order. The parser fills it (`add`, `prepend`); afterwards it is not changed.
+    """
+
+    __slots__ = ("_source", "_keys", "_key_lengths", "_values", "params")
+
+    def __init__(self, source: SourceFile) -> None:
+        self._source = source
+        self._keys = array("I")
+        self._key_lengths = array("I")
+        self._values = PackedItems(source)
+        self.params: list[Params] = []
+
+    def add(self, member: Attribute | Params) -> None:
+        if isinstance(member, Params):
+            self.params.append(member)
+            return
+        key = member.key.span
+        start, end = key.offset, key.end_offset
+        if member.quoted or key.file != self._source.path or not 0 <= start <= end < _KEPT:
+            self._keys.append(0)
+            self._key_lengths.append(_KEPT)
+            self._values.add(member)  # type: ignore[arg-type]  # kept whole, as a node
+            return
+        self._keys.append(start)
+        self._key_lengths.append(end - start)
+        self._values.add(member.value)  # type: ignore[arg-type]  # conditions are kept as nodes
+
+    def prepend(self, member: Attribute | Params) -> None:
+        """Put `member` first (a block's first member is parsed apart from the rest)."""
+        if isinstance(member, Params):
+            self.params.insert(0, member)
+            return
+        head = PackedAttributes(self._source)
+        head.add(member)
+        self._keys[0:0] = head._keys
+        self._key_lengths[0:0] = head._key_lengths
+        self._values.prepend(head._values[0])
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def _item(self, index: int) -> Attribute:
+        value = self._values[index]
+        length = self._key_lengths[index]
+        if length == _KEPT:
+            return value  # type: ignore[return-value]
+        source, start = self._source, self._keys[index]
+        key = Ident(span=span_of(source, start, start + length), name=intern(source.text[start : start + length]))
+        return Attribute(span=span_of(source, start, value.span.end_offset), key=key, quoted=False, value=value)

@@ -22,8 +22,12 @@ __all__ = ["AstBuilder", "Inline", "NumberError", "StringError", "decode_block_s
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
-#: The helper rule lark makes for `("," value)*`, the items after a list's or a call's first (`__value_star_N`).
-_ITEMS_RULE = "__value_star"
+#: The helper rules lark makes for `("," value)*` (a list's or a call's items after the first: `__value_star_N`)
+#: and `(_SEP _member)*` (a block's members after the first), and what each packs into past PACK_AFTER.
+_PACKED: dict[str, type[ast.PackedItems | ast.PackedAttributes]] = {
+    "__value_star": ast.PackedItems,
+    "__block_star": ast.PackedAttributes,
+}
 #: Items a list keeps as plain nodes before the rest are packed (see `ast.PackedItems`): every list a person
 #: writes stays a tuple of nodes; a machine-sized one costs bytes, not a node, per literal.
 PACK_AFTER = 64
@@ -148,26 +152,29 @@ class AstBuilder:
         self.origin = SourceFile(file, "")
 
     def __default__(self, data: str, children: list, meta: object = None) -> Inline:
-        if self.source is not None and data.startswith(_ITEMS_RULE):
-            first = children[0]
-            if first.__class__ is ast.PackedItems and len(children) == 2:
-                first.add(children.pop())  # the usual step of a long list: one more item
-            else:
-                children = self._pack(children, self.source)
+        if self.source is not None:
+            kind = _PACKED.get(data[: data.rfind("_")])
+            if kind is not None:
+                first = children[0]
+                if first.__class__ is kind and len(children) == 2:
+                    first.add(children.pop())  # the usual step of a long list or block: one more item
+                else:
+                    children = self._pack(children, self.source, kind)
         return Inline(data, children)
 
-    def _pack(self, items: list, source: SourceFile) -> list:
-        """A list's (or call's) items after the first, as they accumulate: past PACK_AFTER of them, one
-        `PackedItems` that takes each new item as it is parsed, so a long list never holds its nodes at once."""
+    def _pack(self, items: list, source: SourceFile, kind: type[ast.PackedItems | ast.PackedAttributes]) -> list:
+        """A list's (or call's) items or a block's members after the first, as they accumulate: past
+        PACK_AFTER of them, one `kind` that takes each new one as it is parsed, so a long list or block
+        never holds its nodes at once."""
         first = items[0]
-        if first.__class__ is ast.PackedItems:
+        if first.__class__ is kind:
             for item in items[1:]:
                 first.add(item)
             del items[1:]
             return items
         if len(items) <= PACK_AFTER or source.path != self.file:
             return items
-        packed = ast.PackedItems(source)
+        packed = kind(source)
         for item in items:
             packed.add(item)
         return [packed]
@@ -345,6 +352,11 @@ class AstBuilder:
 
     def block(self, c: list) -> ast.Block:
         members = [m for m in c[1:-1] if m is not None]
+        if members and members[-1].__class__ is ast.PackedAttributes:
+            packed: ast.PackedAttributes = members.pop()
+            for member in reversed(members):
+                packed.prepend(member)
+            return _Block(span=self._span(c[0], c[-1]), attributes=packed, params=tuple(packed.params))
         return _Block(
             span=self._span(c[0], c[-1]),
             attributes=tuple(m for m in members if isinstance(m, ast.Attribute)),
