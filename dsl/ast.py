@@ -265,6 +265,13 @@ class Block(Node):
                 return attr
         return None
 
+    def entries(self) -> Iterator[tuple[str, Value | Compare | Not | BoolOp]]:
+        """(key, value) of each attribute, in order: what a pass reading a map needs, without the key's
+        node (a packed block then builds one node per entry, not three)."""
+        if isinstance(self.attributes, PackedAttributes):
+            return self.attributes.entries()
+        return ((a.key.name, a.value) for a in self.attributes)
+
     def typed(self, keyword: str) -> Params | None:
         """The first `params` / `output` / `answer` block, or None."""
         for params in self.params:
@@ -767,8 +774,20 @@ class PackedAttributes(_Packed[Attribute]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def entries(self) -> Iterator[tuple[str, Value | Compare | Not | BoolOp]]:
+        """`Block.entries()` of a packed block."""
+        text, values, keys, lengths = self._source.text, self._values, self._keys, self._key_lengths
+        for index in range(len(keys)):
+            length = lengths[index]
+            if length == _KEPT:
+                attr: Attribute = values._item(index)  # type: ignore[assignment]  # kept whole
+                yield attr.key.name, attr.value
+            else:
+                start = keys[index]
+                yield intern(text[start : start + length]), values._item(index)
+
     def _item(self, index: int) -> Attribute:
-        value = self._values[index]
+        value = self._values._item(index)
         length = self._key_lengths[index]
         if length == _KEPT:
             return value  # type: ignore[return-value]

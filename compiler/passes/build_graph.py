@@ -352,8 +352,8 @@ def _strings(node: Any) -> Iterator[Any]:
     if kind == "string":
         yield node
     elif kind == "block":
-        for entry in node.attributes:
-            yield from _strings(entry.value)
+        for _, value in node.entries():
+            yield from _strings(value)
     elif kind == "list":
         for item in node.items:
             yield from _strings(item)

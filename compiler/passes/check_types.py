@@ -162,10 +162,11 @@ class _Checker:
             self.wrong_type(attr, spec, value)
             return None
         out: dict[str, Any] = {}
-        for entry in value.attributes:
-            v = (each or self.plain(attr))(entry.value)
+        check = each or self.plain(attr)
+        for key, entry in value.entries():
+            v = check(entry)
             if v is not None:
-                out[entry.key.name] = v
+                out[key] = v
         return out
 
     def plain(self, attr: str) -> Callable[[ast.Node], Any]:

@@ -50,6 +50,8 @@ def test_a_long_block_is_packed_and_reads_back_as_the_nodes_the_parser_made():
         assert a == b and a.span == b.span and a.key.span == b.key.span and type(a.value) is type(b.value)
     assert body.attributes[-1] == body0.attributes[-1] and body.attributes[3:9] == body0.attributes[3:9]
     assert body.params == body0.params
+    # What map-reading passes use: key and value only, one node per packed entry.
+    assert list(body.entries()) == list(body0.entries()) == [(a.key.name, a.value) for a in body0.attributes]
     assert body.get("quoted.key") == body0.get("quoted.key") and body.get("l") == body0.get("l")
     assert packed == plain and hash(packed) == hash(plain)
     assert ast.strip_spans(packed) == ast.strip_spans(plain) and ast.meaning(packed) == ast.meaning(plain)
