@@ -5,7 +5,7 @@ whole process, measured by the OS (`os.wait4`): wall time, CPU time and peak RSS
 medians, and the ratios to the normal spec of that size measured in the same round (the issue's bound:
 at most 10x, and never more than 1 GiB of memory for an input under the 8 MiB cap). Rounds alternate
 the reference and the shapes, so load that comes and goes falls on both. CPU time is the steadier
-figure on a busy machine.
+figure on a busy machine. `--command fmt` times `plait fmt --check` instead (the layout, nothing written).
 """
 
 from __future__ import annotations
@@ -52,11 +52,15 @@ CASES = (
 GIB = 1024**3
 
 
-def _check(path: Path) -> tuple[float, float, int]:
-    """(wall s, CPU s, peak RSS bytes) of `plait check --quiet path` as a fresh process."""
+#: What is timed: `plait check --quiet FILE`, or `plait fmt --check FILE` (lays the file out, writes nothing).
+COMMANDS = {"check": ["check", "--quiet"], "fmt": ["fmt", "--check"]}
+
+
+def _check(path: Path, command: str = "check") -> tuple[float, float, int]:
+    """(wall s, CPU s, peak RSS bytes) of the command on `path` as a fresh process."""
     start = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-m", "plait", "check", "--quiet", str(path)],
+        [sys.executable, "-m", "plait", *COMMANDS[command], str(path)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -64,7 +68,7 @@ def _check(path: Path) -> tuple[float, float, int]:
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode not in (0, 1):
-        raise SystemExit(f"plait check {path.name} exited {child.returncode}")
+        raise SystemExit(f"plait {command} {path.name} exited {child.returncode}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
@@ -74,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="*", help="only these shapes (default: all)")
     parser.add_argument("--max-size", type=int, default=8_000_000, help="skip cases larger than this many bytes")
     parser.add_argument("--min-size", type=int, default=0, help="skip cases smaller than this many bytes")
+    parser.add_argument("--command", choices=sorted(COMMANDS), default="check", help="what to time (default: check)")
     args = parser.parse_args(argv)
     cases = [(k, s) for k, s in CASES if (not args.shapes or k in args.shapes) and args.min_size <= s <= args.max_size]
     sizes = sorted({s for _, s in cases})
@@ -89,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[tuple[str, int], list[tuple[float, float, int]]] = {key: [] for key in files}
         for run in range(args.runs):
             for size in sizes:
-                results["normal", size].append(_check(files["normal", size]))
+                results["normal", size].append(_check(files["normal", size], args.command))
                 for kind, s in cases:
                     if s == size:
-                        results[kind, s].append(_check(files[kind, s]))
+                        results[kind, s].append(_check(files[kind, s], args.command))
                         print(f"  round {run + 1}: {kind} {s:,} done", file=sys.stderr)
-        print(f"{args.runs} round(s); medians; ratios to the normal spec of the same size")
+        print(f"plait {args.command}; {args.runs} round(s); medians; ratios to the normal spec of the same size")
         print("| shape | bytes | wall s | CPU s | peak RSS MB | CPU ratio | memory ratio | under 1 GiB |")
         print("|---|---|---|---|---|---|---|---|")
         for size in sizes:
