@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from dataclasses import field
+from dataclasses import FrozenInstanceError, field
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
@@ -64,8 +64,16 @@ class Span:
     def __init__(
         self, file: str, line: int, column: int, end_line: int, end_column: int, offset: int = 0, end_offset: int = 0
     ) -> None:
-        self._origin = _Given(file, (line, column), (end_line, end_column))
-        self.offset, self._length = offset, end_offset - offset
+        _set_origin(self, _Given(file, (line, column), (end_line, end_column)))
+        _set_offset(self, offset)
+        _set_length(self, end_offset - offset)
+
+    # Immutable, as the named tuple was: spans are dict keys and set members.
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     @property
     def file(self) -> str:
@@ -149,12 +157,18 @@ class Span:
 
 
 _new_span = object.__new__
+# The slots' own setters, past the frozen __setattr__ (as records are built: plait.core.record).
+_set_origin = Span.__dict__["_origin"].__set__
+_set_offset = Span.__dict__["offset"].__set__
+_set_length = Span.__dict__["_length"].__set__
 
 
 def span_of(origin: _Origin, offset: int, end_offset: int) -> Span:
     """A span of `origin` (a SourceFile), unchecked: the parser's, once per node."""
     span = _new_span(Span)
-    span._origin, span.offset, span._length = origin, offset, end_offset - offset
+    _set_origin(span, origin)
+    _set_offset(span, offset)
+    _set_length(span, end_offset - offset)
     return span
 
 
