@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import socket
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from plait.cli import main
 from plait.runtime.config import McpConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,3 +94,15 @@ def processes_in(folder: Path) -> list[int]:
         if cwd == target and ") Z " not in status:
             found.append(int(entry.name))
     return found
+
+
+def locked_spec(folder: Path, stem: str, replies: dict, mcp: str, tools: str) -> Path:
+    """`folder/stem.plait`: a scripted model giving agent `a` `replies`, the declaration `mcp` on line 3, and
+    `a` offered `tools`; locked with `plait mcp lock` (which starts the server once)."""
+    (folder / f"{stem}.replies.json").write_text(json.dumps({"a": replies}))
+    spec = folder / f"{stem}.plait"
+    spec.write_text(
+        f'model m = "scripted/m" {{ script = "{stem}.replies.json" }}\n\n{mcp}\n\nagent a {{ model = m, tools = [{tools}] }}\n'
+    )
+    assert main(["mcp", "lock", str(spec)]) == 0
+    return spec

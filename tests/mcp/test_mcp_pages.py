@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp_helpers import new_marker, processes_with, wait_until  # noqa: E402
+from mcp_helpers import locked_spec, new_marker, processes_with, wait_until  # noqa: E402
 
 from plait.cli import main  # noqa: E402
 from plait.core.mcp_lock import LOCK_FILE, loads  # noqa: E402
@@ -25,25 +25,9 @@ PAGED = str(Path(__file__).with_name("paged_server.py"))
 def test_every_page_is_locked_and_arguments_are_checked_against_the_locked_schemas(tmp_path, capsys):
     marker = new_marker()
     command = [sys.executable, PAGED, f"--marker={marker}"]
-    replies = {
-        "a": [
-            {
-                "tool_calls": [
-                    {"name": "broken", "arguments": {"value": 42}},
-                    {"name": "last", "arguments": {"value": 5}},
-                ]
-            },
-            {"text": "done"},
-        ]
-    }
-    (tmp_path / "paged.replies.json").write_text(json.dumps(replies))
-    spec = tmp_path / "paged.plait"
-    spec.write_text(
-        'model m = "scripted/m" { script = "paged.replies.json" }\n'
-        f"mcp paged {{ command = {json.dumps(command)} }}\n"
-        "agent a { model = m, tools = [paged] }\n"
-    )
-    assert main(["mcp", "lock", str(spec)]) == 0
+    calls = [{"name": "broken", "arguments": {"value": 42}}, {"name": "last", "arguments": {"value": 5}}]
+    replies = [{"tool_calls": calls}, {"text": "done"}]
+    spec = locked_spec(tmp_path, "paged", replies, f"mcp paged {{ command = {json.dumps(command)} }}", "paged")
     assert "paged: 3 tools locked from paged 1.0" in capsys.readouterr().out
     assert [t.name for t in loads((tmp_path / LOCK_FILE).read_text()).servers["paged"].tools] == [
         "broken",

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp_helpers import FLAKY, ROOT, new_marker, npm_server, processes_in, processes_with, wait_until  # noqa: E402
+from mcp_helpers import FLAKY, ROOT, locked_spec, new_marker, npm_server, processes_in, processes_with, wait_until  # noqa: E402
 
 from plait.cli import main  # noqa: E402
 from plait.core.mcp_lock import LOCK_FILE, Lock, LockedServer, LockedTool, dumps, fingerprint  # noqa: E402
@@ -104,16 +104,9 @@ def test_a_server_that_cannot_start_fails_the_run_with_its_stderr(tmp_path, caps
 def test_ctrl_c_during_an_mcp_call_leaves_no_server_process(tmp_path):
     marker = new_marker()
     command = [sys.executable, str(FLAKY), f"--marker={marker}"]
-    (tmp_path / "slow.replies.json").write_text(
-        json.dumps({"a": [{"tool_calls": [{"name": "hang", "arguments": {"seconds": 120}}]}, {"text": "done"}]})
-    )
-    spec = tmp_path / "slow.plait"
-    spec.write_text(
-        'model m = "scripted/m" { script = "slow.replies.json" }\n'
-        f"mcp flaky {{\n  command = {json.dumps(command)}\n  timeout = 5m\n}}\n"
-        "agent a { model = m, tools = [flaky] }\n"
-    )
-    assert main(["mcp", "lock", str(spec)]) == 0
+    replies = [{"tool_calls": [{"name": "hang", "arguments": {"seconds": 120}}]}, {"text": "done"}]
+    mcp = f"mcp flaky {{\n  command = {json.dumps(command)}\n  timeout = 5m\n}}"
+    spec = locked_spec(tmp_path, "slow", replies, mcp, "flaky")
     assert wait_until(lambda: not processes_with(marker))
     run = subprocess.Popen(
         [sys.executable, "-m", "plait", "run", str(spec), "--input", "go"],

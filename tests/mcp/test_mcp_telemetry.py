@@ -12,9 +12,8 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("opentelemetry.sdk")
 
-from mcp_helpers import FLAKY, new_marker  # noqa: E402
+from mcp_helpers import FLAKY, locked_spec, new_marker  # noqa: E402
 
-from plait.cli import main  # noqa: E402
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.telemetry import attach  # noqa: E402
 
@@ -28,14 +27,8 @@ def test_mcp_tool_spans_link_to_the_mcp_declaration(tmp_path, capsys):
 
     command = [sys.executable, str(FLAKY), f"--marker={new_marker()}"]
     calls = [{"name": "echo", "arguments": {"text": "hi"}}, {"name": "fail", "arguments": {"reason": "no"}}]
-    (tmp_path / "spec.replies.json").write_text(json.dumps({"a": [{"tool_calls": calls}, {"text": "done"}]}))
-    spec = tmp_path / "spec.plait"
-    spec.write_text(
-        'model m = "scripted/m" { script = "spec.replies.json" }\n\n'
-        f"mcp flaky {{ command = {json.dumps(command)} }}\n\n"
-        "agent a { model = m, tools = [flaky.echo, flaky.fail] }\n"
-    )
-    assert main(["mcp", "lock", str(spec)]) == 0
+    mcp = f"mcp flaky {{ command = {json.dumps(command)} }}"
+    spec = locked_spec(tmp_path, "spec", [{"tool_calls": calls}, {"text": "done"}], mcp, "flaky.echo, flaky.fail")
     capsys.readouterr()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
