@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from plait.core.record import Record, record
 from plait.dsl import ast
@@ -16,7 +16,7 @@ from plait.core.types import ObjectType, Type
 from .graph import AgentGraph
 from .schema import Hints
 
-__all__ = ["CompileContext", "Reference"]
+__all__ = ["CompileContext", "Reference", "unrepeated"]
 
 
 @record(kw_only=False)
@@ -30,6 +30,19 @@ class Reference(Record):
     index: int = 0
     #: One tool of an MCP server (`files.read_text_file` → target "files", member "read_text_file"); None for all.
     member: str | None = None
+
+
+def unrepeated(references: Iterable[Reference]) -> Iterator[Reference]:
+    """The references without an entry listed again in one `tools` (P306 reports it): it offers nothing new,
+    and a list of 100,000 copies of one agent would be 100,000 edges and delegates for every later pass."""
+    offered: set[tuple[str, str, str | None]] = set()
+    for ref in references:
+        if ref.attr == "tools":
+            key = (ref.owner, ref.target, ref.member)
+            if key in offered:
+                continue
+            offered.add(key)
+        yield ref
 
 
 @dataclass

@@ -18,7 +18,7 @@ from plait.core import types as t
 from plait.core.record import Record, record
 from plait.core.source import Span
 
-from .context import CompileContext
+from .context import CompileContext, unrepeated
 from .entry import roots
 from .passes.infer_types import members
 
@@ -290,13 +290,8 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
 def _calls(ctx: CompileContext) -> dict[str, list]:
     """Agents each runnable runs inside itself: delegates (agent tools), a consolidate's agents and judge agent."""
     found: dict[str, list] = {}
-    offered: set[tuple[str, str]] = set()  # a delegate listed again in `tools` (P306) is one delegate
-    for ref in ctx.references:
+    for ref in unrepeated(ctx.references):  # a delegate listed again in `tools` is one delegate
         if ref.attr in ("tools", "agents", "judge") and ctx.kind(ref.target) == "agent":
-            if ref.attr == "tools":
-                if (ref.owner, ref.target) in offered:
-                    continue
-                offered.add((ref.owner, ref.target))
             found.setdefault(ref.owner, []).append(ref)
     return found
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from plait.core.graph import RUNNABLE_KINDS, Edge, Node, Runnable, edge_json, record_json
 from plait.core.source import Span
@@ -156,7 +156,7 @@ class AgentGraph:
     def json_nodes(self) -> Iterator[dict[str, Any]]:
         """`to_json()["nodes"]` one at a time (`plait graph` streams them: a big graph's whole document was
         four times the graph)."""
-        relative = self._relative
+        relative = self._relative()
         for id, node in self.protected()._nodes.items():
             yield {
                 "id": id,
@@ -167,7 +167,7 @@ class AgentGraph:
 
     def json_edges(self) -> Iterator[dict[str, Any]]:
         """`to_json()["edges"]` one at a time."""
-        relative = self._relative
+        relative = self._relative()
         for e in self.edges():
             yield {
                 "source": e.source,
@@ -177,9 +177,13 @@ class AgentGraph:
                 "span": span_json(e.span, self.base_dir),
             }
 
-    def _relative(self, value: str) -> str:
-        # Absolute paths (script files, python tool folders) differ per machine.
+    def _relative(self) -> Callable[[str], str]:
+        """A path shown against the spec's folder: absolute paths (script files, tool folders) differ per machine."""
         base = str(self.base_dir) if self.base_dir else None
-        if base and value.startswith(base):
-            return value[len(base) :].lstrip("/\\") or "."
-        return value
+
+        def relative(value: str) -> str:
+            if base and value.startswith(base):
+                return value[len(base) :].lstrip("/\\") or "."
+            return value
+
+        return relative

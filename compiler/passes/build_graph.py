@@ -17,7 +17,7 @@ from plait.core import graph as g
 from plait.core.graph import Edge, node_attrs
 from plait.core.source import Span
 
-from ..context import CompileContext
+from ..context import CompileContext, unrepeated
 from ..entry import entry_point
 from ..graph import AgentGraph
 
@@ -221,17 +221,10 @@ class _Builder:
 
     def references(self) -> None:
         graph, ctx = self.graph, self.ctx
-        #: (owner, tool, MCP tool) of each `tools` entry: one listed again (P306) adds no second edge, so a list of
-        #: 100,000 copies of one agent is not 100,000 delegations for every later pass to walk.
-        offered: set[tuple[str, str, str | None]] = set()
-        for ref in ctx.references:
+        for ref in unrepeated(ctx.references):
             owner, target, span = ref.owner, ref.target, ref.span
             if owner not in graph or target not in graph:
                 continue
-            if ref.attr == "tools":
-                if (owner, target, ref.member) in offered:
-                    continue
-                offered.add((owner, target, ref.member))
             owner_kind, target_kind = graph.node(owner).kind, graph.node(target).kind
             if ref.attr == "model":
                 self.edge("calls", owner, target, span)
