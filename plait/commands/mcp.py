@@ -127,8 +127,10 @@ async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
     for folder in sorted(folders.values(), key=lambda f: f.path):
         path = folder.path / LOCK_FILE
         shown = _shown(path)
+        current: str | None = None
         try:
-            old = loads(path.read_text(encoding="utf-8")) if path.exists() else Lock()
+            current = path.read_text(encoding="utf-8") if path.exists() else None
+            old = loads(current) if current is not None else Lock()
         except (LockError, OSError, UnicodeDecodeError) as exc:
             print(f"{shown}: {exc}; it is written anew", file=sys.stderr)
             old = Lock()
@@ -143,7 +145,6 @@ async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
         for server in locked:
             print(f"{shown}: {server.name}: {_change(old.servers.get(server.name), server)}")
         text = dumps(new)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
         if text == current:
             continue
         if check:
@@ -181,7 +182,6 @@ def _change(before: object, after: object) -> str:
 
 
 def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    from plait.compiler.report.paths import relative_path
+
+    return str(relative_path(str(path)))

@@ -23,12 +23,9 @@ def lock_command(server: McpConfig) -> str:
     """The command that writes the server's lock entry, naming its spec as `plait check`'s fix does."""
     if server.file is None:
         return "plait mcp lock"
-    path = Path(server.file)
-    try:
-        path = path.resolve().relative_to(Path.cwd())
-    except ValueError:
-        pass
-    return f"plait mcp lock {path}"
+    from plait.compiler.report.paths import relative_path
+
+    return f"plait mcp lock {relative_path(str(Path(server.file).resolve()))}"
 
 
 def qualified(server: str, tool: str) -> str:
