@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Callable, Literal, TypeVar, Union, overload
 
-from plait.core.record import Record
+from plait.core.record import Record, field_names
 
 # Every node: a frozen slotted keyword-only dataclass (see plait.core.record for why not `@dataclass(frozen=True)`).
 # An import alias, not `_node = record`: mypy applies `dataclass_transform` only through the former.
@@ -552,7 +552,7 @@ def _feed(node: object, update: Callable[[bytes], object]) -> None:
     # Recursion is bounded: brackets nest at most 64 deep (the parser's limit), declarations a few levels more.
     if isinstance(node, Node):
         update(b"(" + type(node).__name__.encode())
-        for name in type(node)._names:
+        for name in field_names(type(node)):
             if name not in _NO_MEANING:
                 update(b" " + name.encode() + b"=")
                 _feed(getattr(node, name), update)
