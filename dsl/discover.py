@@ -1,6 +1,7 @@
 """A directory → the `.plait` spec files under it, as `plait check DIR` and `plait fmt DIR` see them.
 
-Only regular files count: a run store (`.plait/`, which `plait run` leaves beside
+Only regular files count (a symlink named `*.plait` is not followed: `plait fmt`
+would otherwise rewrite a file outside the project); a run store (`.plait/`, which `plait run` leaves beside
 a spec) matches `*.plait` by name and must never be taken for one. Like ruff,
 the search skips hidden directories (`.plait/`, `.git/`, `.venv/`), virtual
 environments under any name, and the usual build and dependency folders, so
@@ -33,5 +34,6 @@ def _skipped(path: Path) -> bool:
 
 
 def _is_spec(path: Path) -> bool:
-    # Hidden files are skipped like hidden folders; `.plait` itself (the store's name) is one.
-    return not path.name.startswith(".") and path.is_file()
+    # Hidden files are skipped like hidden folders; `.plait` itself (the store's name) is one. A symlink is
+    # not a regular file of the project: `plait fmt` would rewrite its target, wherever that lives.
+    return not path.name.startswith(".") and not path.is_symlink() and path.is_file()

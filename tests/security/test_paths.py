@@ -271,3 +271,21 @@ def test_spec_text_with_no_file_is_confined_to_the_working_directory(tmp_path, o
     messages = _p307(plait.compile(text))
     assert messages and "leaves the spec's directory" in messages[0]
     assert not any(key in " ".join(messages) for key in SECRET_KEYS)
+
+
+def test_fmt_with_no_path_leaves_a_symlinked_spec_and_its_target_alone(tmp_path, monkeypatch, capsys):
+    # Discovery takes regular files only: a `*.plait` symlink into another folder is not the project's file,
+    # and `plait fmt` must not rewrite what it points at.
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    messy = 'model   m="openai/x"\n'
+    target = elsewhere / "theirs.plait"
+    target.write_text(messy)
+    (project / "linked.plait").symlink_to(target)
+    (project / "own.plait").write_text(messy)
+    monkeypatch.chdir(project)
+    assert cli_main(["fmt"]) == 0
+    assert target.read_text() == messy
+    assert (project / "own.plait").read_text() != messy
+    assert "linked.plait" not in capsys.readouterr().err
