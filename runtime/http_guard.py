@@ -37,16 +37,39 @@ class HttpToolError(Exception):
     """A request the guard refused or a response it would not read; the message is the tool's error result."""
 
 
+#: NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address a translator connects to.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def _wrapped_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and a router or translator may deliver to: IPv4-mapped
+    (`::ffff:a.b.c.d`), 6to4 (`2002:AABB:CCDD::`), both ends of Teredo, NAT64 and IPv4-compatible (`::a.b.c.d`)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    out = [v4 for v4 in (ip.ipv4_mapped, ip.sixtofour) if v4 is not None]
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    if ip in _NAT64 or (int(ip) >> 32 == 0 and int(ip) > 1):
+        out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return out
+
+
 def address_problem(ip: IPAddress) -> str | None:
-    """Why a request may not go to `ip` without `allow_private`, or None for a public address."""
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped is not None:  # ::ffff:127.0.0.1 is 127.0.0.1
-        ip = mapped
+    """Why a request may not go to `ip` without `allow_private`, or None for a public address.
+
+    One classification decides, Python's `ipaddress` (its is_global / is_private follow IANA's special-purpose
+    address registries), applied to the address and to every IPv4 address it wraps: `2002:a9fe:a9fe::` is
+    6to4 for 169.254.169.254 and is refused as that address is. Deprecated site-local `fec0::/10` is not global.
+    """
+    for inner in _wrapped_ipv4(ip):
+        problem = address_problem(inner)
+        if problem is not None:
+            return f"{problem} wrapped in {ip}"
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:
         return "a link-local address (cloud metadata lives there)"
-    if ip.is_private:
+    if ip.is_private or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local):
         return "a private address"
     if ip.is_multicast or ip.is_unspecified or ip.is_reserved or not ip.is_global:
         return "not a public address"

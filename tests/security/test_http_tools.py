@@ -116,6 +116,9 @@ def _call(run: dict, arguments: dict | None = None):
         "http://0.0.0.0:{port}/",
         "http://192.168.1.1/",
         "http://100.64.0.1/",
+        "http://[2002:a9fe:a9fe::]/latest/meta-data/",
+        "http://[2002:7f00:1::]:{port}/",
+        "http://[fec0::1]/",
     ],
 )
 def test_non_public_addresses_are_refused_before_any_connection(url, server):
@@ -270,13 +273,30 @@ def test_any_value_stays_in_its_segment_and_query_value(value):
         "0.0.0.0",
         "::ffff:10.0.0.1",
         "224.0.0.1",
+        # 6to4 wrapping metadata, loopback, private and shared IPv4 (the router on the way unwraps them)
+        "2002:a9fe:a9fe::",
+        "2002:a9fe:a9fe:1::7",
+        "2002:7f00:1::",
+        "2002:c0a8:101::1",
+        "2002:6440:1::",
+        # deprecated site-local, Teredo whose client end is private, NAT64 and IPv4-compatible forms
+        "fec0::1",
+        "feff::1",
+        "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+        "64:ff9b::a9fe:a9fe",
+        "::a9fe:a9fe",
     ],
 )
 def test_address_problem_names_every_non_public_kind(ip):
     assert http_guard.address_problem(ipaddress.ip_address(ip)) is not None
 
 
-@pytest.mark.parametrize("ip", ["93.184.216.34", "2606:4700:4700::1111", "1.1.1.1"])
+def test_a_wrapped_address_is_named_as_what_it_wraps():
+    problem = http_guard.address_problem(ipaddress.ip_address("2002:a9fe:a9fe::"))
+    assert problem is not None and "link-local" in problem
+
+
+@pytest.mark.parametrize("ip", ["93.184.216.34", "2606:4700:4700::1111", "1.1.1.1", "2002:808:808::1"])
 def test_public_addresses_pass(ip):
     assert http_guard.address_problem(ipaddress.ip_address(ip)) is None
 
