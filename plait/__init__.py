@@ -21,7 +21,7 @@ if _typing.TYPE_CHECKING:
     from plait.runtime.outcomes import Decision
     from plait.runtime.report import RunResult
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["Decision", "Engine", "__version__", "arun", "compile", "format", "parse", "render", "run"]
 
