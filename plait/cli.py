@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the last line of defence: one line, never a traceback
-        print(f"plait: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from plait.term import clean  # an error's text can quote a server or a file: shown, never obeyed
+
+        print(f"plait: internal error: {type(exc).__name__}: {clean(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
 

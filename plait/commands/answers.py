@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from plait.term import clean
+
 __all__ = ["ask_answers", "asks_of", "parse_answers", "print_asks", "split_ask_decisions"]
 
 
@@ -63,14 +65,14 @@ def ask_answers(pending: list[Any], program: Any) -> dict[str, Any]:
     answers = {}
     for p in asks_of(pending):
         ask = program.asks[p.ask]
-        print(f"\n{p.question}", file=sys.stderr)
+        print(clean(f"\n{p.question}"), file=sys.stderr)
         if p.schema is not None:
             print(f"  (answer with JSON that fits: {json.dumps(p.schema)})", file=sys.stderr)
         while True:
             try:
                 answers[p.id] = accept(ask, parse_answer(ask, input("  answer: ").strip()))
             except AgentError as exc:
-                print(f"  {exc.message}", file=sys.stderr)
+                print(clean(f"  {exc.message}"), file=sys.stderr)
                 continue
             break
     return answers
@@ -80,6 +82,6 @@ def print_asks(asks: list[Any], file: str | None, run_id: str | None) -> None:
     print("plait: the run is waiting for an answer to:", file=sys.stderr)
     for p in asks:
         wants = json.dumps(p.schema) if p.schema is not None else "text"
-        print(f"  {p.id}  ask `{p.ask}`: {p.question}\n      answer: {wants}", file=sys.stderr)
+        print(clean(f"  {p.id}  ask `{p.ask}`: {p.question}\n      answer: {wants}"), file=sys.stderr)
     if file and run_id:
         print(f"resume with: plait run {file} --resume {run_id} --answer NAME=JSON", file=sys.stderr)

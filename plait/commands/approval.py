@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from plait.term import clean
+
 __all__ = ["ask_decisions", "check_edit", "tool_schemas"]
 
 
@@ -49,7 +51,7 @@ def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | No
     decisions = {}
     for p in pending:
         where = f" (branch {p.branch})" if p.branch else ""
-        print(f"\n{p.agent}{where} wants to call `{p.tool}` with {json.dumps(p.arguments)}", file=sys.stderr)
+        print(clean(f"\n{p.agent}{where} wants to call `{p.tool}` with {json.dumps(p.arguments)}"), file=sys.stderr)
         while True:
             answer = input("  [a]pprove, [e]dit or [r]eject? ").strip().lower()
             if answer in ("a", "approve"):
@@ -57,7 +59,7 @@ def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | No
             elif answer in ("e", "edit"):
                 arguments, reason = check_edit(input("  new arguments (JSON): "), (schemas or {}).get(p.tool))
                 if arguments is None:
-                    print(f"  {reason}; try again", file=sys.stderr)
+                    print(clean(f"  {reason}; try again"), file=sys.stderr)
                     continue
                 decisions[p.id] = Decision("edit", arguments)
             elif answer in ("r", "reject"):

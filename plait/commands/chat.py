@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_OK, EXIT_USAGE
+from plait.term import clean
 
 from .approval import ask_decisions, tool_schemas
 from .run import fail, interactive, load_engine, print_pending
@@ -88,7 +89,9 @@ async def _converse(engine: Any, name: str, saved: Path, snapshot: dict[str, Any
     agent = Agent.restore(snapshot, engine.new_context()) if snapshot else engine.agent(name)
     tty = interactive()
     resumed = f", {len(agent.history)} messages so far" if snapshot else ""
-    print(f"plait chat: talking to `{name}` (chat {saved.stem}{resumed}); /exit or Ctrl-D quits", file=sys.stderr)
+    print(
+        clean(f"plait chat: talking to `{name}` (chat {saved.stem}{resumed}); /exit or Ctrl-D quits"), file=sys.stderr
+    )
     status = EXIT_OK
     try:
         while True:
@@ -117,9 +120,9 @@ async def _turn(agent: Any, prompt: str, tty: bool, schemas: dict[str, Any]) -> 
     try:
         async for event in agent.stream(prompt):
             if event.type == "text" and event.data.get("phase") != "commentary":
-                print(event.data["text"], end="", flush=True)
+                print(clean(event.data["text"]), end="", flush=True)  # a model's reply: shown, never obeyed
             elif event.type == "tool_call_start" and tty:
-                print(f"\n[{event.agent} calls {event.data['name']}]", file=sys.stderr)
+                print(clean(f"\n[{event.agent} calls {event.data['name']}]"), file=sys.stderr)
         result = agent.last_result
         while result.stop_reason == "interrupt":
             if not tty:
@@ -133,7 +136,7 @@ async def _turn(agent: Any, prompt: str, tty: bool, schemas: dict[str, Any]) -> 
                 print_pending(result.pending)
                 return EXIT_HUMAN
             result = await agent.resume(decisions)
-            print(result.text, end="")
+            print(clean(result.text), end="")
     except Exception as exc:  # a failed turn is one line; the conversation before it is kept
         print()
         _forget_failed_turn(agent, before)
@@ -162,4 +165,4 @@ def _save(agent: Any, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(agent.snapshot(), default=str), encoding="utf-8")
     except OSError as exc:
-        print(f"plait: could not save the conversation: {exc}", file=sys.stderr)
+        print(f"plait: could not save the conversation: {clean(exc)}", file=sys.stderr)

@@ -34,6 +34,8 @@ from plait.cli import (
     print_diagnostics,
 )
 
+from plait.term import clean, json_text
+
 from .answers import ask_answers, asks_of, parse_answers, print_asks, split_ask_decisions
 from .approval import ask_decisions, tool_schemas
 
@@ -170,7 +172,7 @@ class Terminated(Exception):
 
 
 def fail(message: str, code: int = EXIT_ERRORS) -> int:
-    print(f"plait: {message}", file=sys.stderr)
+    print(f"plait: {clean(message)}", file=sys.stderr)  # messages quote files, inputs and servers
     return code
 
 
@@ -260,7 +262,9 @@ def print_pending(pending: list[Any], file: str | None = None, run_id: str | Non
     print("plait: the run is waiting for approval of:", file=sys.stderr)
     for p in calls:
         print(
-            f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}",
+            clean(
+                f"  {p.id}  {p.tool}({json.dumps(p.arguments)})  agent={p.agent}{f' branch={p.branch}' if p.branch else ''}"
+            ),
             file=sys.stderr,
         )
     if file and run_id:
@@ -309,7 +313,7 @@ class Progress:
             line = f"warning[{data['code']}]: {data['message']}"
             if self.live:  # a warning stays on screen: it goes above the status line, not into it
                 self.close()
-                print(line, file=sys.stderr, flush=True)
+                print(clean(line), file=sys.stderr, flush=True)
                 return
         else:
             return
@@ -317,10 +321,10 @@ class Progress:
             status = fit(
                 f"{line} · {self.tools} tool call(s) · {self.tokens} tokens", shutil.get_terminal_size().columns
             )
-            print(f"\r\033[2K{status}", end="", file=sys.stderr, flush=True)
+            print(f"\r\033[2K{clean(status)}", end="", file=sys.stderr, flush=True)
             self.shown = True
         else:
-            print(line, file=sys.stderr)
+            print(clean(line), file=sys.stderr)
 
     def close(self) -> None:
         if self.shown:
@@ -383,23 +387,21 @@ async def drive(
 def finish(result: Any, args: argparse.Namespace) -> int:
     code = EXIT_FOR.get(result.stop_reason, EXIT_ERRORS)
     if args.json:
-        print(json.dumps(result.to_dict(), default=str, ensure_ascii=False))
+        print(json_text(json.dumps(result.to_dict(), default=str, ensure_ascii=False)))
     elif not args.events and result.stop_reason in ("done", "until", "max_steps"):
         from plait.runtime.templates import as_text
 
-        print(as_text(result.output))
+        print(clean(as_text(result.output)))
     if result.stop_reason == "error":
         error = result.error
-        print(
-            f"plait: run failed: {getattr(error, 'kind', type(error).__name__)}: {getattr(error, 'message', error)} (run {result.run_id})",
-            file=sys.stderr,
+        fail(
+            f"run failed: {getattr(error, 'kind', type(error).__name__)}: {getattr(error, 'message', error)} (run {result.run_id})"
         )
     elif result.stop_reason == "interrupt":
         print_pending(result.pending, args.file, result.run_id)
     elif result.stop_reason == "pause":
-        print(
-            f"plait: the run paused{f': {result.pause_reason}' if result.pause_reason else ''} (resume with --resume {result.run_id})",
-            file=sys.stderr,
+        fail(
+            f"the run paused{f': {result.pause_reason}' if result.pause_reason else ''} (resume with --resume {result.run_id})"
         )
     elif result.stop_reason == "max_steps":
         print("plait: the run stopped at max_steps", file=sys.stderr)

@@ -131,7 +131,9 @@ def find_run(journal: Journal, run_id: str) -> dict[str, Any] | int:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"plait: {message}", file=sys.stderr)
+    from plait.term import clean  # a message can quote a stored row or a server's error
+
+    print(f"plait: {clean(message)}", file=sys.stderr)
     return code
 
 
@@ -186,8 +188,10 @@ def listing(journal: Journal, args: argparse.Namespace) -> int:
         for r in rows
     ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
+    from plait.term import clean  # an entry name or id read back from a store someone else may have written
+
     for line in (header, *table):
-        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+        print(clean("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()))
     return EXIT_OK
 
 
@@ -215,7 +219,9 @@ def export(journal: Journal, args: argparse.Namespace) -> int:
         except OSError as exc:
             return fail(f"cannot write {args.output}: {exc.strerror or exc}")
     else:
-        sys.stdout.write(text)
+        from plait.term import json_text  # the same JSON, with no raw control character for a terminal to obey
+
+        sys.stdout.write(json_text(text))
     return EXIT_OK
 
 

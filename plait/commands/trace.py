@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from plait.cli import EXIT_OK
+from plait.term import clean, json_text
 from plait.commands.runs import add_where, find_run, open_journal, when, with_totals
 
 
@@ -37,14 +38,17 @@ def run(args: argparse.Namespace) -> int:
         k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")
     }
     if args.json:
-        print(json.dumps({"run": summary, "timeline": timeline}, ensure_ascii=False, default=str))
+        print(json_text(json.dumps({"run": summary, "timeline": timeline}, ensure_ascii=False, default=str)))
         return EXIT_OK
+    # Rows hold model replies, tool results, inputs and server errors: shown, never obeyed.
     print(
-        f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
-        f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens"
+        clean(
+            f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
+            f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens"
+        )
     )
     for item in timeline:
-        print(f"{item['t']:>9.3f}s  {line(item)}")
+        print(f"{item['t']:>9.3f}s  {clean(line(item))}")
     return EXIT_OK
 
 

@@ -1,0 +1,156 @@
+"""Hostile text (model replies, tool results, inputs, server errors) → every terminal path shows it, never obeys it.
+
+OSC 52 writes the clipboard, OSC 8 hides a link, OSC 0 retitles the window,
+CSI erases the screen; a one-byte C1 CSI (0x9b) does the same on terminals
+that read C1 controls. Each path must print the sequence as visible escapes,
+keep newlines, and leave `--json` exact.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+from plait.cli import main
+from plait.term import clean, json_text
+
+HOSTILE = (
+    "ok\x1b]52;c;cHduZWQ=\x07 \x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ "
+    "\x1b]0;owned\x07 \x1b[2J\x9b31m \u202egnp.exe\nsecond line\tend"
+)
+#: What must never reach a terminal raw.
+RAW = {"\x1b", "\x07", "\x9b", "\u202e"}
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+tool fetch "Fetch a page." {
+  params { url: string }
+  run = python("esc_tools:fetch")
+}
+
+agent main {
+  model = demo
+  system = "You fetch."
+  tools = [fetch]
+  max_steps = 3
+}
+"""
+
+
+def call(name, **arguments):
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def write(tmp_path, replies):
+    (tmp_path / "spec.plait").write_text(SPEC)
+    (tmp_path / "esc_tools.py").write_text(f"def fetch(url):\n    return {HOSTILE!r}\n")
+    (tmp_path / "demo.json").write_text(json.dumps(replies))
+    return str(tmp_path / "spec.plait")
+
+
+def shown(text):
+    """No raw control sequence, and the hostile text visible as escapes."""
+    assert not RAW & set(text), repr(text)
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in text
+
+
+def cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_clean_keeps_newlines_and_tabs_and_shows_every_other_control():
+    assert clean("a\nb\tc") == "a\nb\tc"
+    assert clean("\x1b[2J\r\x9b\x7f\u202e") == "\\x1b[2J\\x0d\\x9b\\x7f\\u202e"
+    assert clean("héllo, 世界") == "héllo, 世界"  # printable text is untouched
+
+
+def test_json_text_is_the_same_json_value():
+    serialized = json.dumps({"x": HOSTILE}, ensure_ascii=False)
+    safe = json_text(serialized)
+    assert not RAW & set(safe) and json.loads(safe) == {"x": HOSTILE}
+
+
+def test_run_output_error_and_json(tmp_path, capsys):
+    spec = write(tmp_path, [call("fetch", url="x"), {"text": HOSTILE}])
+    code, out, err = cli(capsys, "run", spec, "--input", HOSTILE)
+    assert code == 0
+    shown(out)
+    assert "\nsecond line\tend" in out  # newlines and tabs are kept
+    assert not RAW & set(err)
+    code, out, err = cli(capsys, "run", spec, "--input", HOSTILE, "--json")
+    assert not RAW & set(out) and json.loads(out)["output"] == HOSTILE  # exact, and safe to print
+    spec = write(tmp_path, [{"error": {"kind": "server_error", "message": HOSTILE}}])
+    code, out, err = cli(capsys, "run", spec)
+    assert code == 1
+    shown(err)
+
+
+def test_trace_shows_tool_results_input_and_errors_as_escapes(tmp_path, capsys):
+    spec = write(tmp_path, [call("fetch", url=HOSTILE), {"error": {"kind": "server_error", "message": HOSTILE}}])
+    code, out, _ = cli(capsys, "run", spec, "--input", HOSTILE, "--json")
+    run_id = json.loads(out)["run_id"]
+    code, out, err = cli(capsys, "trace", run_id, "--dir", str(tmp_path))
+    assert code == 0
+    assert not RAW & set(out + err)
+    assert out.count("\\x1b]52;c") >= 3  # the input, the tool's arguments and result, the error
+    code, out, _ = cli(capsys, "trace", run_id, "--dir", str(tmp_path), "--json")
+    assert not RAW & set(out)
+    [tool] = [item for item in json.loads(out)["timeline"] if item["kind"] == "tool_call"]
+    assert tool["result"] == HOSTILE and tool["arguments"] == {"url": HOSTILE}  # exact
+
+
+def test_chat_streams_replies_as_escapes(tmp_path, capsys, monkeypatch):
+    spec = write(tmp_path, {"main": [{"text": HOSTILE}]})
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n"))
+    code, out, err = cli(capsys, "chat", spec)
+    assert code == 0
+    shown(out)
+    assert not RAW & set(err)
+
+
+def test_pending_approvals_and_asks_print_escapes(capsys):
+    from types import SimpleNamespace
+
+    from plait.commands.answers import print_asks
+    from plait.commands.run import print_pending
+
+    ask = SimpleNamespace(id="main/confirm", ask="confirm", question=HOSTILE, schema=None, branch=None)
+    pending_call = SimpleNamespace(
+        id=f"main:{HOSTILE}", tool="fetch", arguments={"url": HOSTILE}, agent="main", branch=None, ask=None
+    )
+    print_asks([ask], "spec.plait", "r1")
+    print_pending([pending_call], "spec.plait", "r1")
+    err = capsys.readouterr().err
+    shown(err)
+
+
+def test_the_last_resort_error_printer_shows_escapes(monkeypatch, capsys):
+    import plait.commands.explain as explain
+
+    def explode(args):
+        raise RuntimeError(HOSTILE)
+
+    monkeypatch.setattr(explain, "run", explode)
+    code, _, err = cli(capsys, "explain", "P001")
+    assert code == 2 and err.startswith("plait: internal error: RuntimeError: ")
+    shown(err)
+
+
+def test_runs_export_to_a_terminal_is_exact_json(tmp_path, capsys):
+    spec = write(tmp_path, [{"text": HOSTILE}])
+    code, out, _ = cli(capsys, "run", spec, "--input", HOSTILE, "--json")
+    run_id = json.loads(out)["run_id"]
+    code, out, _ = cli(capsys, "runs", "export", run_id, "--dir", str(tmp_path))
+    assert code == 0 and not RAW & set(out)
+    assert json.loads(out)["input"] == HOSTILE
+
+
+def test_batch_failure_lines_show_escapes(tmp_path, capsys):
+    spec = write(tmp_path, [])
+    missing = tmp_path / f"in{HOSTILE[:12]}.jsonl"
+    code, _, err = cli(capsys, "batch", spec, str(missing))
+    assert code == 2 and not RAW & set(err) and "\\x1b]52" in err
