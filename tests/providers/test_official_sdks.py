@@ -163,13 +163,61 @@ def test_openai_responses_stream_helper_reads_a_function_call(server: FakeServer
     assert (final.output[0].name, json.loads(final.output[0].arguments)) == ("add", {"a": 2})
 
 
-def test_openai_responses_in_band_error_is_a_flat_error_event(server: FakeServer) -> None:
+def _sdk_outcome(client: Any, **request: Any) -> tuple[list[tuple[str, Any]], str]:
+    """What `responses.stream()` gives a user: the events (item statuses kept) and how the stream ended."""
+    seen: list[tuple[str, Any]] = []
+    try:
+        with client.responses.stream(model="gpt-x", input="hi", **request) as stream:
+            for event in stream:
+                if event.type == "response.output_text.delta":
+                    continue  # how many deltas depends on the text
+                item = getattr(event, "item", None) or getattr(event, "response", None)
+                seen.append((event.type, getattr(item, "status", None)))
+            stream.get_final_response()
+    except openai.APIError as exc:
+        return seen, f"APIError: {type(exc.body).__name__} body"
+    except RuntimeError as exc:  # the SDK's own complaint about the shape of the stream
+        return seen, f"RuntimeError: {exc}"
+    return seen, "final response"
+
+
+def _recorded(name: str) -> Any:
+    """An openai client whose every request is answered with the recorded stream `name` (real API bytes)."""
+    import httpx2
+
+    from fixtures import FIXTURES
+
+    body = (FIXTURES / "openai" / f"{name}.sse").read_bytes()
+    transport = httpx2.MockTransport(
+        lambda _: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    )
+    return openai.OpenAI(
+        base_url="http://recorded.invalid/v1",
+        api_key="any",
+        max_retries=0,
+        http_client=httpx2.Client(transport=transport),
+    )
+
+
+def test_openai_responses_stream_cut_short_by_max_output_tokens_ends_as_the_real_api_does(server: FakeServer) -> None:
+    # A user's app meets the same stream, and the same SDK outcome, from the fake as from the API.
+    server.push({"text": "one two three", "finish_reason": "length"})
+    fake = _sdk_outcome(oai(server), max_output_tokens=50)
+    real = _sdk_outcome(_recorded("responses_stream_incomplete_max_output_tokens"), max_output_tokens=50)
+    assert fake == real
+    assert fake[0][-2:] == [("response.output_item.done", "incomplete"), ("response.incomplete", "incomplete")]
+
+
+def test_openai_responses_in_band_error_surfaces_as_the_sdks_api_error(server: FakeServer) -> None:
+    server.push({"text": "one two three", "stream_error": {"kind": "quota_exceeded", "message": "boom", "after": 2}})
+    fake = _sdk_outcome(oai(server))
+    assert fake == _sdk_outcome(_recorded("responses_stream_error_insufficient_quota"))
     server.push({"text": "one two three", "stream_error": {"kind": "server_error", "message": "boom", "after": 5}})
-    with oai(server).responses.stream(model="gpt-x", input="hi") as stream:
-        events = list(stream)
-    error = next(e for e in events if e.type == "error")
-    assert (error.code, error.message, error.param) == ("server_error", "boom", None)
-    assert events[-1].type == "response.failed" and events[-1].response.id == events[0].response.id
+    with pytest.raises(openai.APIError, match="boom") as raised:
+        with oai(server).responses.stream(model="gpt-x", input="hi") as stream:
+            for _ in stream:
+                pass
+    assert raised.value.body == {"message": "boom", "type": "server_error", "param": None, "code": "server_error"}
 
 
 def test_openai_responses_structured_output(server: FakeServer) -> None:

@@ -4,8 +4,10 @@ The stream is what the openai SDK's `responses.stream()` accumulates from:
 created, in_progress, then per item output_item.added, content_part.added,
 output_text.delta (with content_index and logprobs), output_text.done,
 content_part.done (function calls: function_call_arguments.delta and .done),
-output_item.done, and a terminal response.completed or .incomplete. An error is
-the flat `error` event (`code`, `message`, `param`) then response.failed.
+output_item.done, and a terminal response.completed or .incomplete (whose
+cut-off item is `incomplete` too). An error is the `error` event with the error
+nested as the API sends it (`error: {type, code, message, param}`, which the
+SDK raises as APIError), then response.failed.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ def error(kind: str, message: str) -> tuple[int, dict[str, Any]]:
     return status, payload
 
 
-def stream_error(kind: str, message: str, response_id: str = "resp_fake") -> list[bytes]:
+def stream_error(
+    kind: str, message: str, response_id: str = "resp_fake", model: str = "", after: int = 0
+) -> list[bytes]:
+    """The in-band failure after `after` events: numbered on from them, as one stream."""
     _, payload = openai_chat.error(kind, message)
     code = payload["error"]["code"]
-    failed = {**_skeleton(response_id, "", {}), "status": "failed", "error": {"code": code, "message": message}}
+    failed = {**_skeleton(response_id, model, {}), "status": "failed", "error": {"code": code, "message": message}}
     return [
-        sse({"type": "error", "sequence_number": 0, "code": code, "message": message, "param": None}, "error"),
-        sse({"type": "response.failed", "sequence_number": 1, "response": failed}, "response.failed"),
+        sse({"type": "error", "sequence_number": after, "error": payload["error"]}, "error"),
+        sse({"type": "response.failed", "sequence_number": after + 1, "response": failed}, "response.failed"),
     ]
 
 
@@ -103,11 +108,14 @@ def body(
     reason = FINISH.get(reply.finish_reason or "")
     if reason is None and reply.finish_reason not in (None, "stop", "tool_calls", "malformed_tool_call"):
         reason = reply.finish_reason  # an unknown reason travels as an incomplete_details value
+    output = _items(reply)
+    if reason and output:  # the item the limit cut off says so, as the API's does
+        output[-1]["status"] = "incomplete"
     return {
         **_skeleton(response_id, model, request or {}),
         "status": "incomplete" if reason else "completed",
         "incomplete_details": {"reason": reason} if reason else None,
-        "output": _items(reply),
+        "output": output,
         "usage": {
             "input_tokens": reply.input_tokens,
             "input_tokens_details": {"cached_tokens": 0},

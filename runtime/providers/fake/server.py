@@ -239,8 +239,11 @@ class FakeServer:
             await _send_json(writer, reply.status or 200, payload, reply.headers)
             return True
         stream_error = wire.stream_error
-        if wire is openai_responses:  # the failed Response must keep the id the stream was created with
-            stream_error = partial(openai_responses.stream_error, response_id=f"resp_fake{self._responses}")
+        if wire is openai_responses:  # the failed Response keeps the stream's id, and its events their numbering
+            after = int((reply.stream_error or {}).get("after", 1))
+            stream_error = partial(
+                openai_responses.stream_error, response_id=f"resp_fake{self._responses}", model=model, after=after
+            )
         return await _send_stream(writer, stream_error, reply, wire.events(*args))
 
 
