@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BRIEFING = ROOT / "examples" / "briefing"
 
@@ -53,3 +55,68 @@ def test_what_a_run_leaves_behind_is_never_taken_for_a_spec(tmp_path, monkeypatc
     assert main(["fmt", "--check", "examples"]) == 0
     assert main(["check"]) == 0  # no path: the working directory, store skipped
     capsys.readouterr()
+
+
+# --- Graphviz: what scripts/setup (so the demo) does about a missing `dot` ---------------------------------------
+
+DEBCONF = "debconf: delaying package configuration, since apt-utils is not installed"
+
+
+def _graphviz(tmp_path: Path, *, apt_status: int = 0, **env: str):
+    """Run scripts/graphviz where `dot` is missing, `id -u` says root and apt-get is a stub that talks as the real
+    one does (a debconf line on stderr) and records its arguments: (result, the stub's calls, the log)."""
+    import shutil
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "apt-calls"
+    bash = shutil.which("bash")
+    assert bash
+    for name in ("mkdir", "dirname", "cat"):
+        tool = shutil.which(name)
+        assert tool
+        (bin_dir / name).symlink_to(tool)
+    stubs = {
+        "id": "echo 0\n",
+        "apt-get": f'echo "$*" >> {calls}\necho "{DEBCONF}" >&2\necho "Reading package lists..."\nexit {apt_status}\n',
+    }
+    for name, body in stubs.items():
+        (bin_dir / name).write_text(f"#!{bash}\n{body}")
+        (bin_dir / name).chmod(0o755)
+    log = tmp_path / "logs" / "apt.log"
+    result = subprocess.run(
+        [bash, str(ROOT / "scripts" / "graphviz"), str(log)],
+        env={"PATH": str(bin_dir), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    made = calls.read_text().splitlines() if calls.exists() else []
+    return result, made, (log.read_text() if log.exists() else "")
+
+
+@pytest.mark.slow
+def test_setup_says_it_installs_graphviz_and_keeps_apt_quiet(tmp_path):
+    result, calls, log = _graphviz(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls == ["update -qq", "install -y -qq graphviz"]
+    said = result.stdout + result.stderr
+    assert "installing the 'graphviz' package with apt-get" in said and "PLAIT_NO_APT=1" in said
+    assert "debconf" not in said and "Reading package lists" not in said
+    assert DEBCONF in log  # kept, for when something goes wrong
+
+
+@pytest.mark.slow
+def test_plait_no_apt_never_runs_apt_get(tmp_path):
+    result, calls, _ = _graphviz(tmp_path, PLAIT_NO_APT="1")
+    assert result.returncode == 0
+    assert calls == []
+    assert "not installing" in result.stderr and "graphviz" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_failed_install_shows_apt_gets_output_and_says_how_to_skip_it(tmp_path):
+    result, _, _ = _graphviz(tmp_path, apt_status=100)
+    assert result.returncode == 2
+    assert DEBCONF in result.stderr and "PLAIT_NO_APT=1 skips it" in result.stderr
