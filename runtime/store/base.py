@@ -27,24 +27,47 @@ import orjson
 from . import dialect as q
 from .dialect import Dialect
 
-__all__ = ["LEASE_SECONDS", "Journal", "JournalWriteError", "LeaseHeld", "SQLJournal", "StoreError", "encode"]
+__all__ = [
+    "LEASE_SECONDS",
+    "Journal",
+    "JournalWriteError",
+    "LeaseHeld",
+    "SQLJournal",
+    "StoreError",
+    "encode",
+    "storable",
+]
 
 #: How long a lease lasts without renewal; a live holder renews it every third of that.
 LEASE_SECONDS = 30.0
-#: The standard library's encoder, for what orjson refuses (an int beyond 64 bits); one for every call.
-_json_encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+#: The standard library's encoder, for what orjson refuses (an int beyond 64 bits, a lone surrogate); one for every
+#: call. ASCII out: a lone surrogate (a non-UTF-8 file name a tool listed, `--input` bytes argv decoded with
+#: surrogateescape, a model's "\ud800") has no UTF-8 form, but its `\udXXX` escape is JSON that any
+#: reader turns back into the same string.
+_json_encode = json.JSONEncoder(ensure_ascii=True, default=str, separators=(",", ":")).encode
 #: What the standard encoder (default=str) did, kept: non-string keys become strings, and dataclasses and
 #: datetimes go through `str` rather than orjson's own forms.
 _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def encode(value: Any) -> str:
-    """A row's value → compact JSON text. orjson: about ten times the standard encoder's speed on rows like
-    these, and every row, admission and stop of a journaled run is encoded (the journal's largest per-row cost)."""
+    """A row's value → compact JSON text that is valid UTF-8, whatever strings it holds. orjson: about ten times the
+    standard encoder's speed on rows like these, and every row, admission and stop of a journaled run is encoded
+    (the journal's largest per-row cost)."""
     try:
         return orjson.dumps(value, default=str, option=_ORJSON).decode()
     except TypeError:  # orjson.JSONEncodeError is one
         return _json_encode(value)
+
+
+def storable(text: str) -> str:
+    """A string for a text column (a row's key, a spec path): itself when it has a UTF-8 form; else its lone
+    surrogates as `\\udXXX`, the same every time, so a key computed again on resume finds its row."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
 
 
 class StoreError(Exception):
@@ -202,7 +225,7 @@ class SQLJournal:
 
     def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None:
         """Buffer one history row (durable after the next `durable()` or `flush()`)."""
-        self._rows.append((run_id, seq, kind, key, time.time(), encode(data)))
+        self._rows.append((run_id, seq, kind, None if key is None else storable(key), time.time(), encode(data)))
 
     def later(self, sql: str, params: tuple[Any, ...]) -> None:
         self._sql.append((sql, params))
@@ -290,7 +313,7 @@ class SQLJournal:
     def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None:
         """Buffer a new run's row and its lease (the caller awaits `durable()` before the first step)."""
         now = time.time()
-        self.later(q.INSERT_RUN, (run_id, entry, spec, encode(input), now, now))
+        self.later(q.INSERT_RUN, (run_id, entry, None if spec is None else storable(spec), encode(input), now, now))
         self.later(q.ADMIT_LEASE, (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
         self._active += 1
         self._hold(run_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .base import Journal
+from .base import Journal, storable
 
 __all__ = ["RunJournal", "idempotency_key"]
 
@@ -106,7 +106,7 @@ class RunJournal:
     def record(self, kind: str, key: str | None, data: Any) -> None:
         """Buffer one row; it is committed before the next side effect of any run starts."""
         self.seq += 1
-        self.store.event(self.run_id, self.seq, kind, key, data)
+        self.store.event(self.run_id, self.seq, kind, key, data)  # the store keeps `storable(key)`
 
     async def durable(self) -> None:
         await self.store.durable()
@@ -115,11 +115,11 @@ class RunJournal:
         """A decision the run took or was given: approval, route case, loop iteration, map item, ask answer."""
         row = {"kind": kind, **data}
         self.record("decision", key, row)
-        self._decisions[(kind, key or "")] = row
+        self._decisions[(kind, storable(key or ""))] = row
 
     def decision(self, kind: str, key: str) -> dict[str, Any] | None:
         """A decision recorded at `key` by this run (an earlier attempt's included): what a resume reuses."""
-        return self._decisions.get((kind, key))
+        return self._decisions.get((kind, storable(key)))
 
     def decisions_of(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         """Every (key, data) recorded for one kind of decision."""
@@ -134,12 +134,13 @@ class RunJournal:
         base = f"{'/'.join(path)}#{step}"
         count = self._seen.get(base, 0) + 1
         self._seen[base] = count
-        position = base if count == 1 else f"{base}~{count}"
+        position = storable(base if count == 1 else f"{base}~{count}")
         self._turn["/".join(path)] = position
         return position
 
     def tool_position(self, run_key: str, steps: int, call_id: str) -> str:
-        return f"{self._turn.get(run_key) or f'{run_key}#{steps}'}:{call_id}"
+        # Positions are keys as stored (a model's call id may hold a lone surrogate), so a resume finds its rows.
+        return storable(f"{self._turn.get(run_key) or f'{run_key}#{steps}'}:{call_id}")
 
     # -- replay ----------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .base import LeaseHeld, SQLJournal, StoreError, alive, encode, one_line
+from .base import LeaseHeld, SQLJournal, StoreError, alive, encode, one_line, storable
 from .dialect import DEFERRED, DEFERRED_NAMES, SQLITE
 from .log import Segment, line, read, segments
 from .schema import JournalVersionError, migrate
@@ -109,7 +109,7 @@ class SQLiteJournal(SQLJournal):
 
     def event(self, run_id: str, seq: int, kind: str, key: str | None, data: Any) -> None:
         """Buffer one history row (durable after the next `durable()` or `flush()`)."""
-        row = (run_id, seq, kind, key, time.time(), encode(data))
+        row = (run_id, seq, kind, None if key is None else storable(key), time.time(), encode(data))
         self._lines.append(line(*row))
         self._rows.append(row)
 

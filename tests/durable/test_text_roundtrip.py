@@ -1,0 +1,136 @@
+"""Any text a tool, a model or argv can produce is journaled and read back exactly: lone surrogates (a non-UTF-8 file
+name a tool listed, a model's "\\ud800", a non-UTF-8 byte argv decoded) included, and one such row never touches another."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from durable_helpers import call, engine, go, tool
+from plait.cli import main
+
+#: What Python makes of the byte 0xff in a file name or an argument (surrogateescape): a lone surrogate.
+BAD_BYTE = os.fsdecode(b"\xff")
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+tool listing "List the folder." {
+  run = python("text_tools:listing")
+}
+
+agent main {
+  model = demo
+  tools = [listing]
+}
+"""
+
+TOOLS = """
+import os
+from pathlib import Path
+
+def listing():
+    return sorted(os.listdir(Path(__file__).with_name("files")))
+"""
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "JournalWriteError" not in err
+    return code, out, err
+
+
+@pytest.fixture
+def project(backend, monkeypatch):
+    root = backend.project
+    if backend.url:
+        monkeypatch.setenv("PLAIT_STORE", backend.url)
+    (root / "spec.plait").write_text(SPEC)
+    (root / "text_tools.py").write_text(TOOLS)
+    files = root / "files"
+    files.mkdir()
+    (files / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    (files / "plain.txt").write_text("y")
+    monkeypatch.chdir(root)
+    return backend
+
+
+def runs(capsys):
+    code, out, _ = cli(capsys, "runs", "--json")
+    assert code == 0
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def rows(backend, run_id, kind):
+    """A run's rows of one kind, read back through a journal of its own (as another process would)."""
+    other = backend.open()
+    return [e["data"] for e in other.events(run_id) if e["kind"] == kind]
+
+
+def test_a_tool_listing_a_non_utf8_file_name_is_journaled_and_read_back_exactly(project, capsys):
+    root = project.project
+    (root / "demo.json").write_text(json.dumps([call("listing"), {"text": "listed"}]))
+    code, out, err = cli(capsys, "run", "spec.plait", "--json")
+    assert code == 0, err
+    [run] = runs(capsys)
+    [completed] = rows(project, run["id"], "tool_completed")
+    assert completed["value"] == [os.fsdecode(b"caf\xe9.txt"), "plain.txt"] and not completed["is_error"]
+    # The run is whole in the journal: resuming it replays, it does not fail the way the first write did.
+    code, _, err = cli(capsys, "resume", run["id"], "--json")
+    assert code == 0, err
+
+
+def test_a_model_reply_with_a_lone_surrogate_is_stored_and_replayed_exactly(backend):
+    """In the text, the arguments and the call id (which names the call's rows): a resume finds every row again."""
+    replies = [
+        {"tool_calls": [{"id": "call-\udc80", "name": "echo", "arguments": {"text": "\ud800 and \udfff"}}]},
+        {"text": "got \ud800"},
+    ]
+    seen = []
+    tools = {"echo": tool("echo", lambda text: seen.append(text) or text, props={"text": "string"})}
+    eng = engine(backend, replies, tools)
+    run = eng.start("go")
+    result = go(run)
+    go(eng.aclose())
+    assert result.stop_reason == "done" and result.output == "got \ud800" and seen == ["\ud800 and \udfff"]
+    other = backend.open()
+    stored = other.run(run.id)
+    assert stored["status"] == "done" and stored["result"]["output"] == "got \ud800"
+    [first, _] = rows(backend, run.id, "model_reply")
+    assert first["message"]["tool_calls"][0]["arguments"] == {"text": "\ud800 and \udfff"}
+    assert rows(backend, run.id, "tool_completed")[0]["content"] == "\ud800 and \udfff"
+    # Resumed in another engine (no replies left): everything is replayed from the rows, nothing called again.
+    again = engine(backend, [], tools)
+    resumed = go(again.restore(run.id).resume())
+    go(again.aclose())
+    assert resumed.stop_reason == "done" and resumed.output == "got \ud800" and seen == ["\ud800 and \udfff"]
+
+
+def test_a_non_utf8_byte_in_input_from_argv_is_kept_exactly(project, capsys):
+    root = project.project
+    (root / "demo.json").write_text(json.dumps([{"text": "ok"}]))
+    code, _, err = cli(capsys, "run", "spec.plait", "--input", f"caf{BAD_BYTE}")
+    assert code == 0, err
+    [run] = runs(capsys)
+    assert run["status"] == "done"
+    [admit] = rows(project, run["id"], "admit")
+    assert admit["input"] == f"caf{BAD_BYTE}" and project.open().run(run["id"])["input"] == f"caf{BAD_BYTE}"
+
+
+def test_one_batch_row_with_a_lone_surrogate_does_not_fail_the_others(project, capsys):
+    root = project.project
+    (root / "demo.json").write_text(json.dumps([{"text": "ok"}]))
+    spec = root / "one.plait"
+    spec.write_text(
+        'model demo = "scripted/demo" { script = "demo.json" }\nstep main { model = demo, prompt = "{{input}}" }\n'
+    )
+    (root / "demo.json").write_text(json.dumps([{"text": "ok"}] * 3))
+    # The JSON-lines file spells the surrogate as an escape, as json.dumps writes it.
+    (root / "rows.jsonl").write_text('"first"\n"bad \\ud800"\n"third"\n')
+    code, out, err = cli(capsys, "batch", spec, "rows.jsonl", "--concurrency", "1")
+    assert code == 0, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r["stop_reason"] for r in results] == ["done", "done", "done"]
