@@ -9,6 +9,7 @@ checked here too: which kinds have them, and that each is written once.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,6 +24,10 @@ from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
 from ._blocks import REF_TYPES, body_of, wrong_type
 
 __all__ = ["check_types", "folder"]
+
+#: An http tool's URL template starts with its scheme and a host (which a template may fill: `https://{{host}}/`).
+_HTTP_URL = re.compile(r"(?i)https?://[^/?#\s]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,30}:")
 
 
 def _show(number: float) -> str:
@@ -238,6 +243,21 @@ class _Checker:
         method = call.args[0].name.upper()
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"):
             self.report(make("P204", f"`{call.args[0].name}` is not an HTTP method", call.args[0].span))
+            return None
+        url = call.args[1]
+        if not _HTTP_URL.match(url.value):
+            # Only the scheme is named: the rest of the URL may carry a token.
+            scheme = _SCHEME.match(url.value)
+            named = scheme is not None and scheme.group(0).lower() not in ("http:", "https:")
+            shown = f", not `{scheme.group(0)}`" if named and scheme else ""
+            self.report(
+                make(
+                    "P204",
+                    f"an http tool's URL must start with `http://` or `https://` and a host{shown}",
+                    url.span,
+                    notes=["template values cannot supply the scheme or `//`: they are encoded as path segments"],
+                )
+            )
             return None
         headers: dict[str, Any] = {}
         body = None

@@ -474,3 +474,41 @@ def test_many_errors_in_one_run(tmp_path):
         "`{{input.zzz}}` does not resolve: `parallel(b, v)` has no branch `zzz`",
     ]
     assert {"P101", "P201", "P206", "P302", "P303", "P304", "P305", "P306", "P401", "P501", "P601"} <= got
+
+
+# --- http tool URLs (P204) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, scheme",
+    [
+        ("javascript:alert(1)", "javascript:"),
+        ("file:///etc/passwd", "file:"),
+        ("FILE:///etc/passwd", "FILE:"),
+        ("gopher://x.example/", "gopher:"),
+        ("{{where}}", None),
+        ("//x.example/{{where}}", None),
+        ("https:///{{where}}", None),
+    ],
+)
+def test_an_http_tool_fetches_only_http_and_https_urls(tmp_path, url, scheme):
+    # Caught by check, with the URL's position, instead of failing at run time.
+    text = (
+        FAST
+        + f'tool t "T." {{\n  params {{ where: string }}\n  run = http(GET, "{url}")\n}}\n'
+        + "agent main { model = fast, tools = [t] }\n"
+    )
+    d = only(compile_text(text, tmp_path), "P204")
+    assert_at(d, text, f'"{url}"')
+    assert "must start with `http://` or `https://`" in d.message
+    assert (f"not `{scheme}`" in d.message) if scheme else ("not `" not in d.message)
+
+
+@pytest.mark.parametrize("url", ["https://x.example/{{where}}", "HTTP://x.example/", "https://{{where}}/a"])
+def test_http_and_https_urls_check_clean(tmp_path, url):
+    text = (
+        FAST
+        + f'tool t "T." {{\n  params {{ where: string }}\n  run = http(GET, "{url}")\n}}\n'
+        + "agent main { model = fast, tools = [t] }\n"
+    )
+    clean(compile_text(text, tmp_path))
