@@ -6,7 +6,9 @@ approval interrupt asks approve/edit/reject (edited arguments must fit the
 tool's schema); elsewhere the pending calls are printed and the exit code is 3.
 A failed turn is reported in one line and the conversation goes on; the exit
 code is then 1. The conversation is saved under `.plait/chats/` after every
-turn, so nothing said is lost on a failure, and `--resume` continues it.
+turn, so nothing said is lost on a failure, and `--resume` continues it. The
+save replaces the file in one rename: a full disk keeps the history stored
+before, says so in one line, and the exit code is then 1.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -106,7 +110,8 @@ async def _converse(engine: Any, name: str, saved: Path, snapshot: dict[str, Any
             if not prompt:
                 continue
             code = await _turn(agent, prompt, tty, tool_schemas(engine.program, agent.ctx.extra_tools))
-            _save(agent, saved)
+            if not _save(agent, saved):
+                status = EXIT_ERRORS  # reported; the file keeps the last history stored, the next turn tries again
             if code == EXIT_ERRORS:
                 status = EXIT_ERRORS  # reported; the conversation goes on
             elif code != EXIT_OK:
@@ -160,9 +165,31 @@ def _forget_failed_turn(agent: Any, before: int) -> None:
         del agent.history[before:]
 
 
-def _save(agent: Any, path: Path) -> None:
+def _save(agent: Any, path: Path) -> bool:
+    """The conversation → `path`, whole or not at all: written beside it, synced, then renamed over it.
+
+    False (after one line on stderr) when it could not be stored: the file still holds the history of the
+    last turn that was, never a truncated mix.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(agent.snapshot(), default=str), encoding="utf-8")
+        _write_atomically(path, json.dumps(agent.snapshot(), default=str).encode("utf-8"))
     except OSError as exc:
-        print(f"plait: could not save the conversation: {clean(exc)}", file=sys.stderr)
+        kept = "the history stored before this turn is kept" if path.exists() else "nothing is stored yet"
+        fail(f"could not save the conversation to {path} ({exc.strerror or exc}); {kept}")
+        return False
+    return True
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    # mkstemp makes the file owner-only (0600), as a chat can hold anything said in it.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
