@@ -11,6 +11,8 @@ from typing import Iterator
 
 from plait.dsl import ast
 
+from ..passes._blocks import body_of
+
 __all__ = ["string_literals"]
 
 #: (the string, the attribute / map key / parameter name it belongs to, or None)
@@ -33,7 +35,8 @@ def _decl(decl: ast.Node) -> Iterator[Literal]:
         yield description, None
     if isinstance(decl, ast.ParallelDecl):
         yield from _value(decl.branches, None)
-    body = getattr(decl, "body", None)
+    # A loop's or map's `body` is its runnables; its attributes are in `block` (as body_of reads them).
+    body = body_of(decl)
     if body is not None:
         yield from _block(body)
 

@@ -106,3 +106,13 @@ def test_long_words_and_templates_in_credential_positions_are_clean(tmp_path):
     """
     )
     clean(compile_text(text, tmp_path))
+
+
+def test_a_secret_in_a_maps_or_loops_attributes_is_found_and_their_bodies_do_not_crash_the_scan(tmp_path):
+    # A map's and a loop's `body` is their runnables, not an attribute block: the scan once crashed on them.
+    secret = SECRETS["openai"]
+    text = _spec('api_key = env("OPENAI_API_KEY")').replace("step main", "step one") + (
+        'map each = one { over = input.items, on_error = "' + secret + '" }\nloop main = one { max_iterations = 2 }\n'
+    )
+    d = only(compile_text(text, tmp_path), "P501")
+    assert_at(d, text, f'"{secret}"')
