@@ -25,6 +25,7 @@ __all__ = [
     "from_payload",
     "from_response",
     "retry_after",
+    "shown_url",
     "status_kind",
 ]
 
@@ -108,8 +109,14 @@ def from_response(
     *,
     provider: str | None = None,
     model: str | None = None,
+    url: str | None = None,
 ) -> ProviderError:
-    """A non-2xx HTTP response. Google sends these as `text/event-stream` with a JSON body; that parses too."""
+    """A non-2xx HTTP response. Google sends these as `text/event-stream` with a JSON body; that parses too.
+
+    With `url` (as `shown_url` gives it), a body that is not an API's error (a plain `File Not
+    Found`, a proxy's HTML page, `{"detail": ...}`) gets the status and the URL added: such a
+    reply comes from the wrong server or path, not the API. An API's own error is kept verbatim.
+    """
     try:
         payload: Any = json.loads(body) if body else None
     except ValueError:
@@ -117,7 +124,18 @@ def from_response(
     if payload is None:
         text = body.decode("utf-8", "replace").strip()[:300]
         payload = {"error": {"message": text or f"HTTP {status}"}}
+        from_api = False
+    else:
+        error = _error_object(payload)
+        from_api = isinstance(error.get("message"), str) or bool(_tokens(error))
     err = from_payload(payload, status=status, headers=headers, provider=provider, model=model)
+    if url is not None and not from_api:
+        if status == 404:
+            _reword(err, f"{err.message} (HTTP 404 from {url}: no API answers at that path; check base_url)")
+        elif not err.message.startswith(f"HTTP {status}"):
+            _reword(err, f"{err.message} (HTTP {status} from {url})")
+        else:
+            _reword(err, f"{err.message} from {url}")
     should = headers.get("x-should-retry")
     if should in ("true", "false"):
         err.should_retry = should == "true"  # type: ignore[attr-defined]
@@ -142,11 +160,33 @@ def from_payload(
     return ProviderError(kind, message, provider=provider, model=model, status=status, retry_after=delay, raw=payload)
 
 
-def from_exception(exc: BaseException, *, provider: str | None = None, model: str | None = None) -> ProviderError:
-    """An httpx transport failure. Never carries the request, so headers (and keys) stay out."""
+def from_exception(
+    exc: BaseException, *, provider: str | None = None, model: str | None = None, url: str | None = None
+) -> ProviderError:
+    """An httpx transport failure. Never carries the request, so headers (and keys) stay out.
+
+    `url` (as `shown_url` gives it) is named in the message: "refused" means little without where.
+    """
     kind = "timeout" if isinstance(exc, (httpx.TimeoutException, TimeoutError)) else "network"
     text = str(exc) or type(exc).__name__
+    if url is not None:
+        text = f"{text} (calling {url})"
     return ProviderError(kind, text, provider=provider, model=model)
+
+
+def shown_url(method: str, url: str) -> str:
+    """`POST http://host:port/path` for messages: no user name, password, query or fragment, where secrets go."""
+    try:
+        parsed = httpx.URL(url)
+        clean = parsed.copy_with(username=None, password=None, query=None, fragment=None)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return f"{method} (an invalid URL)"
+    return f"{method} {clean}"
+
+
+def _reword(err: ProviderError, message: str) -> None:
+    err.message = message
+    err.args = (message,)
 
 
 def retry_after(headers: Mapping[str, str], error: Mapping[str, Any] | None = None, message: str = "") -> float | None:

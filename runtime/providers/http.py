@@ -98,10 +98,10 @@ class HTTPProvider:
         self, request: ModelRequest, url: str, content: bytes, headers: dict[str, str], deadline: float | None
     ) -> ModelResponse:
         if deadline is None:
-            data = await self._read(await self._send(url, content, headers, stream=False))
+            data = await self._read(await self._send(url, content, headers, stream=False), url)
         else:
-            async with _until(deadline, self, request):
-                data = await self._read(await self._send(url, content, headers, stream=False))
+            async with _until(deadline, self, request, url):
+                data = await self._read(await self._send(url, content, headers, stream=False), url)
         try:
             return self.parse(data, request)
         except ProviderError as err:
@@ -143,12 +143,12 @@ class HTTPProvider:
     async def _stream_once(
         self, request: ModelRequest, url: str, content: bytes, headers: dict[str, str], deadline: float | None
     ) -> AsyncIterator[list[StreamEvent]]:
-        async with _until(deadline, self, request):
+        async with _until(deadline, self, request, url):
             response = await self._send(url, content, headers, stream=True)
         try:
             if response.status_code >= 300:
-                async with _until(deadline, self, request):
-                    await self._read(response)
+                async with _until(deadline, self, request, url):
+                    await self._read(response, url)
             state = self.stream_state(request)
             decoder = SSEDecoder()
             chunks = response.aiter_raw().__aiter__()
@@ -157,12 +157,12 @@ class HTTPProvider:
                     if deadline is None:
                         chunk = await chunks.__anext__()
                     else:
-                        async with _until(deadline, self, request):
+                        async with _until(deadline, self, request, url):
                             chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     break
                 except httpx.TransportError as exc:
-                    raise self._stamp(errors.from_exception(exc)) from exc
+                    raise self._stamp(errors.from_exception(exc, url=self._where(url))) from exc
                 events, failure = self._feed(state, decoder.feed(chunk))
                 if events:
                     yield events
@@ -176,6 +176,9 @@ class HTTPProvider:
             try:
                 tail = state.finish()
             except ProviderError as err:
+                if err.kind == "network":  # the body ended early: say where from
+                    err.message = f"{err.message} (calling {self._where(url)})"
+                    err.args = (err.message,)
                 raise self._stamp(err) from None
             yield tail
         finally:
@@ -220,7 +223,7 @@ class HTTPProvider:
             )
             return await client.send(request, stream=stream)
         except httpx.TransportError as exc:
-            raise self._stamp(errors.from_exception(exc)) from exc
+            raise self._stamp(errors.from_exception(exc, url=self._where(url))) from exc
 
     def _open_client(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -233,21 +236,27 @@ class HTTPProvider:
         self._client_headers = {} if self._direct is not None else dict(self._client.headers)
         return self._client
 
-    async def _read(self, response: httpx.Response | DirectResponse) -> Any:
+    async def _read(self, response: httpx.Response | DirectResponse, url: str) -> Any:
         try:
             body = await response.aread()
         except httpx.TransportError as exc:
-            raise self._stamp(errors.from_exception(exc)) from exc
+            raise self._stamp(errors.from_exception(exc, url=self._where(url))) from exc
         finally:
             await response.aclose()
         if response.status_code >= 300:
             raise errors.from_response(
-                response.status_code, response.headers, body, provider=self.provider, model=self.name
+                response.status_code,
+                response.headers,
+                body,
+                provider=self.provider,
+                model=self.name,
+                url=self._where(url),
             )
         try:
             return json.loads(body)
         except ValueError as exc:
-            raise self._stamp(ProviderError("server_error", f"response is not JSON: {body[:200]!r}")) from exc
+            message = f"response is not JSON: {body[:200]!r} (from {self._where(url)})"
+            raise self._stamp(ProviderError("server_error", message)) from exc
 
     def _request_headers(self) -> dict[str, str]:
         # Built per call rather than cached, so no long-lived object holds the key in clear.
@@ -263,9 +272,14 @@ class HTTPProvider:
         seconds = request.timeout if request.timeout is not None else self.config.timeout
         return None if seconds is None else time.monotonic() + seconds
 
-    def _timeout_error(self, request: ModelRequest) -> ProviderError:
+    def _timeout_error(self, request: ModelRequest, url: str) -> ProviderError:
         seconds = request.timeout if request.timeout is not None else self.config.timeout
-        return self._stamp(ProviderError("timeout", f"model call exceeded its timeout of {seconds:g}s"))
+        message = f"model call exceeded its timeout of {seconds:g}s (calling {self._where(url)})"
+        return self._stamp(ProviderError("timeout", message))
+
+    def _where(self, url: str) -> str:
+        """The endpoint as error messages name it (errors.shown_url: no credentials or query)."""
+        return errors.shown_url("POST", url)
 
     def _stamp(self, err: ProviderError) -> ProviderError:
         err.provider = err.provider or self.provider
@@ -282,12 +296,13 @@ class HTTPProvider:
 class _until:
     """`asyncio.timeout_at` against a monotonic deadline, raising the provider's timeout error instead."""
 
-    __slots__ = ("_deadline", "_provider", "_request", "_cm")
+    __slots__ = ("_deadline", "_provider", "_request", "_url", "_cm")
 
-    def __init__(self, deadline: float | None, provider: HTTPProvider, request: ModelRequest) -> None:
+    def __init__(self, deadline: float | None, provider: HTTPProvider, request: ModelRequest, url: str) -> None:
         self._deadline = deadline
         self._provider = provider
         self._request = request
+        self._url = url
 
     async def __aenter__(self) -> None:
         if self._deadline is not None:
@@ -301,7 +316,7 @@ class _until:
         try:
             await self._cm.__aexit__(kind, exc, tb)
         except TimeoutError as timeout:
-            raise self._provider._timeout_error(self._request) from timeout
+            raise self._provider._timeout_error(self._request, self._url) from timeout
         return None
 
 

@@ -45,8 +45,43 @@ _ERRORS_CAUGHT = (aiohttp.ClientError, asyncio.TimeoutError)
 def _translate(exc: BaseException) -> httpx.TransportError:
     for source, target in _ERRORS:
         if isinstance(exc, source):
-            return target(str(exc) or type(exc).__name__)
-    return httpx.TransportError(str(exc))  # pragma: no cover - _ERRORS ends with the base class
+            return target(_plain(exc))
+    return httpx.TransportError(_plain(exc))  # pragma: no cover - _ERRORS ends with the base class
+
+
+def _plain(exc: BaseException) -> str:
+    """What happened, in words a user knows: aiohttp's own texts carry `ssl:default` on plain http://
+    and internal parser codes (`TransferEncodingError: 400`) that read like HTTP statuses."""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return f"the TLS certificate of {exc.host} was not accepted ({exc.certificate_error})"
+    if isinstance(exc, aiohttp.ClientConnectorSSLError):
+        return f"the TLS handshake with {exc.host}:{exc.port} failed ({exc.os_error})"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"the host name {exc.host} could not be resolved"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        where = f"{exc.host}:{exc.port}"
+        if isinstance(exc.os_error, ConnectionRefusedError):
+            return f"the connection to {where} was refused; is the server running, on that port?"
+        return f"could not connect to {where} ({exc.os_error.strerror or exc.os_error})"
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return "timed out connecting to the server"
+    if isinstance(exc, (aiohttp.SocketTimeoutError, aiohttp.ServerTimeoutError)):
+        return "timed out waiting for the server to send data"
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection before it replied"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "the server closed the connection in the middle of its reply"
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"the server's reply is not valid HTTP ({exc.message})"
+    if isinstance(exc, ConnectionResetError):  # aiohttp.ClientConnectionResetError
+        return "the server reset the connection"
+    if isinstance(exc, aiohttp.ClientOSError):
+        return f"the connection failed ({exc.strerror or exc})"
+    if isinstance(exc, aiohttp.InvalidUrlClientError):
+        return f"the URL is not valid ({exc})"
+    return str(exc) or type(exc).__name__
 
 
 async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:

@@ -1,0 +1,159 @@
+"""Transport failures in the user's terms: every one names the URL it called, none leaks aiohttp's vocabulary.
+
+Each case has its own loopback server written at the socket level (asyncio), so the failure is exact: a
+plain-text 404 from a wrong path, a reply cut off mid-body, a refused port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from plait.runtime.providers import make_provider
+from plait.runtime.providers.base import ModelConfig, ProviderError
+
+from helpers import request
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+#: aiohttp's words that once reached users: its SSL context name on plain http://, its parser's error class.
+LIBRARY_WORDS = ("ssl:default", "TransferEncodingError", "ContentLengthError", "aiohttp", "Errno")
+
+
+async def _read_request(reader: asyncio.StreamReader) -> None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")),
+        0,
+    )
+    await reader.readexactly(length)
+
+
+async def _not_found(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    # What llama-server and most static servers send for an unknown path: no API error object.
+    await _read_request(reader)
+    body = b"File Not Found"
+    writer.write(
+        b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    await writer.drain()
+    writer.close()
+
+
+async def _dies_mid_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await _read_request(reader)
+    event = b'data: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n'
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+    writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+    writer.write(b"40\r\ndata: {")  # a chunk announced as 64 bytes, then the process is gone
+    await writer.drain()
+    writer.close()
+
+
+async def _dies_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await _read_request(reader)
+    writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": "x", ')
+    await writer.drain()
+    writer.close()
+
+
+def _call(base_url: str, *, stream: bool, handler: Handler | None = None, **config: Any) -> ProviderError:
+    """One call through the real client; the ProviderError it ends with."""
+
+    async def go() -> ProviderError:
+        server = None
+        url = base_url
+        if handler is not None:
+            server = await asyncio.start_server(handler, "127.0.0.1", 0)
+            url = base_url.replace("PORT", str(server.sockets[0].getsockname()[1]))
+        provider = make_provider(ModelConfig("local", "openai-compatible", "m", base_url=url, retries=0, **config))
+        try:
+            if stream:
+                async for _ in provider.stream(request()):
+                    pass
+            else:
+                await provider.complete(request())
+        except ProviderError as err:
+            return err
+        finally:
+            await provider.aclose()
+            if server is not None:
+                server.close()
+                await server.wait_closed()
+        raise AssertionError("the call succeeded")
+
+    return asyncio.run(go())
+
+
+def _refused_port() -> int:
+    # Bound and never listened on: a connection to it is refused for as long as the socket is held.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return int(sock.getsockname()[1])
+
+
+_HELD: list[socket.socket] = []
+
+
+@pytest.fixture(autouse=True)
+def _release_sockets() -> Any:
+    yield
+    while _HELD:
+        _HELD.pop().close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
+def test_a_wrong_base_url_path_names_the_url_and_says_to_check_base_url(stream: bool) -> None:
+    err = _call("http://127.0.0.1:PORT/wrong/v1", stream=stream, handler=_not_found)
+    text = str(err)
+    assert "POST http://127.0.0.1:" in text and "/wrong/v1/chat/completions" in text
+    assert "HTTP 404" in text and "check base_url" in text
+    assert "File Not Found" in text  # the server's own words are kept
+    assert err.status == 404
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
+def test_a_refused_port_says_refused_and_names_the_url_without_ssl_words(stream: bool) -> None:
+    port = _refused_port()
+    err = _call(f"http://127.0.0.1:{port}/v1", stream=stream)
+    text = str(err)
+    assert err.kind == "network"
+    assert "refused" in text and "is the server running" in text
+    assert f"calling POST http://127.0.0.1:{port}/v1/chat/completions" in text
+    assert not [word for word in LIBRARY_WORDS if word in text], text
+
+
+def test_a_server_dying_mid_stream_says_the_reply_was_cut_off() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=True, handler=_dies_mid_stream)
+    text = str(err)
+    assert err.kind == "network"
+    assert "closed the connection in the middle of its reply" in text
+    assert "calling POST http://127.0.0.1:" in text and "/v1/chat/completions" in text
+    # aiohttp's parser code 400 read like an HTTP status the server never sent
+    assert not [word for word in LIBRARY_WORDS if word in text] and "400" not in text, text
+
+
+def test_a_server_dying_mid_body_says_the_reply_was_cut_off() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=False, handler=_dies_mid_body)
+    text = str(err)
+    assert err.kind == "network" and "in the middle of its reply" in text
+    assert "/v1/chat/completions" in text
+    assert not [word for word in LIBRARY_WORDS if word in text], text
+
+
+def test_the_url_in_a_message_never_carries_credentials_or_a_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = _call("http://user:url-secret@127.0.0.1:PORT/wrong/v1", stream=False, handler=_not_found)
+    text = str(err)
+    assert "/wrong/v1/chat/completions" in text
+    assert "url-secret" not in text and "user:" not in text
+    monkeypatch.setenv("LOCAL_KEY", "sk-header-secret")
+    err = _call("http://127.0.0.1:PORT/wrong/v1", stream=True, handler=_not_found, api_key_env="LOCAL_KEY")
+    assert "/wrong/v1/chat/completions" in str(err) and "sk-header-secret" not in str(err)
+    port = _refused_port()
+    err = _call(f"http://127.0.0.1:{port}/v1?api-key=query-secret", stream=False)
+    assert "query-secret" not in str(err) and f"127.0.0.1:{port}/v1" in str(err)
