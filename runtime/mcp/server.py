@@ -1,11 +1,17 @@
 """An MCP server declaration → one connected session (stdio or streamable HTTP), until it is closed.
 
-Built on the official SDK's `mcp.Client`: a stdio server is a child process
-in its own process group, which the SDK stops on close (stdin closed, then
-SIGTERM, then SIGKILL, each wait bounded and shielded from cancellation), so a
-failed or cancelled run leaves no process behind. The session lives in a task
-of its own because the SDK's task groups must be entered and left in one
-task, while a run's agents and parallel branches call tools from many.
+Built on the official SDK's `mcp.Client`, which speaks both protocol
+revisions: it asks `server/discover` first and, when the server answers,
+talks the stateless revision (2026-07-28: no `initialize`, no
+`Mcp-Session-Id`); otherwise it falls back to the `initialize` handshake
+(2025-11-25 and before). The revision spoken is recorded in `plait.lock`.
+
+A stdio server is a child process in its own process group, which the SDK
+stops on close (stdin closed, then SIGTERM, then SIGKILL, each wait bounded
+and shielded from cancellation), so a failed or cancelled run leaves no
+process behind. The session lives in a task of its own because the SDK's task
+groups must be entered and left in one task, while a run's agents and
+parallel branches call tools from many.
 
 The server's stderr goes to a temporary file: a server that fails to start is
 reported with the last lines it wrote. Environment variables and header values
@@ -203,6 +209,8 @@ class McpConnection:
 
         config = self.config
         identity = Implementation(name="plait", version=__version__)
+        # Named, not left to the SDK's default: the stateless revision where the server has it, the handshake if not.
+        mode = "auto"
         if config.command:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
@@ -211,7 +219,7 @@ class McpConnection:
                 command=config.command[0], args=list(config.command[1:]), env=self._env or None, cwd=config.cwd
             )
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            async with Client(stdio_client(params, errlog=self._stderr), client_info=identity) as client:
+            async with Client(stdio_client(params, errlog=self._stderr), client_info=identity, mode=mode) as client:
                 yield client
             return
         import httpx2
@@ -220,7 +228,7 @@ class McpConnection:
         # The SDK's own defaults: a long read for the server's event stream; plait bounds each call itself.
         async with httpx2.AsyncClient(headers=self._headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
             transport = streamable_http_client(str(config.url), http_client=http)
-            async with Client(transport, client_info=identity) as client:
+            async with Client(transport, client_info=identity, mode=mode) as client:
                 yield client
 
 
