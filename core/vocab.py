@@ -12,6 +12,7 @@ __all__ = [
     "FALLBACK_KINDS",
     "IMAGE_FORMATS",
     "PROVIDERS",
+    "RENDER_DIRECTIONS",
     "RENDER_FORMATS",
     "REPORT_FORMATS",
     "TEXT_RENDER_FORMATS",
@@ -64,3 +65,5 @@ DIFF_FORMATS = ("text", "json", "mermaid")
 TEXT_RENDER_FORMATS = ("dot", "mermaid", "json", "html")
 IMAGE_FORMATS = ("svg", "png", "pdf")
 RENDER_FORMATS = IMAGE_FORMATS + TEXT_RENDER_FORMATS
+#: `plait render --direction`: "auto" picks left-to-right or top-to-bottom by the graph's shape.
+RENDER_DIRECTIONS = ("auto", "LR", "TB")

@@ -13,6 +13,9 @@ from .scene import RenderOptions, Scene, build_scene
 
 __all__ = ["diff_to_mermaid"]
 
+#: A diff draws models and tools as nodes: a changed model or tool is often the change the picture is for.
+EVERYTHING = RenderOptions(hide=("none",))
+
 _CLASSES = {
     "added": "fill:#d5f5e3,stroke:#1e8449,stroke-width:3px,color:#17202a",
     "removed": "fill:#fadbd8,stroke:#c0392b,stroke-width:3px,stroke-dasharray:6 4,color:#17202a",
@@ -56,7 +59,7 @@ def _merged(old: Scene, new: Scene) -> tuple[Scene, dict[str, str], dict[int, st
 
 
 def diff_to_mermaid(
-    old: AgentGraph, new: AgentGraph, changes: list[Change], options: RenderOptions = RenderOptions()
+    old: AgentGraph, new: AgentGraph, changes: list[Change], options: RenderOptions = EVERYTHING
 ) -> str:
     scene, status, links = _merged(build_scene(old, options), build_scene(new, options))
     shown = {n.id for n in scene.nodes}

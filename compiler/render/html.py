@@ -71,14 +71,22 @@ function show(id){
 }
 document.querySelectorAll('g.node').forEach(g => g.addEventListener('click', () => show(g.id.slice(6))));
 document.querySelectorAll('#names button').forEach(b => b.addEventListener('click', () => show(b.dataset.id)));
-// Zoom and pan move the SVG's viewBox; the drawing keeps its aspect ratio and is centred.
+// Zoom and pan move the SVG's viewBox. The box always has the canvas's shape, so the drawing fills the pane
+// and a point's fraction of the canvas is the same fraction of the box: zooming keeps the point under the
+// cursor where it is (a box of another shape is letterboxed, and the point drifts by the letterbox).
 const canvas = document.getElementById('canvas');
 const svg = canvas && canvas.querySelector('svg');
 if(svg){
   const whole = svg.getAttribute('viewBox').split(/[ ,]+/).map(Number);
-  let box = whole.slice();
+  const shaped = b => {
+    const r = canvas.getBoundingClientRect(), a = r.width / r.height;
+    if(!(a > 0)) return b;
+    const [x, y, w, h] = b;
+    return w / h < a ? [x - (h * a - w) / 2, y, h * a, h] : [x, y - (w / a - h) / 2, w, w / a];
+  };
+  let box = shaped(whole.slice());
   const apply = () => svg.setAttribute('viewBox', box.join(' '));
-  const fit = () => { box = whole.slice(); apply(); };
+  const fit = () => { box = shaped(whole.slice()); apply(); };
   // Scale by `f` around a point given as fractions of the canvas (0.5, 0.5 = centre).
   const zoom = (f, fx, fy) => {
     const w = box[2] * f, h = box[3] * f;
@@ -99,12 +107,13 @@ if(svg){
   window.addEventListener('pointerup', () => { from = null; canvas.classList.remove('drag'); });
   window.addEventListener('pointermove', e => {
     if(!from) return;
-    const r = canvas.getBoundingClientRect();
-    // The SVG is scaled to fit ("meet"): one screen pixel is the larger of the two ratios in drawing units.
-    const unit = Math.max(box[2] / r.width, box[3] / r.height);
+    const unit = box[2] / canvas.getBoundingClientRect().width;
     box[0] -= (e.clientX - from[0]) * unit; box[1] -= (e.clientY - from[1]) * unit;
     from = [e.clientX, e.clientY]; apply();
   });
+  // A pane of another shape would letterbox the box again: fit the drawing to it anew.
+  window.addEventListener('resize', fit);
+  apply();
   const act = {fit: fit, actual: actual, in: () => zoom(1 / 1.25, 0.5, 0.5), out: () => zoom(1.25, 0.5, 0.5)};
   document.querySelectorAll('#zoom button').forEach(b => b.addEventListener('click', () => act[b.dataset.zoom]()));
   window.addEventListener('keydown', e => {

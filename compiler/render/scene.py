@@ -11,18 +11,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plait.core import graph as g
+from plait.core.vocab import RENDER_DIRECTIONS
 
 from ..graph import AgentGraph
 from .expand import turn_scene
 from .labels import edge_label, node_lines, run_input
+from .layout import choose_direction
 
-__all__ = ["HIDEABLE", "Cluster", "RenderOptions", "Scene", "SceneEdge", "SceneNode", "SceneError", "build_scene"]
+__all__ = [
+    "DIRECTIONS",
+    "HIDEABLE",
+    "Cluster",
+    "RenderOptions",
+    "Scene",
+    "SceneEdge",
+    "SceneNode",
+    "SceneError",
+    "build_scene",
+]
 
 #: `--hide` word → node kind folded into labels.
 HIDEABLE = {"models": "model", "tools": "tool"}
-#: Above this many runnables, models and tools are folded unless asked for: a few shared
+#: Above this many runnables the picture says that models and tools are folded: a few shared
 #: models with hundreds of edges each make the picture unreadable and Graphviz take minutes.
 LARGE = 150
+#: `--direction` words: "auto" picks LR or TB by the graph's shape (layout.py).
+DIRECTIONS = RENDER_DIRECTIONS
 #: Kinds drawn as a cluster around what they run.
 CONTAINERS = ("chain", "parallel", "consolidate", "route", "loop", "map")
 #: Edges that are part of running their source (what --entry follows); `next` is followed per chain.
@@ -39,8 +53,9 @@ class SceneError(ValueError):
 class RenderOptions:
     entry: str | None = None
     expand: tuple[str, ...] = ()
-    direction: str = "LR"
-    #: Words of HIDEABLE; None folds models and tools only in graphs with more than LARGE runnables.
+    direction: str = "auto"
+    #: Words of HIDEABLE ("none": draw them all); None folds models and tools into the labels of what uses them,
+    #: since their dotted edges cross everything else (`--hide none` draws them).
     hide: tuple[str, ...] | None = None
 
 
@@ -206,11 +221,8 @@ def _exit_hints(graph: AgentGraph, shown: dict[str, None], edges: list[SceneEdge
 def _hidden(graph: AgentGraph, options: RenderOptions) -> tuple[frozenset[str], str]:
     if options.hide is None:
         count = len(graph.runnables())
-        if count <= LARGE:
-            return frozenset(), ""
-        return frozenset(
-            HIDEABLE
-        ), f"{count} runnables: models and tools are folded into labels (--hide none draws them)"
+        note = f"{count} runnables: models and tools are folded into labels (--hide none draws them)"
+        return frozenset(HIDEABLE), note if count > LARGE else ""
     for word in options.hide:
         if word not in HIDEABLE and word != "none":
             raise _one_of("--hide value", word, [*HIDEABLE, "none"])
@@ -218,8 +230,8 @@ def _hidden(graph: AgentGraph, options: RenderOptions) -> tuple[frozenset[str], 
 
 
 def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> Scene:
-    if options.direction not in ("LR", "TB"):
-        raise _one_of("direction", options.direction, ["LR", "TB"])
+    if options.direction not in DIRECTIONS:
+        raise _one_of("direction", options.direction, list(DIRECTIONS))
     graph = graph.protected()  # a picture never shows a secret's value
     hidden, note = _hidden(graph, options)
     hidden_kinds = {HIDEABLE[w] for w in hidden}
@@ -262,4 +274,5 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
         nodes += [SceneNode(i, k, lines) for i, k, lines in turn_nodes]
         edges += [SceneEdge(*e) for e in turn_edges]
         clusters.append(Cluster(f"cluster:{agent}@turn", "turn", f"one turn of {agent}", [i for i, _, _ in turn_nodes]))
-    return Scene(options.direction, nodes, edges, clusters, note)
+    direction = choose_direction(nodes, edges) if options.direction == "auto" else options.direction
+    return Scene(direction, nodes, edges, clusters, note)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
+from plait.core.vocab import RENDER_DIRECTIONS as DIRECTIONS
 from plait.core.vocab import RENDER_FORMATS as FORMATS
 
 _EXTENSIONS = {
@@ -47,13 +48,17 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="draw these agents' turns as the step pipeline",
     )
-    parser.add_argument("--direction", choices=("LR", "TB"), default="LR", help="layout direction (default LR)")
+    parser.add_argument(
+        "--direction",
+        choices=DIRECTIONS,
+        default="auto",
+        help="layout direction: left to right, top to bottom, or (default) auto, whichever fits a screen better",
+    )
     parser.add_argument(
         "--hide",
         metavar="KINDS",
         default=None,
-        help="fold these into labels: models,tools; `none` draws them even in large graphs "
-        "(default: folded only above 150 runnables)",
+        help="fold these into the labels of what uses them: models,tools (the default); `none` draws them as nodes",
     )
 
 

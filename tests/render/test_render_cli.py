@@ -31,7 +31,7 @@ def test_no_output_writes_dot_to_stdout(capsysbinary):
 @pytest.mark.parametrize(
     "name,check",
     [
-        ("out.mmd", lambda b: b.startswith(b"flowchart LR")),
+        ("out.mmd", lambda b: b.startswith(b"flowchart ")),
         ("out.dot", lambda b: b.startswith(b"digraph plait")),
         ("out.json", lambda b: json.loads(b)["entry"] == "main"),
         ("out.svg", lambda b: b"<svg" in b),
@@ -240,3 +240,51 @@ def test_graph_json_and_render_json_are_the_same_bytes():
     render_out = plait("render", LANGUAGE, "--format", "json")
     assert graph_out.returncode == render_out.returncode == 0
     assert graph_out.stdout == render_out.stdout and graph_out.stdout.endswith(b"}\n")
+
+
+_CANVAS = """
+const handlers = {};
+const rect = {left: 40, top: 30, width: 800, height: 500};
+const svgEl = {box: VIEWBOX, getAttribute(){ return this.box }, setAttribute(_, v){ this.box = v }};
+const canvasEl = {getBoundingClientRect(){ return rect }, querySelector(){ return svgEl },
+                  addEventListener(type, f){ handlers['canvas:' + type] = f }, classList: {add(){}, remove(){}}};
+const window = {addEventListener(type, f){ handlers['window:' + type] = f }};
+const document = {
+  getElementById(id){ return id === 'spans' ? {textContent: '{}'} : id === 'canvas' ? canvasEl : null; },
+  querySelectorAll(){ return []; },
+};
+// Where a screen point lands in the drawing, as a browser maps an SVG with preserveAspectRatio="xMidYMid meet".
+function drawingPoint(cx, cy){
+  const [x, y, w, h] = svgEl.box.split(' ').map(Number);
+  const s = Math.min(rect.width / w, rect.height / h);
+  const ox = (rect.width - w * s) / 2, oy = (rect.height - h * s) / 2;
+  return [x + (cx - rect.left - ox) / s, y + (cy - rect.top - oy) / s];
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("viewbox", ["0.00 0.00 1031.00 300.00", "0.00 0.00 300.00 1012.00"])
+def test_html_wheel_zoom_keeps_the_point_under_the_cursor_and_fit_fills_the_pane(tmp_path, viewbox):
+    """The page's script under node: the box takes the pane's shape, so nothing is letterboxed and zoom does not drift."""
+    import shutil
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    page = render(graph("language"), "html", sources=compiled(Path(LANGUAGE)).sources)
+    script = page.split("<script>")[1].split("</script>")[0]
+    test = f"const VIEWBOX = {json.dumps(viewbox)};\n{_CANVAS}\n{script}\n"
+    test += """
+const [bx, by, bw, bh] = svgEl.box.split(' ').map(Number);
+console.log(JSON.stringify({aspect: bw / bh}));
+const cursor = [40 + 700, 30 + 60];
+const before = drawingPoint(...cursor);
+for (const deltaY of [-1, -1, -1, 1]) handlers['canvas:wheel']({preventDefault(){}, deltaY, clientX: cursor[0], clientY: cursor[1]});
+console.log(JSON.stringify({before, after: drawingPoint(...cursor)}));
+"""
+    (tmp_path / "t.js").write_text(test)
+    done = subprocess.run(["node", str(tmp_path / "t.js")], capture_output=True, text=True, check=True)
+    fitted, zoomed = (json.loads(line) for line in done.stdout.splitlines())
+    # Fit gives the box the canvas's shape (800 x 500): the drawing fills the pane in its longer direction.
+    assert fitted["aspect"] == pytest.approx(800 / 500)
+    assert zoomed["after"] == pytest.approx(zoomed["before"], abs=1e-6)

@@ -18,7 +18,8 @@ FORMATS = ["dot", "mermaid"]
 @pytest.fixture(params=FORMATS)
 def drawn(request):
     def draw(name: str, **options) -> str:
-        return render(graph(name), request.param, RenderOptions(**options))
+        # Models and tools drawn as nodes (`--hide none`): their contracts are what these tests read.
+        return render(graph(name), request.param, RenderOptions(**{"hide": ("none",), **options}))
 
     draw.format = request.param
     return draw

@@ -170,7 +170,7 @@ def test_cli_mermaid_highlights_changes(tmp_path, capsys):
     new.write_text(text + 'tool extra "Unused." { run = python("tools:extra") }\n')
     assert main(["diff", str(old), str(new), "--format", "mermaid"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("flowchart LR")
+    assert re.match(r"flowchart (LR|TB)\n", out)
     assert "classDef added" in out and "class n_extra added" in out
     assert re.search(r"class [^\n]*\bn_scout\b[^\n]* changed", out)
     lines = out.splitlines()

@@ -60,7 +60,7 @@ def test_expand_is_a_labelled_cluster(format):
 
 
 def test_entry_draws_only_what_that_runnable_reaches():
-    scene = build_scene(graph("language"), RenderOptions(entry="writer"))
+    scene = build_scene(graph("language"), RenderOptions(entry="writer", hide=("none",)))
     ids = [n.id for n in scene.nodes]
     # Declaration order, as in the whole picture.
     assert ids == ["@entry", "fast", "strong", "get_time", "lookup", "submit_report", "researcher", "writer", "@exit"]
@@ -144,11 +144,14 @@ def _many_agents(count: int):
     return result.graph
 
 
-def test_large_graphs_fold_models_and_tools_unless_asked():
+def test_models_and_tools_are_folded_unless_asked_and_large_graphs_say_so():
     from plait.compiler.render.scene import LARGE
 
     small, large = _many_agents(LARGE - 2), _many_agents(LARGE)
-    assert build_scene(small).note == "" and "model" in {n.kind for n in build_scene(small).nodes}
+    # Folded by default: their dotted edges would cross everything else; the labels name them instead.
+    assert build_scene(small).note == "" and "model" not in {n.kind for n in build_scene(small).nodes}
+    assert "model m (openai/gpt-4o)" in build_scene(small).nodes[0].lines
+    assert "model" in {n.kind for n in build_scene(small, RenderOptions(hide=("none",))).nodes}
     folded = build_scene(large)
     assert "model" not in {n.kind for n in folded.nodes}
     assert folded.note == f"{LARGE + 1} runnables: models and tools are folded into labels (--hide none draws them)"
@@ -181,5 +184,30 @@ def test_a_spec_without_an_entry_draws_no_start_or_end():
     result = compile_spec('model m = "openai/gpt-4o"\nagent a { model = m }\nagent b { model = m }\n', path="x.plait")
     assert result.graph.entry is None
     scene = build_scene(result.graph)
-    assert [n.id for n in scene.nodes] == ["m", "a", "b"]
+    assert [n.id for n in scene.nodes] == ["a", "b"]
     assert "start" not in render(result.graph, "mermaid")
+
+
+def _spec_graph(text: str):
+    from plait.compiler.pipeline import compile_spec
+
+    result = compile_spec(text, path="x.plait")
+    assert result.graph is not None, result.diagnostics
+    return result.graph
+
+
+def test_auto_direction_draws_a_long_chain_top_to_bottom_and_a_wide_parallel_left_to_right():
+    steps = "".join(f'step s{i} {{ model = m, prompt = "{{{{input}}}}" }}\n' for i in range(8))
+    head = 'model m = "openai/gpt-4o"\n' + steps
+    long = _spec_graph(head + "chain main = " + " -> ".join(f"s{i}" for i in range(8)) + "\n")
+    wide = _spec_graph(head + "parallel main = [" + ", ".join(f"s{i}" for i in range(8)) + "]\n")
+    assert build_scene(long).direction == "TB"
+    assert build_scene(wide).direction == "LR"
+    # An explicit direction is kept whatever the shape.
+    assert build_scene(long, RenderOptions(direction="LR")).direction == "LR"
+    assert render(long, "mermaid").startswith("flowchart TB") and "rankdir=TB" in render(long, "dot")
+
+
+def test_unknown_direction_is_one_line():
+    with pytest.raises(RenderError, match="unknown direction `up`; expected one of: auto, LR, TB"):
+        build_scene(graph("single"), RenderOptions(direction="up"))
