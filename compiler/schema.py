@@ -13,7 +13,20 @@ from plait.core.graph import RUNNABLE_KINDS
 from plait.core.record import Record, record
 from plait.core.vocab import ERROR_KINDS, PROVIDERS
 
-__all__ = ["Attr", "ERROR_KINDS", "PROVIDERS", "RUNNABLE_KINDS", "SCHEMAS", "TYPED_BLOCKS", "a", "suggest"]
+__all__ = [
+    "Attr",
+    "ERROR_KINDS",
+    "PROVIDERS",
+    "RUNNABLE_KINDS",
+    "SCHEMAS",
+    "TOOL_CHOICES",
+    "TYPED_BLOCKS",
+    "a",
+    "suggest",
+]
+
+#: What `tool_choice` may say besides a tool's name: the three every wire format with tools understands.
+TOOL_CHOICES = ("auto", "none", "required")
 
 
 @record(kw_only=False)
@@ -49,6 +62,8 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "headers": Attr("map", default={}),
         "api": Attr("string", choices=("chat", "responses")),
         "script": Attr("string"),
+        # The default for agents on this model; a tool name is an agent's own choice (it knows its tools).
+        "tool_choice": Attr("tool_choice", choices=TOOL_CHOICES),
     },
     "tool": {
         "run": Attr("run", required=True),
@@ -76,6 +91,8 @@ SCHEMAS: dict[str, dict[str, Attr]] = {
         "tool_timeout": Attr("duration", minimum=0.001),
         "temperature": Attr("number", minimum=0, maximum=2),
         "max_tokens": Attr("int", minimum=1),
+        # One of TOOL_CHOICES or one of the agent's `tools` (check_types.tool_choice).
+        "tool_choice": Attr("tool_choice", choices=TOOL_CHOICES),
         "label": Attr("string"),
         "source": Attr("string"),
         "attributes": Attr("map", default={}),

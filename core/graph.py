@@ -90,6 +90,8 @@ class ModelNode(Node):
     headers: dict[str, str] = field(default_factory=dict)
     api: str | None = None
     script: str | None = None
+    #: "auto", "none" or "required": the default for agents on this model that set none.
+    tool_choice: str | None = None
 
 
 @record
@@ -152,6 +154,8 @@ class AgentNode(Runnable):
     tool_timeout: float | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    #: "auto", "none", "required" or one of `tools`; None leaves it to the model's default, then the provider's.
+    tool_choice: str | None = None
     label: str | None = None
     source: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)

@@ -23,9 +23,9 @@ from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
 from .mapping import run_map
-from .model_call import complete_with_fallbacks, direct_call, served, structured_answer
+from .model_call import complete_with_fallbacks, direct_call, model_request, served, structured_answer
 from .outcomes import Done, Fail, Interrupt, Outcome, Pause, merge_stops
-from .providers.base import Message, ModelRequest, final_answer_text
+from .providers.base import Message, final_answer_text
 from .route import run_route
 from .scope import outputs
 from .templates import as_text, render
@@ -87,9 +87,7 @@ def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) 
 async def _one_shot(
     ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]
 ) -> Done:
-    request = ModelRequest(
-        "", [Message.user(prompt)], system=system, agent=agent.name, step=1, output_schema=agent.output
-    )
+    request = model_request(agent, [Message.user(prompt)], system=system)
     if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
         ctx.emit("step_start", path, agent, step=1)
     call = direct_call(ctx, agent, request)

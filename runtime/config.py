@@ -95,6 +95,8 @@ class AgentConfig:
     tool_timeout: float | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    #: "auto" | "none" | "required" | one of `tools`; None: the model's default, else the provider's.
+    tool_choice: str | None = None
     label: str | None = None
     source: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)

@@ -54,6 +54,7 @@ def _model(n: g.ModelNode, base_dir: str | None) -> ModelConfig:
         script=n.script,
         # The provider confines the script to the spec's folder again where it opens it, as check did.
         script_root=base_dir,
+        tool_choice=n.tool_choice,
     )
 
 
@@ -89,6 +90,7 @@ def _agent(n: g.AgentNode) -> AgentConfig:
         tool_timeout=n.tool_timeout,
         temperature=n.temperature,
         max_tokens=n.max_tokens,
+        tool_choice=n.tool_choice,
         label=n.label,
         source=n.source,
         attributes=dict(n.attributes),

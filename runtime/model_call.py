@@ -16,6 +16,7 @@ from .context import RunContext
 from .providers.base import (
     FALLBACK_KINDS,
     Message,
+    ModelConfig,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -23,12 +24,32 @@ from .providers.base import (
     TextDelta,
     ToolCallDelta,
     ToolCallStart,
+    ToolSpec,
     final_answer_text,
 )
 from .providers.continuation import RETENTION, continuation_id
 from .structured_output import GUIDANCE, check_output, output_invalid, summary
 
-__all__ = ["complete_with_fallbacks", "direct_call", "served", "structured_answer"]
+__all__ = ["complete_with_fallbacks", "direct_call", "model_request", "served", "structured_answer"]
+
+
+def model_request(
+    agent: AgentConfig,
+    messages: list[Message],
+    *,
+    tools: list[ToolSpec] | None = None,
+    system: str | None = None,
+    step: int = 1,
+) -> ModelRequest:
+    """The one constructor of a model request: an agent's turn, a step, a judge, a retry all start here.
+
+    The settings that depend on which model serves it (id, timeout, temperature,
+    max_tokens, tool_choice) are left empty: `_prepare` fills them per model, so a
+    fallback gets its own model's defaults under the same runnable's settings.
+    """
+    return ModelRequest(
+        "", messages, tools or [], system=system, agent=agent.name, step=step, output_schema=agent.output
+    )
 
 
 async def complete_with_fallbacks(
@@ -128,8 +149,12 @@ def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> A
     return ctx.provider(agent.model).complete(request)
 
 
-def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
-    """Point the request at one model: its id, its per-call timeout, its defaults where the agent sets none.
+def _prepare(request: ModelRequest, agent: AgentConfig, config: ModelConfig) -> None:
+    """Point the request at one model: its id, its per-call timeout, and each setting the runnable's, else the model's.
+
+    The one place the runnable's settings and its model's combine, for every
+    kind of call and recomputed for each model a call falls back to; a setting
+    neither declares is left to the provider (None is never sent).
 
     Server state (`previous_response_id`) is offered by the providers' one gate,
     `continuation_id`: only to the model that issued it (history names the
@@ -141,10 +166,10 @@ def _prepare(request: ModelRequest, agent: AgentConfig, config: Any) -> None:
     )
     request.model = config.model_id
     request.timeout = config.timeout
-    if agent.temperature is None:
-        request.temperature = config.temperature
-    if agent.max_tokens is None:
-        request.max_tokens = config.max_tokens
+    request.temperature = agent.temperature if agent.temperature is not None else config.temperature
+    request.max_tokens = agent.max_tokens if agent.max_tokens is not None else config.max_tokens
+    # Only with tools to choose among: no wire accepts a choice without them.
+    request.tool_choice = (agent.tool_choice or config.tool_choice) if request.tools else None
 
 
 async def _one_call(
@@ -220,8 +245,12 @@ def served(
     request: ModelRequest,
     response: ModelResponse,
     path: tuple[str, ...],
+    replayed: bool = False,
 ) -> None:
-    """Attribute the response to the model that served it (history and report) and record the call."""
+    """Attribute the response to the model that served it (history and report) and record the call.
+
+    `replayed`: the reply came from the journal on a resume; its `step_end` says so, so a view marks it.
+    """
     wire_model = response.model  # what the provider says answered, before it is renamed to the declaration
     response.message.model = name
     response.model = name
@@ -245,4 +274,5 @@ def served(
             output_tokens=usage.output_tokens,
             request_model=request.model,
             response_model=wire_model,
+            **({"replayed": True} if replayed else {}),
         )

@@ -42,6 +42,7 @@ TYPE_WORDS = {
     "strings": 'a non-empty list of strings `["prog", "arg"]`',
     "names": "a list of tool names `[read_file, list_directory]`",
     "env_map": '`{ KEY = env("VARIABLE") }` (or a literal string value)',
+    "tool_choice": "`auto`, `none`, `required` or a tool name",
 }
 
 

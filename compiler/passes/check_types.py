@@ -143,6 +143,8 @@ class _Checker:
                 else:
                     names.append(word)
             return tuple(names)
+        if t == "tool_choice":
+            return self.tool_choice(owner, attr, spec, value)
         if t == "keep_last":
             return self.keep_last(attr, spec, value)
         if t == "run":
@@ -210,6 +212,40 @@ class _Checker:
             return {"env": name} if name is not None else None
 
         return self.map(attr, spec, value, each)
+
+    def tool_choice(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> str | None:
+        """`auto`, `none`, `required`, or on an agent one of its own tools (resolve_names has filled `tools`)."""
+        word = value.name if isinstance(value, ast.Ref) else value.value if isinstance(value, ast.String) else None
+        if word is None:
+            self.wrong_type(attr, spec, value)
+            return None
+        if self.ctx.decls[owner].kind != "agent":  # a model's default: it cannot know which tools its agents have
+            return self.symbol(attr, spec, value)
+        tools = self.ctx.values[owner].get("tools") or ()
+        if not tools:
+            self.report(
+                make(
+                    "P201",
+                    f"agent `{owner}` has no `tools`, so `{attr}` does nothing",
+                    value.span,
+                    fix=Fix(f"remove `{attr}`, or give the agent `tools`"),
+                )
+            )
+            return None
+        # An MCP server's tools are known from its lock only; a name beside a listed server is taken on trust.
+        servers = any(self.ctx.decls[t].kind == "mcp" for t in tools if t in self.ctx.decls)
+        if word in spec.choices or word in tools or servers:
+            return word
+        listed = ", ".join(f"`{c}`" for c in (*spec.choices, *tools))
+        fix: Fix | None
+        if word in self.ctx.decls:  # declared, just not given to this agent
+            message, fix = f"agent `{owner}` has no `{word}` among its `tools`", Fix(f"add `{word}` to `tools`")
+        else:
+            hint = suggest(word, [*spec.choices, *tools])
+            message = f"`{attr} = {word}` names no tool of agent `{owner}`"
+            fix = Fix(f"did you mean `{hint}`?", value.span, hint) if hint else None
+        self.report(make("P204", f"{message}; expected one of {listed}", value.span, fix=fix))
+        return None
 
     def keep_last(self, attr: str, spec: Attr, value: ast.Node) -> int | None:
         call = self._call(attr, spec, value, ("keep_last",))

@@ -18,6 +18,8 @@ from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
 from plait.core.defaults import MODEL_RETRIES
 from plait.core.vocab import ERROR_KINDS, FALLBACK_KINDS
 
+from ..secret_values import mask
+
 __all__ = [
     "ERROR_KINDS",
     "FALLBACK_KINDS",
@@ -213,6 +215,8 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         raw: Any = None,
     ) -> None:
+        # The boundary where a provider's words enter plait: a key the server echoes back goes no further.
+        message = mask(message)
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -255,6 +259,8 @@ class ModelConfig:
     script: str | None = None
     #: The folder the replies file must lie inside (the spec's folder); None: the working directory.
     script_root: str | None = None
+    #: "auto" | "none" | "required": sent with the tools of agents that set no `tool_choice` of their own.
+    tool_choice: str | None = None
 
 
 @runtime_checkable

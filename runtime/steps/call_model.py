@@ -12,9 +12,9 @@ from __future__ import annotations
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
 from ..history import window
-from ..model_call import complete_with_fallbacks, direct_call, served
+from ..model_call import complete_with_fallbacks, direct_call, model_request, served
 from ..outcomes import CONTINUE, NEXT_TURN, Done, Fail, Outcome
-from ..providers.base import Message, ModelRequest, ModelResponse, final_answer_text
+from ..providers.base import Message, ModelResponse, final_answer_text
 from ..providers.finish import NORMAL
 from ..structured_output import GUIDANCE as OUTPUT_GUIDANCE
 from ..structured_output import check_output, output_invalid, summary
@@ -43,16 +43,8 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
     system = run.system.build()
     if system and "{{" in system:
         system = render(system, input=run.input, state=ctx.state, strict=False, scope=ctx.scope)
-    request = ModelRequest(
-        "",
-        window(run.messages, agent.keep_last),
-        run.toolset.specs,
-        system=system,
-        temperature=agent.temperature,
-        max_tokens=agent.max_tokens,
-        agent=agent.name,
-        step=run.steps,
-        output_schema=agent.output,
+    request = model_request(
+        agent, window(run.messages, agent.keep_last), tools=run.toolset.specs, system=system, step=run.steps
     )
     call = direct_call(ctx, agent, request)
     if call is None:

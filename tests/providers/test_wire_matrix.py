@@ -1,0 +1,253 @@
+"""Every runnable kind that calls a model × every wire format → the request settings the server receives (issue 27).
+
+Each case is a small spec whose runnable under test, `subject`, is served by
+its own model `subject_model` (model id `subject`) on the loopback fake server;
+everything else talks to `other`. The requests the server recorded for the id
+`subject` must carry the settings, read from the HTTP body and headers in each
+wire's own words: set on the runnable (which wins over its model's), and set
+only on the model. A step's `max_tokens` once never reached the wire at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+import plait
+from plait.runtime.providers.fake import FAKE_KEY_ENV, FakeServer
+
+from conftest import FLAVOURS
+
+#: What the model declares in both modes, and what the runnable declares in "runnable" mode (it wins).
+ON_MODEL = {"temperature": 0.3, "max_tokens": 33, "tool_choice": "required"}
+ON_RUNNABLE = {"temperature": 0.7, "max_tokens": 77, "tool_choice": "lookup"}
+
+_PROVIDER = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "google": "google",
+    "openai-compatible": "openai-compatible",
+}
+
+ANSWER = {"output": {"answer": "x"}}
+VERDICT = {"text": '{"agreed": true, "summary": "agreed"}'}
+
+TOOL = """
+tool lookup "Look a word up." {
+  run = http(GET, "https://example.com/{{q}}")
+  params { q: string }
+}
+"""
+
+
+class Case:
+    """One runnable kind: its spec (SETTINGS marks where the runnable's own settings go), replies and input."""
+
+    def __init__(
+        self,
+        spec: str,
+        replies: dict[str, list[Any]],
+        *,
+        input: Any = "go",
+        tools: bool = True,
+        output: bool = True,
+        runnable: bool = True,
+    ) -> None:
+        self.spec, self.replies, self.input = spec, replies, input
+        #: Whether the subject has tools (then tool_choice applies), declares an `output`, and can carry settings.
+        self.tools, self.output, self.runnable = tools, output, runnable
+
+
+#: Where the runnable's own settings go in a case's spec.
+SETTINGS = "@SETTINGS@"
+AGENT = "agent subject { model = subject_model\n  tools = [lookup]\n  @SETTINGS@\n  output { answer: string }\n}\n"
+STEP = 'step subject { model = subject_model\n  prompt = "go {{input}}"\n  @SETTINGS@\n  output { answer: string }\n}\n'
+
+CASES: dict[str, Case] = {
+    "agent": Case(TOOL + AGENT + "chain main = subject\n", {"subject": [ANSWER]}),
+    "step": Case(STEP + "chain main = subject\n", {"subject": [ANSWER]}, tools=False),
+    "consolidate_agent": Case(
+        TOOL + AGENT + "agent peer { model = other }\nconsolidate main { agents = [subject, peer]\n judge = other\n"
+        " rounds = 1 }\n",
+        {"subject": [ANSWER], "other": [{"text": "peer"}, VERDICT]},
+    ),
+    "consolidate_judge_model": Case(
+        "agent a { model = other }\nagent b { model = other }\n"
+        "consolidate main { agents = [a, b]\n judge = subject_model\n rounds = 1 }\n",
+        {"subject": [VERDICT], "other": [{"text": "a"}, {"text": "b"}]},
+        tools=False,
+        output=False,
+        runnable=False,
+    ),
+    "consolidate_judge_agent": Case(
+        TOOL + "agent subject { model = subject_model\n  tools = [lookup]\n  @SETTINGS@\n"
+        "  output { agreed: bool, summary: string }\n}\n"
+        "agent a { model = other }\nagent b { model = other }\n"
+        "consolidate main { agents = [a, b]\n judge = subject\n rounds = 1 }\n",
+        {"subject": [{"output": {"agreed": True, "summary": "s"}}], "other": [{"text": "a"}, {"text": "b"}]},
+    ),
+    "delegated_agent": Case(
+        TOOL + AGENT + "agent boss { model = other\n  tools = [subject] }\nchain main = boss\n",
+        {
+            "subject": [ANSWER],
+            "other": [{"tool_calls": [{"name": "subject", "arguments": {"task": "t"}}]}, {"text": "done"}],
+        },
+    ),
+    "map_body": Case(
+        "input { items: list[string] }\n" + STEP + "map main = subject { over = input.items\n concurrency = 1 }\n",
+        {"subject": [ANSWER, ANSWER]},
+        input={"items": ["a", "b"]},
+        tools=False,
+    ),
+    "loop_body": Case(TOOL + AGENT + "loop main = subject { max_iterations = 2 }\n", {"subject": [ANSWER, ANSWER]}),
+    "route_case": Case(
+        'input { kind: "a" | "b" }\n'
+        + STEP
+        + 'step other_step { model = other\n prompt = "x" }\n'
+        + 'route main on input.kind {\n  "a" -> subject\n  "b" -> other_step\n}\n',
+        {"subject": [ANSWER]},
+        input={"kind": "a"},
+        tools=False,
+    ),
+    "fallback_model": Case(
+        TOOL + "agent subject { model = broken\n  fallback = [subject_model]\n  tools = [lookup]\n  @SETTINGS@\n"
+        "  output { answer: string }\n}\nchain main = subject\n",
+        {"broken": [{"error": {"kind": "server_error"}}], "subject": [ANSWER]},
+    ),
+}
+
+
+def _model(server: FakeServer, flavour: str, name: str, model_id: str, settings: dict[str, Any]) -> str:
+    provider = _PROVIDER[flavour]
+    lines = [f'base_url = "{server.base_url(provider)}"', f'api_key = env("{FAKE_KEY_ENV}")', "retries = 0"]
+    if flavour == "openai-responses":
+        lines.append('api = "responses"')
+    lines += [f"{key} = {value}" for key, value in settings.items()]
+    return f'model {name} = "{provider}/{model_id}" {{\n  ' + "\n  ".join(lines) + "\n}\n"
+
+
+def _spec(server: FakeServer, flavour: str, case: Case, mode: str, extra: dict[str, Any] | None = None) -> str:
+    on_model = {k: v for k, v in ON_MODEL.items() if k != "tool_choice" or case.tools}
+    model_settings = {**on_model, "headers": '{ "x-matrix" = "subject" }', **(extra or {})}
+    own = {k: v for k, v in ON_RUNNABLE.items() if k != "tool_choice" or case.tools} if mode == "runnable" else {}
+    body = case.spec.replace(SETTINGS, "\n  ".join(f"{k} = {v}" for k, v in own.items()))
+    return (
+        _model(server, flavour, "subject_model", "subject", model_settings)
+        + _model(server, flavour, "other", "other", {})
+        + _model(server, flavour, "broken", "broken", {})
+        + body
+    )
+
+
+def _run(server: FakeServer, text: str, case: Case) -> Any:
+    result = plait.compile(text)
+    assert not result.errors, "\n".join(str(d) for d in result.errors)
+
+    async def go() -> Any:
+        run = plait.arun(text, case.input)
+        try:
+            return await run
+        finally:
+            await run.engine.aclose()
+
+    return asyncio.run(go())
+
+
+def _served(server: FakeServer, model_id: str) -> list[Any]:
+    """The recorded requests for `model_id` (Gemini names it in the path, the others in the body)."""
+    out = []
+    for r in server.requests:
+        body = r.body if isinstance(r.body, dict) else {}
+        if body.get("model") == model_id or f"/models/{model_id}:" in r.path:
+            out.append(r)
+    return out
+
+
+def _settings(flavour: str, body: dict[str, Any]) -> dict[str, Any]:
+    """temperature, max_tokens and tool_choice as plait words, read from one wire's body."""
+    if flavour == "google":
+        generation = body.get("generationConfig", {})
+        calling = body.get("toolConfig", {}).get("functionCallingConfig")
+        choice = None
+        if calling is not None:
+            names = calling.get("allowedFunctionNames")
+            choice = names[0] if names else {"ANY": "required", "AUTO": "auto", "NONE": "none"}[calling["mode"]]
+        return {
+            "temperature": generation.get("temperature"),
+            "max_tokens": generation.get("maxOutputTokens"),
+            "tool_choice": choice,
+        }
+    raw = body.get("tool_choice")
+    if flavour == "anthropic":
+        choice = raw and ({"any": "required"}.get(raw["type"], raw["type"]) if raw["type"] != "tool" else raw["name"])
+        tokens = body.get("max_tokens")
+    elif flavour == "openai-responses":
+        choice = raw["name"] if isinstance(raw, dict) else raw
+        tokens = body.get("max_output_tokens")
+    else:
+        choice = raw["function"]["name"] if isinstance(raw, dict) else raw
+        tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+    return {"temperature": body.get("temperature"), "max_tokens": tokens, "tool_choice": choice}
+
+
+def _schema(flavour: str, body: dict[str, Any]) -> Any:
+    """The output JSON Schema the request asks for natively, in each wire's place for it."""
+    if flavour == "google":
+        return body.get("generationConfig", {}).get("responseJsonSchema")
+    if flavour == "anthropic":
+        return body.get("output_config", {}).get("format", {}).get("schema")
+    if flavour == "openai-responses":
+        return body.get("text", {}).get("format", {}).get("schema")
+    return body.get("response_format", {}).get("json_schema", {}).get("schema")
+
+
+def _cells() -> list[Any]:
+    return [
+        pytest.param(flavour, kind, mode, id=f"{flavour}-{kind}-{mode}")
+        for flavour in FLAVOURS
+        for kind, case in CASES.items()
+        for mode in ("runnable", "model")
+        if mode == "model" or case.runnable
+    ]
+
+
+@pytest.mark.parametrize(("flavour", "kind", "mode"), _cells())
+def test_the_request_carries_the_runnables_settings_else_its_models(
+    plait_fake_server: FakeServer, flavour: str, kind: str, mode: str
+) -> None:
+    case = CASES[kind]
+    plait_fake_server.script.extend(case.replies)
+    result = _run(plait_fake_server, _spec(plait_fake_server, flavour, case, mode), case)
+    assert result.stop_reason == "done", result.error
+    requests = _served(plait_fake_server, "subject")
+    assert requests, f"no request reached the model `subject`: {[r.path for r in plait_fake_server.requests]}"
+    expected = dict(ON_RUNNABLE if mode == "runnable" else ON_MODEL)
+    if not case.tools:
+        expected["tool_choice"] = None
+    for request in requests:
+        assert _settings(flavour, request.body) == expected
+        assert request.headers.get("x-matrix") == "subject"  # headers are the model's alone
+        if case.output:
+            schema = _schema(flavour, request.body)
+            fields = {"agreed", "summary"} if kind == "consolidate_judge_agent" else {"answer"}
+            assert schema is not None and set(schema["properties"]) == fields
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_models_timeout_bounds_each_call(plait_fake_server: FakeServer, flavour: str, kind: str) -> None:
+    """`timeout` has no body field: a reply held back far past it must end the call with a timeout error."""
+    case = CASES[kind]
+    replies = {key: list(items) for key, items in case.replies.items()}
+    replies["subject"] = [{**reply, "delay": "30s"} for reply in replies["subject"]]
+    plait_fake_server.script.extend(replies)
+    result = _run(plait_fake_server, _spec(plait_fake_server, flavour, case, "model", {"timeout": "50ms"}), case)
+    if kind == "delegated_agent":  # the delegate's failure is a tool result its caller reads
+        [_, after] = _served(plait_fake_server, "other")
+        assert "0.05s" in json.dumps(after.body)
+    else:
+        assert result.stop_reason == "error" and getattr(result.error, "kind", None) == "timeout", result.error
