@@ -12,9 +12,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp_helpers import FLAKY, free_port, npm_server, wait_until  # noqa: E402
+from mcp_helpers import FLAKY, free_port, locked_spec, npm_server, wait_until  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 
+from plait.core.mcp_lock import LOCK_FILE, loads  # noqa: E402
 from plait.runtime.config import McpConfig  # noqa: E402
 from plait.runtime.mcp.server import McpConnection  # noqa: E402
 
@@ -108,3 +109,13 @@ def test_a_handshake_server_over_http_is_spoken_to_in_its_own_revision(npm_http)
     config = McpConfig("everything", url=npm_http)
     revision, texts = asyncio.run(_session(config, ("echo", {"message": "hi"})))
     assert revision in HANDSHAKE_PROTOCOL_VERSIONS and texts == ["Echo: hi"]
+
+
+def test_the_lock_records_the_revision_each_server_spoke(tmp_path):
+    stateless = f'mcp flaky {{ command = ["{sys.executable}", "{FLAKY}"], tools = [echo] }}'
+    handshake = f'mcp everything {{ command = ["{npm_server("mcp-server-everything")}"], tools = [echo] }}'
+    locked_spec(tmp_path, "stateless", [], stateless, "flaky")
+    locked_spec(tmp_path, "handshake", [], handshake, "everything")
+    lock = loads((tmp_path / LOCK_FILE).read_text())
+    assert lock.servers["flaky"].protocol_version == STATELESS
+    assert lock.servers["everything"].protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
