@@ -132,6 +132,8 @@ class RunContext:
         #: Shared by an engine's runs; a context that registers its own tools gets a private one.
         self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
+        #: This run's views of providers that keep state per run (`for_run`), by model name.
+        self._own_providers: dict[str, Provider] = {}
         #: The run's MCP servers (runtime/mcp/McpPool), made at the first MCP call; `close_mcp` stops them.
         self.mcp: Any = None
 
@@ -150,7 +152,14 @@ class RunContext:
 
                 provider = make_provider(config)
             self.providers[model] = provider
-        return provider
+        for_run = getattr(provider, "for_run", None)
+        if for_run is None:
+            return provider
+        # A provider with per-run state (the scripted one's reply cursors) gives each run its own view of itself.
+        own = self._own_providers.get(model)
+        if own is None:
+            own = self._own_providers[model] = for_run(journaled=self.journal is not None)
+        return own
 
     def mcp_pool(self) -> Any:
         if self.mcp is None:
@@ -253,7 +262,15 @@ class RunContext:
 
     def provider_snapshots(self) -> dict[str, Any]:
         """Providers with replayable state (the scripted provider's cursors), so a restored run reads the same replies."""
-        return {name: p.snapshot() for name, p in self.providers.items() if hasattr(p, "snapshot")}
+        snapshots = {}
+        for name, provider in self.providers.items():
+            own = self._own_providers.get(name)
+            if own is None and hasattr(provider, "for_run"):
+                continue  # kept per run and not called by this one: the shared state is other runs'
+            snapshot = getattr(own or provider, "snapshot", None)
+            if snapshot is not None:
+                snapshots[name] = snapshot()
+        return snapshots
 
     def restore_providers(self, snapshots: dict[str, Any]) -> None:
         for name, snap in snapshots.items():

@@ -1,7 +1,7 @@
 """A JSON script of replies → deterministic model responses, offline.
 
 `model demo = "scripted/demo" { script = "demo.replies.json" }`: the script is a
-list of replies consumed in order by every call to that model, or an object
+list of replies consumed in order by the calls to that model, or an object
 mapping an agent or step name (`request.agent`) to its own list. A reply is
 `{"text": ..., "output": {...}, "tool_calls": [{"name", "arguments" | "raw_arguments"}],
 "finish_reason", "phase", "delay", "usage", "response_id", "created_at", "error":
@@ -9,6 +9,12 @@ mapping an agent or step name (`request.agent`) to its own list. A reply is
 text, as a provider's structured output is); `created_at` (unix seconds, default
 now) dates a reply's server state. It speaks the same seam as the HTTP providers, streaming included,
 so every runtime path (fallbacks, deltas, malformed calls) is testable offline.
+
+Replies are consumed per run: every run (each row of a batch) reads the
+script from its first reply, as `for_run` gives each run its own cursors. A
+journaled run records its cursors with every reply, leaving out a call still
+in flight elsewhere in the run, so a resume after a kill asks for exactly the
+replies that were never recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 import os
 import re
 import time
+from contextvars import ContextVar
 from typing import Any, AsyncIterator
 
 from plait.core.paths import UnreadableFile, read_inside
@@ -61,15 +68,32 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+#: The (provider, list key) the current task last took a reply from: its own snapshot, taken next to record that
+#: reply, counts it; a snapshot taken in another task leaves it out while it is in flight.
+_TAKEN: ContextVar[tuple[int, str] | None] = ContextVar("plait_scripted_taken", default=None)
+
+
 class ScriptedProvider:
-    """Replies from a script; one cursor per list, shared by every caller of the model."""
+    """Replies from a script; one cursor per list, per run (`for_run`), else shared by every caller."""
 
     def __init__(self, config: ModelConfig, client: Any = None, *, replies: Any = None) -> None:
         self.name = config.name
         self.config = config
         self._script = replies
+        self._source: ScriptedProvider | None = None
+        #: List key (an agent's name, or "" for a plain list) -> replies taken.
         self._cursors: dict[str, int] = {}
         self._calls = 0
+        #: Lists whose reply is taken but not yet recorded by the task that took it (journaled runs only).
+        self._inflight: dict[str, int] = {}
+        self._journaled = False
+
+    def for_run(self, journaled: bool = False) -> "ScriptedProvider":
+        """A view of this model for one run: the same script (read once), cursors of its own."""
+        view = ScriptedProvider(self.config, replies=self._script)
+        view._source = self
+        view._journaled = journaled
+        return view
 
     # -- the seam ----------------------------------------------------------------
 
@@ -107,15 +131,24 @@ class ScriptedProvider:
     # -- persistence: a restored run must read the same replies next -------------
 
     def snapshot(self) -> dict[str, Any]:
-        return {"cursors": dict(self._cursors), "calls": self._calls}
+        """The cursors as a restored run must have them: a call still in flight in another task is left out."""
+        taken = _TAKEN.get()
+        if taken is not None and taken[0] == id(self) and self._inflight.get(taken[1]):
+            self._inflight[taken[1]] -= 1
+            _TAKEN.set(None)
+        cursors = {key: n - self._inflight.get(key, 0) for key, n in self._cursors.items()}
+        return {"cursors": cursors, "calls": self._calls - sum(self._inflight.values())}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        self._cursors = dict(snapshot.get("cursors", {}))
+        self._inflight.clear()
+        self._cursors = {key: int(n) for key, n in snapshot.get("cursors", {}).items()}
         self._calls = int(snapshot.get("calls", 0))
 
     # -- internals -----------------------------------------------------------------
 
     def _load(self) -> Any:
+        if self._script is None and self._source is not None:
+            self._script = self._source._load()  # read once per engine, not once per run
         if self._script is None:
             path = self.config.script
             if not path:
@@ -164,6 +197,9 @@ class ScriptedProvider:
             )
         self._cursors[key] = index + 1
         self._calls += 1
+        if self._journaled:
+            self._inflight[key] = self._inflight.get(key, 0) + 1
+            _TAKEN.set((id(self), key))
         reply = replies[index]
         return reply if isinstance(reply, dict) else {"text": str(reply)}
 
