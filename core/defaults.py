@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "MAP_CONCURRENCY",
+    "MAX_INPUT_BYTES",
     "MAX_STEPS",
     "MODEL_RETRIES",
     "ON_ERROR",
@@ -26,6 +27,8 @@ MODEL_RETRIES = 2
 #: tool: seconds one call may take; how the result reaches the model.
 TOOL_TIMEOUT = 60.0
 TOOL_RESULT = "content"
+#: a run's input (`--input`, a batch line): its size at most, in bytes of UTF-8 (larger is refused, with this number).
+MAX_INPUT_BYTES = 16 * 1024 * 1024
 #: agent: LLM calls in one run; malformed replies re-asked.
 MAX_STEPS = 16
 RETRY_MALFORMED = 0
