@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .outcomes import Done, Fail
+from .secret_values import known, mask_data
 
 __all__ = ["OBSERVER_AGENT_FAILED", "OBSERVER_FAILED", "Event", "EventBus", "Observer", "span_name"]
 
@@ -100,6 +101,8 @@ class EventBus:
         self.active = True
 
     def emit(self, event: Event) -> None:
+        if known():  # every listener (--events, the journal, telemetry, observers) sees the masked event
+            event.data = mask_data(event.data)
         for listener in self.listeners:
             listener(event)
         for observer in self.observers:

@@ -39,6 +39,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .config import Program
 from .events import Event
+from .secret_values import mask
 
 __all__ = ["CAPTURE_ENV", "Telemetry", "attach", "capture_content"]
 
@@ -443,7 +444,7 @@ def _within(path: tuple[str, ...], error_path: Any) -> bool:
 
 
 def _fail(span: Span, kind: str, message: str | None) -> None:
-    span.set_status(Status(StatusCode.ERROR, message))
+    span.set_status(Status(StatusCode.ERROR, None if message is None else mask(message)))
     span.set_attribute("error.type", kind)
 
 

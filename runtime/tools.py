@@ -24,6 +24,7 @@ from urllib.parse import quote, quote_plus
 from .config import ToolConfig
 from .providers.base import Message, TextPart
 from .records import problem
+from .secret_values import known, mask
 from .templates import as_text, render
 from .tool_modules import load as load_module
 
@@ -169,8 +170,11 @@ class ToolRunner:
         except ToolImportError as exc:
             return ToolOutcome(str(exc), True)
         except Exception as exc:  # a failing tool is a result the model can react to
-            return ToolOutcome(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}", True)
-        return self._outcome(tool, value)
+            return ToolOutcome(mask(f"tool `{tool.name}` failed: {type(exc).__name__}: {exc}"), True)
+        outcome = self._outcome(tool, value)
+        if known():  # a server that echoes a key the run resolved must not hand it to the model
+            outcome.content = mask(outcome.content)
+        return outcome
 
     async def _invoke(
         self,

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from ..config import McpConfig
 from ..errors import AgentError
+from ..secret_values import remember
 
 __all__ = ["CLOSE_TIMEOUT", "START_TIMEOUT", "McpConnection", "McpStartError", "ServerInfo", "resolve"]
 
@@ -67,6 +68,7 @@ def resolve(server: str, what: str, values: dict[str, Any]) -> dict[str, str]:
                 raise McpStartError(
                     f"MCP server `{server}`: environment variable `{name}` (for {what} `{key}`) is not set"
                 )
+            remember(found)  # a server may echo it in an error: masked in every output
             out[key] = found
         else:
             out[key] = str(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ..secret_values import remember
 from .base import ModelConfig, ProviderError
 
 __all__ = ["DEFAULT_KEY_ENV", "Secret", "resolve_key"]
@@ -45,6 +46,7 @@ def resolve_key(config: ModelConfig) -> Secret | None:
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:
+            remember(value)  # masked in every output from now on, if a server echoes it back
             return Secret(value)
     if not names:
         return None

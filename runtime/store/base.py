@@ -24,6 +24,7 @@ from typing import Any, Iterator, Protocol
 
 import orjson
 
+from ..secret_values import known, mask_json
 from . import dialect as q
 from .dialect import Dialect
 
@@ -55,9 +56,10 @@ def encode(value: Any) -> str:
     standard encoder's speed on rows like these, and every row, admission and stop of a journaled run is encoded
     (the journal's largest per-row cost)."""
     try:
-        return orjson.dumps(value, default=str, option=_ORJSON).decode()
+        text = orjson.dumps(value, default=str, option=_ORJSON).decode()
     except TypeError:  # orjson.JSONEncodeError is one
-        return _json_encode(value)
+        text = _json_encode(value)
+    return mask_json(text) if known() else text  # no secret the run resolved is ever written down
 
 
 def storable(text: str) -> str:

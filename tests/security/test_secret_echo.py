@@ -1,0 +1,146 @@
+"""A key the run read with `env()`, echoed back by a server's error body → `<redacted>` in every sink.
+
+The key here matches no format of the secret catalogue (core/redact.py): only the run's own record of the values it
+resolved (runtime/secret_values.py) can hide it. The sinks: stderr, `--json`, `--events`, `plait trace` (text and
+JSON), `plait runs export`, the journal's files, the OpenTelemetry span status, and what a tool hands the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import plait
+from plait.cli import main
+from plait.runtime import secret_values
+from plait.runtime.config import ToolConfig
+from plait.runtime.mcp.server import resolve
+from plait.runtime.providers.base import ProviderError
+from plait.runtime.tools import ToolRunner
+
+#: Random-looking but of no known format: no catalogue pattern hides it.
+KEY = "q7Vw2Lz9Kx4Pb8Nm3Rt6"
+
+
+class _Echo(BaseHTTPRequestHandler):
+    """Every request fails with a body quoting the credentials it was sent, as some servers do."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        sent = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
+        body = json.dumps({"error": {"message": f"key rejected: {sent}", "type": "invalid_request_error"}}).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture()
+def echo():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture()
+def spec(tmp_path, echo, monkeypatch) -> Path:
+    monkeypatch.setenv("ECHOED_KEY", KEY)
+    path = tmp_path / "spec.plait"
+    path.write_text(
+        f'model m = "openai-compatible/x" {{ base_url = "http://127.0.0.1:{echo}/v1", api_key = env("ECHOED_KEY") }}\n'
+        "agent main { model = m }\n"
+    )
+    return path
+
+
+def _run(capsys, *argv: str) -> str:
+    main(list(argv))
+    out, err = capsys.readouterr()
+    return out + err
+
+
+def _run_id(tmp_path: Path, capsys) -> str:
+    main(["runs", "--dir", str(tmp_path), "--json"])
+    listed = json.loads(capsys.readouterr().out.splitlines()[0])  # one run per line, or one list
+    return (listed[0] if isinstance(listed, list) else listed)["id"]
+
+
+def test_an_echoed_key_reaches_no_sink_of_the_cli(spec, tmp_path, capsys):
+    shown = _run(capsys, "run", str(spec), "--input", "hi", "--json")
+    assert "key rejected: Bearer <redacted>" in shown  # the server's words are kept, the key is not
+    shown += _run(capsys, "run", str(spec), "--input", "hi", "--events")
+    shown += _run(capsys, "run", str(spec), "--input", "hi")
+    run_id = _run_id(tmp_path, capsys)
+    shown += _run(capsys, "trace", run_id, "--dir", str(tmp_path))
+    shown += _run(capsys, "trace", run_id, "--dir", str(tmp_path), "--json")
+    shown += _run(capsys, "runs", "export", run_id, "--dir", str(tmp_path))
+    assert "key rejected" in shown and KEY not in shown
+    stored = b"".join(f.read_bytes() for f in (tmp_path / ".plait").rglob("*") if f.is_file())
+    assert stored and KEY.encode() not in stored
+
+
+def test_an_echoed_key_is_not_in_the_span_status(spec):
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with pytest.raises(ProviderError) as raised:  # plait.run raises the run's error
+        plait.run(spec, "hi", tracer_provider=provider)
+    assert KEY not in str(raised.value)
+    statuses = [s.status.description or "" for s in exporter.get_finished_spans()]
+    assert any("key rejected" in d for d in statuses)
+    assert not any(KEY in d for d in statuses)
+    everything = json.dumps([json.loads(s.to_json()) for s in exporter.get_finished_spans()])
+    assert KEY not in everything
+
+
+def test_a_provider_error_is_masked_where_it_is_created(monkeypatch):
+    monkeypatch.setenv("ECHOED_KEY", KEY)
+    from plait.runtime.providers.base import ModelConfig
+    from plait.runtime.providers.keys import resolve_key
+
+    resolve_key(ModelConfig(name="m", provider="openai", model_id="x", api_key_env="ECHOED_KEY"))
+    error = ProviderError("auth", f"bad key {KEY}")
+    assert KEY not in str(error) and KEY not in repr(error) and "<redacted>" in error.message
+
+
+def test_mcp_env_and_header_values_are_masked_in_what_a_tool_hands_the_model(monkeypatch):
+    other = "mcp-Zq3Wx8Lv1Nt5Bb7Yc"
+    monkeypatch.setenv("TRACKER_TOKEN", other)
+    assert resolve("tracker", "header", {"Authorization": {"env": "TRACKER_TOKEN"}}) == {"Authorization": other}
+
+    def fails() -> str:
+        raise RuntimeError(f"server said: token {other} is expired")
+
+    async def call():
+        runner = ToolRunner()
+        try:
+            return await runner.execute(ToolConfig("t", fn=fails), {}, 10)
+        finally:
+            await runner.aclose()
+
+    outcome = asyncio.run(call())
+    assert outcome.is_error and "token <redacted> is expired" in outcome.content and other not in outcome.content
+
+
+def test_short_values_are_not_remembered():
+    before = secret_values.mask("a dev build")
+    secret_values.remember("dev")
+    assert secret_values.mask("a dev build") == before == "a dev build"
