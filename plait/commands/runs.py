@@ -19,13 +19,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plait.cli import EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:  # the store is imported when a command opens it, not when the CLI starts
     from plait.runtime.store import Journal
 
 #: What a run's status can be in a listing; `crashed` = admitted, never stopped, and nobody holds it.
 STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "cancelled", "interrupt", "pause")
+#: Words people type for a status, and the status they mean (`plait runs --status failed`).
+STATUS_WORDS = {"failed": "error", "fail": "error", "errored": "error", "stopped": "cancelled", "paused": "pause"}
+
+
+def status_word(text: str) -> str:
+    """--status's value: a status, or a word for one (STATUS_WORDS); anything else argparse refuses with the list."""
+    return STATUS_WORDS.get(text.lower(), text)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +41,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "plait runs rm ID   ·   plait runs prune --older-than 30d"
     )
     add_where(parser)
-    parser.add_argument("--status", choices=STATUSES, help="list only runs with this status")
+    parser.add_argument(
+        "--status",
+        type=status_word,
+        choices=STATUSES,
+        help="list only runs with this status (`failed` is `error`)",
+    )
     parser.add_argument("--json", action="store_true", help="print the listing as JSON lines")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     export = actions.add_parser(
@@ -58,6 +70,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     prune.add_argument("--older-than", metavar="AGE", required=True, help="e.g. 30d, 12h, 90m (d, h, m, s)")
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     add_where(prune)
+    doctor = actions.add_parser(
+        "doctor",
+        help="check the journal for damage; --repair moves it aside",
+        description="Check the run journal: every segment line, stored input, snapshot and history row that "
+        "cannot be read, and (SQLite) the database file. Exit 0 when nothing is damaged, 1 when something is. "
+        "--repair moves the damage aside, never deleting it: a damaged segment file, and a copy of each damaged "
+        "value, go to the quarantine folder beside the journal; the run it belonged to stays listed and traceable "
+        "and refuses to resume.",
+    )
+    doctor.add_argument("--repair", action="store_true", help="quarantine what is damaged (copies kept)")
+    add_where(doctor)
 
 
 def add_where(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
             return remove(journal, args.ids)
         if action == "prune":
             return prune(journal, args)
+        if action == "doctor":
+            return doctor(journal, args)
+        warn_damage(journal)
         return listing(journal, args)
     finally:
         journal.close()
@@ -121,6 +147,16 @@ def open_journal(args: argparse.Namespace) -> Journal | int:
     except StoreError as exc:
         return fail(str(exc))
     return journal
+
+
+def warn_damage(journal: Journal) -> None:
+    """One line per damaged segment line found while opening (the rest of the journal reads as usual)."""
+    problems = journal.problems()
+    for problem in problems[:10]:
+        fail(f"warning: {problem}")
+    if problems:
+        more = f" ({len(problems) - 10} more)" if len(problems) > 10 else ""
+        fail(f"warning: damage in the run journal{more}: see `plait runs doctor`, and `--repair` to move it aside")
 
 
 def find_run(journal: Journal, run_id: str) -> dict[str, Any] | int:
@@ -147,7 +183,7 @@ def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
         return row
     steps = tokens_in = tokens_out = 0
     for event in journal.events(row["id"]):
-        if event["kind"] == "model_reply":
+        if event["kind"] == "model_reply" and isinstance(event["data"], dict):
             steps += 1
             usage = event["data"].get("usage") or (0, 0)
             tokens_in, tokens_out = tokens_in + usage[0], tokens_out + usage[1]
@@ -158,40 +194,41 @@ def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def listing(journal: Journal, args: argparse.Namespace) -> int:
-    rows = [with_totals(journal, r) for r in journal.runs()]
-    if args.status:
-        rows = [r for r in rows if r["status"] == args.status]
+    """From index rows, a page at a time (journal.listing): never a run's input or snapshot, never every run at once."""
+    fields = ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")
     if args.json:
-        for r in rows:
-            print(
-                json.dumps(
-                    {
-                        k: r[k]
-                        for k in ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")
-                    }
-                )
-            )
+        for r in journal.listing(args.status):
+            r = with_totals(journal, r)
+            print(json.dumps({k: r[k] for k in fields}))
         return EXIT_OK
-    if not rows:
+    # Two passes, so the columns line up without holding the table: the first measures the names.
+    runs = id_width = entry_width = 0
+    for r in journal.listing(args.status):
+        runs, id_width, entry_width = runs + 1, max(id_width, len(r["id"])), max(entry_width, len(r["entry"]))
+    if not runs:
         print(f"no runs{f' with status {args.status}' if args.status else ''} in {journal.where}", file=sys.stderr)
         return EXIT_OK
-    header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
-    table = [
-        (
-            r["id"],
-            r["status"],
-            r["entry"],
-            when(r["started"]),
-            str(r["steps"]),
-            str(r["input_tokens"] + r["output_tokens"]),
-        )
-        for r in rows
-    ]
-    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     from plait.term import clean  # an entry name or id read back from a store someone else may have written
 
-    for line in (header, *table):
-        print(clean("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip()))
+    widths = (max(id_width, 2), max(map(len, STATUSES)), max(entry_width, 5), 19, 5)
+    header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
+
+    def show(cells: tuple[str, ...]) -> None:
+        print(clean("  ".join(cell.ljust(w) for cell, w in zip(cells, (*widths, 0))).rstrip()))
+
+    show(header)
+    for r in journal.listing(args.status):
+        r = with_totals(journal, r)
+        show(
+            (
+                r["id"],
+                r["status"],
+                r["entry"],
+                when(r["started"]),
+                str(r["steps"]),
+                str(r["input_tokens"] + r["output_tokens"]),
+            )
+        )
     return EXIT_OK
 
 
@@ -269,4 +306,35 @@ def prune(journal: Journal, args: argparse.Namespace) -> int:
         return EXIT_OK
     gone = journal.delete(old) if old else 0
     print(f"deleted {gone} run{'s' if gone != 1 else ''} older than {args.older_than}", file=sys.stderr)
+    return EXIT_OK
+
+
+def doctor(journal: Journal, args: argparse.Namespace) -> int:
+    from plait.runtime.store import doctor as checkup
+    from plait.runtime.store.base import SQLJournal
+    from plait.runtime.store.sqlite import QUARANTINE
+
+    if not isinstance(journal, SQLJournal):  # every store plait opens is one; a caller's own is not checked
+        return fail(f"cannot check {journal.where}: not a SQL journal")
+    findings = checkup.check(journal)
+    for finding in findings:
+        print(finding)
+    if not findings:
+        print(f"no damage found in {journal.where}", file=sys.stderr)
+        return EXIT_OK
+    if not args.repair:
+        repairable = sum(f.repairable for f in findings)
+        fail(
+            f"{len(findings)} problem{'s' if len(findings) != 1 else ''} in {journal.where}"
+            + (f"; `plait runs doctor --repair` moves {repairable} aside (copies kept)" if repairable else ""),
+            EXIT_ERRORS,
+        )
+        return EXIT_ERRORS
+    path = getattr(journal, "path", None)
+    folder = path.with_name(QUARANTINE) if isinstance(path, Path) else Path("plait-quarantine")
+    for line in checkup.repair(journal, findings, folder):
+        print(f"repaired: {line}")
+    left = [f for f in findings if not f.repairable]
+    if left:
+        return fail(f"{len(left)} problem{'s' if len(left) != 1 else ''} left that --repair cannot move", EXIT_ERRORS)
     return EXIT_OK

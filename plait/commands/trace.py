@@ -60,9 +60,18 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     open_tools: dict[str, dict[str, Any]] = {}
     #: An ask's answer as `resume --answer` gave it, by key, until the ask takes it (then one item shows both).
     given: dict[str, dict[str, Any]] = {}
+    from plait.runtime.store.doctor import quarantined
+
     for e in events:
         kind, key, data = e["kind"], e["key"], e["data"]
         base = {"t": round(e["at"] - start, 3), "seq": e["seq"]}
+        if e.get("damaged") or quarantined(data) or not isinstance(data, dict):
+            # A row that cannot be read is shown as such; the rest of the run traces as usual.
+            problem = e.get("damaged") or (
+                f"moved aside to {data['quarantined']}" if quarantined(data) else "its data is not a JSON object"
+            )
+            items.append(base | {"kind": "damaged", "row": kind, "position": key, "problem": problem})
+            continue
         if kind == "model_request":
             item = base | {
                 "kind": "model_call",
@@ -185,4 +194,6 @@ def line(item: dict[str, Any]) -> str:
         return f"start  {item.get('entry')} input {_short(item.get('input', ''), 60)}"
     if kind == "base":
         return "start  (from a stored snapshot)"
+    if kind == "damaged":
+        return f"damaged {item['row']} row {item['seq']}: {item['problem']} (see `plait runs doctor`)"
     return kind

@@ -117,7 +117,12 @@ class Journal(Protocol):
     ) -> None: ...
     def run(self, run_id: str) -> dict[str, Any] | None: ...
     def runs(self, status: str | None = None) -> list[dict[str, Any]]: ...
+    def listing(self, status: str | None = None, page: int = 500) -> Iterator[dict[str, Any]]: ...
     def events(self, run_id: str) -> Iterator[dict[str, Any]]: ...
+    def problems(self) -> list[str]:
+        """Damage found while opening and reading (a segment line that is not a row), one line each, with its file."""
+        ...
+
     def lease(self, run_id: str) -> dict[str, Any] | None: ...
     def busy(self) -> set[str]:
         """Runs another live process may still write to the tables (stopped or not): not to be deleted now."""
@@ -383,10 +388,38 @@ class SQLJournal:
         found = self.conn.execute(self.dialect.sql(sql + " ORDER BY started, id"), params).fetchall()
         return [self._run_dict(r) for r in found]
 
+    def listing(self, status: str | None = None, page: int = 500) -> Iterator[dict[str, Any]]:
+        """Every run's index row (no input, no snapshot), oldest first, read a page at a time: what `plait runs`
+        lists, in memory bounded by the page whatever the runs hold and however many there are. `status` filters
+        (`crashed`: admitted, never stopped, and nobody holds it)."""
+        self.sync()
+        stored = "running" if status == "crashed" else status
+        where = " AND status = ?" if stored else ""
+        sql = self.dialect.sql(
+            f"SELECT {_INDEX_COLUMNS} FROM runs WHERE (started > ? OR (started = ? AND id > ?)){where} "
+            f"ORDER BY started, id LIMIT {int(page)}"
+        )
+        after: tuple[Any, ...] = (float("-inf"), float("-inf"), "")
+        while True:
+            found = self.conn.execute(sql, (*after, *((stored,) if stored else ()))).fetchall()
+            for row in found:
+                out = dict(zip(_INDEX_FIELDS, row))
+                if out["status"] == "running" and not self._held_live(out["id"]):
+                    out["status"] = "crashed"
+                if status is None or out["status"] == status:
+                    yield out
+            if len(found) < page:
+                return
+            after = (found[-1][4], found[-1][4], found[-1][0])
+
     def events(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """A run's rows in order; a row whose data is not JSON comes with `data` None and `damaged` saying so."""
         self.sync()
         for seq, kind, key, at, data in self.conn.execute(self.dialect.sql(q.SELECT_EVENTS), (run_id,)).fetchall():
-            yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
+            try:
+                yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
+            except ValueError:
+                yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": None, "damaged": "its data is not JSON"}
 
     def lease(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(self.dialect.sql(q.SELECT_LEASE), (run_id,)).fetchone()
@@ -397,6 +430,9 @@ class SQLJournal:
 
     def busy(self) -> set[str]:
         return set()
+
+    def problems(self) -> list[str]:
+        return []
 
     def delete(self, run_ids: list[str]) -> int:
         self.sync()
@@ -413,18 +449,33 @@ class SQLJournal:
                 gone += conn.execute(sql(q.DELETE_RUN), (run_id,)).rowcount
         return gone
 
+    def _held_live(self, run_id: str) -> bool:
+        lease = self.lease(run_id)
+        return lease is not None and lease["live"]
+
     def _run_dict(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        """A run's row; an `input` or `snapshot` that is not JSON reads as None and is named in `damaged`, so one
+        damaged run is reported as such and never stops another from being read."""
         out = dict(zip(_RUN_FIELDS, row))
-        out["input"] = json.loads(out["input"])
+        damaged = []
+        try:
+            out["input"] = json.loads(out["input"])
+        except (TypeError, ValueError):
+            out["input"] = None
+            damaged.append("its input is not JSON")
         out["result"] = None
         if out["snapshot"] is not None:
-            out["snapshot"] = json.loads(out["snapshot"])
-            out["result"] = out["snapshot"].get("result")
-        if out["status"] == "running":
-            lease = self.lease(out["id"])
-            if lease is None or not lease["live"]:
-                # Admitted, never stopped, and nobody holds it: the process died mid-run.
-                out["status"] = "crashed"
+            try:
+                out["snapshot"] = json.loads(out["snapshot"])
+                out["result"] = out["snapshot"].get("result")
+            except (AttributeError, ValueError):
+                out["snapshot"] = None
+                damaged.append("its snapshot is not a JSON object")
+        if damaged:
+            out["damaged"] = damaged
+        if out["status"] == "running" and not self._held_live(out["id"]):
+            # Admitted, never stopped, and nobody holds it: the process died mid-run.
+            out["status"] = "crashed"
         return out
 
 
@@ -447,3 +498,6 @@ _RUN_FIELDS = (
     "snapshot",
 )
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
+#: What a listing reads of each run: its index row, never its input or snapshot (either can be megabytes).
+_INDEX_FIELDS = ("id", "entry", "spec", "status", "started", "updated", "steps", "input_tokens", "output_tokens")
+_INDEX_COLUMNS = ", ".join(_INDEX_FIELDS)

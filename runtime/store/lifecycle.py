@@ -14,6 +14,7 @@ from ..errors import AgentError
 from ..outcomes import EFFECT_ACTIONS, Decision
 from .run_journal import RunJournal
 from .base import LeaseHeld
+from .doctor import quarantined
 
 if TYPE_CHECKING:
     from ..engine import Engine, Run
@@ -34,6 +35,9 @@ async def admit(run: Run) -> None:
     """The run's row (and its lease) committed before its first step."""
     journal = run.ctx.journal
     if journal is not None and not journal.admitted:
+        # Opened (and checked) before the first step: a journal that cannot be written fails the run here,
+        # before any effect, not at its stop with every effect done and nothing recorded.
+        journal.store.open()
         journal.store.admit(run.id, run.entry, run.engine.spec, run.input)
         journal.admitted = True
         journal.record("admit", None, {"entry": run.entry, "input": run.input})
@@ -53,11 +57,21 @@ def replay(engine: Engine, run_id: str) -> Run | None:
     row = store.run(run_id)
     if row is None:
         return None
+    events = list(store.events(run_id))
+    damaged = [e["seq"] for e in events if e.get("damaged") or quarantined(e["data"])]
+    if damaged or row.get("damaged") or quarantined(row["input"]):
+        # Replaying around a damaged row could repeat an effect it recorded: a person looks first.
+        where = f"row{'s' if len(damaged) > 1 else ''} {', '.join(map(str, damaged))}" if damaged else "its run row"
+        raise AgentError(
+            "resume_invalid",
+            f"run {run_id} cannot be resumed: {where} in {store.where} cannot be read; "
+            "see `plait runs doctor` (and `plait trace` for what the run did)",
+        )
     try:
         store.acquire(run_id)
     except LeaseHeld as held:
         raise AgentError("run_locked", str(held)) from None
-    journal = RunJournal(store, run_id, list(store.events(run_id)))
+    journal = RunJournal(store, run_id, events)
     ctx = engine.new_context()
     if journal.base is not None:  # the run came in from a snapshot: start from it, replay what followed
         ctx.load_json(journal.base["context"])

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Segment", "line", "read", "segments"]
+from .private import private_dir
+
+__all__ = ["Damage", "Segment", "line", "read", "scan", "segments"]
 
 Row = tuple[str, int, str, str | None, float, str]
 
@@ -41,7 +45,7 @@ class Segment:
     def write(self, text: str) -> None:
         fd = self._fd
         if fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             fd = self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         data = text.encode()
         while data:
@@ -63,23 +67,76 @@ class Segment:
                 pass
 
 
+@dataclass(frozen=True)
+class Damage:
+    """A line of a segment that cannot be a row: where it is and why (its run, when the header names one)."""
+
+    path: Path
+    line: int
+    reason: str
+    run_id: str | None = None
+
+    def __str__(self) -> str:
+        run = f" (run {self.run_id})" if self.run_id else ""
+        return f"{self.path}: line {self.line}{run}: {self.reason}"
+
+
 def read(path: Path) -> list[Row]:
-    """Every whole row of a segment (another process may be appending to it, or may have died mid-line)."""
+    """Every whole, well-formed row of a segment (another process may be appending to it, or may have died mid-line)."""
+    return scan(path)[0]
+
+
+def scan(path: Path, deferred: Mapping[str, int] | None = None) -> tuple[list[Row], list[Damage]]:
+    """(rows, damaged lines) of a segment. A line is damaged when it is not `header TAB JSON` with the header's five
+    fields of the right types, or (given `deferred`, statement name → parameter count) names a statement that
+    does not exist or gives it the wrong parameters. The piece after the last newline was cut off mid-write (the
+    writer is appending, or died writing it): not a row, and not damage."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        return [], [Damage(path, 0, f"cannot be read: {exc.strerror or exc}")]
     rows: list[Row] = []
-    for entry in text.split("\n")[:-1]:  # the piece after the last newline is not a whole line
+    damage: list[Damage] = []
+    for number, entry in enumerate(text.split("\n")[:-1], 1):
         head, sep, data = entry.partition("\t")
-        if not sep:
-            continue
         try:
             run_id, seq, kind, key, at = json.loads(head)
-        except ValueError:
+        except (ValueError, TypeError):
+            damage.append(Damage(path, number, "not a journal row (its header is not five JSON values)"))
             continue
+        run = run_id if isinstance(run_id, str) else None
+        if not (
+            sep
+            and run is not None
+            and type(seq) is int
+            and seq >= 0
+            and isinstance(kind, str)
+            and (key is None or isinstance(key, str))
+            and isinstance(at, (int, float))
+        ):
+            damage.append(Damage(path, number, "not a journal row (a field of its header is missing or mistyped)", run))
+            continue
+        try:
+            value = json.loads(data)
+        except ValueError:
+            damage.append(Damage(path, number, "its data is not JSON", run or None))
+            continue
+        if seq == 0 and deferred is not None:
+            wanted = deferred.get(kind[1:]) if kind.startswith("~") else None
+            if wanted is None:
+                damage.append(Damage(path, number, f"names no journal statement (`{kind}`)", run or None))
+                continue
+            if not (
+                isinstance(value, list)
+                and len(value) == wanted
+                and all(v is None or isinstance(v, (str, int, float)) for v in value)
+            ):
+                damage.append(
+                    Damage(path, number, f"the parameters of `{kind[1:]}` are not {wanted} values", run or None)
+                )
+                continue
         rows.append((run_id, seq, kind, key, at, data))
-    return rows
+    return rows, damage
 
 
 def segments(directory: Path) -> list[tuple[Path, int]]:

@@ -33,12 +33,17 @@ from typing import Any, Iterator
 
 from .base import LeaseHeld, SQLJournal, StoreError, alive, encode, one_line, storable
 from .dialect import DEFERRED, DEFERRED_NAMES, SQLITE
-from .log import Segment, line, read, segments
+from .log import Damage, Segment, line, read, scan, segments
+from .private import private_dir, private_file
 from .schema import JournalVersionError, migrate
 
-__all__ = ["JOURNAL_NAME", "LeaseHeld", "SQLiteJournal", "journal_path"]
+__all__ = ["JOURNAL_NAME", "QUARANTINE", "LeaseHeld", "SQLiteJournal", "journal_path"]
 
 JOURNAL_NAME = "journal.db"
+#: Beside the journal: where `plait runs doctor --repair` moves what it takes out (never deleted).
+QUARANTINE = "journal.db-quarantine"
+#: Each statement a segment line may name → how many parameters it takes.
+_PARAMETERS = {name: sql.count("?") for name, sql in DEFERRED.items()}
 #: Rows in this process's segment that trigger a move into the tables without waiting for a stop.
 _INGEST_AT = 5000
 
@@ -61,6 +66,8 @@ class SQLiteJournal(SQLJournal):
         #: Rows not yet appended to the segment, as lines (`_rows` holds them until they are in the tables).
         self._lines: list[str] = []
         self._full = os.environ.get("PLAIT_JOURNAL_SYNC", "").lower() == "full"
+        #: Lines of other processes' segments that could not be taken in, by segment (kept there, reported).
+        self.damage: dict[Path, list[Damage]] = {}
 
     @property
     def where(self) -> str:
@@ -69,7 +76,9 @@ class SQLiteJournal(SQLJournal):
     # -- backend ---------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Owner-only: the journal holds every prompt, reply, tool result and input of the project's runs.
+        private_dir(self.path.parent)
+        private_file(self.path)  # SQLite gives its -wal and -shm files the database file's permissions
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {'FULL' if self._full else 'NORMAL'}")
@@ -80,10 +89,22 @@ class SQLiteJournal(SQLJournal):
         return conn
 
     def open(self) -> None:
+        """Open, migrate and take in other processes' segments, now: a journal that cannot be used is a StoreError
+        naming the file and what to do, before a run does anything."""
         try:
             self.conn  # noqa: B018 - opens and migrates, so a bad file is reported here, once
-        except (JournalVersionError, OSError, sqlite3.Error) as exc:  # sqlite3.DatabaseError: not a database
-            raise StoreError(f"cannot read the run journal {self.path}: {one_line(exc)}") from None
+        except JournalVersionError as exc:
+            raise StoreError(
+                f"cannot use the run journal {self.path}: {exc} (or pass --dir for another project)"
+            ) from None
+        except (OSError, sqlite3.Error) as exc:  # sqlite3.DatabaseError: not a database
+            if self._conn is not None:  # opened, then a read failed: close it, so a retry starts clean
+                self._conn.close()
+                self._conn = None
+            raise StoreError(
+                f"cannot read the run journal {self.path}: {one_line(exc)}; move the file aside to start a new "
+                "journal, and keep it (`sqlite3 FILE .recover` may get its runs back)"
+            ) from None
 
     @contextlib.contextmanager
     def _transaction(self, conn: Any, exclusive: bool = False) -> Iterator[Any]:
@@ -148,23 +169,53 @@ class SQLiteJournal(SQLJournal):
         self._write()
 
     def _take_in_others(self) -> None:
-        """Move other processes' segments into the tables; delete those whose writer has died."""
+        """Move other processes' segments into the tables; delete those whose writer has died.
+
+        A damaged line (log.scan) is left out and reported in `damage`; the segment's other rows go in, and a dead
+        writer's damaged segment is kept where it is (never deleted) until `plait runs doctor --repair` moves it to
+        the quarantine. Only the runs named in damaged lines are affected; every other run reads as before."""
         for path, pid in segments(self.log_dir):
             if path == self._segment.path:
                 continue
             is_alive = alive(pid)  # this process's other journals included: theirs are live too
-            rows = read(path)
-            if rows:
-                statements = [(DEFERRED[r[2][1:]], r[5]) for r in rows if r[1] == 0 and r[2][1:] in DEFERRED]
-                events = [r for r in rows if r[1] != 0]
-                conn = self.conn
-                with self._transaction(conn, exclusive=True):
-                    for sql, params in statements:  # admissions first: a run's row comes before its history
-                        conn.execute(sql, tuple(json.loads(params)))
-                    if events:
-                        self._insert_events(conn, events)
-            if not is_alive:
-                path.unlink(missing_ok=True)
+            damage = self._take_in(path)
+            if damage:
+                self.damage[path] = damage
+            else:
+                self.damage.pop(path, None)
+                if not is_alive:
+                    path.unlink(missing_ok=True)
+
+    def _take_in(self, path: Path) -> list[Damage]:
+        """One segment's well-formed rows into the tables, in one transaction; its damaged lines."""
+        rows, damage = scan(path, _PARAMETERS)
+        if not rows:
+            return damage
+        statements = [(DEFERRED[r[2][1:]], r[5]) for r in rows if r[1] == 0]
+        events = [r for r in rows if r[1] != 0]
+        conn = self.conn
+        try:
+            with self._transaction(conn, exclusive=True):
+                for sql, params in statements:  # admissions first: a run's row comes before its history
+                    conn.execute(sql, tuple(json.loads(params)))
+                if events:
+                    self._insert_events(conn, events)
+        except sqlite3.IntegrityError as exc:  # well-formed lines the tables refuse (a NULL where one cannot be)
+            return [*damage, Damage(path, 0, f"its rows cannot be taken in: {one_line(exc)}")]
+        return damage
+
+    def problems(self) -> list[str]:
+        """What could not be read, one line each: what commands warn about and `plait runs doctor` lists."""
+        return [str(d) for found in self.damage.values() for d in found]
+
+    def quarantine(self, path: Path) -> Path:
+        """Move a dead writer's segment (its good rows already in the tables) to the quarantine: kept, not read again."""
+        folder = self.path.with_name(QUARANTINE)
+        private_dir(folder)
+        target = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{path.name}"
+        os.replace(path, target)
+        self.damage.pop(path, None)
+        return target
 
     def busy(self) -> set[str]:
         """Runs in a live writer's segment: every read applies its admission and stop lines again, so a run deleted
