@@ -196,8 +196,11 @@ def load_engine(file: str, store: str | None = None) -> Any:
 
     try:
         engine = Engine.from_graph(compiled.graph, **({"store": store} if store else {}))
-        if store and engine.store is not None:
-            engine.store.open()  # a bad URL, a server that is down, refused credentials: said now, before any step
+        if engine.store is not None:
+            # Opened and checked now, before any step: a bad URL, a server that is down, refused credentials, a
+            # journal.db that is not a database or is from a newer plait is one line (exit 2), not a run whose
+            # effects all happen and then cannot be recorded.
+            engine.store.open()
     except StoreError as exc:
         return fail(str(exc), EXIT_USAGE)
     engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
