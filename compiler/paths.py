@@ -295,6 +295,8 @@ def resolve(
         return Resolved(found.type, found.problem, reads=head)
     owner_kind = ctx.kind(inst.name) or "parallel"
     hint = ctx.hints(head, heads(ctx, inst))
+    if isinstance(inst.input, t.ObjectType) and inst.input.get(head) is not None:
+        hint = f"input.{head}"  # a field of what runs before, written without `input.` (`route r on category`)
     if ctx.strict:
         note = (
             f"{a(owner_kind)}'s templates can use `input...`, `run.input...`, `state...`, an earlier runnable's"

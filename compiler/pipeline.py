@@ -14,6 +14,7 @@ from plait.core.diagnostics import Diagnostic, Findings
 from plait.dsl.loader import LoadResult, load, load_text
 from plait.dsl.parser import collector_paused
 
+from .cascade import fold
 from .context import CompileContext
 from .graph import AgentGraph
 from .passes.build_graph import build_graph
@@ -68,7 +69,7 @@ def run_passes(loaded: LoadResult, passes: tuple[Pass, ...] = PASSES) -> Compile
             run(ctx)
             if ctx.stop:
                 break
-    diagnostics = sorted(ctx.diagnostics, key=Diagnostic.sort_key)
+    diagnostics = fold(sorted(ctx.diagnostics, key=Diagnostic.sort_key), ctx.decls)
     left_out = ctx.diagnostics.left_out()
     if left_out is not None:
         diagnostics.append(left_out)  # last in every format, after the ones it counts

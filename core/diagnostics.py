@@ -55,6 +55,8 @@ class Diagnostic(Record):
     fix: Fix | None = None
     #: Spans whose text must never be shown (a literal secret); emitters mask them.
     redact: tuple[Span, ...] = field(default=())
+    #: (code, span) of the diagnostic this one follows from (compiler/cascade.py); None for a root cause.
+    follows: tuple[str, Span] | None = None
 
     @property
     def is_error(self) -> bool:

@@ -244,8 +244,43 @@ def syntax_diagnostic(
             labels.append(Label(where, f"`{_OPEN[innermost.kind]}` opened here{owner and ' by' + owner}"))
         if token is not None and token.type == "$END":
             fix = Fix(f"add `{close}`")
-    if isinstance(exc, UnexpectedToken) and token is not None and token.type == "NAME" and "_SEP" in expected:
+    slip = _slip(source, offset, token) if token is not None else None
+    if slip is not None:
+        message, fix = slip
+        span = fix.span or span  # the whole slip (`5sec`), not the token where parsing stopped
+    elif isinstance(exc, UnexpectedToken) and token is not None and token.type == "NAME" and "_SEP" in expected:
         notes.append("attributes in a block are separated by newlines or commas")
     return Diagnostic(
         "P001", "syntax-error", Severity.ERROR, message, span, labels=tuple(labels), notes=tuple(notes), fix=fix
     )
+
+
+#: Units people write for durations → the unit plait spells (`5sec` → `5s`).
+_DURATION_WORDS = {
+    **dict.fromkeys(("sec", "secs", "second", "seconds"), "s"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), "m"),
+    **dict.fromkeys(("hr", "hrs", "hour", "hours"), "h"),
+    **dict.fromkeys(("msec", "msecs", "millis", "millisecond", "milliseconds"), "ms"),
+}
+
+
+def _slip(source: SourceFile, offset: int, token: Token) -> tuple[str, Fix] | None:
+    """A common slip at the unexpected token, as (message, the fix that says the right spelling); else None."""
+    text = source.text
+    if token.type == "NAME" and str(token) in _DURATION_WORDS:
+        number_end = offset
+        while number_end > 0 and text[number_end - 1] in " \t":  # `5 seconds` as well as `5sec`
+            number_end -= 1
+        start = number_end
+        while start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
+            start -= 1
+        if start < number_end:
+            written = text[start : offset + len(token)]
+            right = text[start:number_end] + _DURATION_WORDS[str(token)]
+            return (
+                f"`{written}` is not a duration: durations are written with ms, s, m or h",
+                Fix(f"write `{right}`", source.span(start, offset + len(token)), right),
+            )
+    if str(token) == "=" and text.startswith("=>", offset):
+        return "`=>` is not an arrow in plait", Fix("write `->`", source.span(offset, offset + 2), "->")
+    return None

@@ -45,6 +45,7 @@ def to_dict(d: Diagnostic, sources: Mapping[str, SourceFile]) -> dict[str, Any]:
         "labels": [{"message": say(label.message), **_where(label.span)} for label in d.labels],
         "notes": [say(note) for note in d.notes],
         "fix": fix,
+        **({} if d.follows is None else {"follows": {"code": d.follows[0], **_where(d.follows[1])}}),
     }
 
 

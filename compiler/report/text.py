@@ -56,13 +56,25 @@ def render_text(
     summary: bool = True,
 ) -> str:
     paint = _Paint(color)
-    blocks = [_diagnostic(d, sources, paint) for d in diagnostics]
+    # A diagnostic that follows from another one listed here is folded into a line under it (compiler/cascade.py).
+    listed = {(d.code, d.span) for d in diagnostics if d.follows is None}
+    folded: dict[tuple, list[Diagnostic]] = {}
+    for d in diagnostics:
+        if d.follows is not None and d.follows in listed:
+            folded.setdefault(d.follows, []).append(d)
+    blocks = [
+        _diagnostic(d, sources, paint, folded.get((d.code, d.span), ()))
+        for d in diagnostics
+        if d.follows is None or d.follows not in listed
+    ]
     if summary:
         blocks.append(summarize(diagnostics, sources).line() + "\n")
     return "\n".join(blocks)
 
 
-def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint) -> str:
+def _diagnostic(
+    d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint, followers: Sequence[Diagnostic] = ()
+) -> str:
     redactor = Redactor(d, sources)
 
     def say(text: str) -> str:  # every string from a diagnostic is masked and made safe to print
@@ -84,6 +96,16 @@ def _diagnostic(d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint)
         if source is not None:
             lines.extend(_snippet(group, source, redactor, paint, d.severity, width))
     footer = [f"{pad} {paint(_BOLD, '=')} {paint(_BOLD, 'note')}: {say(note)}" for note in d.notes]
+    if followers:
+        many = len(followers) > 1
+        footer.append(
+            f"{pad} {paint(_BOLD, '=')} {paint(_BOLD, 'note')}: {len(followers)} more problem{'s' * many} "
+            f"follow{'' if many else 's'} from this one; fix it first:"
+        )
+        for f in followers:
+            said = clean(Redactor(f, sources).text(f.message))
+            where = _where(f.span, sources.get(f.span.file) is not None)
+            footer.append(f"{pad}   {paint(_SEVERITY_COLOR[f.severity], f'{f.severity}[{f.code}]')} {where}: {said}")
     if d.fix is not None:
         footer.append(f"{paint(_HELP, 'help')}: {say(d.fix.message)}")
     if footer:
