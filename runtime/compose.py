@@ -23,7 +23,15 @@ from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
 from .mapping import run_map
-from .model_call import complete_with_fallbacks, direct_call, model_request, served, structured_answer
+from .model_call import (
+    TRUNCATED,
+    complete_with_fallbacks,
+    cut_off,
+    direct_call,
+    model_request,
+    served,
+    structured_answer,
+)
 from .outcomes import Done, Fail, Interrupt, Outcome, Pause, merge_stops
 from .providers.base import Message, final_answer_text
 from .route import run_route
@@ -96,6 +104,17 @@ async def _one_shot(
     else:  # awaited here rather than through complete_with_fallbacks: one frame less per branch of a parallel
         response = await call
         served(ctx, agent, agent.model, request, response, path)
+    if response.finish_reason in TRUNCATED:
+        # As an agent's turn does (call_model): the text goes on, but not unannounced.
+        why, _ = cut_off(request, response)
+        ctx.warn(
+            "response_truncated",
+            f"`{agent.name}`: the model's response was cut off ({why})",
+            path,
+            agent,
+            finish_reason=response.finish_reason,
+            raw_finish_reason=response.raw_finish_reason,
+        )
     if agent.output is not None:
         response = await structured_answer(ctx, agent, request, response, path)
         return Done(response.output, "done", finish_reason=response.finish_reason)

@@ -28,9 +28,29 @@ from .providers.base import (
     final_answer_text,
 )
 from .providers.continuation import RETENTION, continuation_id
-from .structured_output import GUIDANCE, check_output, output_invalid, summary
+from .structured_output import check_output, guidance, output_cut_off, output_invalid
 
-__all__ = ["complete_with_fallbacks", "direct_call", "model_request", "served", "structured_answer"]
+__all__ = [
+    "TRUNCATED",
+    "complete_with_fallbacks",
+    "cut_off",
+    "direct_call",
+    "model_request",
+    "served",
+    "structured_answer",
+]
+
+#: Finish reasons of an incomplete response: cut off at the token limit, or stopped by a filter.
+TRUNCATED = frozenset({"length", "content_filter"})
+
+
+def cut_off(request: ModelRequest, response: ModelResponse) -> tuple[str, str]:
+    """(why a truncated response stopped, what to change), in the spec's words: the `max_tokens` it reached."""
+    if response.finish_reason != "length":
+        return "a content filter stopped it", "the prompt or the model"
+    if request.max_tokens is not None:
+        return f"it reached max_tokens = {request.max_tokens}", "raise `max_tokens` (on the runnable or its model)"
+    return "it reached the provider's output limit (no `max_tokens` is set)", "set a larger `max_tokens`"
 
 
 def model_request(
@@ -109,6 +129,9 @@ async def structured_answer(
     assert schema is not None
     attempt = 0
     while True:
+        if response.finish_reason in TRUNCATED:
+            # Not malformed: the same request would be cut at the same place, so it is not retried.
+            raise output_cut_off(agent, *cut_off(request, response), path)
         value, errors = check_output(final_answer_text(response.message), schema)
         if not errors:
             response.output = value
@@ -127,7 +150,7 @@ async def structured_answer(
         request.messages = [
             *request.messages,
             response.message,
-            Message.user(GUIDANCE.format(attempt=attempt, total=agent.retry_malformed, errors=summary(errors))),
+            Message.user(guidance(attempt, agent.retry_malformed, errors, schema)),
         ]
         request.step += 1
         response = await complete_with_fallbacks(ctx, agent, request, path)

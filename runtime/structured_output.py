@@ -17,7 +17,7 @@ from typing import Any
 from .errors import AgentError
 from .records import complete, problems
 
-__all__ = ["GUIDANCE", "check_output", "output_invalid", "summary"]
+__all__ = ["GUIDANCE", "check_output", "guidance", "output_cut_off", "output_invalid", "summary"]
 
 #: How many schema errors a message names; the rest are counted.
 _SHOWN = 5
@@ -26,8 +26,14 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 
 GUIDANCE = (
     "Attempt {attempt} of {total}: your previous answer does not match the required output schema: {errors}. "
-    "Reply again with only one JSON object that matches the schema."
+    "Reply again with only one JSON object that matches this JSON Schema: {schema}"
 )
+
+
+def guidance(attempt: int, total: int, errors: list[str], schema: dict[str, Any]) -> str:
+    """The retry message: what was wrong, and the schema itself, for a server that never saw it natively."""
+    compact = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    return GUIDANCE.format(attempt=attempt, total=total, errors=summary(errors), schema=compact)
 
 
 def check_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:
@@ -63,5 +69,14 @@ def output_invalid(agent: Any, errors: list[str], attempts: int, path: tuple[str
     return AgentError(
         "output_invalid",
         f"`{agent.name}`: {tries} did not match its declared `output`: {summary(errors)}; {hint}",
+        path=path,
+    )
+
+
+def output_cut_off(agent: Any, why: str, fix: str, path: tuple[str, ...]) -> AgentError:
+    """An answer that stopped before its JSON was complete: not malformed, so not retried; the limit is named."""
+    return AgentError(
+        "output_invalid",
+        f"`{agent.name}`: its answer was cut off before it matched its declared `output` ({why}); {fix}",
         path=path,
     )

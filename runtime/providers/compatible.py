@@ -3,7 +3,9 @@
 The wire is OpenAI Chat; the differences are configuration: `base_url` is
 required (it includes the `/v1`), no key unless `api_key = env(...)` names one,
 and `max_tokens` rather than OpenAI's newer `max_completion_tokens`. The quirks
-of these servers' replies are absorbed by the Chat parsers themselves.
+of these servers' replies are absorbed by the Chat parsers themselves. A declared
+`output` is asked for as `response_format` and also told in the system message,
+since many of these servers take `response_format` without enforcing it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import httpx
 from .base import ModelConfig, ModelRequest, ProviderError
 from .openai import OpenAIProvider
 from .openai_chat import chat_body
+from .structured import instruction
 
 __all__ = ["CompatibleProvider"]
 
@@ -36,6 +39,15 @@ class CompatibleProvider(OpenAIProvider):
         self.responses_api = False
 
     def body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
-        return chat_body(
+        body = chat_body(
             request, stream=stream, temperature=self._temperature(request), max_tokens=self._max_tokens(request)
         )
+        if request.output_schema is not None:
+            # Many of these servers accept `response_format` and ignore it: the schema is also told in words.
+            told = instruction(request.output_schema)
+            messages = body["messages"]
+            if messages and messages[0]["role"] == "system":
+                messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{told}"}
+            else:
+                messages.insert(0, {"role": "system", "content": told})
+        return body

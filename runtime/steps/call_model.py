@@ -12,18 +12,16 @@ from __future__ import annotations
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
 from ..history import window
-from ..model_call import complete_with_fallbacks, direct_call, model_request, served
+from ..model_call import TRUNCATED, complete_with_fallbacks, cut_off, direct_call, model_request, served
 from ..outcomes import CONTINUE, NEXT_TURN, Done, Fail, Outcome
 from ..providers.base import Message, ModelResponse, final_answer_text
 from ..providers.finish import NORMAL
-from ..structured_output import GUIDANCE as OUTPUT_GUIDANCE
-from ..structured_output import check_output, output_invalid, summary
+from ..structured_output import check_output, guidance, output_cut_off, output_invalid
 from ..templates import render
 
 __all__ = ["call_model", "RETRY_ON", "TRUNCATED"]
 
-#: Finish reasons that end the run: the response is incomplete, its calls are not run.
-TRUNCATED = frozenset({"length", "content_filter"})
+# TRUNCATED (model_call's) are the finish reasons that end the run: the response is incomplete, its calls not run.
 #: Finish reasons reflect-and-retry answers (a content filter is a decision, not a mistake).
 RETRY_ON = frozenset({"malformed_tool_call"})
 
@@ -89,15 +87,16 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
 
     run.messages.append(response.message)
     if finish in TRUNCATED:
+        why, fix = cut_off(request, response)
         ctx.warn(
             "response_truncated",
-            f"agent `{agent.name}`: the model's response was cut off ({_said(response)}); the run ends and its tool calls are not run",
+            f"agent `{agent.name}`: the model's response was cut off ({_said(response)}: {why}); the run ends and its tool calls are not run",
             run.path,
             agent,
             finish_reason=finish,
             raw_finish_reason=response.raw_finish_reason,
         )
-        return Done(final_answer_text(response.message), "done", finish_reason=finish)
+        return _cut_short(run, why, fix) or Done(final_answer_text(response.message), "done", finish_reason=finish)
     if finish not in NORMAL and finish not in RETRY_ON:
         # Gemini's UNEXPECTED_TOOL_CALL, MALFORMED_RESPONSE...: not a stop, whatever the text says.
         empty = "" if response.message.content or response.message.tool_calls else " and gave no answer"
@@ -126,9 +125,7 @@ def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Ou
     run.streak += 1
     # Kept, unlike a malformed call: the model corrects an answer best when it sees it beside what was wrong.
     run.messages.append(response.message)
-    run.messages.append(
-        Message.user(OUTPUT_GUIDANCE.format(attempt=run.streak, total=agent.retry_malformed, errors=summary(errors)))
-    )
+    run.messages.append(Message.user(guidance(run.streak, agent.retry_malformed, errors, agent.output)))
     ctx.warn(
         "output_invalid_retried",
         f"agent `{agent.name}` retried an answer that missed its `output` (attempt {run.streak})",
@@ -138,6 +135,24 @@ def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Ou
         errors=errors,
     )
     return NEXT_TURN
+
+
+def _cut_short(run: AgentRun, why: str, fix: str) -> Fail | None:
+    """A cut-off reply is no success when the agent owed more: its `until` call, or an answer in its `output`."""
+    agent = run.agent
+    if agent.until:
+        targets = ", ".join(f"`{t}`" for t in agent.until)
+        return Fail(
+            AgentError(
+                "until_tool_not_called",
+                f"agent `{agent.name}` stopped without calling {targets} (its `until` contract): "
+                f"its reply was cut off ({why}); {fix}",
+                path=run.path,
+            )
+        )
+    if agent.output is not None:
+        return Fail(output_cut_off(agent, why, fix, run.path))
+    return None
 
 
 def _said(response: ModelResponse) -> str:
