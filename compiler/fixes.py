@@ -18,7 +18,7 @@ from pathlib import Path
 from plait.core.diagnostics import Diagnostic
 from plait.core.source import SourceFile, Span
 
-__all__ = ["Edit", "Plan", "apply", "diff", "plan", "write_atomic"]
+__all__ = ["Edit", "Plan", "apply", "apply_in_layout", "diff", "plan", "write_atomic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,23 @@ def apply(text: str, edits: tuple[Edit, ...]) -> str:
         at = edit.span.end_offset
     out.append(text[at:])
     return "".join(out)
+
+
+def apply_in_layout(source: SourceFile, edits: tuple[Edit, ...]) -> str:
+    """The edits made; a file kept in `plait fmt`'s layout stays in it (a longer case label re-aligns the arrows).
+
+    A file in another layout is left in it: --fix changes what the fixes say, never a hand-made layout.
+    """
+    from plait.dsl.formatter import FormatterBug, format_text
+
+    new = apply(source.text, edits)
+    try:
+        if format_text(source.text, source.path)[0] != source.text:
+            return new
+        formatted, _ = format_text(new, source.path)
+    except FormatterBug:
+        return new
+    return formatted if formatted is not None else new
 
 
 def diff(source: SourceFile, new: str) -> str:

@@ -109,7 +109,7 @@ def _planned(diagnostics: list, sources: dict) -> tuple[list, tuple]:
 
     plan = fixes.plan(diagnostics)
     changes = [
-        (sources[file], fixes.apply(sources[file].text, edits), edits)
+        (sources[file], fixes.apply_in_layout(sources[file], edits), edits)
         for file, edits in plan.edits.items()
         if file in sources and edits
     ]

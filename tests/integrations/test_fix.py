@@ -100,3 +100,47 @@ def test_two_insertions_at_one_point_conflict_but_touching_edits_do_not():
     assert apply(source.text, result.edits["f.plait"]) == "AB1CD"
     assert [e.replacement for e in result.skipped] == ["2"]
     assert isinstance(result.skipped[0], Edit)
+
+
+ROUTE = """plait 0.2
+
+model fast = "openai/gpt-4o-mini"
+
+step classify {
+  model  = fast
+  prompt = "{{input}}"
+  output {
+    category: "billing" | "tech"
+  }
+}
+
+step billing { model = fast, prompt = "b" }
+
+step tech { model = fast, prompt = "t" }
+
+route triage on input.category {
+  "biling" -> billing
+  "tech"   -> tech
+}
+
+chain main = classify -> triage
+"""
+
+
+def test_fix_keeps_a_formatted_file_formatted(project, check):
+    import plait
+
+    assert plait.format(ROUTE) == ROUTE  # the spec is in fmt's layout, arrows aligned under the typo
+    path = project("spec.plait", ROUTE)
+    status, _, err = check("spec.plait", "--fix")
+    assert status == 0 and 'P309 `"biling"` → `"billing"`' in err
+    fixed = path.read_text()
+    assert '  "billing" -> billing\n  "tech"    -> tech\n' in fixed
+    assert plait.format(fixed) == fixed
+
+
+def test_fix_leaves_a_hand_made_layout_as_it_is(project, check):
+    hand = ROUTE.replace('  "tech"   -> tech', '  "tech" -> tech')
+    path = project("spec.plait", hand)
+    check("spec.plait", "--fix")
+    assert path.read_text() == hand.replace('"biling" ->', '"billing" ->')
