@@ -9,7 +9,8 @@ URL template lets it. This module is the guard (LANGUAGE.md, `allow_private`):
   IP; `Host` and TLS SNI keep the name, so the certificate is still verified against
   it), so a second DNS answer cannot swap in another address (DNS rebinding);
 - redirects are followed by hand, at most MAX_REDIRECTS, each hop checked the same
-  way; credentials are not sent on to another host;
+  way; a hop to another origin (scheme, host or port) carries no credential
+  header (by name, by a secret-looking value, or a secret value the run resolved);
 - the body is read streamed and stops at `max_response` bytes.
 A refusal is an `HttpToolError`, which the tool runner turns into an error result.
 """
@@ -22,12 +23,20 @@ import socket
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["DEFAULT_MAX_RESPONSE", "MAX_REDIRECTS", "HttpToolError", "address_problem", "fetch", "resolve_host"]
+__all__ = [
+    "DEFAULT_MAX_RESPONSE",
+    "MAX_REDIRECTS",
+    "HttpToolError",
+    "address_problem",
+    "carries_credentials",
+    "fetch",
+    "resolve_host",
+]
 
 DEFAULT_MAX_RESPONSE = 4 * 1024 * 1024
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-#: Sent to the first host only: a redirect to another host must not carry the tool's credentials.
+#: Sent to the first origin only, with any header whose name or value says it is a credential (carries_credentials).
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "x-api-key"})
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -74,6 +83,19 @@ def address_problem(ip: IPAddress) -> str | None:
     if ip.is_multicast or ip.is_unspecified or ip.is_reserved or not ip.is_global:
         return "not a public address"
     return None
+
+
+def carries_credentials(name: str, value: str) -> bool:
+    """Whether a request header must not follow a redirect to another origin: the usual credential headers, a
+    name that says it holds one (`X-Auth-Token`, `Api-Key`, `Private-Token`), a value of a known secret format,
+    or a secret value the run resolved."""
+    from plait.core.redact import credential_key, find_secrets
+
+    from .secret_values import mask
+
+    return (
+        name.lower() in _CREDENTIAL_HEADERS or credential_key(name) or bool(find_secrets(value)) or mask(value) != value
+    )
 
 
 async def resolve_host(host: str, port: int) -> list[IPAddress]:
@@ -135,11 +157,15 @@ async def fetch(
 
     `client` is an httpx.AsyncClient that does not follow redirects itself.
     """
-    first_host = None
+    origin = None
     for _hop in range(MAX_REDIRECTS + 1):
         parsed, host, ip = await _checked(url, allow_private)
-        first_host = first_host or host
-        sent = {k: v for k, v in headers.items() if host == first_host or k.lower() not in _CREDENTIAL_HEADERS}
+        here = (parsed.scheme, host, parsed.port or (443 if parsed.scheme == "https" else 80))
+        origin = origin or here
+        if here != origin:
+            # Left the origin (scheme, host or port): the credentials stay behind for the rest of the chain.
+            headers = {k: v for k, v in headers.items() if not carries_credentials(k, v)}
+        sent = dict(headers)
         # Pin the connection: the request goes to the checked IP, the name rides in Host and SNI.
         sent["Host"] = host if parsed.port is None else f"{host}:{parsed.port}"
         pinned = parsed.copy_with(host=str(ip))

@@ -322,3 +322,115 @@ def test_the_spec_attributes_compile_into_the_tools_run(tmp_path):
     bad = spec.read_text().replace("max_response = 512KB", 'max_response = "lots"')
     spec.write_text(bad)
     assert any(d.code.startswith("P2") for d in plait.compile(spec).errors)
+
+
+# --- credentials on redirects: only to the origin (scheme, host, port) they were declared for -------------------
+
+
+class _Headers(BaseHTTPRequestHandler):
+    """`/go?to=URL` redirects there; any other path answers with the headers it received."""
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlsplit(self.path).query)
+        if urlsplit(self.path).path == "/go":
+            self.send_response(302)
+            self.send_header("location", query["to"][0])
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        body = json.dumps({k.lower(): v for k, v in self.headers.items()}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture()
+def two_ports():
+    servers = []
+    for _ in range(2):
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Headers)
+        httpd.daemon_threads = True
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+    yield [s.server_address[1] for s in servers]
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+#: A run-resolved value of no catalogue format (a key read by `env()`), under a header name that says nothing.
+RESOLVED = "r3SolvedV4lue9Kq"
+CREDENTIALS = {
+    "Authorization": "Bearer abc.def",
+    "Cookie": "session=1",
+    "Proxy-Authorization": "Basic eDp5",
+    "X-Auth-Token": "t0k",
+    "Api-Key": "k3y",
+    "Private-Token": "p4t",
+    "X-Upstream": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",  # a catalogue format under a plain name
+    "X-Tenant": RESOLVED,
+}
+PLAIN = {"Accept": "application/json", "X-Trace": "42"}
+
+
+def _remember_resolved():
+    from plait.runtime import secret_values
+
+    secret_values.remember(RESOLVED)
+
+
+def _received(outcome) -> dict:
+    assert not outcome.is_error, outcome.content
+    return json.loads(outcome.content)
+
+
+def test_credentials_do_not_follow_a_redirect_to_another_port_of_the_same_host(two_ports):
+    _remember_resolved()
+    a, b = two_ports
+    to = f"http://127.0.0.1:{b}/echo"
+    got = _received(
+        _call({"url": f"http://127.0.0.1:{a}/go?to={to}", "headers": {**CREDENTIALS, **PLAIN}, "allow_private": True})
+    )
+    assert got["host"] == f"127.0.0.1:{b}"
+    assert not {k.lower() for k in CREDENTIALS} & set(got)
+    assert {k.lower(): v for k, v in PLAIN.items()}.items() <= got.items()
+
+
+def test_credentials_do_not_follow_a_redirect_to_another_host(two_ports, monkeypatch):
+    _remember_resolved()
+    monkeypatch.setattr(http_guard, "resolve_host", _names_to_loopback)
+    a, _ = two_ports
+    to = f"http://b.example:{a}/echo"
+    got = _received(
+        _call({"url": f"http://a.example:{a}/go?to={to}", "headers": {**CREDENTIALS, **PLAIN}, "allow_private": True})
+    )
+    assert got["host"] == f"b.example:{a}"
+    assert not {k.lower() for k in CREDENTIALS} & set(got)
+    assert got["x-trace"] == "42"
+
+
+def test_credentials_do_not_come_back_when_the_chain_returns_to_the_origin(two_ports):
+    a, b = two_ports
+    back = f"http://127.0.0.1:{a}/echo"
+    to = f"http://127.0.0.1:{b}/go?to={back}"
+    got = _received(
+        _call(
+            {"url": f"http://127.0.0.1:{a}/go?to={to}", "headers": {"Authorization": "Bearer x"}, "allow_private": True}
+        )
+    )
+    assert got["host"] == f"127.0.0.1:{a}" and "authorization" not in got
+
+
+def test_credentials_follow_a_redirect_within_the_origin(two_ports):
+    _remember_resolved()
+    a, _ = two_ports
+    got = _received(
+        _call({"url": f"http://127.0.0.1:{a}/go?to=/echo", "headers": {**CREDENTIALS, **PLAIN}, "allow_private": True})
+    )
+    assert {k.lower() for k in CREDENTIALS} <= set(got)
+    assert got["x-tenant"] == "<redacted>"  # sent; only what the tool hands the model is masked
