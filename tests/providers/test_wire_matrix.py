@@ -5,7 +5,8 @@ its own model `subject_model` (model id `subject`) on the loopback fake server;
 everything else talks to `other`. The requests the server recorded for the id
 `subject` must carry the settings, read from the HTTP body and headers in each
 wire's own words: set on the runnable (which wins over its model's), and set
-only on the model. A step's `max_tokens` once never reached the wire at all.
+only on the model; for a step's structured-output retry too. A step's
+`max_tokens` once never reached the wire at all.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import plait
 from plait.runtime.providers.fake import FAKE_KEY_ENV, FakeServer
 
 from conftest import FLAVOURS
+
+pytestmark = pytest.mark.slow  # 160 runs against the loopback server
 
 #: What the model declares in both modes, and what the runnable declares in "runnable" mode (it wins).
 ON_MODEL = {"temperature": 0.3, "max_tokens": 33, "tool_choice": "required"}
@@ -111,6 +114,11 @@ CASES: dict[str, Case] = {
         + 'route main on input.kind {\n  "a" -> subject\n  "b" -> other_step\n}\n',
         {"subject": [ANSWER]},
         input={"kind": "a"},
+        tools=False,
+    ),
+    "structured_retry": Case(
+        STEP.replace(SETTINGS, "retry_malformed = 1\n  " + SETTINGS) + "chain main = subject\n",
+        {"subject": [{"text": "not JSON"}, ANSWER]},
         tools=False,
     ),
     "fallback_model": Case(
@@ -224,7 +232,8 @@ def test_the_request_carries_the_runnables_settings_else_its_models(
     result = _run(plait_fake_server, _spec(plait_fake_server, flavour, case, mode), case)
     assert result.stop_reason == "done", result.error
     requests = _served(plait_fake_server, "subject")
-    assert requests, f"no request reached the model `subject`: {[r.path for r in plait_fake_server.requests]}"
+    # One request per scripted reply: every call (each map item, loop iteration, retry) is checked.
+    assert len(requests) == len(case.replies["subject"]), [r.path for r in plait_fake_server.requests]
     expected = dict(ON_RUNNABLE if mode == "runnable" else ON_MODEL)
     if not case.tools:
         expected["tool_choice"] = None
