@@ -2,10 +2,12 @@
 failure, and resumed until it finishes. Every run ends with the uninterrupted run's output, no non-idempotent effect
 happens twice, and at most the calls in flight at the kill are redone.
 
-The kill points are found by watching the journal and the effects file from outside, as a person or a supervisor
-would: "a model call is in flight", "a tool has acted but its completion is not recorded", "inside the map"...
-A resumed run that pauses on a call of unknown outcome is answered as a person would: skip when the effects file
-shows the call acted, retry when it does not.
+Every kill point is held by the run itself, never found by timing: the model call that must be in flight at the kill
+is scripted to wait an hour, and the tool call that must be mid-way waits (before or after its effect) for a release
+file that only comes after the signal. So the run stops at the point and stays there; the test sees it arrive in the
+journal and the effects file (as a person or a supervisor would), then kills. Resumes use the same script without
+the hold. A resumed run that pauses on a call of unknown outcome is answered as a person would: skip when the effects
+file shows the call acted, retry when it does not.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,43 +89,64 @@ chain main = polish -> plan -> each -> both
 """
 
 # Each effect line names its call by the idempotency key (stable per run and call position), so a call
-# that acted twice shows up as a repeated line. `append` acts midway through its call: a kill can land before
-# the effect, or after it but before the journal hears the call finished.
+# that acted twice shows up as a repeated line. A call named in hold.json holds there ("before" or "after" its
+# effect): it says so in `held` and waits for `release`, which the test writes only after its signal. One-shot: the
+# hold file is taken when the call holds.
 TOOLS = """
+import json
 import time
 from pathlib import Path
 
-EFFECTS = Path(__file__).with_name("effects.txt")
+HERE = Path(__file__).parent
+EFFECTS = HERE / "effects.txt"
+
+
+def hold(line, when):
+    spec = HERE / "hold.json"
+    try:
+        wanted = json.loads(spec.read_text())
+    except FileNotFoundError:
+        return
+    if wanted != {"line": line, "when": when}:
+        return
+    spec.unlink()
+    (HERE / "held").write_text(f"{line} {when}")
+    while not (HERE / "release").exists():  # the test releases the call after its signal
+        time.sleep(0.01)
 
 
 def append(line, idempotency_key=""):
-    time.sleep(0.03)
+    hold(line, "before")
     with EFFECTS.open("a") as fh:
         fh.write(f"{line} {idempotency_key}\\n")
-    time.sleep(0.03)
+    hold(line, "after")
     return "appended " + line
 
 
 def note(line, idempotency_key=""):
-    time.sleep(0.03)
+    hold(line, "before")
     done = EFFECTS.read_text().split("\\n") if EFFECTS.exists() else []
     if f"{line} {idempotency_key}" not in done:
         with EFFECTS.open("a") as fh:
             fh.write(f"{line} {idempotency_key}\\n")
-    time.sleep(0.03)
+    hold(line, "after")
     return "noted " + line
 """
 
-
-def call(name: str, delay: str = "20ms", **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}], "delay": delay}
-
-
-def text(value: Any, delay: str = "20ms") -> dict[str, Any]:
-    return {"text": value if isinstance(value, str) else json.dumps(value), "delay": delay}
+#: A model reply scripted this way is in flight until the process is signalled (resumes use the script without it).
+HANG = "1h"
 
 
-def script(fail_at_writer: int | None = None) -> dict[str, list[dict[str, Any]]]:
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def text(value: Any) -> dict[str, Any]:
+    return {"text": value if isinstance(value, str) else json.dumps(value)}
+
+
+def script(fail_at_writer: int | None = None, hang: tuple[str, ...] = ()) -> dict[str, list[dict[str, Any]]]:
+    """The replies; `hang` names replies ("agent:index") that stay in flight until the process is signalled."""
     writer = [
         call("append", line="w1"),
         call("note", line="n1"),
@@ -131,16 +155,19 @@ def script(fail_at_writer: int | None = None) -> dict[str, list[dict[str, Any]]]
         text("draft 2"),
     ]
     if fail_at_writer is not None:
-        writer.insert(fail_at_writer, {"error": {"kind": "server_error", "message": "overloaded"}, "delay": "20ms"})
-    return {
+        writer.insert(fail_at_writer, {"error": {"kind": "server_error", "message": "overloaded"}})
+    replies = {
         "writer": writer,
         "review": [text({"verdict": "revise"}), text({"verdict": "accept"})],
         "plan": [text({"items": ["a", "b"]})],
         "item": [call("append", line="i"), text("item done"), call("append", line="i"), text("item done")],
-        # Slower, so a watcher polling from outside sees both branches waiting on the model at once.
-        "left": [call("append", "150ms", line="l"), text("left done")],
-        "right": [call("append", "150ms", line="r"), text("right done")],
+        "left": [call("append", line="l"), text("left done")],
+        "right": [call("append", line="r"), text("right done")],
     }
+    for where in hang:
+        agent, _, index = where.partition(":")
+        replies[agent][int(index)] = replies[agent][int(index)] | {"delay": HANG}
+    return replies
 
 
 def make_project(root: Path, replies: dict[str, Any]) -> Path:
@@ -260,32 +287,61 @@ def acted_unrecorded(rows, effects) -> bool:
     return any(line.split(" ", 1)[1] in unfinished for line in effects)
 
 
-#: Where to kill: a name and a predicate over (journal rows, effect lines).
-POINTS: dict[str, Callable[[list, list], bool]] = {
-    "first model call in flight": lambda r, e: count(r, "model_request") == 1 and count(r, "model_reply") == 0,
-    "tool running, before its effect": lambda r, e: count(r, "tool_intent") == 1 and not e,
-    "tool acted, completion not recorded": lambda r, e: acted_unrecorded(r, e) and count(r, "tool_completed") == 0,
-    "after a tool call, next model call in flight": lambda r, e: (
-        count(r, "tool_completed") == 1 and count(r, "model_request") == 2
+@dataclass(frozen=True)
+class Point:
+    """Where to kill: what holds the run there (replies that hang, a tool call that holds), and how the journal and
+    the effects file show it has arrived (a predicate over rows and effect lines; true from then on)."""
+
+    arrived: Callable[[list, list], bool]
+    hang: tuple[str, ...] = ()
+    hold: tuple[str, str] | None = None
+
+
+POINTS: dict[str, Point] = {
+    "first model call in flight": Point(
+        lambda r, e: count(r, "model_request") == 1 and count(r, "model_reply") == 0, hang=("writer:0",)
     ),
-    "idempotent tool acted, completion not recorded": lambda r, e: (
-        any(x.startswith("n1 ") for x in e) and count(r, "tool_completed") == 1
+    "tool running, before its effect": Point(
+        lambda r, e: count(r, "tool_intent") == 1 and not e, hold=("w1", "before")
     ),
-    "loop iteration 2, its tool acted": lambda r, e: (
-        any(x.startswith("w2 ") for x in e) and count(r, "tool_completed") == 2
+    "tool acted, completion not recorded": Point(
+        lambda r, e: acted_unrecorded(r, e) and count(r, "tool_completed") == 0, hold=("w1", "after")
     ),
-    "inside the map, a model call in flight": lambda r, e: (
-        count(r, "model_request", "each") >= 1 and count(r, "model_reply", "each") == 0
+    "after a tool call, next model call in flight": Point(
+        lambda r, e: count(r, "tool_completed") == 1 and count(r, "model_request") == 2, hang=("writer:1",)
     ),
-    "inside the map, a tool acted": lambda r, e: any(x.startswith("i ") for x in e) and acted_unrecorded(r, e),
-    "map item 2": lambda r, e: count(r, "model_request", "each") == 3 and count(r, "model_reply", "each") == 2,
-    "inside the parallel, both branches calling the model": lambda r, e: (
-        count(r, "model_request", "both") >= 2 and count(r, "model_reply", "both") == 0
+    "idempotent tool acted, completion not recorded": Point(
+        lambda r, e: any(x.startswith("n1 ") for x in e) and count(r, "tool_completed") == 1, hold=("n1", "after")
     ),
-    "inside the parallel, a branch's tool acted": lambda r, e: (
-        any(x[:2] in ("l ", "r ") for x in e) and acted_unrecorded(r, e)
+    "loop iteration 2, its tool acted": Point(
+        lambda r, e: any(x.startswith("w2 ") for x in e) and count(r, "tool_completed") == 2, hold=("w2", "after")
     ),
-    "last model calls in flight": lambda r, e: count(r, "tool_completed") == 7 and count(r, "model_reply", "both") == 2,
+    "inside the map, a model call in flight": Point(
+        lambda r, e: count(r, "model_request", "each") >= 1 and count(r, "model_reply", "each") == 0,
+        hang=("item:0",),
+    ),
+    "inside the map, a tool acted": Point(
+        lambda r, e: any(x.startswith("i ") for x in e) and acted_unrecorded(r, e), hold=("i", "after")
+    ),
+    "map item 2": Point(
+        lambda r, e: count(r, "model_request", "each") == 3 and count(r, "model_reply", "each") == 2,
+        hang=("item:2",),
+    ),
+    "inside the parallel, both branches calling the model": Point(
+        lambda r, e: count(r, "model_request", "both") >= 2 and count(r, "model_reply", "both") == 0,
+        hang=("left:0", "right:0"),
+    ),
+    "inside the parallel, a branch's tool acted": Point(
+        lambda r, e: any(x[:2] == "l " for x in e) and acted_unrecorded(r, e), hold=("l", "after")
+    ),
+    "last model calls in flight": Point(
+        lambda r, e: (
+            count(r, "tool_completed") == 7
+            and count(r, "model_request", "both") == 4
+            and count(r, "model_reply", "both") == 2
+        ),
+        hang=("left:1", "right:1"),
+    ),
 }
 
 SIGTERM_POINTS = (
@@ -316,29 +372,48 @@ def baseline(tmp_path_factory) -> dict[str, Any]:
     }
 
 
+#: How long a run may take to reach its kill point before the test gives up: a failure's bound, never a kill point.
+ARRIVAL = 120.0
+
+
 def kill_at(root: Path, point: str, sig: int, journal: Journal | None = None) -> tuple[int, tuple[int, int]]:
-    """Start the run, wait until the point is reached, send `sig`; returns (exit code, calls in flight at the kill)."""
+    """Start the run held at the point, wait until it shows it has arrived, send `sig`; returns (exit code, calls in
+    flight at the kill). Then the project is set for resuming: the script without the hold, the held call released."""
     journal = journal or Journal(root)
+    where = POINTS[point]
+    (root / "demo.json").write_text(json.dumps(script(hang=where.hang)))
+    if where.hold is not None:
+        line, when = where.hold
+        (root / "hold.json").write_text(json.dumps({"line": line, "when": when}))
     process = plait(root, "run", "spec.plait", "--input", "go", "--json", store=journal.store)
-    predicate = POINTS[point]
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + ARRIVAL
     try:
         while time.monotonic() < deadline:
             rows, effects = journal.rows(), journal.effects()
-            if predicate(rows, effects):
-                process.send_signal(sig)
-                process.communicate(timeout=20)
-                # Read once the process is gone: what it had started and not finished when the signal landed.
-                return process.returncode, journal.in_flight(journal.rows())
-            if process.poll() is not None:
+            if where.arrived(rows, effects):
                 break
-            time.sleep(0.003)
+            if process.poll() is not None:
+                raise AssertionError(f"the run ended before `{point}` (exit {process.returncode})")
+            time.sleep(0.01)  # polling a state the run holds: how often we look, not when we kill
+        else:
+            raise AssertionError(f"the run never reached `{point}`")
+        process.send_signal(sig)
+        if sig != signal.SIGKILL and where.hold is not None:
+            # The held tool runs in a worker thread the process waits for: once the stop is stored, let it finish.
+            while not any(kind == "stop" for kind, _, _ in journal.rows()) and process.poll() is None:
+                time.sleep(0.01)
+            (root / "release").write_text("")
+        process.communicate(timeout=60)
+        # Read once the process is gone: what it had started and not finished when the signal landed.
+        return process.returncode, journal.in_flight(journal.rows())
     finally:
         if process.poll() is None:
             process.kill()
         if process.stdout is not None and not process.stdout.closed:
             process.communicate()
-    raise AssertionError(f"the run never reached `{point}` (exit {process.returncode})")
+        (root / "demo.json").write_text(json.dumps(script()))
+        (root / "hold.json").unlink(missing_ok=True)
+        (root / "release").write_text("")
 
 
 def resume_until_done(root: Path, journal: Journal | None = None) -> tuple[dict[str, Any], int]:
