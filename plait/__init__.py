@@ -3,7 +3,8 @@
 The public API (`__all__`; `dir(plait)` shows exactly these names). Everything
 is imported on first use, so `import plait` is cheap: the functions import
 their stage inside, and the classes (`Decision`, `Engine`) load when first
-named. docs/api.md shows a run stopping for approval, and each way to answer.
+named. docs/api.md shows a run stopping for approval, and each way to answer;
+`ToolResult` is what a python tool returns to report an error, write state or send messages.
 
     result = plait.compile("spec.plait")           # graph + diagnostics
     run = plait.arun("spec.plait", "input")        # await it, or iterate its events
@@ -20,13 +21,14 @@ if _typing.TYPE_CHECKING:
     from plait.runtime.engine import Engine, Run
     from plait.runtime.outcomes import Decision
     from plait.runtime.report import RunResult
+    from plait.runtime.tools import ToolResult
 
 __version__ = "0.2.0"
 
-__all__ = ["Decision", "Engine", "__version__", "arun", "compile", "format", "parse", "render", "run"]
+__all__ = ["Decision", "Engine", "ToolResult", "__version__", "arun", "compile", "format", "parse", "render", "run"]
 
 #: Public classes, imported on first use: name → module.
-_LAZY = {"Decision": "plait.runtime.outcomes", "Engine": "plait.runtime.engine"}
+_LAZY = {"Decision": "plait.runtime.outcomes", "Engine": "plait.runtime.engine", "ToolResult": "plait.runtime.tools"}
 
 
 def __getattr__(name: str) -> _typing.Any:

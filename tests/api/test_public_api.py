@@ -48,3 +48,26 @@ def test_run_a_spec_end_to_end(tmp_path):
     (tmp_path / "r.json").write_text('[{"text": "hello there"}]')
     result = plait.run(path, "hi")
     assert (result.stop_reason, result.output) == ("done", "hello there")
+
+
+def test_a_python_tool_returns_plaits_own_tool_result(tmp_path):
+    """`from plait import ToolResult` is the class the runtime reads: an error result without raising."""
+    (tmp_path / "store.py").write_text(
+        "from pathlib import Path\nfrom plait import ToolResult\n\n"
+        "def save(text):\n"
+        "    Path(__file__).with_name('called').write_text(text)\n"
+        "    return ToolResult('disk full', is_error=True)\n"
+    )
+    (tmp_path / "r.json").write_text(
+        '[{"tool_calls": [{"name": "save", "arguments": {"text": "hi"}}]}, {"text": "Could not save."}]'
+    )
+    path = tmp_path / "s.plait"
+    path.write_text(
+        'model m = "scripted/m" { script = "r.json" }\n'
+        'tool save "Save a text." {\n  params { text: string }\n  run = python("store:save")\n}\n'
+        "agent main { model = m, tools = [save], max_steps = 3 }\n"
+    )
+    result = plait.run(path, "save hi")
+    [call] = result.report.tool_calls
+    assert (call["is_error"], result.output) == (True, "Could not save.")
+    assert (tmp_path / "called").read_text() == "hi"  # it ran: the import worked, and its error was reported

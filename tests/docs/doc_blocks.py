@@ -24,7 +24,7 @@ _MARK = re.compile(r"<!-- (file|not run): ?(.*?) -->\n*$")
 _VOLATILE = [
     (re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{12}\b"), "RUN-ID"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b"), "TIME"),
-    (re.compile(r"\bbatch-[0-9a-f]{10}\b"), "BATCH-ID"),
+    (re.compile(r"\bbatch-[0-9a-f]{10}(?:-[0-9a-f]{8})?\b"), "BATCH-ID"),
 ]
 #: Ids a later command may type: learnt from where the document shows them.
 _IDS = (_VOLATILE[0][0], _VOLATILE[2][0])

@@ -77,9 +77,13 @@ def test_every_pip_install_in_the_docs_installs_from_a_clone():
     ]
     assert commands
     for name, args in commands:
-        target = args.split()[-1].strip("'\"")
-        # `.`, `.[mcp]` or a path to a clone (`/path/to/plait[lsp]`): never the bare name `plait`, not on PyPI.
-        local = re.fullmatch(r"(?P<path>\.|[./~][^\[]*)(?:\[(?P<extra>[\w,-]+)\])?", target)
+        target = args.strip().split(maxsplit=1)[-1] if args.startswith("-e ") else args.strip()
+        target = target.strip("'\"")
+        # `.`, `.[mcp]`, a path to a clone (`./plait[lsp]`) or a git URL (`plait[mcp] @ git+URL@SHA`):
+        # never the bare name `plait`, which is not on PyPI.
+        local = re.fullmatch(
+            r"(?:\.|[./~][^\[\s]*|plait(?=\[?[\w,-]*\]? @ git\+))(?:\[(?P<extra>[\w,-]+)\])?(?: @ git\+.+)?", target
+        )
         assert local, (name, args)
         for extra in (local.group("extra") or "").split(","):
             assert not extra or extra in extras, (name, args, extra)
