@@ -2,15 +2,21 @@
 
 The in-process executor: one event loop, one engine, `concurrency` workers
 that each take the next row, so at most that many runs are in flight however
-many rows there are. Every row is a run with an id derived from the batch (a
-digest of the spec's sources, the entry and the inputs' bytes) and the row's
-position, so running the same batch again finds what the journal already
-holds: a row whose run stopped is reported from the journal, never run again;
-one that was cut off (killed, crashed, cancelled by Ctrl-C or SIGTERM) is
-resumed from its journal, which replays what finished (model replies, tool
-results) and decides what re-runs (a non-idempotent tool call in flight
-pauses that run for a person). A line that is not a valid input is that
-row's error; it ends neither the batch nor the rows after it.
+many rows there are. Rows are read from the file as the workers take them
+(`lines`, `stream_rows`, `planned`): memory does not grow with the file, and a
+line longer than MAX_INPUT_BYTES is that row's error, skipped unread. Every row
+is a run with an id derived from the batch (a digest of the spec's sources,
+the entry and the inputs' bytes, plus a random nonce the store keeps in its
+run ids, so another checkout or a store emptied by `runs rm` runs it afresh)
+and the row's position, so running the same batch again finds what the
+journal already holds: a row whose run stopped is reported from the journal,
+never run again, except a failed one, which is resumed (its finished calls
+replayed) unless `keep_failed`; one that was cut off (killed, crashed,
+cancelled by Ctrl-C or SIGTERM) is resumed from its journal, which replays
+what finished (model replies, tool results) and decides what re-runs (a
+non-idempotent tool call in flight pauses that run for a person). A line that
+is not a valid input is that row's error; it ends neither the batch nor the
+rows after it.
 
 Executors other than this one (runtime/executors/) run `run_row` elsewhere
 and hand each result to the same `emit` (an `InOrder` writes them in order).
@@ -21,8 +27,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
+import secrets
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Iterator
+
+from plait.core.defaults import MAX_INPUT_BYTES
 
 from .errors import AgentError, error_info
 from .inputs import check_input
@@ -38,11 +48,15 @@ __all__ = [
     "RowResult",
     "all_or_none",
     "batch_id",
+    "batch_nonce",
+    "lines",
     "plan",
+    "planned",
     "pool",
     "read_rows",
     "run_batch",
     "run_row",
+    "stream_rows",
 ]
 
 DEFAULT_CONCURRENCY = 8
@@ -193,59 +207,115 @@ def batch_id(parts: Iterable[str | bytes]) -> str:
     return "batch-" + digest.hexdigest()[:10]
 
 
+def batch_nonce(batch: str, stored_ids: Iterable[str]) -> str:
+    """The random part of this batch's run ids in this store: the one its earlier runs carry, else a fresh one.
+
+    So the ids (and the idempotency keys derived from them) stay the same across reruns and resumes of the batch
+    in one store, and differ in another checkout or once its runs are removed (`plait runs rm`).
+    """
+    shape = re.compile(re.escape(batch) + r"-([0-9a-f]{8})-\d+")
+    for run_id in stored_ids:
+        found = shape.fullmatch(run_id)
+        if found is not None:
+            return found.group(1)
+    return secrets.token_hex(4)
+
+
+def lines(handle: IO[bytes], cap: int | None = None) -> Iterator[bytes | None]:
+    """A file's lines (without the newline), read one at a time; None for a line over `cap` bytes, which is skipped
+    a bounded chunk at a time, never held whole."""
+    cap = MAX_INPUT_BYTES if cap is None else cap
+    while True:
+        line = handle.readline(cap + 2)  # a line at the cap, its newline, and one byte to tell a longer one
+        if not line:
+            return
+        if len(line) > cap + 1 or (len(line) == cap + 1 and not line.endswith(b"\n")):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1 << 16)
+            yield None
+            continue
+        yield line.rstrip(b"\n")
+
+
 def read_rows(data: bytes, schema: dict[str, Any] | None, batch: str = "") -> list[Row]:
-    """Every non-blank line of a JSONL file → a Row: the input checked against the spec's `input` block.
+    """Every non-blank line of a JSONL file's bytes → a Row (`stream_rows` on a list of lines)."""
+    return list(stream_rows(data.split(b"\n"), schema, batch))
+
+
+def stream_rows(raws: Iterable[bytes | None], schema: dict[str, Any] | None, batch: str = "") -> Iterator[Row]:
+    """Non-blank lines → Rows, one at a time: the input checked against the spec's `input` block.
 
     With an `input` block a line is a JSON object (or, as for `plait run --input`, text when the block has one
     string field); without one, a line is the run's text: a JSON string is taken as its value, anything else as
-    the line itself. A line that does not fit is a Row with a `problem`, never an exception.
+    the line itself. A line that does not fit (None: longer than MAX_INPUT_BYTES) is a Row with a `problem`,
+    never an exception.
     """
-    rows: list[Row] = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
+    index = 0
+    for number, raw in enumerate(raws, 1):
+        if raw is not None and not raw.strip():
             continue
-        index = len(rows)
-        run_id = f"{batch}-{index}" if batch else ""
-        try:
-            text = raw.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            rows.append(Row(index, number, None, f"line {number} is not UTF-8 text ({exc.reason})", run_id))
-            continue
-        try:
-            value: Any = json.loads(text)
-        except ValueError:
-            value = text  # plain text; check_input says whether the `input` block takes it
-        if schema is None:
-            rows.append(Row(index, number, value if isinstance(value, str) else text, None, run_id))
-            continue
-        try:
-            rows.append(Row(index, number, check_input(value, schema), None, run_id))
-        except AgentError as exc:
-            rows.append(Row(index, number, None, f"line {number}: {exc.message}", run_id))
-    return rows
+        yield _row(index, number, raw, schema, f"{batch}-{index}" if batch else "")
+        index += 1
 
 
-def plan(rows: list[Row], stored_runs: Iterable[dict[str, Any]]) -> tuple[list[RowResult], list[Row]]:
-    """Rows and the journal's runs → (results known already, rows to run), each in input order.
+def _row(index: int, number: int, raw: bytes | None, schema: dict[str, Any] | None, run_id: str) -> Row:
+    if raw is None or len(raw) > MAX_INPUT_BYTES:
+        return Row(
+            index, number, None, f"line {number} is longer than the input limit of {MAX_INPUT_BYTES:,} bytes", run_id
+        )
+    try:
+        text = raw.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError as exc:
+        return Row(index, number, None, f"line {number} is not UTF-8 text ({exc.reason})", run_id)
+    try:
+        value: Any = json.loads(text)
+    except ValueError:
+        value = text  # plain text; check_input says whether the `input` block takes it
+    except RecursionError:
+        return Row(index, number, None, f"line {number} nests too deeply to be an input", run_id)
+    if schema is None:
+        return Row(index, number, value if isinstance(value, str) else text, None, run_id)
+    try:
+        return Row(index, number, check_input(value, schema), None, run_id)
+    except AgentError as exc:
+        return Row(index, number, None, f"line {number}: {exc.message}", run_id)
 
-    Known: bad lines, and rows whose run stopped (done, failed, waiting for a person). To run: rows with no
-    run yet, and rows whose run was cut off (marked `resume`).
-    """
+
+def plan(
+    rows: Iterable[Row], stored_runs: Iterable[dict[str, Any]], keep_failed: bool = False
+) -> tuple[list[RowResult], list[Row]]:
+    """Rows and the journal's runs → (results known already, rows to run), each in input order (`planned`, listed)."""
     by_id = {r["id"]: r for r in stored_runs}
     known: list[RowResult] = []
     todo: list[Row] = []
+    for item in planned(rows, by_id.get, keep_failed):
+        if isinstance(item, Row):
+            todo.append(item)
+        else:
+            known.append(item)
+    return known, todo
+
+
+def planned(
+    rows: Iterable[Row], stored: Callable[[str], dict[str, Any] | None], keep_failed: bool = False
+) -> Iterator[Row | RowResult]:
+    """Each row → its result when it is known already, else the row to run; one at a time, in input order.
+
+    Known: bad lines, and rows whose run stopped (done, waiting for a person; failed, with `keep_failed`). To
+    run: rows with no run yet, and rows whose run was cut off or failed (marked `resume`: its journal replays
+    what finished, so only the failed call and what follows run again). `stored` looks one run up by id.
+    """
     for row in rows:
         if row.problem is not None:
-            known.append(RowResult.refused(row, "input_invalid", row.problem))
+            yield RowResult.refused(row, "input_invalid", row.problem)
             continue
-        stored = by_id.get(row.run_id)
-        if stored is None:
-            todo.append(row)
-        elif stored["status"] in _CUT_OFF:
-            todo.append(Row(row.index, row.line, row.input, None, row.run_id, resume=True))
+        found = stored(row.run_id)
+        if found is None:
+            yield row
+        elif found["status"] in _CUT_OFF or (found["status"] == "error" and not keep_failed):
+            yield Row(row.index, row.line, row.input, None, row.run_id, resume=True)
         else:
-            known.append(RowResult.of_stored(row, stored))
-    return known, todo
+            yield RowResult.of_stored(row, found)
 
 
 async def run_row(engine: Engine, row: Row, entry: str | None = None) -> RowResult:
@@ -264,7 +334,7 @@ async def run_row(engine: Engine, row: Row, entry: str | None = None) -> RowResu
 
 
 async def pool(
-    rows: list[Row],
+    rows: Iterable[Row | RowResult],
     work: Callable[[Row], Awaitable[RowResult]],
     concurrency: int,
     emit: Callable[[RowResult], None],
@@ -272,7 +342,8 @@ async def pool(
 ) -> None:
     """`work` on every row, at most `concurrency` at a time; `emit` gets each result as it finishes.
 
-    A fixed set of workers pulls rows in order, so thousands of rows cost `concurrency` tasks, not thousands.
+    A fixed set of workers pulls rows in order, so thousands of rows cost `concurrency` tasks, not thousands,
+    and rows are read only as a worker takes one (a result known already is passed straight on).
     Once `stop` is set no row starts and the runs in flight finish (a gentle stop); cancelling the pool
     cancels the runs in flight instead (each is stored as it stops, and resumed by the next run of the batch).
     """
@@ -280,11 +351,15 @@ async def pool(
 
     async def worker() -> None:
         for row in rest:
+            if isinstance(row, RowResult):
+                emit(row)
+                continue
             if stop is not None and stop.is_set():
                 return
             emit(await work(row))
 
-    await all_or_none([asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(rows))))])
+    width = max(1, min(concurrency, len(rows))) if isinstance(rows, list) else max(1, concurrency)
+    await all_or_none([asyncio.ensure_future(worker()) for _ in range(width)])
 
 
 async def all_or_none(tasks: list[asyncio.Future[None]]) -> None:
@@ -303,7 +378,7 @@ async def all_or_none(tasks: list[asyncio.Future[None]]) -> None:
 
 async def run_batch(
     engine: Engine,
-    rows: list[Row],
+    rows: Iterable[Row | RowResult],
     emit: Callable[[RowResult], None],
     *,
     concurrency: int = DEFAULT_CONCURRENCY,

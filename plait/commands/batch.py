@@ -4,7 +4,9 @@ The runs go through runtime/batch.py (in this process, `--concurrency` at a
 time) or runtime/executors/ray.py (`--executor ray`: a pool of Ray actors).
 Every row is a journaled run named after the batch, so running the same
 command again (same spec, entry and inputs) reports the rows that finished
-from the journal and resumes the rest. Progress is a live line on stderr at
+from the journal and resumes the rest, failed rows included (`--keep-failed`
+keeps them). The inputs are read a row at a time, in memory that does not
+grow with the file. Progress is a live line on stderr at
 a terminal and one summary line otherwise; results go to `-o FILE` or stdout.
 """
 
@@ -18,7 +20,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, print_diagnostics
@@ -35,15 +37,17 @@ Each line of INPUTS is one run's input: a JSON object for a spec with an `input`
 Blank lines are skipped. A line that is not a valid input is that row's error; the other rows still run.
 
 Results (stdout, or -o FILE) are JSON lines in input order, one per row:
-  {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-0", "stop_reason": "done", "output": ..., "error": null,
+  {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-8b1e04c2-0", "stop_reason": "done", "output": ..., "error": null,
    "tokens": {"input_tokens": 120, "output_tokens": 31}}
 and, for a row that waits for a person, "waiting": why (a pause's reason, or the pending calls and asks).
 
 The first Ctrl-C starts no new rows and lets the runs in flight finish; a second one (or SIGTERM) cuts
 them off. Interrupted (Ctrl-C, SIGTERM, a crash, kill -9)? Run the same command again: rows that finished are read
-back from the journal (.plait/journal.db beside the spec, or --store), never run again; rows cut off are
-resumed from their journal, so no finished model or tool call repeats. A different spec, entry or inputs
-file is a different batch. Each row is a run: `plait runs`, `plait trace RUN_ID`, `plait resume RUN_ID`.
+back from the journal (.plait/journal.db beside the spec, or --store), never run again; rows cut off, and
+rows that failed (a server outage), are resumed from their journal, so no finished model or tool call repeats
+(--keep-failed reports failed rows as they are). A different spec, entry or inputs file is a different batch;
+so is the same one in another store, or after `plait runs rm` of its runs (run ids carry a random part the
+store keeps, and idempotency keys follow the run ids). A line longer than 16 MiB is that row's error. Each row is a run: `plait runs`, `plait trace RUN_ID`, `plait resume RUN_ID`.
 
 exit status: 0 every row done; 1 any row failed (its error is in the results); 3 a row waits for a person
 (approval, ask, pause; resume it with `plait resume RUN_ID`); 4 a row stopped at max_steps (1 wins over 3,
@@ -79,6 +83,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
     parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="on a rerun, report rows that failed as they are (default: resume them; finished calls are replayed)",
+    )
+    parser.add_argument(
         "--store",
         metavar="URL",
         help="the run journal: postgresql://... (default: SQLite in .plait/journal.db beside the spec)",
@@ -104,35 +113,47 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         return fail(problem, EXIT_USAGE)
     try:
-        data = sys.stdin.buffer.read() if args.inputs == "-" else Path(args.inputs).read_bytes()
+        inputs = _open_inputs(args.inputs)
     except OSError as exc:
         return fail(f"cannot read the inputs file `{args.inputs}`: {exc.strerror or exc}", EXIT_USAGE)
+    with inputs:
+        return _run(args, inputs)
+
+
+def _run(args: argparse.Namespace, inputs: IO[bytes]) -> int:
     loaded = load(args)
     if isinstance(loaded, int):
         return loaded
     engine, sources = loaded
-    from plait.runtime.batch import InOrder, batch_id, plan, read_rows
+    from plait.runtime.batch import InOrder, Row, batch_id, batch_nonce, lines, planned, stream_rows
     from plait.runtime.errors import AgentError
 
     try:
         entry = engine.entry_of(args.entry)
     except AgentError as exc:
         return _closed(engine, fail(exc.message, EXIT_USAGE))
-    batch = batch_id([*sources, entry, data])
-    rows = read_rows(data, engine.program.input, batch)
     try:
-        stored = engine.store.runs() if engine.store is not None else []
+        digest, total = _survey(inputs)
+    except OSError as exc:
+        return _closed(engine, fail(f"cannot read the inputs file `{args.inputs}`: {exc.strerror or exc}", EXIT_USAGE))
+    batch = batch_id([*sources, entry, digest])
+    store = engine.store
+    try:
+        ids = (r["id"] for r in (store.listing() if hasattr(store, "listing") else store.runs())) if store else ()
+        batch = f"{batch}-{batch_nonce(batch, ids)}"
     except Exception as exc:  # a store that cannot be read: nothing has run yet
         return _closed(engine, fail(f"cannot read the run journal: {exc}", EXIT_USAGE))
-    known, todo = plan(rows, stored)
+    rows = stream_rows(lines(inputs), engine.program.input, batch)
+    items = planned(rows, store.run if store is not None else lambda _: None, args.keep_failed)
     try:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
         return _closed(
             engine, fail(f"cannot write the results file `{args.output}`: {exc.strerror or exc}", EXIT_USAGE)
         )
-    progress = Progress(len(rows), live=sys.stderr.isatty())
-    reasons: list[str] = []
+    progress = Progress(total, live=sys.stderr.isatty())
+    reasons: set[str] = set()
+    written = [0]
 
     where = _where(args)
 
@@ -140,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
         result = result.located(where)
         out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str) + "\n")
         out.flush()
-        reasons.append(result.stop_reason)
+        reasons.add(result.stop_reason)
+        written[0] += 1
 
     ordered = InOrder(write)
 
@@ -148,10 +170,16 @@ def run(args: argparse.Namespace) -> int:
         progress.add(result)
         ordered(result)
 
-    for result in known:
-        emit(result)
+    if args.executor == "ray":  # the driver hands rows out in chunks: known results now, the rows to run listed
+        todo: list[Row] = []
+        for item in items:
+            if isinstance(item, Row):
+                todo.append(item)
+            else:
+                emit(item)
+        items = iter(todo)
     try:
-        stopped = asyncio.run(execute(args, engine, entry, todo, emit))
+        stopped = asyncio.run(execute(args, engine, entry, items, emit))
     except Exception as exc:  # the executor itself could not run (Ray missing or unreachable, the store down)
         progress.close()
         return fail(str(exc), EXIT_USAGE)
@@ -162,13 +190,40 @@ def run(args: argparse.Namespace) -> int:
     summary = f"{batch}: {progress.summary()}" + (f"; results in {args.output}" if args.output else "")
     if stopped is not None:
         print(
-            f"plait: {stopped}: {len(reasons)} of {len(rows)} rows finished ({summary}); "
+            f"plait: {stopped}: {written[0]} of {total} rows finished ({summary}); "
             "run the same command again to continue",
             file=sys.stderr,
         )
         return EXIT_TERMINATED if stopped == "terminated" else EXIT_INTERRUPTED
     print(f"plait: batch {summary}", file=sys.stderr)
     return exit_status(reasons)
+
+
+def _open_inputs(name: str) -> IO[bytes]:
+    """The inputs file, opened for reading; stdin is copied to a temporary file first (it is read twice)."""
+    if name != "-":
+        return open(name, "rb")
+    import tempfile
+
+    spool = tempfile.TemporaryFile()
+    shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
+    spool.seek(0)
+    return spool
+
+
+def _survey(inputs: IO[bytes]) -> tuple[str, int]:
+    """(a digest of the inputs' bytes, how many rows they hold), read in chunks; the file is left at its start."""
+    import hashlib
+
+    from plait.runtime.batch import lines
+
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: inputs.read(1 << 20), b""):
+        digest.update(chunk)
+    inputs.seek(0)
+    total = sum(1 for raw in lines(inputs) if raw is None or raw.strip())
+    inputs.seek(0)
+    return digest.hexdigest(), total
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
@@ -256,7 +311,11 @@ def _relative(name: str, base: Path) -> str:
 
 
 async def execute(
-    args: argparse.Namespace, engine: Engine, entry: str, rows: list[Row], emit: Callable[[RowResult], None]
+    args: argparse.Namespace,
+    engine: Engine,
+    entry: str,
+    rows: Iterable[Row | RowResult],
+    emit: Callable[[RowResult], None],
 ) -> str | None:
     """The rows run; None when all finished, else "interrupted" (Ctrl-C) or "terminated" (SIGTERM).
 
@@ -308,20 +367,28 @@ async def _executor(
     args: argparse.Namespace,
     engine: Engine,
     entry: str,
-    rows: list[Row],
+    rows: Iterable[Row | RowResult],
     emit: Callable[[RowResult], None],
     stop: asyncio.Event,
 ) -> None:
     if args.executor == "ray":
         from functools import partial
 
+        from plait.runtime.batch import Row
         from plait.runtime.executors import ray as ray_executor
 
         assert engine.spec is not None  # load() names the spec file: each actor compiles it again
         make = partial(ray_executor.spec_engine, engine.spec, args.store)
         actors = args.actors or ray_executor.DEFAULT_ACTORS
         await ray_executor.run_batch(
-            make, rows, emit, concurrency=args.concurrency, actors=actors, entry=entry, address=args.address, stop=stop
+            make,
+            [r for r in rows if isinstance(r, Row)],
+            emit,
+            concurrency=args.concurrency,
+            actors=actors,
+            entry=entry,
+            address=args.address,
+            stop=stop,
         )
         return
     from plait.runtime.batch import run_batch
@@ -329,7 +396,7 @@ async def _executor(
     await run_batch(engine, rows, emit, concurrency=args.concurrency, entry=entry, stop=stop)
 
 
-def exit_status(reasons: list[str]) -> int:
+def exit_status(reasons: Iterable[str]) -> int:
     """1 if any row failed, else 3 if any waits for a person, else 4 if any hit max_steps, else 0."""
     codes = {EXIT_FOR.get(r, EXIT_ERRORS) for r in reasons}
     for code in (EXIT_ERRORS, 3, 4):
