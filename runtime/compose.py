@@ -106,10 +106,10 @@ async def _one_shot(
         served(ctx, agent, agent.model, request, response, path)
     if response.finish_reason in TRUNCATED:
         # As an agent's turn does (call_model): the text goes on, but not unannounced.
-        why, _ = cut_off(request, response)
+        why, fix = cut_off(request, response)
         ctx.warn(
             "response_truncated",
-            f"`{agent.name}`: the model's response was cut off ({why})",
+            f"`{agent.name}`: the model's response was cut off ({why}); {fix} for the whole answer",
             path,
             agent,
             finish_reason=response.finish_reason,

@@ -1,9 +1,12 @@
 """A model request for one agent → the response of the model that served it: fallbacks, timeouts, streaming.
 
 What every model call shares, whoever makes it: the agent loop's `call_model`
-step and the one-shot calls of steps and judges in `compose.py`. Fallback
-models are tried once each; a per-call timeout bounds each; streamed deltas
-are forwarded as events; the serving model is recorded in history and report.
+step and the one-shot calls of steps and judges in `compose.py`. Every request
+is made by `model_request` and its settings filled per serving model by
+`_prepare` (the runnable's, else the model's). Fallback models are tried once
+each; a per-call timeout bounds each; streamed deltas are forwarded as events;
+the serving model is recorded in history and report; a cut-off reply is
+described by the limit it reached (`cut_off`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ TRUNCATED = frozenset({"length", "content_filter"})
 def cut_off(request: ModelRequest, response: ModelResponse) -> tuple[str, str]:
     """(why a truncated response stopped, what to change), in the spec's words: the `max_tokens` it reached."""
     if response.finish_reason != "length":
-        return "a content filter stopped it", "the prompt or the model"
+        return "a content filter stopped it", "change the prompt or the model"
     if request.max_tokens is not None:
         return f"it reached max_tokens = {request.max_tokens}", "raise `max_tokens` (on the runnable or its model)"
     return "it reached the provider's output limit (no `max_tokens` is set)", "set a larger `max_tokens`"
