@@ -53,6 +53,8 @@ class ToolOutcome:
     #: What the tool itself returned when `content` is only the placeholder for expanded messages:
     #: an `until` satisfied by the call hands this back, since no next call will deliver the messages.
     delivered: Any = None
+    #: Read back from the journal on a resume, not run again: its `tool_call_end` says so, so a view marks it.
+    replayed: bool = False
 
 
 def refusal_text(tool: str, problems: list[str]) -> str:

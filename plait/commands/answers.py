@@ -8,6 +8,7 @@ again, on the command line it is a usage error that changes nothing.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -58,24 +59,41 @@ def split_ask_decisions(items: list[str], program: Any) -> tuple[list[str], list
 
 
 def ask_answers(pending: list[Any], program: Any) -> dict[str, Any]:
-    """An answer for each pending ask, asked on stderr and read from stdin until it fits (EOFError when input ends)."""
-    from plait.runtime.ask import accept, parse_answer
+    """An answer for each pending ask, asked field by field from its declared type until it fits (EOFError when
+    input ends): choices for an enum, y/n for a bool, checked numbers, a line for text (plait/commands/fields.py)."""
+    from plait.runtime.ask import accept
     from plait.runtime.errors import AgentError
+
+    from .fields import ask_value, say
 
     answers = {}
     for p in asks_of(pending):
         ask = program.asks[p.ask]
-        print(clean(f"\n{p.question}"), file=sys.stderr)
-        if p.schema is not None:
-            print(f"  (answer with JSON that fits: {json.dumps(p.schema)})", file=sys.stderr)
+        say(f"\n{p.question}")
         while True:
             try:
-                answers[p.id] = accept(ask, parse_answer(ask, input("  answer: ").strip()))
+                value = ask_value(p.schema)
+                accept(ask, value)  # checked now, so a misfit is asked again; the run completes it (absent → null)
+                answers[p.id] = value
             except AgentError as exc:
-                print(clean(f"  {exc.message}"), file=sys.stderr)
+                say(f"  {exc.message}; again:")
                 continue
             break
     return answers
+
+
+def example(schema: dict[str, Any] | None) -> str:
+    """A value that fits `schema`, as a resume hint shows it (the first choice of an enum, a zero, a word)."""
+    if schema is None:
+        return "text"
+    if "enum" in schema:
+        return json.dumps(schema["enum"][0], ensure_ascii=False)
+    kind = schema.get("type")
+    if kind == "object":
+        required = set(schema.get("required", ()))
+        fields = {k: json.loads(example(v)) for k, v in schema.get("properties", {}).items() if k in required}
+        return json.dumps(fields, ensure_ascii=False)
+    return {"boolean": "true", "integer": "0", "number": "0", "array": "[]", "string": '"text"'}.get(str(kind), "null")
 
 
 def print_asks(asks: list[Any], file: str | None, run_id: str | None) -> None:
@@ -84,4 +102,7 @@ def print_asks(asks: list[Any], file: str | None, run_id: str | None) -> None:
         wants = json.dumps(p.schema) if p.schema is not None else "text"
         print(clean(f"  {p.id}  ask `{p.ask}`: {p.question}\n      answer: {wants}"), file=sys.stderr)
     if file and run_id:
-        print(f"resume with: plait run {file} --resume {run_id} --answer NAME=JSON", file=sys.stderr)
+        # The real names (an ask pending twice, inside a map, is answered by its id), with a value that fits.
+        names = [p.ask if sum(q.ask == p.ask for q in asks) == 1 else p.id for p in asks]
+        given = " ".join(shlex.quote(f"--answer={name}={example(p.schema)}") for name, p in zip(names, asks))
+        print(clean(f"resume with: plait run {file} --resume {run_id} {given}"), file=sys.stderr)

@@ -9,13 +9,13 @@ that fails (or, worse, succeeds with the wrong shape) after approval.
 from __future__ import annotations
 
 import json
-import sys
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from plait.term import clean
+from .fields import ask_line, ask_value, say, show
 
-__all__ = ["ask_decisions", "check_edit", "tool_schemas"]
+__all__ = ["ask_decisions", "check_edit", "edit_arguments", "tool_schemas"]
 
 
 def tool_schemas(program: Any, extra: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -43,30 +43,70 @@ def check_edit(text: str, schema: dict[str, Any] | None) -> tuple[dict[str, Any]
 def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """approve / edit / reject for each pending call, asked on stderr and read from stdin.
 
-    Raises EOFError when input ends before every call has a decision: the caller
-    keeps the calls pending (the run or chat stops for a human, exit 3).
+    The call is shown field by field. `edit` opens $VISUAL or $EDITOR on the
+    arguments as JSON when one is set, else asks each parameter again with the
+    model's value kept on an empty line; either way the result is checked
+    against the tool's schema, and a misfit gets the reason and the question
+    again. Raises EOFError when input ends before every call has a decision:
+    the caller keeps the calls pending (the run or chat stops for a human, exit 3).
     """
     from plait.runtime.outcomes import Decision
 
     decisions = {}
     for p in pending:
         where = f" (branch {p.branch})" if p.branch else ""
-        print(clean(f"\n{p.agent}{where} wants to call `{p.tool}` with {json.dumps(p.arguments)}"), file=sys.stderr)
+        say(f"\n{p.agent}{where} wants to call `{p.tool}` (call {p.id})")
+        for name, value in (p.arguments or {}).items():
+            say(f"    {name}: {show(value)}")
+        schema = (schemas or {}).get(p.tool)
         while True:
-            answer = input("  [a]pprove, [e]dit or [r]eject? ").strip().lower()
-            if answer in ("a", "approve"):
+            answer = ask_line("  approve, edit or reject? [a/e/r] ").strip().lower()
+            if answer in ("a", "approve", "y", "yes"):
                 decisions[p.id] = Decision("approve")
             elif answer in ("e", "edit"):
-                arguments, reason = check_edit(input("  new arguments (JSON): "), (schemas or {}).get(p.tool))
+                arguments, reason = edit_arguments(p.arguments or {}, schema)
                 if arguments is None:
-                    print(clean(f"  {reason}; try again"), file=sys.stderr)
+                    say(f"  {reason}; approve, edit again or reject")
                     continue
                 decisions[p.id] = Decision("edit", arguments)
-            elif answer in ("r", "reject"):
+            elif answer in ("r", "reject", "n", "no"):
                 decisions[p.id] = Decision(
-                    "reject", message=input("  message for the model (optional): ").strip() or None
+                    "reject", message=ask_line("  message for the model (optional): ").strip() or None
                 )
             else:
+                say("  type a (approve), e (edit) or r (reject)")
                 continue
             break
     return decisions
+
+
+def edit_arguments(
+    arguments: dict[str, Any], schema: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Edited arguments that fit `schema`, or (None, why not): in $VISUAL/$EDITOR when set, else field by field."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if editor:
+        text, problem = _in_editor(editor, arguments)
+        return check_edit(text, schema) if problem is None else (None, problem)
+    if schema and schema.get("type") == "object" and "properties" in schema:
+        return check_edit(json.dumps(ask_value(schema, arguments, indent="    ")), schema)
+    return check_edit(ask_line("  new arguments (JSON): "), schema)
+
+
+def _in_editor(editor: str, arguments: dict[str, Any]) -> tuple[str, str | None]:
+    """The arguments as JSON in a temporary file, opened in the person's editor: (the file's text afterwards, None),
+    or ("", why the editor could not run)."""
+    import shlex
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="plait-edit-") as folder:
+        path = os.path.join(folder, "arguments.json")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(arguments, indent=2, ensure_ascii=False) + "\n")
+        try:
+            subprocess.run([*shlex.split(editor), path], check=False)
+        except OSError as exc:  # no such editor: said, and the question is asked again
+            return "", f"cannot start the editor `{editor}`: {exc.strerror or exc}"
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(), None

@@ -4,10 +4,12 @@ Each line read is one turn (`agent.complete`); replies stream to stdout, and a
 banner on stderr says which agent is listening and how to quit. At a TTY an
 approval interrupt asks approve/edit/reject (edited arguments must fit the
 tool's schema); elsewhere the pending calls are printed and the exit code is 3.
-A failed turn is reported in one line and the conversation goes on; the exit
-code is then 1. The conversation is saved under `.plait/chats/` after every
-turn, so nothing said is lost on a failure, and `--resume` continues it. The
-save replaces the file in one rename: a full disk keeps the history stored
+A failed turn is reported in one line and the conversation goes on. Ending
+the chat (`/exit`, `/quit`, Ctrl-D at a terminal) exits 0 whatever turns
+failed before; only input that is not a terminal ending right after a failed
+turn exits 1 (a script's last question went unanswered). The conversation is
+saved under `.plait/chats/` after every turn, so nothing said is lost on a
+failure, and `--resume` continues it. The save replaces the file in one rename: a full disk keeps the history stored
 before, says so in one line, and the exit code is then 1.
 """
 
@@ -96,25 +98,25 @@ async def _converse(engine: Any, name: str, saved: Path, snapshot: dict[str, Any
     print(
         clean(f"plait chat: talking to `{name}` (chat {saved.stem}{resumed}); /exit or Ctrl-D quits"), file=sys.stderr
     )
-    status = EXIT_OK
+    status = EXIT_OK  # 1 once a save failed: what was said may not all be stored
+    last_failed = False
     try:
         while True:
             if tty:
                 print("you> ", end="", file=sys.stderr, flush=True)
             line = sys.stdin.readline()
-            if not line:
-                return status
+            if not line:  # Ctrl-D at a terminal ends it as /exit does; a script's input ending on a failure is one
+                return EXIT_ERRORS if last_failed and not tty else status
             prompt = line.strip()
             if prompt in QUIT:
-                return status
+                return status  # the person ended it, having seen every failed turn: not an error
             if not prompt:
                 continue
             code = await _turn(agent, prompt, tty, tool_schemas(engine.program, agent.ctx.extra_tools))
             if not _save(agent, saved):
                 status = EXIT_ERRORS  # reported; the file keeps the last history stored, the next turn tries again
-            if code == EXIT_ERRORS:
-                status = EXIT_ERRORS  # reported; the conversation goes on
-            elif code != EXIT_OK:
+            last_failed = code == EXIT_ERRORS  # reported; the conversation goes on
+            if code not in (EXIT_OK, EXIT_ERRORS):
                 return code
     finally:
         await engine.aclose()

@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-import shutil
+import shlex
 import signal
 import sys
 from typing import Any
@@ -151,8 +151,11 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
 
         provider = tracing.exporting_provider()
         telemetry = attach(started, provider)
+    from .live import view_for
+
+    view = quiet_view() if args.events else view_for()
     try:
-        result = asyncio.run(drive(started, args, decisions if args.resume else None, engine, answers))
+        result = asyncio.run(drive(started, args, decisions if args.resume else None, engine, answers, view))
     except AgentError as exc:  # a refused answer or decision changes nothing: the run still waits
         return fail(str(exc), EXIT_USAGE)
     except Terminated:
@@ -161,7 +164,20 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
         if telemetry is not None and provider is not None:
             telemetry.close()  # spans a cancelled run left open end here, before the exporter flushes
             provider.shutdown()
-    return finish(result, args)
+    code = finish(result, args)
+    view.summary(result, args.json)
+    return code
+
+
+def events_printer(event: Any) -> None:
+    """`--events`: every event as a JSON line (JSON escapes every control character: exact and safe)."""
+    print(json.dumps(event.to_dict(), default=str), flush=True)
+
+
+def quiet_view() -> Any:
+    from .live import PlainView
+
+    return PlainView()
 
 
 class Terminated(Exception):
@@ -271,8 +287,9 @@ def print_pending(pending: list[Any], file: str | None = None, run_id: str | Non
             file=sys.stderr,
         )
     if file and run_id:
+        decide = " ".join(shlex.quote(f"--decide={p.id}=approve") for p in calls)
         print(
-            f"resume with: plait run {file} --resume {run_id} --decide ID=approve|reject[:message]|edit:JSON",
+            clean(f"resume with: plait run {file} --resume {run_id} {decide}  (or ID=reject[:message], ID=edit:JSON)"),
             file=sys.stderr,
         )
 
@@ -283,67 +300,16 @@ def fit(line: str, columns: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-class Progress:
-    """Events → what a person watching sees: a live status line on a TTY, plain lines otherwise."""
-
-    def __init__(self, live: bool, events: bool) -> None:
-        self.live = live
-        self.events = events
-        self.tokens = 0
-        self.tools = 0
-        self.shown = False
-
-    def __call__(self, event: Any) -> None:
-        if self.events:
-            print(json.dumps(event.to_dict(), default=str), flush=True)
-            return
-        data = event.data
-        if event.type == "step_end":
-            self.tokens += data.get("input_tokens", 0) + data.get("output_tokens", 0)
-            line = f"{event.agent}: step {data['step']} ({data['model']}) {data['finish_reason']}"
-        elif event.type == "tool_call_end":
-            self.tools += 1
-            line = f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}"
-        elif event.type == "route":
-            line = f"{data['route']}: case {json.dumps(data['case'])} -> {data['target']} ({data['subject']} = {json.dumps(data['value'], default=str)})"
-        elif event.type == "loop_iteration":
-            line = f"{data['loop']}: iteration {data['iteration']}" + (
-                f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else ""
-            )
-        elif event.type == "map_item":
-            line = f"{data['map']}: item {data['index']} {'done' if data['status'] == 'done' else 'failed'}"
-        elif event.type == "warning":
-            line = f"warning[{data['code']}]: {data['message']}"
-            if self.live:  # a warning stays on screen: it goes above the status line, not into it
-                self.close()
-                print(clean(line), file=sys.stderr, flush=True)
-                return
-        else:
-            return
-        if self.live:
-            status = fit(
-                f"{line} · {self.tools} tool call(s) · {self.tokens} tokens", shutil.get_terminal_size().columns
-            )
-            print(f"\r\033[2K{clean(status)}", end="", file=sys.stderr, flush=True)
-            self.shown = True
-        else:
-            print(clean(line), file=sys.stderr)
-
-    def close(self) -> None:
-        if self.shown:
-            print("\r\033[2K", end="", file=sys.stderr, flush=True)
-            self.shown = False
-
-
 async def drive(
     started: Any,
     args: argparse.Namespace,
     decisions: dict[str, Any] | None,
     engine: Any,
     answers: dict[str, Any] | None = None,
+    view: Any = None,
 ) -> Any:
-    progress = Progress(live=sys.stderr.isatty() and not args.events, events=args.events)
-    started.ctx.bus.listen(progress)
+    progress = view if view is not None else quiet_view()
+    started.ctx.bus.listen(events_printer if args.events else progress)
     # Deltas only cost something when someone watches them.
     started.ctx.stream = args.events
     loop = asyncio.get_running_loop()
@@ -362,7 +328,7 @@ async def drive(
     try:
         result = await (started.resume(decisions, answers=answers) if decisions is not None else started)
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
-            progress.close()
+            progress.pause()
             calls = [p for p in result.pending if p not in asks_of(result.pending)]
             try:
                 decided, answered = (

@@ -114,6 +114,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
             name=call.name,
             is_error=outcome.is_error,
             content=outcome.content[:500],
+            **({"replayed": True} if outcome.replayed else {}),
         )
     return None
 

@@ -206,7 +206,12 @@ def _completion(call: ToolCall, outcome: ToolOutcome, latency: float) -> dict[st
 def _outcome(done: dict[str, Any]) -> ToolOutcome:
     expand = done.get("expand")
     return ToolOutcome(
-        done["content"], done["is_error"], done.get("state"), from_json(expand) if expand else None, done.get("value")
+        done["content"],
+        done["is_error"],
+        done.get("state"),
+        from_json(expand) if expand else None,
+        done.get("value"),
+        replayed=True,
     )
 
 

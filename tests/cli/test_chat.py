@@ -69,7 +69,7 @@ def test_a_failed_turn_is_reported_and_the_conversation_goes_on(chat, tmp_path):
     code, out, err = chat(replies, ["I am Ann", "who am I?", "who am I?"])
     assert "plait: turn failed: server_error: overloaded" in err
     assert out.splitlines() == ["hi Ann", "", "you are Ann"]  # the chat answered after the failure
-    assert code == 1  # a turn failed: the exit code says so, after the conversation went on
+    assert code == 0  # a later turn answered: the input ended on a conversation that went on
     [saved] = _saved(tmp_path)
     messages = json.loads(saved.read_text())["run"]["messages"]
     # The failed question is not kept twice: the history reads as the conversation that happened.
@@ -96,20 +96,28 @@ def test_resume_of_an_unknown_chat_is_a_usage_error(chat):
     assert code == 2 and "no stored chat `main-19990101-000000`" in err
 
 
-def test_edited_arguments_must_fit_the_tools_schema(chat, tmp_path):
+def test_exit_after_a_failed_turn_exits_0_and_input_ending_on_one_exits_1(chat):
+    failed = [{"text": "hi"}, {"error": {"kind": "server_error", "message": "overloaded"}}]
+    code, _, err = chat(failed, ["hello", "and?", "/exit"])
+    assert code == 0 and "turn failed" in err  # the person ended it, having seen the failure
+    code, _, err = chat(failed, ["hello", "and?"])
+    assert code == 1  # a script's last question went unanswered
+
+
+def test_edited_arguments_are_asked_per_field_and_must_fit_the_tools_schema(chat, tmp_path, monkeypatch):
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
     replies = [{"tool_calls": [{"name": "send", "arguments": {"to": "ann"}}]}, {"text": "sent it"}]
     answers = [
         "send a note to ann",
-        "e",
-        '{"to": 42}',  # wrong type: asked again
-        "e",
-        '["bob"]',  # not an object: asked again
-        "e",
-        '{"to": "bob", "copies": 2}',  # fits
+        "edit",
+        "bob",  # to
+        "two",  # copies: not a whole number, asked again
+        "2",
     ]
     code, out, err = chat(replies, answers, tty=True)
     assert code == 0 and out.strip().endswith("sent it")
-    assert "$.to: expected string, got number" in err and "not list" in err
+    assert "to [ann]" in err and "`two` is not a whole number" in err
     [saved] = _saved(tmp_path)
     tool_results = [m for m in json.loads(saved.read_text())["run"]["messages"] if m["role"] == "tool"]
     assert "sent 2 to bob" in json.dumps(tool_results)
