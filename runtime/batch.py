@@ -46,6 +46,7 @@ __all__ = [
     "InOrder",
     "Row",
     "RowResult",
+    "UNKNOWN_ACTIONS",
     "all_or_none",
     "batch_id",
     "batch_nonce",
@@ -318,12 +319,21 @@ def planned(
             yield RowResult.of_stored(row, found)
 
 
-async def run_row(engine: Engine, row: Row, entry: str | None = None) -> RowResult:
+#: What a resumed row does with tool calls whose outcome is unknown (cut off mid-call): pause for a person, or settle
+#: them all at once (`plait batch --unknown retry|skip`).
+UNKNOWN_ACTIONS = ("pause", "retry", "skip")
+
+
+async def run_row(engine: Engine, row: Row, entry: str | None = None, unknown: str = "pause") -> RowResult:
     """One row's run, started (or resumed, when `row.resume`) on `engine`; its failure is its result."""
     try:
         if row.resume:
             run = engine.restore(row.run_id)
             result = await run.resume({})
+            journal = run.ctx.journal
+            if unknown != "pause" and result.stop_reason == "pause" and journal is not None and journal.unknown:
+                # Every call the crash left unsettled gets the one answer, as `--decide ID=ACTION` each would.
+                result = await run.resume({pid: unknown for pid in sorted(journal.unknown)})
         else:
             result = await engine.start(row.input, entry=entry, run_id=row.run_id or None)
     except AgentError as exc:  # refused before it ran: the input, or another process holds the run
@@ -384,9 +394,10 @@ async def run_batch(
     concurrency: int = DEFAULT_CONCURRENCY,
     entry: str | None = None,
     stop: asyncio.Event | None = None,
+    unknown: str = "pause",
 ) -> None:
     """The in-process executor: every row to run, on `engine`, in this process and loop."""
-    await pool(rows, lambda row: run_row(engine, row, entry), concurrency, emit, stop)
+    await pool(rows, lambda row: run_row(engine, row, entry, unknown), concurrency, emit, stop)
 
 
 class InOrder:

@@ -83,6 +83,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--entry", metavar="NAME", help="the runnable to start from (default: main, or the only one)")
     parser.add_argument(
+        "--unknown",
+        choices=("pause", "retry", "skip"),
+        default="pause",
+        help="a resumed row's tool calls whose outcome is unknown (cut off mid-call): pause each row for a person "
+        "(default), retry them all, or skip them all (the model is told they may not have run)",
+    )
+    parser.add_argument(
         "--keep-failed",
         action="store_true",
         help="on a rerun, report rows that failed as they are (default: resume them; finished calls are replayed)",
@@ -231,6 +238,8 @@ def usage_problem(args: argparse.Namespace) -> str | None:
         return f"-o {args.output} is the inputs file: the results would overwrite the inputs"
     if args.concurrency < 1:
         return f"--concurrency wants a number of runs of at least 1, got {args.concurrency}"
+    if args.executor == "ray" and args.unknown != "pause":
+        return "--unknown retry|skip is for the in-process executor; with --executor ray, settle paused rows with `plait resume`"
     if args.executor != "ray" and (args.actors is not None or args.address):
         return "--actors and --address are for --executor ray"
     if args.actors is not None and args.actors < 1:
@@ -393,7 +402,7 @@ async def _executor(
         return
     from plait.runtime.batch import run_batch
 
-    await run_batch(engine, rows, emit, concurrency=args.concurrency, entry=entry, stop=stop)
+    await run_batch(engine, rows, emit, concurrency=args.concurrency, entry=entry, stop=stop, unknown=args.unknown)
 
 
 def exit_status(reasons: Iterable[str]) -> int:

@@ -1,0 +1,63 @@
+"""`plait batch --unknown retry|skip`: a batch whose process died inside a non-idempotent tool call (the call's
+outcome is unknown) settles every such call with one answer when it runs again, instead of pausing each row for
+its own `--decide`. The tool ends the process itself the first time (as a crash would), so no clock is involved."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from batch_helpers import results, write_effects
+
+pytestmark = pytest.mark.slow
+
+DIES_ONCE = """
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def record(note: str, idempotency_key: str = "") -> str:
+    marker = os.path.join(HERE, "died")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)  # the process dies mid-call: the journal holds the intent, never the completion
+    with open(os.path.join(HERE, "effects.txt"), "a") as fh:
+        fh.write(idempotency_key + "\\n")
+    return idempotency_key
+"""
+
+
+def batch(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "plait", "batch", str(root / "spec.plait"), str(root / "in.jsonl")]
+    argv += ["-o", str(root / "out.jsonl"), "--concurrency", "1", *extra]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def crashed(tmp_path: Path) -> Path:
+    root = write_effects(tmp_path / "p", rows=2, delay="0ms")
+    (root / "fx.py").write_text(DIES_ONCE)
+    assert batch(root).returncode == 1  # died inside row 0's tool call
+    return root
+
+
+def test_by_default_a_row_with_an_unknown_outcome_pauses(crashed: Path, tmp_path: Path) -> None:
+    again = batch(crashed)
+    rows = results(crashed / "out.jsonl")
+    assert [r["stop_reason"] for r in rows] == ["pause", "until"] and again.returncode == 3
+    assert "unknown" in rows[0]["waiting"]
+
+
+@pytest.mark.parametrize("action", ["retry", "skip"])
+def test_unknown_settles_every_such_call_at_once(crashed: Path, action: str) -> None:
+    again = batch(crashed, "--unknown", action)
+    rows = results(crashed / "out.jsonl")
+    assert [r["stop_reason"] for r in rows] == ["until", "until"], again.stderr
+    assert again.returncode == 0
+    effects = (crashed / "effects.txt").read_text().split()
+    # retry runs row 0's call again; skip tells the model it may not have run (its `until` is then met by it).
+    assert len(effects) == (2 if action == "retry" else 1)
