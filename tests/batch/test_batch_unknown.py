@@ -4,7 +4,6 @@ its own `--decide`. The tool ends the process itself the first time (as a crash 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +44,7 @@ def crashed(tmp_path: Path) -> Path:
     return root
 
 
-def test_by_default_a_row_with_an_unknown_outcome_pauses(crashed: Path, tmp_path: Path) -> None:
+def test_by_default_a_row_with_an_unknown_outcome_pauses(crashed: Path) -> None:
     again = batch(crashed)
     rows = results(crashed / "out.jsonl")
     assert [r["stop_reason"] for r in rows] == ["pause", "until"] and again.returncode == 3
