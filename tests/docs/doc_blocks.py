@@ -106,8 +106,11 @@ class Shell:
         assert self._proc.stdin and self._proc.stdout
         for shown, real in self.ids.items():
             command = command.replace(shown, real)
-        # `(exit $rc)` first: `$?` in this command is the previous command's status, as at a terminal.
-        self._proc.stdin.write(f'(exit ${{__rc:-0}}); {command}\n__rc=$?; printf "\\n{self._end}%s\\n" "$__rc"\n')
+        # `(exit $rc)` first: `$?` in this command is the previous command's status, as at a terminal. The
+        # command reads nothing from this pipe (the rest of the session); `{ }` keeps a `cd` in this shell.
+        self._proc.stdin.write(
+            f'(exit ${{__rc:-0}}); {{ {command}\n}} </dev/null\n__rc=$?; printf "\\n{self._end}%s\\n" "$__rc"\n'
+        )
         self._proc.stdin.flush()
         lines = []
         while True:
