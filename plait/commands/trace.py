@@ -156,6 +156,46 @@ def _short(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _fields(value: Any, width: int = 60) -> str:
+    """A value as a person reads it: an object's fields as `name = value`, text as is, the rest as short JSON."""
+    if isinstance(value, dict) and value:
+        return ", ".join(f"{k} = {_short(v, width)}" for k, v in value.items())
+    return _short(value, width)
+
+
+def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
+    """One decision in words, by kind (runtime/context.decide, runtime/store/lifecycle): what was decided and why."""
+    name = data.get("name") or key
+    if of == "route":
+        value = _short(data.get("value"), 60)
+        case = _short(data.get("case"), 40)
+        return f"route  {name}: {data.get('subject')} = {value} → case {case} → {data.get('target')}"
+    if of == "loop":
+        condition = data.get("condition")
+        holds = f": {condition} is {str(data.get('holds')).lower()}" if condition else ""
+        return f"loop   {name} iteration {data.get('iteration')}{holds}"
+    if of == "map":
+        if data.get("status") == "done":
+            return f"map    {name} item {data.get('index')} done → {_short(data.get('output'), 60)}"
+        error = data.get("error") or {}
+        return f"map    {name} item {data.get('index')} failed: {error.get('kind')}: {_short(error.get('message'), 60)}"
+    if of == "ask":
+        return f"ask    {name} answered: {_fields(data.get('answer'))}"
+    if of == "approval":
+        action = data.get("action")
+        if action == "edit":
+            return f"human  {key} edited, then approved: {_fields(data.get('arguments'))}"
+        if action == "reject":
+            message = data.get("message")
+            return f"human  {key} rejected{f': {_short(message, 80)}' if message else ''}"
+        return f"human  {key} {'approved' if action == 'approve' else action}"
+    if of == "effect":
+        again = "run again" if data.get("action") == "retry" else "skipped (the model is told it may not have run)"
+        return f"human  {key} (outcome unknown after attempt {data.get('attempt')}): {again}"
+    details = {k: v for k, v in data.items() if k not in ("name", "path")}
+    return f"decide {of} {name}: {_fields(details)}"
+
+
 def line(item: dict[str, Any]) -> str:
     kind = item["kind"]
     if kind == "model_call":
@@ -182,7 +222,7 @@ def line(item: dict[str, Any]) -> str:
             return f"{head} {item['status']}  {item.get('latency_ms', 0):.0f} ms  → {_short(item['result'], 60)}"
         return f"{head} {item['status']}"
     if kind == "decision":
-        return f"decide {item['of']} {item.get('key') or ''}: {_short(item['decision'], 70)}"
+        return decision_line(item["of"], item.get("key") or "", item.get("decision") or {})
     if kind == "state":
         return f"state  {_short(item['updates'], 80)}"
     if kind == "stop":

@@ -246,7 +246,7 @@ def test_resume_passes_answers_to_a_pending_ask(backend, capsys, monkeypatch):
     (asked,) = [i for i in json.loads(out)["timeline"] if i["kind"] == "decision" and i["of"] == "ask"]
     assert asked["key"] == "main/approval" and asked["decision"]["answer"]["decision"] == "approve"
     code, out, err = cli(capsys, "trace", run_id, *store)
-    assert out.count("decide ask main/approval") == 1
+    assert out.count("ask    approval answered: decision = approve") == 1
 
 
 @pytest.mark.slow
