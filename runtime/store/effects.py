@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..history import from_json, message_from_json, message_to_json, to_json
-from ..outcomes import Done, Pause
+from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
 from ..tools import ToolOutcome
 from .run_journal import idempotency_key
@@ -58,7 +58,7 @@ async def journaled_model_call(
             hit["model"],
             hit.get("response_id"),
         )
-        served(ctx, agent, hit["model"], request, response, path)
+        served(ctx, agent, hit["model"], request, response, path, replayed=True)
         return response
     # What was asked, not the messages themselves: each is already a row (the input, a reply, a tool's completion).
     journal.record(
@@ -128,7 +128,7 @@ async def journaled_tool_call(
                 f"or --decide {pid}=skip (tell the model it may not have run)"
             )
             journal.record("pause", position, {"reason": reason, "call": pid, "tool": call.name})
-            return Pause(reason)
+            return Pause(reason, [PendingEffect(pid, call.name, call.id, arguments)])
     key = idempotency_key(journal.run_id, position)
     journal.record(
         "tool_intent",
