@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["ENDPOINT_VARS", "INSTALL_HINT", "exporting_provider", "missing", "requested"]
 
 ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-INSTALL_HINT = "tracing needs the otel extra: pip install 'plait[otel]'"
+INSTALL_HINT = "tracing needs the otel extra: pip install -e '.[otel]' in plait's clone"
 _NEEDED = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
 
 

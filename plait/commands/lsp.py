@@ -7,7 +7,7 @@ hover (the declaration named under the cursor, and a diagnostic's
 explanation); go-to-definition and find-references across imports;
 completion; rename across files; document symbols; formatting through
 `plait fmt`'s formatter. Only this command imports pygls, so
-`pip install plait[lsp]` is needed for it alone.
+`pip install -e '.[lsp]'` (in plait's clone) is needed for it alone.
 """
 
 from __future__ import annotations
@@ -29,14 +29,17 @@ QUIET = 0.05
 def register(parser: argparse.ArgumentParser) -> None:
     # Editors pass --stdio by convention (vscode-languageclient does); stdio is the only transport.
     parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only mode)")
-    parser.epilog = "Needs the `lsp` extra: pip install 'plait[lsp]'."
+    parser.epilog = "Needs the `lsp` extra: pip install -e '.[lsp]' in plait's clone."
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         server = build()
     except ImportError as exc:
-        print(f"plait lsp: needs pygls ({exc.name}); install it with `pip install 'plait[lsp]'`", file=sys.stderr)
+        print(
+            f"plait lsp: needs pygls ({exc.name}); install it with `pip install -e '.[lsp]'` in plait's clone",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     server.start_io()
     return EXIT_OK

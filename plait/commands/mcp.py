@@ -32,7 +32,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "beside the declaring spec. `plait check` reads the lock and never starts a server.",
         epilog="exit status: 0 the locks are written (with --check: already current); 1 a spec has errors, a "
         "server could not be started, or --check found a lock out of date; 2 usage (no spec found, the mcp "
-        "package missing: pip install 'plait[mcp]')",
+        "package missing: pip install -e '.[mcp]' in plait's clone)",
     )
     lock.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders (default: the current folder)")
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 if a lock would change")

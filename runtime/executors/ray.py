@@ -48,7 +48,7 @@ def missing() -> str | None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        return "the ray executor needs Ray: pip install 'plait[ray]'"
+        return "the ray executor needs Ray: pip install -e '.[ray]' in plait's clone"
     return None
 
 

@@ -20,5 +20,7 @@ def missing_sdk() -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return "this spec declares an MCP server, which needs the `mcp` package: pip install 'plait[mcp]'"
+        return (
+            "this spec declares an MCP server, which needs the `mcp` package: pip install -e '.[mcp]' in plait's clone"
+        )
     return None

@@ -74,7 +74,7 @@ class PostgresJournal(SQLJournal):
             import psycopg
         except ImportError:
             raise StoreError(
-                "a postgresql:// store needs psycopg: pip install 'plait[postgres]' (or psycopg[binary])"
+                "a postgresql:// store needs psycopg: pip install -e '.[postgres]' in plait's clone (or psycopg[binary])"
             ) from None
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, application_name="plait")

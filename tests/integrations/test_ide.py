@@ -41,4 +41,4 @@ def test_plait_lsp_without_pygls_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "pygls.lsp.server", None)
     assert main(["lsp"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'plait[lsp]'" in err
+    assert err.count("\n") == 1 and "pip install -e '.[lsp]'` in plait's clone" in err

@@ -168,10 +168,10 @@ def test_without_the_sdk_a_server_start_and_the_lock_command_say_how_to_get_it(t
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
     pool = McpPool({"files": McpConfig("files", command=("node",))}, lambda *a, **k: None)
-    with pytest.raises(McpStartError, match=r"pip install 'plait\[mcp\]'"):
+    with pytest.raises(McpStartError, match=r"pip install -e '\.\[mcp\]' in plait's clone"):
         asyncio.run(pool.start("files"))
     assert main(["mcp", "lock", str(_spec(tmp_path, locked=False))]) == 2
-    assert "pip install 'plait[mcp]'" in capsys.readouterr().err
+    assert "pip install -e '.[mcp]' in plait's clone" in capsys.readouterr().err
 
 
 @pytest.mark.slow
