@@ -38,6 +38,8 @@ from .providers.base import Provider
 from .report import RunResult
 from .stepping import iterate
 from .store import SNAPSHOT_VERSION, Journal, legacy_snapshot, lifecycle, open_store, upgrade
+from .store.base import input_too_large
+from plait.core.defaults import MAX_INPUT_BYTES
 from .tools import ToolRunner
 
 if TYPE_CHECKING:
@@ -171,6 +173,13 @@ class Engine:
         name = self.entry_of(entry)
         if self.program.input is not None:
             input = check_input("" if input is None else input, self.program.input)
+        if input_too_large(input):
+            raise AgentError(
+                "input_too_large",
+                f"the run's input is over {MAX_INPUT_BYTES // 2**20} MiB ({MAX_INPUT_BYTES:,} bytes of JSON), the "
+                "most a run takes, as it is stored with the run: put the data in a file and pass its path, for a "
+                "tool to read",
+            )
         return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input, run_id))
 
     def entry_of(self, entry: str | None = None) -> str:

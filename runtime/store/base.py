@@ -25,6 +25,8 @@ from typing import Any, Iterator, Protocol
 import orjson
 
 from ..secret_values import known, mask_json
+from plait.core.defaults import MAX_INPUT_BYTES
+
 from . import dialect as q
 from .dialect import Dialect
 
@@ -36,6 +38,7 @@ __all__ = [
     "SQLJournal",
     "StoreError",
     "encode",
+    "input_too_large",
     "storable",
 ]
 
@@ -60,6 +63,17 @@ def encode(value: Any) -> str:
     except TypeError:  # orjson.JSONEncodeError is one
         text = _json_encode(value)
     return mask_json(text) if known() else text  # no secret the run resolved is ever written down
+
+
+def input_too_large(value: Any) -> bool:
+    """Whether the input's JSON is over core.defaults.MAX_INPUT_BYTES: it is stored in the run's row and in every
+    snapshot of it, and handed to every step (text is not copied when its length alone decides)."""
+    if isinstance(value, str):
+        if len(value) * 6 <= MAX_INPUT_BYTES:  # a character is at most six bytes of JSON (a `\uXXXX` escape)
+            return False
+        if len(value) > MAX_INPUT_BYTES:
+            return True
+    return len(encode(value).encode()) > MAX_INPUT_BYTES
 
 
 def storable(text: str) -> str:

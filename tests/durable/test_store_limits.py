@@ -1,0 +1,94 @@
+"""Memory bounded by the listing, not by the runs: `plait runs` reads index rows a page at a time, and a run's input
+has a documented cap (core.defaults.MAX_INPUT_BYTES), refused in one line by `plait run` and the engine (batch refuses a
+longer line itself, tests/batch)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+import tracemalloc
+
+from plait.cli import main
+from plait.runtime.store import open_store
+from plait.core.defaults import MAX_INPUT_BYTES
+
+SPEC = """
+model demo = "scripted/demo" { script = "demo.json" }
+
+step main {
+  model = demo
+  prompt = "Summarise {{input}}"
+}
+"""
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    return code, out, err
+
+
+def project(root, replies):
+    (root / "spec.plait").write_text(SPEC)
+    (root / "demo.json").write_text(json.dumps([{"text": r} for r in replies]))
+    return root
+
+
+def test_an_input_over_the_cap_is_refused_in_one_line_and_nothing_is_stored(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(project(tmp_path, ["ok"]))
+    code, _, err = cli(capsys, "run", "spec.plait", "--input", "x" * (MAX_INPUT_BYTES + 1))
+    [message] = err.strip().splitlines()
+    assert code == 2 and "input_too_large" in message and "16 MiB" in message
+    assert open_store(None, tmp_path).runs() == []
+    # Just under the cap runs (the cap counts bytes of JSON: é is two).
+    code, _, err = cli(capsys, "run", "spec.plait", "--input", "é" * (MAX_INPUT_BYTES // 2 - 10))
+    assert code == 0, err
+
+
+def test_runs_lists_100000_runs_and_large_ones_in_bounded_memory(tmp_path, monkeypatch):
+    """The listing never holds every run, nor any run's input or snapshot: 100,000 small runs and three with 8 MB
+    inputs and snapshots list within a few MB (loading them whole took hundreds)."""
+    journal = open_store(None, tmp_path)
+    journal.open()
+    now = time.time()
+    big = json.dumps("z" * 8_000_000)
+    conn = journal.conn  # type: ignore[attr-defined]
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO runs (id, entry, spec, input, status, started, updated, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (f"run-{i:06d}", "main", None, '"hi"', "done", now + i, now + i, '{"result": {"output": "ok"}}')
+            for i in range(100_000)
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO runs (id, entry, spec, input, status, started, updated, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        ((f"big-{i}", "main", None, big, "done", now - i - 1, now, big) for i in range(3)),
+    )
+    conn.execute("COMMIT")
+    journal.close()
+    del big
+    monkeypatch.chdir(tmp_path)
+    for argv in (["runs"], ["runs", "--json"]):
+        out = io.StringIO()
+        lines = 0
+
+        class Counting(io.TextIOBase):
+            def write(self, text: str) -> int:  # counts lines, keeps nothing
+                nonlocal lines
+                lines += text.count("\n")
+                return len(text)
+
+        monkeypatch.setattr(sys, "stdout", Counting())
+        tracemalloc.start()
+        try:
+            code = main(argv)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+            monkeypatch.setattr(sys, "stdout", out)
+        assert code == 0 and lines == 100_003 + (argv == ["runs"])
+        assert peak < 8_000_000, f"{argv}: {peak:,} bytes at peak"
