@@ -3,10 +3,15 @@
 Runs are kept in `.plait/journal.db` beside their spec (`--dir`, default the
 current directory), or in the PostgreSQL database `--store URL` names
 (default: $PLAIT_STORE, which keeps the password off the command line). `plait runs` lists them (status, entry, started, steps,
-tokens; `--status` filters); `export ID` prints a run's JSON snapshot;
+tokens; `--status` filters, `failed` meaning `error`), from index rows a page
+at a time; `export ID` prints a run's JSON snapshot;
 `rm ID...` deletes runs; `prune --older-than 30d` deletes every stopped run
-that started before then. Exit 0 ok, 2 for a usage error (an unknown id, no
-journal, a store that cannot be reached, a bad duration).
+that started before then; `doctor` lists what in the journal cannot be read,
+each with its file, and `doctor --repair` moves it to the quarantine folder
+(copies kept). Damage found while opening is a warning on stderr; the other
+runs list as usual. Exit 0 ok, 1 when `doctor` finds damage, 2 for a usage
+error (an unknown id, no journal, a store that cannot be reached, a bad
+duration).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ def status_word(text: str) -> str:
 def register(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
-        "plait runs rm ID   ·   plait runs prune --older-than 30d"
+        "plait runs rm ID   ·   plait runs prune --older-than 30d   ·   plait runs doctor --repair"
     )
     add_where(parser)
     parser.add_argument(
