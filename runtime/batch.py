@@ -36,6 +36,7 @@ from plait.core.defaults import MAX_INPUT_BYTES
 
 from .errors import AgentError, error_info
 from .inputs import check_input
+from .outcomes import PendingEffect
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -189,6 +190,13 @@ class RowResult:
 
 
 def _waiting(run_id: str | None, pause_reason: str | None, pending: Iterable[dict[str, Any]]) -> str | None:
+    pending = list(pending)
+    unknown = [p.get("id", "?") for p in pending if p.get("kind") == "unknown_outcome"]
+    if unknown and len(unknown) == len(pending):
+        return (
+            f"the outcome of {', '.join(unknown)} is unknown (the run stopped while it ran): "
+            f"`plait resume {run_id} --decide ID=retry` (or ID=skip), or run the batch again with --unknown retry|skip"
+        )
     ids = [p.get("id", "?") for p in pending]
     if ids:
         return f"pending {', '.join(ids)}: answer with `plait resume {run_id} --decide ID=...` or `--answer NAME=JSON`"
@@ -330,10 +338,10 @@ async def run_row(engine: Engine, row: Row, entry: str | None = None, unknown: s
         if row.resume:
             run = engine.restore(row.run_id)
             result = await run.resume({})
-            journal = run.ctx.journal
-            if unknown != "pause" and result.stop_reason == "pause" and journal is not None and journal.unknown:
+            unsettled = [p.id for p in result.pending if isinstance(p, PendingEffect)]
+            if unknown != "pause" and result.stop_reason == "pause" and unsettled:
                 # Every call the crash left unsettled gets the one answer, as `--decide ID=ACTION` each would.
-                result = await run.resume({pid: unknown for pid in sorted(journal.unknown)})
+                result = await run.resume(dict.fromkeys(unsettled, unknown))
         else:
             result = await engine.start(row.input, entry=entry, run_id=row.run_id or None)
     except AgentError as exc:  # refused before it ran: the input, or another process holds the run

@@ -23,6 +23,7 @@ __all__ = [
     "Pause",
     "PendingAsk",
     "PendingCall",
+    "PendingEffect",
     "merge_stops",
 ]
 
@@ -108,6 +109,26 @@ class PendingAsk:
 
 
 @dataclass(slots=True)
+class PendingEffect:
+    """A tool call whose outcome is unknown (the run stopped while it ran), waiting for retry or skip."""
+
+    id: str
+    tool: str
+    call_id: str
+    arguments: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": "unknown_outcome",
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "arguments": self.arguments,
+            "actions": sorted(EFFECT_ACTIONS),
+        }
+
+
+@dataclass(slots=True)
 class Interrupt:
     #: Tool calls waiting for approval and asks waiting for an answer.
     pending: list[PendingCall | PendingAsk] = field(default_factory=list)
@@ -116,6 +137,8 @@ class Interrupt:
 @dataclass(slots=True)
 class Pause:
     reason: str | None = None
+    #: Tool calls of unknown outcome the pause waits on (`--decide ID=retry|skip`), so no one scrapes the reason.
+    pending: list[PendingEffect] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -159,4 +182,8 @@ def merge_stops(stops: list[Interrupt | Pause]) -> Interrupt | Pause:
     pending = [p for s in stops if isinstance(s, Interrupt) for p in s.pending]
     if pending:
         return Interrupt(pending)
+    unknown = [p for s in stops if isinstance(s, Pause) for p in s.pending]
+    if len(unknown) > 1:  # every call of unknown outcome at once, as for approvals
+        first = next(s for s in stops if isinstance(s, Pause))
+        return Pause(first.reason, unknown)
     return stops[0]

@@ -173,6 +173,7 @@ class RunResult:
         elif isinstance(outcome, Pause):
             self.stop_reason = "pause"
             self.pause_reason = outcome.reason
+            self.pending = list(outcome.pending)
         elif isinstance(outcome, Fail):
             # Stopped from outside (Ctrl-C, SIGTERM): it did not fail, and a resume continues it.
             self.stop_reason = "cancelled" if getattr(outcome.error, "kind", None) == "cancelled" else "error"

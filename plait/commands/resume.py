@@ -2,7 +2,10 @@
 
 The spec is the one the run recorded (`--spec` overrides it, e.g. after the
 project moved). Whatever finished is replayed, not redone: model replies and
-tool results come from the journal. Exit codes are `plait run`'s (0, 1, 3, 4),
+tool results come from the journal. Tool calls whose outcome is unknown (the
+run stopped while they ran) can be settled up front, one by one with
+`--decide ID=retry|skip` or all at once with `--unknown retry|skip`, even on
+a run that crashed and never paused on them. Exit codes are `plait run`'s (0, 1, 3, 4),
 and 2 when the run is unknown, its spec is gone, or another process holds it.
 """
 
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from plait.commands.runs import add_where, fail, find_run, open_journal, store_url
 
@@ -32,6 +36,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="an answer for a pending ask: the ask's name (or pending id) = JSON (text for a text answer)",
     )
+    parser.add_argument(
+        "--unknown",
+        choices=("pause", "retry", "skip"),
+        default="pause",
+        help="every tool call whose outcome is unknown: pause on it (default), retry them all, or skip them all",
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     add_where(parser)
@@ -41,25 +51,37 @@ def run(args: argparse.Namespace) -> int:
     from plait.commands import run as run_command
 
     spec = args.spec
-    if spec is None:
+    decide = list(args.decide)
+    if spec is None or args.unknown != "pause":
         journal = open_journal(args)
         if isinstance(journal, int):
             return journal
         try:
             row = find_run(journal, args.id)
+            if not isinstance(row, int) and args.unknown != "pause":
+                decided = {d.split("=", 1)[0] for d in decide}
+                decide += [f"{pid}={args.unknown}" for pid in unsettled(journal, args.id) if pid not in decided]
         finally:
             journal.close()
         if isinstance(row, int):
             return row
-        spec = row["spec"]
-        if not spec:
-            return fail(f"run {args.id} did not record its spec file; pass --spec FILE")
-        if not Path(spec).is_file():
-            return fail(f"the spec of run {args.id}, {spec}, is gone; pass --spec FILE")
+        if spec is None:
+            spec = row["spec"]
+            if not spec:
+                return fail(f"run {args.id} did not record its spec file; pass --spec FILE")
+            if not Path(spec).is_file():
+                return fail(f"the spec of run {args.id}, {spec}, is gone; pass --spec FILE")
     parser = argparse.ArgumentParser(prog="plait run")
     run_command.register(parser)
-    argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in args.decide), *(f"--answer={a}" for a in args.answer)]
+    argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in decide), *(f"--answer={a}" for a in args.answer)]
     argv += ["--json"] * args.json + ["--events"] * args.events
     if (url := store_url(args)) is not None:
         argv.append(f"--store={url}")
     return run_command.run(parser.parse_args(argv))
+
+
+def unsettled(journal: Any, run_id: str) -> list[str]:
+    """The ids of a run's tool calls whose outcome is unknown: started, never recorded as finished."""
+    from plait.runtime.store import RunJournal
+
+    return sorted(RunJournal(journal, run_id, list(journal.events(run_id))).unknown)

@@ -15,12 +15,18 @@ from typing import Any
 
 from .base import Journal, storable
 
-__all__ = ["RunJournal", "idempotency_key"]
+__all__ = ["RunJournal", "idempotency_key", "pending_id"]
 
 
 def idempotency_key(run_id: str, position: str) -> str:
     """Stable per run and call position: the same call, retried, presents the same key."""
     return "plait-" + hashlib.sha256(f"{run_id}\x00{position}".encode()).hexdigest()[:32]
+
+
+def pending_id(position: str, call_id: str) -> str:
+    """A tool call's position (`PATH#STEP[~N]:CALL_ID`) → the id a person decides it by (`PATH:CALL_ID`)."""
+    turn = position[: -(len(call_id) + 1)]
+    return f"{turn.rsplit('#', 1)[0]}:{call_id}"
 
 
 class RunJournal:
@@ -84,6 +90,10 @@ class RunJournal:
         elif kind == "tool_intent":
             self._intents[key] = data
             self._settled(key)
+            if data.get("call_id") is not None and not data.get("code"):
+                # Until its completion row comes, this call's outcome is unknown: a resume may settle it up front
+                # (`--decide ID=retry|skip` on a run that crashed), without first pausing on it.
+                self.unknown[pending_id(key, data["call_id"])] = (key, data.get("attempt", 1))
         elif kind == "tool_completed":
             self._completed[key] = data
             self._settled(key)

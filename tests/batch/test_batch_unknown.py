@@ -4,6 +4,7 @@ its own `--decide`. The tool ends the process itself the first time (as a crash 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,48 @@ def test_unknown_settles_every_such_call_at_once(crashed: Path, action: str) -> 
     effects = (crashed / "effects.txt").read_text().split()
     # retry runs row 0's call again; skip tells the model it may not have run (its `until` is then met by it).
     assert len(effects) == (2 if action == "retry" else 1)
+
+
+def plait(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "plait", *argv], capture_output=True, text=True, timeout=120, cwd=root)
+
+
+@pytest.fixture
+def crashed_run(tmp_path: Path) -> tuple[Path, str]:
+    """A plain run that died inside its tool call: stored as crashed, never paused on it."""
+    root = write_effects(tmp_path / "r", rows=1, delay="0ms")
+    (root / "fx.py").write_text(DIES_ONCE)
+    assert plait(root, "run", "spec.plait", "--input", "ticket").returncode == 1
+    listed = plait(root, "runs", "--json")
+    [run] = [json.loads(line) for line in listed.stdout.splitlines()]
+    return root, run["id"]
+
+
+def test_a_pause_on_an_unknown_outcome_lists_the_call_in_json(crashed_run: tuple[Path, str]) -> None:
+    root, run_id = crashed_run
+    paused = plait(root, "resume", run_id, "--json")
+    assert paused.returncode == 3, paused.stderr
+    report = json.loads(paused.stdout)
+    assert report["stop_reason"] == "pause"
+    [pending] = report["pending"]
+    assert pending["kind"] == "unknown_outcome" and pending["tool"] == "record"
+    assert pending["id"] in report["pause_reason"] and pending["actions"] == ["retry", "skip"]
+
+
+def test_decide_retry_works_on_a_crashed_run_without_a_plain_resume_first(crashed_run: tuple[Path, str]) -> None:
+    root, run_id = crashed_run
+    call = "main:m-1-1"  # the agent's path and the scripted call id of its first reply's first tool call
+    done = plait(root, "resume", run_id, "--decide", f"{call}=retry", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stop_reason"] == "until"
+    assert len((root / "effects.txt").read_text().split()) == 1
+
+
+@pytest.mark.parametrize("action", ["retry", "skip"])
+def test_resume_unknown_settles_every_such_call(crashed_run: tuple[Path, str], action: str) -> None:
+    root, run_id = crashed_run
+    done = plait(root, "resume", run_id, "--unknown", action, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stop_reason"] == "until"
+    effects = root / "effects.txt"
+    assert len(effects.read_text().split() if effects.exists() else []) == (1 if action == "retry" else 0)
