@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, print_diagnostics
+from plait.term import json_text
 
 from .run import EXIT_FOR, fail, fit
 
@@ -166,7 +167,8 @@ def _run(args: argparse.Namespace, inputs: IO[bytes]) -> int:
 
     def write(result: RowResult) -> None:
         result = result.located(where)
-        out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str) + "\n")
+        # The same JSON value, with no raw control character for a terminal to obey when stdout is one.
+        out.write(json_text(json.dumps(result.to_dict(), ensure_ascii=False, default=str)) + "\n")
         out.flush()
         reasons.add(result.stop_reason)
         written[0] += 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.term import clean
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -132,18 +133,18 @@ async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
             current = path.read_text(encoding="utf-8") if path.exists() else None
             old = loads(current) if current is not None else Lock()
         except (LockError, OSError, UnicodeDecodeError) as exc:
-            print(f"{shown}: {exc}; it is written anew", file=sys.stderr)
+            print(clean(f"{shown}: {exc}; it is written anew"), file=sys.stderr)
             old = Lock()
         locked = []
         for name, (config, fp) in sorted(folder.servers.items()):
             try:
                 locked.append(await lock_server(config, fp))  # type: ignore[arg-type]
             except Exception as exc:  # a server that cannot start: say which and why, lock the others
-                print(f"{shown}: {name}: {exc}", file=sys.stderr)
+                print(clean(f"{shown}: {name}: {exc}"), file=sys.stderr)  # a server's words: shown, never obeyed
                 code = EXIT_ERRORS
         new = old.merged(*locked)
         for server in locked:
-            print(f"{shown}: {server.name}: {_change(old.servers.get(server.name), server)}")
+            print(clean(f"{shown}: {server.name}: {_change(old.servers.get(server.name), server)}"))
         text = dumps(new)
         if text == current:
             continue

@@ -154,3 +154,29 @@ def test_batch_failure_lines_show_escapes(tmp_path, capsys):
     missing = tmp_path / f"in{HOSTILE[:12]}.jsonl"
     code, _, err = cli(capsys, "batch", spec, str(missing))
     assert code == 2 and not RAW & set(err) and "\\x1b]52" in err
+
+
+def test_batch_results_on_stdout_are_exact_json_with_no_raw_controls(tmp_path, capsys):
+    spec = write(tmp_path, [{"text": HOSTILE}])
+    (tmp_path / "rows.jsonl").write_text(json.dumps("row one") + "\n")
+    code, out, err = cli(capsys, "batch", spec, str(tmp_path / "rows.jsonl"))
+    assert code == 0, err
+    assert not RAW & set(out + err)
+    [row] = [json.loads(line) for line in out.splitlines()]
+    assert row["output"] == HOSTILE
+
+
+def test_an_mcp_servers_error_at_lock_time_shows_escapes(tmp_path, capsys, monkeypatch):
+    import plait.runtime.mcp.locking as locking
+
+    async def refuse(config, fingerprint):
+        raise RuntimeError(HOSTILE)  # what a server said when it failed to start
+
+    monkeypatch.setattr(locking, "lock_server", refuse)
+    spec = tmp_path / "spec.plait"
+    spec.write_text(
+        'model m = "openai/gpt-4o"\nmcp gone { command = ["some-server"] }\nagent a { model = m, tools = [gone] }\n'
+    )
+    code, out, err = cli(capsys, "mcp", "lock", str(spec))
+    assert code == 1
+    assert not RAW & set(out + err) and "\\x1b]52;c" in err
