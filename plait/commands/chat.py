@@ -173,8 +173,10 @@ def _save(agent: Any, path: Path) -> bool:
     False (after one line on stderr) when it could not be stored: the file still holds the history of the
     last turn that was, never a truncated mix.
     """
+    from plait.runtime.store.private import private_dir
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)  # owner-only, as the run store: a chat holds everything said in it
         _write_atomically(path, json.dumps(agent.snapshot(), default=str).encode("utf-8"))
     except OSError as exc:
         kept = "the history stored before this turn is kept" if path.exists() else "nothing is stored yet"

@@ -229,3 +229,20 @@ def test_the_store_is_owner_only(sqlite_project, capsys):
     os.chmod(db, 0o644)
     assert cli(capsys, "runs")[0] == 0
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def test_chats_are_owner_only(tmp_path, capsys, monkeypatch):
+    import io
+    import sys
+
+    (tmp_path / "spec.plait").write_text(
+        'model demo = "scripted/demo" { script = "demo.json" }\nagent main { model = demo }\n'
+    )
+    (tmp_path / "demo.json").write_text(json.dumps({"main": [{"text": "hello"}]}))
+    (tmp_path / ".plait").mkdir(mode=0o755)
+    os.chmod(tmp_path / ".plait", 0o755)  # as an older plait left it
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    assert main(["chat", str(tmp_path / "spec.plait")]) == 0
+    chats = tmp_path / ".plait" / "chats"
+    [saved] = chats.glob("*.json")
+    assert stat.S_IMODE(chats.stat().st_mode) == 0o700 and stat.S_IMODE(saved.stat().st_mode) == 0o600
