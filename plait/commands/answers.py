@@ -98,9 +98,10 @@ def example(schema: dict[str, Any] | None) -> str:
 
 def print_asks(asks: list[Any], file: str | None, run_id: str | None) -> None:
     print("plait: the run is waiting for an answer to:", file=sys.stderr)
+    from .fields import describe
+
     for p in asks:
-        wants = json.dumps(p.schema) if p.schema is not None else "text"
-        print(clean(f"  {p.id}  ask `{p.ask}`: {p.question}\n      answer: {wants}"), file=sys.stderr)
+        print(clean(f"  {p.id}  ask `{p.ask}`: {p.question}\n      answer: {describe(p.schema)}"), file=sys.stderr)
     if file and run_id:
         # The real names (an ask pending twice, inside a map, is answered by its id), with a value that fits.
         names = [p.ask if sum(q.ask == p.ask for q in asks) == 1 else p.id for p in asks]

@@ -19,7 +19,7 @@ from typing import Any
 
 from plait.term import clean
 
-__all__ = ["ask_line", "ask_value", "show"]
+__all__ = ["ask_line", "ask_value", "describe", "show"]
 
 _SKIP = object()
 
@@ -40,6 +40,25 @@ def say(text: str) -> None:
 def show(value: Any) -> str:
     """A value as a person reads it: text as is, anything else as compact JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def describe(schema: dict[str, Any] | None) -> str:
+    """What `schema` wants, in words: `decision: approve | reject; note: text (optional)`."""
+    if schema is None:
+        return "text"
+    if "enum" in schema:
+        return " | ".join(show(c) for c in schema["enum"])
+    kind = schema.get("type")
+    if kind == "object" and "properties" in schema:
+        required = set(schema.get("required", ()))
+        return "; ".join(
+            f"{name}: {describe(field)}{'' if name in required else ' (optional)'}"
+            for name, field in schema["properties"].items()
+        )
+    if kind == "array":
+        return f"a list of {describe(schema.get('items'))}" if schema.get("items") else "a list"
+    words = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false"}
+    return words.get(str(kind), json.dumps(schema, ensure_ascii=False))
 
 
 def ask_value(schema: dict[str, Any] | None, defaults: Any = None, indent: str = "  ") -> Any:

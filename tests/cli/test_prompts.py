@@ -157,6 +157,11 @@ def test_the_ask_hint_names_the_ask_with_an_answer_that_fits(tmp_path, capsys, m
     spec = project(tmp_path, ASK_SPEC)
     assert main(["run", str(spec), "--input", "42"]) == 3
     err = capsys.readouterr().err
+    # What the answer takes, in words rather than its JSON Schema.
+    assert (
+        "answer: decision: approve | reject; count: a whole number; urgent: true or false; note: text (optional)" in err
+    )
+    assert '"properties"' not in err
     [hint] = [line for line in err.splitlines() if line.startswith("resume with: ")]
     argv = shlex.split(hint.removeprefix("resume with: "))
     assert "--answer=confirm=" + json.dumps({"decision": "approve", "count": 0, "urgent": True}) in argv

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 from plait.cli import main
 
@@ -80,7 +82,7 @@ def test_an_ask_stops_with_exit_3_and_answer_resumes_into_the_route(tmp_path, ca
     report = json.loads(out)
     assert code == 3 and report["stop_reason"] == "interrupt"
     [pending] = report["pending"]
-    assert pending["kind"] == "ask" and pending["id"] == "main/confirm" and "--answer NAME=JSON" in err
+    assert pending["kind"] == "ask" and pending["id"] == "main/confirm" and "'--answer=confirm={" in err
     code, out, _ = cli(
         capsys,
         "run",
@@ -170,12 +172,12 @@ def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys
         "required": ["decision"],
     }
     program = Program(asks={"confirm": AskConfig("confirm", "Send?", schema)})
-    typed = iter(['{"decision": "maybe"}', '{"decision": "send"}'])
-    monkeypatch.setattr("builtins.input", lambda prompt="": next(typed))
+    # A choice is asked as its choices: a word that is none of them gets them listed, and the question again.
+    monkeypatch.setattr(sys, "stdin", io.StringIO("maybe\nsend\n"))
     answers = ask_answers([PendingAsk("main/confirm", ("main", "confirm"), "confirm", "Send this?", schema)], program)
     assert answers == {"main/confirm": {"decision": "send"}}
     err = capsys.readouterr().err
-    assert "Send this?" in err and "'maybe' is not one of ['send', 'drop']" in err
+    assert "Send this?" in err and "1) send, 2) drop" in err and "one of: send, drop (or its number)" in err
 
 
 MAP_SPEC = r"""plait 0.2
