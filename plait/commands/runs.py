@@ -302,7 +302,7 @@ def prune(journal: Journal, args: argparse.Namespace) -> int:
     # Nor one another live process is still writing (its stop not yet moved into the tables): the next prune takes it.
     busy = journal.busy()
     old = [
-        r["id"] for r in journal.runs() if r["started"] < cutoff and r["status"] != "running" and r["id"] not in busy
+        r["id"] for r in journal.listing() if r["started"] < cutoff and r["status"] != "running" and r["id"] not in busy
     ]
     if args.dry_run:
         for run_id in old:
