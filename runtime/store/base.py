@@ -137,6 +137,10 @@ class Journal(Protocol):
         """Damage found while opening and reading (a segment line that is not a row), one line each, with its file."""
         ...
 
+    def damaged(self, run_id: str) -> list[str]:
+        """Damage that may have cost this run a row (a line naming it, or naming no run in a file that holds it)."""
+        ...
+
     def lease(self, run_id: str) -> dict[str, Any] | None: ...
     def busy(self) -> set[str]:
         """Runs another live process may still write to the tables (stopped or not): not to be deleted now."""
@@ -446,6 +450,9 @@ class SQLJournal:
         return set()
 
     def problems(self) -> list[str]:
+        return []
+
+    def damaged(self, run_id: str) -> list[str]:
         return []
 
     def delete(self, run_ids: list[str]) -> int:

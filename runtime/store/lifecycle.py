@@ -59,13 +59,19 @@ def replay(engine: Engine, run_id: str) -> Run | None:
         return None
     events = list(store.events(run_id))
     damaged = [e["seq"] for e in events if e.get("damaged") or quarantined(e["data"])]
-    if damaged or row.get("damaged") or quarantined(row["input"]):
-        # Replaying around a damaged row could repeat an effect it recorded: a person looks first.
-        where = f"row{'s' if len(damaged) > 1 else ''} {', '.join(map(str, damaged))}" if damaged else "its run row"
+    lost = store.damaged(run_id)  # a segment line that may have been one of its rows
+    if damaged or lost or row.get("damaged") or quarantined(row["input"]):
+        # Replaying around a damaged or lost row could repeat an effect it recorded: a person looks first.
+        why = (
+            f"row{'s' if len(damaged) > 1 else ''} {', '.join(map(str, damaged))} in {store.where} cannot be read"
+            if damaged
+            else f"a journal line that may be one of its rows is damaged ({lost[0]})"
+            if lost
+            else f"its run row in {store.where} cannot be read"
+        )
         raise AgentError(
             "resume_invalid",
-            f"run {run_id} cannot be resumed: {where} in {store.where} cannot be read; "
-            "see `plait runs doctor` (and `plait trace` for what the run did)",
+            f"run {run_id} cannot be resumed: {why}; see `plait runs doctor` (and `plait trace` for what the run did)",
         )
     try:
         store.acquire(run_id)

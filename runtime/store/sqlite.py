@@ -174,7 +174,10 @@ class SQLiteJournal(SQLJournal):
         A damaged line (log.scan) is left out and reported in `damage`; the segment's other rows go in, and a dead
         writer's damaged segment is kept where it is (never deleted) until `plait runs doctor --repair` moves it to
         the quarantine. Only the runs named in damaged lines are affected; every other run reads as before."""
-        for path, pid in segments(self.log_dir):
+        found = segments(self.log_dir)
+        for gone in set(self.damage) - {path for path, _ in found}:  # moved aside (doctor --repair) since
+            del self.damage[gone]
+        for path, pid in found:
             if path == self._segment.path:
                 continue
             is_alive = alive(pid)  # this process's other journals included: theirs are live too
@@ -207,6 +210,15 @@ class SQLiteJournal(SQLJournal):
     def problems(self) -> list[str]:
         """What could not be read, one line each: what commands warn about and `plait runs doctor` lists."""
         return [str(d) for found in self.damage.values() for d in found]
+
+    def damaged(self, run_id: str) -> list[str]:
+        found = []
+        for path, lines in self.damage.items():
+            unnamed = [d for d in lines if d.run_id is None]
+            if unnamed and any(r[0] == run_id for r in read(path)):
+                found += map(str, unnamed)
+            found += [str(d) for d in lines if d.run_id == run_id]
+        return found
 
     def quarantine(self, path: Path) -> Path:
         """Move a dead writer's segment (its good rows already in the tables) to the quarantine: kept, not read again."""

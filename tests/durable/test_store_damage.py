@@ -246,3 +246,31 @@ def test_chats_are_owner_only(tmp_path, capsys, monkeypatch):
     chats = tmp_path / ".plait" / "chats"
     [saved] = chats.glob("*.json")
     assert stat.S_IMODE(chats.stat().st_mode) == 0o700 and stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+def test_a_run_that_may_have_lost_a_row_to_a_damaged_segment_is_not_replayed_until_repaired(tmp_path):
+    from durable_helpers import call, engine, go, tool
+    from plait.runtime.errors import AgentError
+    from plait.runtime.store import doctor
+
+    backend = Backend(tmp_path)
+    acted = []
+    tools = {"act": tool("act", lambda what: acted.append(what) or "done", props={"what": "string"})}
+    first = engine(backend, [call("act", what="x"), {"text": "ok"}], tools)
+    run = first.start("go")
+    assert go(run).stop_reason == "done" and acted == ["x"]
+    go(first.aclose())
+    folder = journal_path(tmp_path).with_name("journal.db-log")
+    bad = folder / f"{DEAD_PID}-cafe.jsonl"
+    bad.write_text(f'["{run.id}", 99, "tool_completed", "main#1:x", 1.0]\t{{cut\n')
+    again = engine(backend, [], tools)
+    with pytest.raises(AgentError) as refused:
+        again.restore(run.id)
+    assert refused.value.kind == "resume_invalid" and f"{bad.name}: line 1" in str(refused.value)
+    journal = backend.open()
+    journal.open()
+    done = doctor.repair(journal, doctor.check(journal), tmp_path / "q")
+    assert len(done) == 1 and not bad.exists()
+    resumed = go(again.restore(run.id).resume())
+    go(again.aclose())
+    assert resumed.stop_reason == "done" and acted == ["x"]
