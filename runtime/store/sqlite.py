@@ -212,7 +212,7 @@ class SQLiteJournal(SQLJournal):
         return [str(d) for found in self.damage.values() for d in found]
 
     def damaged(self, run_id: str) -> list[str]:
-        found = []
+        found: list[str] = []
         for path, lines in self.damage.items():
             unnamed = [d for d in lines if d.run_id is None]
             if unnamed and any(r[0] == run_id for r in read(path)):
