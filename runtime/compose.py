@@ -95,7 +95,7 @@ def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) 
 async def _one_shot(
     ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]
 ) -> Done:
-    request = model_request(agent, [Message.user(prompt)], system=system)
+    request = model_request(agent, [Message.user(prompt)], system=system, path=path)
     if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
         ctx.emit("step_start", path, agent, step=1)
     call = direct_call(ctx, agent, request)

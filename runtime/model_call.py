@@ -63,6 +63,7 @@ def model_request(
     tools: list[ToolSpec] | None = None,
     system: str | None = None,
     step: int = 1,
+    path: tuple[str, ...] = (),
 ) -> ModelRequest:
     """The one constructor of a model request: an agent's turn, a step, a judge, a retry all start here.
 
@@ -71,7 +72,7 @@ def model_request(
     fallback gets its own model's defaults under the same runnable's settings.
     """
     return ModelRequest(
-        "", messages, tools or [], system=system, agent=agent.name, step=step, output_schema=agent.output
+        "", messages, tools or [], system=system, agent=agent.name, step=step, output_schema=agent.output, path=path
     )
 
 

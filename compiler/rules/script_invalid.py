@@ -3,8 +3,9 @@
 Why: the scripted provider is what examples and tests run on; a broken script
 should fail `plait check`, not the run halfway through. The file is read as
 JSON data (never executed). Its shape is LANGUAGE.md's: a list of replies, or
-an object mapping an agent or step name to its own list; each reply an object
-with known keys. For an object script, every key must name a declaration, and a
+an object mapping an agent or step name (or a graph path ending in one, such as
+`main/each/[2]/item`: that place in the run only) to its own list; each reply an
+object with known keys. For an object script, every key must name a declaration, and a
 tool call an agent's reply makes must be to a tool that agent has. A runnable
 without a key needs none until a run reaches it (issue 9.12): the scripted
 provider then fails naming the model and the agent.
@@ -126,14 +127,15 @@ def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
         return
     callers = _callers(ctx, model)
     for key, replies in script.items():
-        if key not in ctx.decls:
-            hint = ctx.hints(key, callers or list(ctx.decls))
+        name = key.rsplit("/", 1)[-1]  # a graph path's last part is the runnable that calls
+        if name not in ctx.decls:
+            hint = ctx.hints(name, callers or list(ctx.decls))
             yield f"has replies for `{key}`, which nothing declares" + (f"; did you mean `{hint}`?" if hint else "")
         if not isinstance(replies, list):
             yield f"`{key}` must map to a list of replies"
             continue
         # The names the model sees: an MCP server's tools by their own names (unknown without its lock).
-        tools = tool_names(ctx, key) if ctx.kind(key) == "agent" else None
+        tools = tool_names(ctx, name) if ctx.kind(name) == "agent" else None
         for i, reply in enumerate(replies):
             yield from _reply(reply, f"`{key}`[{i}]", tools)
 

@@ -125,6 +125,9 @@ class ModelRequest:
     timeout: float | None = None
     #: Who is asking, for scripted replies keyed by agent and for error messages.
     agent: str | None = None
+    #: Where in the run it asks (the runnable's graph path, e.g. ("main", "each", "[2]", "item")): scripted
+    #: replies keyed by path, so calls running side by side each read their own list whatever the timing.
+    path: tuple[str, ...] = ()
     #: Server-state continuation (OpenAI Responses): continue from this response id.
     previous_response_id: str | None = None
     #: 1-based step number within the agent's run, for tool_call_delta correlation.

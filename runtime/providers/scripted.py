@@ -2,7 +2,8 @@
 
 `model demo = "scripted/demo" { script = "demo.replies.json" }`: the script is a
 list of replies consumed in order by the calls to that model, or an object
-mapping an agent or step name (`request.agent`) to its own list. A reply is
+mapping an agent or step name (`request.agent`), or a graph path
+(`request.path`, e.g. "main/each/[2]/item": that place only, first), to its own list. A reply is
 `{"text": ..., "output": {...}, "tool_calls": [{"name", "arguments" | "raw_arguments"}],
 "finish_reason", "phase", "delay", "usage", "response_id", "created_at", "error":
 {"kind", "message", "after"}}`. `output` is a structured answer (sent as its JSON
@@ -175,7 +176,10 @@ class ScriptedProvider:
         script = self._load()
         who = request.agent or "?"
         if isinstance(script, dict):
-            key = who
+            # A graph path ("main/each/[2]/item") names one place in the run, so calls side by side (map items,
+            # parallel branches) each read their own list whatever the timing; else the agent's or step's name.
+            where = "/".join(request.path)
+            key = where if where and where in script else who
             replies = script.get(key)
             if replies is None:
                 raise ProviderError(

@@ -42,7 +42,12 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
     if system and "{{" in system:
         system = render(system, input=run.input, state=ctx.state, strict=False, scope=ctx.scope)
     request = model_request(
-        agent, window(run.messages, agent.keep_last), tools=run.toolset.specs, system=system, step=run.steps
+        agent,
+        window(run.messages, agent.keep_last),
+        tools=run.toolset.specs,
+        system=system,
+        step=run.steps,
+        path=run.path,
     )
     call = direct_call(ctx, agent, request)
     if call is None:

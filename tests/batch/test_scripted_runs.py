@@ -83,3 +83,38 @@ def test_a_run_records_the_reply_it_took_itself() -> None:
         return run.snapshot()
 
     assert asyncio.run(go())["cursors"] == {"": 1}
+
+
+MAP_SPEC = """plait 0.2
+model m = "scripted/m" { script = "replies.json" }
+
+step plan {
+  model = m
+  prompt = "Plan {{input}}"
+  output { items: list[string] }
+}
+
+agent item {
+  model = m
+}
+
+map each = item { over = input.items, concurrency = 3 }
+
+chain main = plan -> each
+"""
+
+
+def test_replies_keyed_by_graph_path_go_to_that_map_item_whatever_the_timing(tmp_path: Path, capsys) -> None:
+    (tmp_path / "spec.plait").write_text(MAP_SPEC)
+    replies = {
+        "plan": [{"output": {"items": ["a", "b", "c"]}}],
+        # The first item answers last: taken by arrival, its reply would go to another item.
+        "main/each/[0]/item": [{"text": "first", "delay": "60ms"}],
+        "main/each/[1]/item": [{"text": "second", "delay": "30ms"}],
+        "main/each/[2]/item": [{"text": "third"}],
+    }
+    (tmp_path / "replies.json").write_text(json.dumps(replies))
+    assert main(["check", str(tmp_path / "spec.plait")]) == 0
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "spec.plait"), "--input", "x", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"] == ["first", "second", "third"]
