@@ -115,7 +115,9 @@ def from_response(
 
     With `url` (as `shown_url` gives it), a body that is not an API's error (a plain `File Not
     Found`, a proxy's HTML page, `{"detail": ...}`) gets the status and the URL added: such a
-    reply comes from the wrong server or path, not the API. An API's own error is kept verbatim.
+    reply comes from the wrong server or path, not the API. So does a 404 that does not speak
+    of a model (llama-server's JSON `File Not Found` for an unknown path): it is the path that
+    is wrong, and only the URL shows it. An API's own error is otherwise kept verbatim.
     """
     try:
         payload: Any = json.loads(body) if body else None
@@ -129,13 +131,8 @@ def from_response(
         error = _error_object(payload)
         from_api = isinstance(error.get("message"), str) or bool(_tokens(error))
     err = from_payload(payload, status=status, headers=headers, provider=provider, model=model)
-    if url is not None and not from_api:
-        if status == 404:
-            _reword(err, f"{err.message} (HTTP 404 from {url}: no API answers at that path; check base_url)")
-        elif not err.message.startswith(f"HTTP {status}"):
-            _reword(err, f"{err.message} (HTTP {status} from {url})")
-        else:
-            _reword(err, f"{err.message} from {url}")
+    if url is not None:
+        _name_url(err, status, url, from_api)
     should = headers.get("x-should-retry")
     if should in ("true", "false"):
         err.should_retry = should == "true"  # type: ignore[attr-defined]
@@ -182,6 +179,14 @@ def shown_url(method: str, url: str) -> str:
     except (httpx.InvalidURL, TypeError, ValueError):
         return f"{method} (an invalid URL)"
     return f"{method} {clean}"
+
+
+def _name_url(err: ProviderError, status: int, url: str, from_api: bool) -> None:
+    if status == 404 and "model" not in err.message.lower():
+        _reword(err, f"{err.message} (HTTP 404 from {url}: no API answers at that path; check base_url)")
+    elif not from_api:
+        suffix = f" from {url}" if err.message.startswith(f"HTTP {status}") else f" (HTTP {status} from {url})"
+        _reword(err, err.message + suffix)
 
 
 def _reword(err: ProviderError, message: str) -> None:

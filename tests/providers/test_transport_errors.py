@@ -33,15 +33,30 @@ async def _read_request(reader: asyncio.StreamReader) -> None:
     await reader.readexactly(length)
 
 
-async def _not_found(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    # What llama-server and most static servers send for an unknown path: no API error object.
-    await _read_request(reader)
-    body = b"File Not Found"
-    writer.write(
-        b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
-    )
-    await writer.drain()
-    writer.close()
+def _answers_404(body: bytes, content_type: bytes) -> Handler:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(
+            b"HTTP/1.1 404 Not Found\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n%s"
+            % (content_type, len(body), body)
+        )
+        await writer.drain()
+        writer.close()
+
+    return handler
+
+
+#: A static server's plain text for an unknown path.
+_not_found = _answers_404(b"File Not Found", b"text/plain")
+#: llama-server's answer for an unknown path, in the API's own error shape (as recorded from a real server).
+_llama_not_found = _answers_404(
+    b'{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}', b"application/json"
+)
+#: A real "no such model" (OpenAI's shape): the API's words are enough, and are kept as they are.
+_model_not_found = _answers_404(
+    b'{"error":{"message":"The model `m` does not exist","type":"invalid_request_error","code":"model_not_found"}}',
+    b"application/json",
+)
 
 
 async def _dies_mid_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -107,14 +122,20 @@ def _release_sockets() -> Any:
         _HELD.pop().close()
 
 
+@pytest.mark.parametrize("handler", [_not_found, _llama_not_found], ids=["plain-text", "llama-server"])
 @pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
-def test_a_wrong_base_url_path_names_the_url_and_says_to_check_base_url(stream: bool) -> None:
-    err = _call("http://127.0.0.1:PORT/wrong/v1", stream=stream, handler=_not_found)
+def test_a_wrong_base_url_path_names_the_url_and_says_to_check_base_url(stream: bool, handler: Handler) -> None:
+    err = _call("http://127.0.0.1:PORT/wrong/v1", stream=stream, handler=handler)
     text = str(err)
     assert "POST http://127.0.0.1:" in text and "/wrong/v1/chat/completions" in text
     assert "HTTP 404" in text and "check base_url" in text
     assert "File Not Found" in text  # the server's own words are kept
     assert err.status == 404
+
+
+def test_a_missing_model_keeps_the_apis_own_words() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=False, handler=_model_not_found)
+    assert err.kind == "model_not_found" and err.message == "The model `m` does not exist"
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
