@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace, inputs: IO[bytes]) -> int:
     batch = batch_id([*sources, entry, digest])
     store = engine.store
     try:
-        ids = (r["id"] for r in (store.listing() if hasattr(store, "listing") else store.runs())) if store else ()
+        ids = (r["id"] for r in store.listing()) if store else ()  # index rows, a page at a time
         batch = f"{batch}-{batch_nonce(batch, ids)}"
     except Exception as exc:  # a store that cannot be read: nothing has run yet
         return _closed(engine, fail(f"cannot read the run journal: {exc}", EXIT_USAGE))
