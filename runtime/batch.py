@@ -111,6 +111,8 @@ class RowResult:
     stored: bool = False
     #: For a row that waits for a person: why (a pause's reason, or the pending approvals and asks).
     waiting: str | None = None
+    #: The ids and kinds of what it waits on (approvals, asks, calls of unknown outcome): `--decide ID=...` takes them.
+    pending: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -126,6 +128,7 @@ class RowResult:
             "error": self.error,
             "tokens": self.tokens,
             **({"waiting": self.waiting} if self.waiting else {}),
+            **({"pending": self.pending} if self.pending else {}),
         }
 
     @classmethod
@@ -140,6 +143,7 @@ class RowResult:
             dict(data.get("tokens") or {}),
             bool(data.get("stored", False)),
             data.get("waiting"),
+            list(data.get("pending") or ()),
         )
 
     @classmethod
@@ -153,7 +157,8 @@ class RowResult:
             result.output,
             error_info(result.error) if result.error is not None else None,
             {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
-            waiting=_waiting(result.run_id, result.pause_reason, [p.to_dict() for p in result.pending]),
+            waiting=_waiting(result.run_id, result.pause_reason, pending := [p.to_dict() for p in result.pending]),
+            pending=_ids(pending),
         )
 
     @classmethod
@@ -174,6 +179,7 @@ class RowResult:
             },
             stored=True,
             waiting=_waiting(stored["id"], result.get("pause_reason"), result.get("pending") or ()),
+            pending=_ids(result.get("pending") or ()),
         )
 
     def located(self, where: str) -> "RowResult":
@@ -187,6 +193,10 @@ class RowResult:
     @classmethod
     def refused(cls, row: Row, kind: str, message: str) -> "RowResult":
         return cls(row.index, row.line, None, "error", None, {"type": "AgentError", "kind": kind, "message": message})
+
+
+def _ids(pending: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"id": p.get("id", "?"), "kind": p.get("kind", "approval")} for p in pending]
 
 
 def _waiting(run_id: str | None, pause_reason: str | None, pending: Iterable[dict[str, Any]]) -> str | None:

@@ -40,7 +40,8 @@ Blank lines are skipped. A line that is not a valid input is that row's error; t
 Results (stdout, or -o FILE) are JSON lines in input order, one per row:
   {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-8b1e04c2-0", "stop_reason": "done", "output": ..., "error": null,
    "tokens": {"input_tokens": 120, "output_tokens": 31}}
-and, for a row that waits for a person, "waiting": why (a pause's reason, or the pending calls and asks).
+and, for a row that waits for a person, "waiting": why (a pause's reason, or the pending calls and asks), and
+"pending": [{"id", "kind"}] of what it waits on (approval, ask, unknown_outcome), the ids `--decide` takes.
 
 The first Ctrl-C starts no new rows and lets the runs in flight finish; a second one (or SIGTERM) cuts
 them off. Interrupted (Ctrl-C, SIGTERM, a crash, kill -9)? Run the same command again: rows that finished are read

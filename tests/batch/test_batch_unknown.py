@@ -50,6 +50,7 @@ def test_by_default_a_row_with_an_unknown_outcome_pauses(crashed: Path) -> None:
     rows = results(crashed / "out.jsonl")
     assert [r["stop_reason"] for r in rows] == ["pause", "until"] and again.returncode == 3
     assert "unknown" in rows[0]["waiting"]
+    assert rows[0]["pending"] == [{"id": "main:m-1-1", "kind": "unknown_outcome"}]  # no id to scrape from a message
 
 
 @pytest.mark.parametrize("action", ["retry", "skip"])
