@@ -5,8 +5,9 @@ reports, side by side and from the same run, the median of several runs of:
 
 - plait check in-process (`plait.cli.main(["check", path])`, output discarded),
   and `plait.compile(path)` split into load (read + parse) and the passes;
-- lark's bare LALR parse of the same text (same grammar and post-lexer, no
-  AST building), the floor any lark front-end stands on;
+- lark's bare LALR parse of the same text (lark's own lexer and parser over the
+  same grammar, separators folded as plait's lexer folds them, no AST
+  building), the floor any lark front-end stands on;
 - PyYAML's pure-Python loader on the equivalent YAML;
 - `plait check` of a small spec as a whole process (interpreter start included);
 - `plait check` of a 0.2 spec of 10,000 lines (typed outputs, routes, loops,
@@ -47,13 +48,71 @@ def _measure(fn, runs: int) -> tuple[float, float]:
     return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
 
 
-def _bare_lark():
-    try:
-        from plait.dsl.lark_parse import make_lark
-    except ImportError:  # a tree from before the fast path
-        from plait.dsl.parser import make_lark
+class _FoldSeparators:
+    """lark post-lexer doing what plait's lexer does past matching (and what plait used to run under lark
+    until 2026-12-05): newlines and commas between block members become one `_SEP`, and the open brackets
+    with the declaration that opened each are tracked, so the reference does the same work per token."""
 
-    return make_lark(transformer=None)
+    always_accept = ("NL", "_SEP", "COMMA")  # NL: the grammar's newline terminal before it was named _SEP
+    _openers = {"LBRACE": "RBRACE", "LSQB": "RSQB", "LPAR": "RPAR"}
+    _declarations = frozenset(
+        "MODEL TOOL AGENT STEP CHAIN PARALLEL CONSOLIDATE IMPORT INPUT STATE ROUTE LOOP MAP ASK MCP".split()
+    )
+    _name_after = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", "ON", "DOT"})
+
+    def __init__(self) -> None:
+        self.glue: frozenset[str] = frozenset()
+
+    def process(self, stream):
+        from lark import Token
+
+        openers, closers = self._openers, set(self._openers.values())
+        stack: list = []
+        pending = None
+        last_type = last_value = owner = ""
+        naming = False
+        for tok in stream:
+            kind = tok.type
+            top = stack[-1][0] if stack else None
+            if kind in ("NL", "_SEP") or (kind == "COMMA" and top == "LBRACE"):
+                if top == "LBRACE" and last_type != "LBRACE" and pending is None:
+                    pending = tok
+                continue
+            if pending is not None:
+                if kind not in self.glue:
+                    yield Token.new_borrow_pos("_SEP", str(pending), pending)
+                pending = None
+            if kind in openers:
+                naming = False
+                opened_by = owner
+                if kind == "LBRACE" and last_type in ("PARAMS", "OUTPUT", "ANSWER") and owner:
+                    opened_by = f"{last_value}` block of `{owner}"
+                stack.append((kind, tok, opened_by))
+            elif kind in closers and stack and openers[stack[-1][0]] == kind:
+                stack.pop()
+            elif not stack:
+                if naming:
+                    naming = False
+                    if kind not in ("STRING", "LONG_STRING"):
+                        owner = f"{owner} {tok.value}"
+                elif kind in self._declarations and last_type not in self._name_after:
+                    owner, naming = tok.value, True
+            last_type, last_value = kind, tok.value
+            yield tok
+
+
+def _bare_lark():
+    """lark's own LALR parser and basic lexer over plait's grammar, building lark's tree (no AST)."""
+    from lark import Lark
+
+    import plait.grammars
+
+    grammar = (Path(plait.grammars.__file__).parent / "plait.lark").read_text(encoding="utf-8")
+    postlex = _FoldSeparators()
+    lark = Lark(grammar, parser="lalr", lexer="basic", postlex=postlex, maybe_placeholders=True, cache=True)
+    arrows = {t.name for t in lark.terminals if getattr(t.pattern, "value", None) in ("->", "|")}
+    postlex.glue = frozenset({"RBRACE", "LBRACE", *arrows})
+    return lark
 
 
 def _check_in_process(path: Path) -> None:

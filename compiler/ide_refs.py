@@ -114,11 +114,11 @@ def _may_use(project: Project, file: Path, text: str, target: Target, name: str)
 
 
 def _check_new_name(new: str) -> None:
-    from plait.grammars import plait_tables
+    from plait.dsl.parser import keywords
 
     if not _IDENT.fullmatch(new):
         raise RenameError(f"`{new}` is not a name (letters, digits and `_`, not starting with a digit)")
-    if new in plait_tables.KEYWORDS or new in _PATH_ROOTS:
+    if new in keywords() or new in _PATH_ROOTS:
         raise RenameError(f"`{new}` is a keyword of the language; choose another name")
 
 
@@ -130,13 +130,13 @@ def _word_at(text: str, offset: int) -> str | None:
 
 
 def _not_renamable(word: str | None) -> str:
-    from plait.grammars import plait_tables
+    from plait.dsl.parser import keywords
 
     from .schema import SCHEMAS
 
     if word is None:
         return "nothing to rename here: put the cursor on a declaration's name or a use of it"
-    if word in plait_tables.KEYWORDS:
+    if word in keywords():
         return f"`{word}` is a keyword of the language and cannot be renamed"
     keys = {key for schema in SCHEMAS.values() for key in schema}
     choices = {c for schema in SCHEMAS.values() for attr in schema.values() for c in attr.choices}

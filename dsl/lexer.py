@@ -1,12 +1,12 @@
-"""The fast path's lexer: text → the tokens lark's lexer and the
-separator-folding post-lexer (`plait.dsl.lark_parse.FoldSeparators`) would
-give the parser, in one pass and without importing lark.
+"""Text → the tokens the parser reads: the one lexer, over the grammar's own terminals.
 
-It matches the grammar's own terminals (from the generated tables), in the
-order lark's basic lexer tries them, with one compiled pattern. It does not
-explain errors: on anything it cannot lex exactly as lark would (a character
-no terminal matches, brackets nested too deep) it raises `LexMismatch`, and
-the caller has lark parse the text, whose errors become the diagnostics.
+It takes the terminals from the generated parser (`plait.grammars.plait_parser`, lark's standalone module) and
+matches them in the order lark documents for its basic lexer (priority, then the longest match a pattern can
+make, then the pattern's length, then the name), with one compiled pattern; a string terminal a regexp
+terminal matches whole (`agent` for NAME) is a keyword, found through the regexp and renamed. It folds
+separators as the grammar expects: newlines (`_SEP`) and commas between block members become one `_SEP`,
+and newlines elsewhere are dropped. A character no terminal matches raises `BadCharacter`, brackets nested
+deeper than the limit raise `NestingTooDeep`; `plait.dsl.syntax_errors` turns both into diagnostics.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-__all__ = ["LexMismatch", "Lexer", "Token"]
+__all__ = ["IGNORED", "BadCharacter", "Lexer", "NestingTooDeep", "Token"]
 
 _OPENERS = {"LBRACE": "RBRACE", "LSQB": "RSQB", "LPAR": "RPAR"}
 _CLOSERS = frozenset(_OPENERS.values())
@@ -49,8 +49,20 @@ def _token(
     return tok
 
 
-class LexMismatch(Exception):
-    """The text is not lexically valid (or is nested too deep); let lark say why."""
+class BadCharacter(Exception):
+    """No terminal matches the text at `offset`."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"no token matches at offset {offset}")
+        self.offset = offset
+
+
+class NestingTooDeep(Exception):
+    """An opening bracket (`token`) past the nesting limit."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__("brackets nested too deeply")
+        self.token = token
 
 
 #: Terminal patterns whose repeated group makes `re` keep one backtracking entry per repetition: 2 MB of
@@ -62,16 +74,38 @@ LINEAR_FORMS = {
 }
 
 
+#: The grammar's `%ignore`d terminals (a test holds this to lark's lexing of the grammar).
+IGNORED = frozenset({"WS", "COMMENT"})
+
+
 class Lexer:
-    def __init__(self, tables: Any, max_nesting: int) -> None:
-        alternatives = "|".join(f"(?P<{name}>{LINEAR_FORMS.get(regexp, regexp)})" for name, regexp in tables.TERMINALS)
+    def __init__(self, parser: Any, max_nesting: int) -> None:
+        """The lexer for `parser`, the generated module's Lark instance (its `terminals`)."""
+        terminals = sorted(
+            parser.terminals,
+            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+        )
+        regexps = [t for t in terminals if t.pattern.type == "re"]
+        self.keywords: dict[str, str] = {}
+        kept: list[tuple[str, str]] = []
+        for term in terminals:
+            if term.pattern.type == "str" and any(
+                r.priority >= term.priority and re.fullmatch(r.pattern.to_regexp(), term.pattern.value) for r in regexps
+            ):
+                self.keywords[term.pattern.value] = term.name
+            else:
+                kept.append((term.name, term.pattern.to_regexp()))
+        alternatives = "|".join(f"(?P<{name}>{LINEAR_FORMS.get(regexp, regexp)})" for name, regexp in kept)
         # Blanks before a token are taken in the same match (a third of all
         # matches were blanks). No terminal starts with one, so this splits the
-        # text exactly where lark does; trailing blanks still match on their own.
-        self.pattern = re.compile(f"(?:{tables.BLANK})?(?:{alternatives})")
-        self.keywords: dict[str, str] = tables.KEYWORDS
-        self.ignore = frozenset(tables.IGNORE)
-        self.glue = frozenset(tables.GLUE)
+        # text exactly where matching blanks on their own would; trailing blanks still match alone.
+        blank = parser.get_terminal("WS").pattern.to_regexp()
+        self.pattern = re.compile(f"(?:{blank})?(?:{alternatives})")
+        self.ignore = IGNORED
+        # Separators before these are line breaks inside one construct: `}`, `{`, `->`, `|`.
+        self.glue = frozenset(
+            {"RBRACE", "LBRACE", *(t.name for t in parser.terminals if t.pattern.value in ("->", "|"))}
+        )
         self.max_nesting = max_nesting
 
     def tokens(self, text: str) -> tuple[list[Token], list[tuple[int, int, int, int]]]:
@@ -92,7 +126,7 @@ class Lexer:
         line, line_start, pos = 1, 0, 0
         for m in self.pattern.finditer(text):
             if m.start() != pos:
-                raise LexMismatch(pos)
+                raise BadCharacter(pos)
             kind = m.lastgroup
             assert kind is not None  # every alternative of the pattern is a named group
             start, end = m.span(kind)
@@ -102,11 +136,11 @@ class Lexer:
                     comments.append((start, end, line, start - line_start + 1))
                 continue
             column = start - line_start + 1
-            if kind == "NL" or (kind == "COMMA" and stack and stack[-1] == "LBRACE"):
-                # Newlines, and commas between block members: FoldSeparators.process.
+            if kind == "_SEP" or (kind == "COMMA" and stack and stack[-1] == "LBRACE"):
+                # Newlines, and commas between block members: one separator at most, and only in a block.
                 value = text[start:end]
                 first_line = line
-                if kind == "NL":
+                if kind == "_SEP":
                     line += value.count("\n")
                     line_start = start + value.rindex("\n") + 1
                 if pending is None and last_type != "LBRACE" and stack and stack[-1] == "LBRACE":
@@ -127,11 +161,11 @@ class Lexer:
                 pending = None
             if kind in _OPENERS:
                 if len(stack) >= max_nesting:
-                    raise LexMismatch(start)
+                    raise NestingTooDeep(tok)
                 stack.append(kind)
             elif kind in _CLOSERS and stack and _OPENERS[stack[-1]] == kind:
                 stack.pop()
             last_type = kind
             yield tok
         if pos != len(text):
-            raise LexMismatch(pos)
+            raise BadCharacter(pos)

@@ -1,19 +1,24 @@
-"""Lark exceptions → syntax diagnostics that say what was expected and which
+"""The lexer's and the parser's errors → syntax diagnostics that say what was expected and which
 block is still open ("expected `}` to close `agent writer` opened at 3:9")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+from typing import Any, Iterable, Iterator
 
 from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
-from .lexer import _OPENERS
+from .lexer import _CLOSERS, _OPENERS, BadCharacter, NestingTooDeep, Token
 from plait.core.source import SourceFile
 from .transformer import NumberError, StringError
 
-__all__ = ["DECLARATION_TERMINALS", "NestingTooDeep", "OpenBracket", "syntax_diagnostic"]
+__all__ = [
+    "DECLARATION_TERMINALS",
+    "NestingTooDeep",
+    "OpenBracket",
+    "UnexpectedToken",
+    "syntax_diagnostic",
+    "tracking_brackets",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +29,48 @@ class OpenBracket:
     owner: str
 
 
-class NestingTooDeep(Exception):
-    def __init__(self, token: Token) -> None:
-        super().__init__("brackets nested too deeply")
+class UnexpectedToken(Exception):
+    """The parser has no action for `token` (a lexer token, or the `$END` after the last one)."""
+
+    def __init__(self, token: Any, expected: Iterable[str]) -> None:
+        super().__init__(f"unexpected {token.type} token")
         self.token = token
+        self.expected = frozenset(expected)
+
+
+#: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
+_NAME_AFTER = frozenset({"__ANON_0", "EQUAL", "LPAR", "COMMA", "ON", "DOT"})
+
+
+def tracking_brackets(tokens: Iterable[Any], stack: list[OpenBracket]) -> Iterator[Any]:
+    """`tokens`, passed on unchanged, keeping in `stack` the brackets open so far and the declaration that
+    opened each ("agent writer", "`output` block of `step classify`"), for the messages of a syntax error."""
+    owner = ""
+    naming = False
+    last_type = last_value = ""
+    for tok in tokens:
+        kind = tok.type
+        if kind == "_SEP":  # a separator the lexer folded: not a token a declaration is read from
+            yield tok
+            continue
+        if kind in _OPENERS:
+            naming = False  # `input {`, `state {`: no name
+            opened_by = owner
+            if kind == "LBRACE" and last_type in _TYPED_BLOCKS and owner:
+                # Messages quote the owner: this reads "`output` block of `step classify`".
+                opened_by = f"{last_value}` block of `{owner}"
+            stack.append(OpenBracket(kind, tok, opened_by))
+        elif kind in _CLOSERS and stack and _OPENERS[stack[-1].kind] == kind:
+            stack.pop()
+        elif not stack:
+            if naming:  # the word after a declaration's keyword is its name
+                naming = False
+                if kind not in ("STRING", "LONG_STRING"):
+                    owner = f"{owner} {tok.value}"
+            elif kind in DECLARATION_TERMINALS and last_type not in _NAME_AFTER:
+                owner, naming = tok.value, True
+        last_type, last_value = kind, tok.value
+        yield tok
 
 
 _CLOSE = {"LBRACE": "}", "LSQB": "]", "LPAR": ")"}
@@ -42,7 +85,6 @@ _DESCRIBE = {
     "SIZE": "a size",
     "COMPARE": "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
     "_SEP": "a newline or `,`",
-    "NL": "a newline",
     "COMMA": "`,`",
     "$END": "the end of the file",
 }
@@ -89,7 +131,7 @@ _PUNCT = {
     "__ANON_0": "->",
     "DOT": ".",
 }
-#: The terminals that start a top-level declaration: the one list the fast path and lark's recovery read too.
+#: The terminals that start a top-level declaration: the one list error recovery and bracket owners read too.
 DECLARATION_TERMINALS = frozenset(
     {
         "MODEL",
@@ -127,7 +169,7 @@ def _describe(name: str) -> str:
     return name.lower()
 
 
-def _describe_token(token: Token) -> str:
+def _describe_token(token: Any) -> str:
     if token.type == "$END":
         return "end of file"
     if token.type in ("NAME",):
@@ -141,8 +183,8 @@ def _describe_token(token: Token) -> str:
     return f"`{token}`"
 
 
-def _expected(names: set[str]) -> str:
-    names = {n for n in names if n != "NL"}
+def _expected(expected: set[str]) -> str:
+    names = set(expected)  # narrowed below; the caller's set stays whole
     if names & {"_SEP", "RBRACE", "RSQB"} and names - _OPERATORS:
         # After any value a condition could go on; that is seldom what was meant.
         names -= _OPERATORS
@@ -206,7 +248,7 @@ def syntax_diagnostic(
             span,
             notes=('strings use JSON escapes: \\n \\t \\" \\\\ \\uXXXX; `\\{{` writes literal braces',),
         )
-    if isinstance(exc, UnexpectedCharacters):
+    if isinstance(exc, BadCharacter):
         char = source.text[offset : offset + 1]
         if char == '"':
             message = "unterminated string"
@@ -221,9 +263,9 @@ def syntax_diagnostic(
             message = f"unexpected character U+{ord(char):04X}" if char else "unexpected character"
         return Diagnostic("P002", "invalid-token", Severity.ERROR, message, span, notes=tuple(notes))
 
-    expected = set(getattr(exc, "accepts", None) or getattr(exc, "expected", None) or ())
-    token = getattr(exc, "token", None)
-    found = _describe_token(token) if isinstance(token, Token) else "input"
+    expected = set(exc.expected) if isinstance(exc, UnexpectedToken) else set()
+    token = exc.token if isinstance(exc, UnexpectedToken) else None
+    found = _describe_token(token) if token is not None else "input"
     message = f"unexpected {found}, expected {_expected(expected)}"
     innermost = stack[-1] if stack else None
     if innermost is not None:
@@ -264,7 +306,7 @@ _DURATION_WORDS = {
 }
 
 
-def _slip(source: SourceFile, offset: int, token: Token) -> tuple[str, Fix] | None:
+def _slip(source: SourceFile, offset: int, token: Any) -> tuple[str, Fix] | None:
     """A common slip at the unexpected token, as (message, the fix that says the right spelling); else None."""
     text = source.text
     if token.type == "NAME" and str(token) in _DURATION_WORDS:

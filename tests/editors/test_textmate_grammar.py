@@ -1,7 +1,7 @@
 """The TextMate grammar (editors/plait.tmLanguage.json) against the language's own vocabulary.
 
-The words the grammar colours as keywords are exactly the lexer's keywords (the generated tables, which a
-test keeps in step with grammars/plait.lark), every scope the grammar can give is asserted by a case in
+The words the grammar colours as keywords are exactly the lexer's keywords (the string terminals of
+grammars/plait.lark a name could match), every scope the grammar can give is asserted by a case in
 tests/editors/*.test.plait, and those cases are plait the parser accepts. The assertions themselves run
 through vscode-tmgrammar-test in test_grammar_assertions.py.
 """
@@ -18,7 +18,7 @@ import pytest
 from editors_support import CASES, EXTENSION, GRAMMAR
 from plait.core.source import SourceFile
 from plait.dsl.parser import parse_module
-from plait.grammars.plait_tables import KEYWORDS
+from plait.dsl.parser import keywords
 
 #: Scopes that say "this word is a keyword of the language".
 KEYWORD_SCOPES = ("keyword.", "storage.", "constant.language.")
@@ -195,8 +195,8 @@ def test_every_include_names_a_rule_and_every_rule_is_used():
 
 def test_the_grammar_colours_exactly_the_lexers_keywords():
     words = grammar_keywords()
-    assert words - set(KEYWORDS) == set(), "coloured as keywords, but the lexer has no such keyword"
-    assert set(KEYWORDS) - words == set(), "lexer keywords the grammar does not colour"
+    assert words - set(keywords()) == set(), "coloured as keywords, but the lexer has no such keyword"
+    assert set(keywords()) - words == set(), "lexer keywords the grammar does not colour"
 
 
 def test_every_keyword_is_asserted_with_a_keyword_scope():
@@ -205,7 +205,7 @@ def test_every_keyword_is_asserted_with_a_keyword_scope():
         for _, covered, scopes in assertions()
         if any(s.startswith(KEYWORD_SCOPES) and not s.startswith(UNIT_SCOPE) for s in scopes)
     }
-    assert set(KEYWORDS) - asserted == set()
+    assert set(keywords()) - asserted == set()
 
 
 def test_every_scope_the_grammar_gives_is_asserted_somewhere():

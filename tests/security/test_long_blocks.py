@@ -13,7 +13,7 @@ import pickle
 import pytest
 
 from plait.core.source import SourceFile
-from plait.dsl import ast, lark_parse, transformer
+from plait.dsl import ast, transformer
 from plait.dsl.formatter import format_module
 from test_long_lists import _parse  # the text parsed with packing on or off
 
@@ -58,14 +58,6 @@ def test_a_long_block_is_packed_and_reads_back_as_the_nodes_the_parser_made():
     assert pickle.loads(pickle.dumps(packed)) == plain
     with pytest.raises(IndexError):
         body.attributes[len(body.attributes)]
-
-
-def test_lark_packs_the_same_way():
-    source = SourceFile("spec.plait", _spec(MEMBERS * 8))
-    (_, decls), diagnostics = lark_parse.parse(source)
-    assert not diagnostics
-    assert decls == _parse(source.text, pack=True).declarations
-    assert isinstance(decls[0].body.attributes, ast.PackedAttributes)
 
 
 @pytest.mark.parametrize(

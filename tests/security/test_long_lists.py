@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import plait
 from plait.core.source import SourceFile
-from plait.dsl import ast, lark_parse, transformer
+from plait.dsl import ast, transformer
 from plait.dsl.parser import parse_module
 
 #: One of each kind a list item can be; the literals are the packed ones.
@@ -80,15 +80,6 @@ def test_a_long_list_is_packed_and_reads_back_as_the_nodes_the_parser_made():
     assert pickle.loads(pickle.dumps(packed)) == plain
     with pytest.raises(IndexError):
         xs[len(xs)]
-
-
-def test_lark_packs_the_same_way():
-    # lark parses what the fast path does not take; its tree is the reference and must be the same.
-    source = SourceFile("spec.plait", _spec(ITEMS * 8))
-    (_, decls), diagnostics = lark_parse.parse(source)
-    assert not diagnostics
-    assert decls == _parse(source.text, pack=True).declarations
-    assert isinstance(decls[0].body.get("xs").value.items, ast.PackedItems)
 
 
 @pytest.mark.parametrize(
