@@ -54,8 +54,10 @@ chain main = confirm
 """
 
 TOOLS = """
-def send(to, copies):
-    with open("sent.txt", "a") as out:
+import os
+
+def send(to, copies):  # beside this module, whatever the working directory
+    with open(os.path.join(os.path.dirname(__file__), "sent.txt"), "a") as out:
         out.write(f"{copies} to {to}\\n")
     return f"sent {copies} to {to}"
 """
