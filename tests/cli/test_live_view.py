@@ -116,3 +116,16 @@ def test_the_summary_names_the_file_the_output_went_to(tmp_path, monkeypatch):
     with open(target, "w") as out:
         monkeypatch.setattr(sys, "stdout", out)
         assert live._stdout_target() == f"stdout, written to {Path(target).resolve()}"
+
+
+def test_a_dumb_terminal_gets_plain_lines(monkeypatch):
+    from plait.commands import live
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("TERM", "dumb")
+    assert isinstance(live.view_for(Tty()), live.PlainView)
+    monkeypatch.setenv("TERM", "xterm")
+    assert isinstance(live.view_for(Tty()), live.LiveView)
