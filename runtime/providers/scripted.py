@@ -69,9 +69,10 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-#: The (provider, list key) the current task last took a reply from: its own snapshot, taken next to record that
-#: reply, counts it; a snapshot taken in another task leaves it out while it is in flight.
-_TAKEN: ContextVar[tuple[int, str] | None] = ContextVar("plait_scripted_taken", default=None)
+#: The (provider, list key) of each reply the current task took since its last snapshot: its own snapshot, taken
+#: next to record the call (reply or error), counts them; a snapshot taken in another task leaves them out while
+#: they are in flight. A tuple, as a fallback may take from another model before the call is recorded.
+_TAKEN: ContextVar[tuple[tuple[int, str], ...]] = ContextVar("plait_scripted_taken", default=())
 
 
 class ScriptedProvider:
@@ -134,9 +135,11 @@ class ScriptedProvider:
     def snapshot(self) -> dict[str, Any]:
         """The cursors as a restored run must have them: a call still in flight in another task is left out."""
         taken = _TAKEN.get()
-        if taken is not None and taken[0] == id(self) and self._inflight.get(taken[1]):
-            self._inflight[taken[1]] -= 1
-            _TAKEN.set(None)
+        mine = [key for owner, key in taken if owner == id(self)]
+        if mine:
+            for key in mine:
+                self._inflight[key] = max(0, self._inflight.get(key, 0) - 1)
+            _TAKEN.set(tuple(t for t in taken if t[0] != id(self)))
         cursors = {key: n - self._inflight.get(key, 0) for key, n in self._cursors.items()}
         return {"cursors": cursors, "calls": self._calls - sum(self._inflight.values())}
 
@@ -203,7 +206,7 @@ class ScriptedProvider:
         self._calls += 1
         if self._journaled:
             self._inflight[key] = self._inflight.get(key, 0) + 1
-            _TAKEN.set((id(self), key))
+            _TAKEN.set((*_TAKEN.get(), (id(self), key)))
         reply = replies[index]
         return reply if isinstance(reply, dict) else {"text": str(reply)}
 

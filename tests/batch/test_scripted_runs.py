@@ -118,3 +118,21 @@ def test_replies_keyed_by_graph_path_go_to_that_map_item_whatever_the_timing(tmp
     capsys.readouterr()
     assert main(["run", str(tmp_path / "spec.plait"), "--input", "x", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["output"] == ["first", "second", "third"]
+
+
+def test_a_fallback_call_records_the_reply_each_model_served() -> None:
+    """The primary's error and the backup's reply were both taken by the one call: both count once it is recorded."""
+    primary = ScriptedProvider(ModelConfig("a", "scripted", "a"), replies=[{"error": {"kind": "server_error"}}])
+    backup = ScriptedProvider(ModelConfig("b", "scripted", "b"), replies=[{"text": "from b"}])
+    a, b = primary.for_run(journaled=True), backup.for_run(journaled=True)
+
+    async def call() -> tuple[dict, dict]:
+        try:
+            await a.complete(request("x"))
+        except Exception:  # the fallback loop moves on to the backup
+            pass
+        await b.complete(request("x"))
+        return a.snapshot(), b.snapshot()  # as the reply row records every provider's state
+
+    recorded_a, recorded_b = asyncio.run(call())
+    assert recorded_a["cursors"] == {"": 1} and recorded_b["cursors"] == {"": 1}
