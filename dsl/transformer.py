@@ -4,7 +4,7 @@ Runs inline in the LALR parser (no intermediate tree), so each method receives
 its children already transformed: tokens for terminals, AST nodes for rules.
 Spans are taken from the first and last child, which is why the grammar names
 the tokens a construct starts and ends on. Tokens are `str` subclasses with
-lark's token attributes: lark's own (when lark parses) or the fast lexer's.
+lark's token attributes (`plait.dsl.lexer.Token`).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def decode_block_string(raw: str) -> str:
 
 
 class Token(Protocol):
-    """What a span is read from on either lexer's tokens (`plait.dsl.lexer.Token`, lark's `Token`)."""
+    """What a span is read from on a token (`plait.dsl.lexer.Token`)."""
 
     value: str
     start_pos: int
@@ -140,7 +140,7 @@ class Inline:
 class AstBuilder:
     """Builds nodes for one file. `file` is written into every span.
 
-    Used as lark's `transformer` and by the fast path; rules without a method
+    The generated parser's inline `transformer`; rules without a method
     here go to `__default__`, as lark's own transformers do.
     """
 
@@ -148,7 +148,7 @@ class AstBuilder:
         self.file = file
         #: The text being parsed, when it is a whole file: long lists keep their literals as offsets into it.
         self.source: SourceFile | None = None
-        #: The text being parsed (a whole file, or lark's chunk of one): what every span points into.
+        #: The text being parsed (a whole file, or a chunk error recovery re-parses): what every span points into.
         self.origin = SourceFile(file, "")
 
     def __default__(self, data: str, children: list, meta: object = None) -> Inline:
