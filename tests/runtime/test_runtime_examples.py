@@ -30,13 +30,20 @@ def test_briefing_state_reaches_the_summary_system_prompt(tmp_path):
     engine = Engine.from_spec(tmp_path / "briefing" / "briefing.plait")
     seen = []
     fast = engine._make_provider("fast")
-    original = fast.complete
+    for_run = fast.for_run  # each run reads the script through its own view of the model
 
-    async def spy(request):
-        seen.append((request.agent, request.system))
-        return await original(request)
+    def spied(**options):
+        view = for_run(**options)
+        original = view.complete
 
-    fast.complete = spy
+        async def spy(request):
+            seen.append((request.agent, request.system))
+            return await original(request)
+
+        view.complete = spy
+        return view
+
+    fast.for_run = spied
     result = plait.run(engine, "the Lisbon office move")
     assert result.stop_reason == "done"
     assert ("summary", "You close briefings about Lisbon office.") in seen
