@@ -321,9 +321,11 @@ def doctor(journal: Journal, args: argparse.Namespace) -> int:
 
     if not isinstance(journal, SQLJournal):  # every store plait opens is one; a caller's own is not checked
         return fail(f"cannot check {journal.where}: not a SQL journal")
+    from plait.term import clean  # a finding can quote a damaged row: shown, never obeyed
+
     findings = checkup.check(journal)
     for finding in findings:
-        print(finding)
+        print(clean(finding))
     if not findings:
         print(f"no damage found in {journal.where}", file=sys.stderr)
         return EXIT_OK
@@ -338,7 +340,7 @@ def doctor(journal: Journal, args: argparse.Namespace) -> int:
     path = getattr(journal, "path", None)
     folder = path.with_name(QUARANTINE) if isinstance(path, Path) else Path("plait-quarantine")
     for line in checkup.repair(journal, findings, folder):
-        print(f"repaired: {line}")
+        print(clean(f"repaired: {line}"))
     left = [f for f in findings if not f.repairable]
     if left:
         return fail(f"{len(left)} problem{'s' if len(left) != 1 else ''} left that --repair cannot move", EXIT_ERRORS)
