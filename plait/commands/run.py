@@ -1,15 +1,16 @@
 """`plait run FILE` → compile, execute the entry runnable, report; exit 0/1/3/4.
 
-Progress goes to stderr (a live line on a TTY, plain lines otherwise), the
-final output to stdout; `--events` prints every event as a JSON line and
-`--json` the run report as one object. An approval interrupt asks
-approve/edit/reject at a TTY, an `ask` its question; elsewhere the pending
-items are printed and the exit code is 3 (resume with `--resume RUN_ID
---decide ID=approve` or `--answer NAME=JSON`). A spec with an `input` block
-gets `--input` (text or JSON) or `--input-file` (JSON) checked first: a
-mismatch, like a refused answer, is a usage error (2) naming the field. Every run
-is journaled in `.plait/journal.db` beside the spec as it goes (or in the
-PostgreSQL database `--store URL` names), so even a run that was killed can be resumed. SIGTERM stops a run as Ctrl-C does: it is
+Progress goes to stderr (at a TTY the live view of plait/commands/live.py
+and a summary that stays, plain lines otherwise), the final output to stdout;
+`--events` prints every event as a JSON line and `--json` the run report as
+one object. An approval interrupt asks approve/edit/reject at a TTY, an `ask`
+its question field by field (plait/commands/fields.py); elsewhere the pending
+items are printed with a resume command naming them, and the exit code is 3.
+A spec with an `input` block gets `--input` (text or JSON) or `--input-file`
+(JSON) checked first: a mismatch, like a refused answer, is a usage error (2)
+naming the field. Every run is journaled in `.plait/journal.db` beside the
+spec as it goes (or in the PostgreSQL database `--store URL` names), so even a
+run that was killed can be resumed. SIGTERM stops a run as Ctrl-C does: it is
 stored as stopped and the exit code is 143.
 """
 
