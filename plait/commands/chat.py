@@ -45,7 +45,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    engine = load_engine(args.file)
+    engine = load_engine(args.file, journaled=False)  # a chat is stored in its own file, not the run journal
     if isinstance(engine, int):
         return engine
     chats = Path(engine.program.base_dir or ".") / ".plait" / "chats"

@@ -193,9 +193,10 @@ def fail(message: str, code: int = EXIT_ERRORS) -> int:
     return code
 
 
-def load_engine(file: str, store: str | None = None) -> Any:
+def load_engine(file: str, store: str | None = None, *, journaled: bool = True) -> Any:
     """The engine for a spec (its runs kept in the store `store` names, or beside it), or an exit code after printing
-    why there is none: a spec with errors (1), a store that cannot be opened (2)."""
+    why there is none: a spec with errors (1), a store that cannot be opened (2). `journaled=False` (chat, whose
+    conversation is its own file) leaves the run store unopened."""
     from pathlib import Path
 
     import plait
@@ -213,7 +214,7 @@ def load_engine(file: str, store: str | None = None) -> Any:
 
     try:
         engine = Engine.from_graph(compiled.graph, **({"store": store} if store else {}))
-        if engine.store is not None:
+        if engine.store is not None and (journaled or store):
             # Opened and checked now, before any step: a bad URL, a server that is down, refused credentials, a
             # journal.db that is not a database or is from a newer plait is one line (exit 2), not a run whose
             # effects all happen and then cannot be recorded.
