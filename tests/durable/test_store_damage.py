@@ -274,3 +274,21 @@ def test_a_run_that_may_have_lost_a_row_to_a_damaged_segment_is_not_replayed_unt
     resumed = go(again.restore(run.id).resume())
     go(again.aclose())
     assert resumed.stop_reason == "done" and acted == ["x"]
+
+
+def test_a_run_started_from_python_opens_its_store_before_its_first_step(tmp_path):
+    from durable_helpers import call, engine, go, tool
+    from plait.runtime.store import StoreError
+
+    db = journal_path(tmp_path)
+    db.parent.mkdir()
+    db.write_bytes(b"not a database" * 100)
+    acted = []
+    backend = Backend(tmp_path)
+    eng = engine(
+        backend, [call("act", what="x"), {"text": "ok"}], {"act": tool("act", acted.append, props={"what": "string"})}
+    )
+    with pytest.raises(StoreError, match="not a database"):
+        go(eng.start("go"))
+    assert acted == []
+    backend.close()
