@@ -10,7 +10,6 @@ and building ~40 model classes was a quarter of a small `plait check`.
 from __future__ import annotations
 
 from array import array
-from hashlib import blake2b
 from sys import intern
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
@@ -543,6 +542,8 @@ def meaning(node: object) -> bytes:
     """A digest of `strip_spans(node)`, made in one walk without building it: two trees mean the same iff
     their digests are equal (BLAKE2b-256). The formatter compares a spec with its formatted text this way,
     so it never holds both trees, nor a dict per node of either (a dense spec's was 3.9 GB at the cap)."""
+    from hashlib import blake2b  # only fmt compares trees: hashlib's import stays out of every check
+
     digest = blake2b(digest_size=32)
     _feed(node, digest.update)
     return digest.digest()

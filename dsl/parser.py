@@ -16,16 +16,18 @@ import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import cache
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from . import ast
 from plait.core.diagnostics import Diagnostic
 from .lexer import BadCharacter, Lexer, NestingTooDeep
 from plait.core.source import SourceFile, span_of
-from .syntax_errors import DECLARATION_TERMINALS, OpenBracket, UnexpectedToken, syntax_diagnostic, tracking_brackets
 from .transformer import AstBuilder, NumberError, StringError
 
-__all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "collector_paused", "keywords", "parse_module"]
+if TYPE_CHECKING:
+    from .syntax_errors import OpenBracket
+
+__all__ = ["MAX_NESTING", "MAX_SYNTAX_ERRORS", "UnexpectedToken", "collector_paused", "keywords", "parse_module"]
 
 #: Brackets deeper than this are an error, which bounds recursion everywhere downstream.
 MAX_NESTING = 64
@@ -39,6 +41,15 @@ _NOTHING = SourceFile("<string>", "")
 _Module = ast.constructor(ast.Module)
 #: Comments as the lexer reports them: (offset, end, line, column).
 Comments = list[tuple[int, int, int, int]]
+
+
+class UnexpectedToken(Exception):
+    """The parser has no action for `token` (a lexer token, or the `$END` after the last one)."""
+
+    def __init__(self, token: Any, expected: Iterable[str]) -> None:
+        super().__init__(f"unexpected {token.type} token")
+        self.token = token
+        self.expected = frozenset(expected)
 
 
 @contextmanager
@@ -85,6 +96,8 @@ class _Parser:
                 feed = parser.feed_token
                 tokens = self.lexer.stream(text, comments)
                 if brackets is not None:
+                    from .syntax_errors import tracking_brackets
+
                     tokens = tracking_brackets(tokens, brackets)
                 last = None
                 try:
@@ -131,8 +144,13 @@ def parse_module(source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic
 #: What the lexer, the builder and the parser raise on bad text.
 _SYNTAX_ERRORS = (BadCharacter, NestingTooDeep, StringError, NumberError, UnexpectedToken)
 
-# A top-level declaration starts a line with its keyword; used to resynchronise after an error.
-_DECL_START = re.compile(r"^(?:" + "|".join(sorted(t.lower() for t in DECLARATION_TERMINALS)) + r")\b", re.M)
+
+@cache
+def _declaration_start() -> re.Pattern[str]:
+    """A top-level declaration starts a line with its keyword; used to resynchronise after an error."""
+    from .syntax_errors import DECLARATION_TERMINALS
+
+    return re.compile(r"^(?:" + "|".join(sorted(t.lower() for t in DECLARATION_TERMINALS)) + r")\b", re.M)
 
 
 def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) -> list[Diagnostic]:
@@ -140,7 +158,7 @@ def _all_syntax_errors(parser: _Parser, source: SourceFile, first: Exception) ->
     brackets = _brackets_at(parser, source.text, first.token) if isinstance(first, UnexpectedToken) else []
     diagnostics = [_to_diagnostic(source, first, brackets, 0)]
     first_offset = diagnostics[0].span.offset
-    starts = [m.start() for m in _DECL_START.finditer(source.text)]
+    starts = [m.start() for m in _declaration_start().finditer(source.text)]
     # Resume at the first declaration after the one holding the first error.
     later = [s for s in starts if s > first_offset]
     for i, start in enumerate(later):
@@ -170,6 +188,8 @@ def _diagnose(parser: _Parser, text: str, source: SourceFile, base: int) -> Any:
 def _brackets_at(parser: _Parser, text: str, token: Any) -> list[OpenBracket]:
     """The brackets open when the parser stopped at `token`: the text lexed again up to it (lexing never
     fails before a token the parser was given)."""
+    from .syntax_errors import tracking_brackets
+
     brackets: list[OpenBracket] = []
     for seen in tracking_brackets(parser.lexer.stream(text, []), brackets):
         if seen.start_pos == token.start_pos and seen.type == token.type:
@@ -179,6 +199,8 @@ def _brackets_at(parser: _Parser, text: str, token: Any) -> list[OpenBracket]:
 
 def _to_diagnostic(source: SourceFile, exc: Exception, stack: list[OpenBracket], base: int) -> Diagnostic:
     """Translate one exception raised while parsing text that starts at offset `base`."""
+    from .syntax_errors import syntax_diagnostic
+
     if isinstance(exc, StringError | NumberError):
         offset = exc.span.offset + base
         return syntax_diagnostic(source, offset, offset + (exc.span.end_offset - exc.span.offset), exc, [])
@@ -199,6 +221,6 @@ def _to_diagnostic(source: SourceFile, exc: Exception, stack: list[OpenBracket],
 
 
 def _chunk_end(source: SourceFile, base: int) -> int:
-    match = _DECL_START.search(source.text, base + 1)
+    match = _declaration_start().search(source.text, base + 1)
     end = match.start() if match else len(source.text)
     return len(source.text[:end].rstrip()) if end > base else end

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Iterator
 
 from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
 from .lexer import _CLOSERS, _OPENERS, BadCharacter, NestingTooDeep, Token
+from .parser import UnexpectedToken
 from plait.core.source import SourceFile
 from .transformer import NumberError, StringError
 
@@ -15,7 +16,6 @@ __all__ = [
     "DECLARATION_TERMINALS",
     "NestingTooDeep",
     "OpenBracket",
-    "UnexpectedToken",
     "syntax_diagnostic",
     "tracking_brackets",
 ]
@@ -27,15 +27,6 @@ class OpenBracket:
     token: Token
     #: The declaration being parsed when it opened: "agent writer".
     owner: str
-
-
-class UnexpectedToken(Exception):
-    """The parser has no action for `token` (a lexer token, or the `$END` after the last one)."""
-
-    def __init__(self, token: Any, expected: Iterable[str]) -> None:
-        super().__init__(f"unexpected {token.type} token")
-        self.token = token
-        self.expected = frozenset(expected)
 
 
 #: Tokens after which a top-level keyword is a name (`chain c = a -> loop`), not a declaration.
