@@ -219,6 +219,9 @@ def load_engine(file: str, store: str | None = None, *, journaled: bool = True) 
             # journal.db that is not a database or is from a newer plait is one line (exit 2), not a run whose
             # effects all happen and then cannot be recorded.
             engine.store.open()
+            if problems := engine.store.problems():  # damage elsewhere in the journal: this run goes on
+                more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+                print(f"plait: warning: {clean(problems[0])}{more}; see `plait runs doctor`", file=sys.stderr)
     except StoreError as exc:
         return fail(str(exc), EXIT_USAGE)
     engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
