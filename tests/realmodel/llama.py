@@ -49,6 +49,12 @@ def locate() -> tuple[Path, Path] | None:
     return paths
 
 
+def _new_log() -> Path:
+    fd, name = tempfile.mkstemp(prefix="plait-llama-", suffix=".log")
+    os.close(fd)
+    return Path(name)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -63,7 +69,7 @@ class Server:
     #: Parallel slots: map, batch and concurrency tests send several requests at once.
     slots: int = 4
     proc: subprocess.Popen[bytes] | None = None
-    log: Path = field(default_factory=lambda: Path(tempfile.mkstemp(prefix="plait-llama-", suffix=".log")[1]))
+    log: Path = field(default_factory=lambda: _new_log())
 
     @property
     def base_url(self) -> str:
@@ -113,8 +119,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 continue
             raise RuntimeError(f"llama-server exited with {self.proc.returncode}:\n{self.tail()}")
+        tail = self.tail()
         self.stop()
-        raise RuntimeError(f"llama-server was not ready after {POLLS} health checks:\n{self.tail()}")
+        raise RuntimeError(f"llama-server was not ready after {POLLS} health checks:\n{tail}")
 
     def kill(self) -> None:
         """SIGKILL, as a crash or the OOM killer would: no chance to finish a reply."""
@@ -123,6 +130,7 @@ class Server:
         self.proc.wait()
 
     def stop(self) -> None:
+        """Stop the server for good; its log goes too (a failing test has already shown its tail)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -130,6 +138,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.proc = None
+        self.log.unlink(missing_ok=True)
 
     def tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
