@@ -204,3 +204,14 @@ def test_a_wrong_base_url_path_names_the_url_it_called(llama: Server, tmp_path: 
     ran = plait(tmp_path, "run", "spec.plait", "--input", "Ada")
     assert ran.code == 1
     assert f"POST {wrong}/chat/completions" in ran.stderr and "check base_url" in ran.stderr, ran.stderr
+
+
+def test_a_prompt_longer_than_the_context_is_a_context_length_error(llama: Server, tmp_path: Path) -> None:
+    write_spec(tmp_path, llama, 'step summarise { model = local, prompt = "Summarise: {{input}}", max_tokens = 16 }\n')
+    # Far past the server's whole context (--ctx-size), whichever way its slots share it.
+    (tmp_path / "long.txt").write_text("apple banana cherry " * 6000)
+    ran = plait(tmp_path, "run", "spec.plait", "--input-file", "long.txt", "--json")
+    report = ran.report
+    assert ran.code == 1 and report["stop_reason"] == "error"
+    # llama-server's exceed_context_size_error: a kind `fallback_on` can send to a model with a larger context.
+    assert report["error"]["kind"] == "context_length", report["error"]
