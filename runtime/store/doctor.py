@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import SQLJournal, alive
+from .private import private_dir
 
 __all__ = ["Finding", "check", "quarantined", "repair"]
 
@@ -120,11 +121,12 @@ def repair(journal: SQLJournal, findings: list[Finding], folder: Path) -> list[s
     values = [f for f in findings if f.target[:1] in (("input",), ("snapshot",), ("event",))]
     if not values:
         return done
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(folder)
     copy = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-rows.jsonl"
     marker = json.dumps({MARKER: str(copy)})
     conn, sql = journal.conn, journal.dialect.sql
-    with open(copy, "a", encoding="utf-8") as out, journal._transaction(conn, exclusive=True):
+    handle = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # owner-only, as the journal it came from
+    with open(handle, "a", encoding="utf-8") as out, journal._transaction(conn, exclusive=True):
         for f in values:
             kind, run_id, *rest = f.target
             if kind == "event":

@@ -196,6 +196,7 @@ def test_one_runs_stored_value_that_is_not_json_breaks_only_that_run(project, ca
     assert code == 0
     folder = journal_path(root).with_name("journal.db-quarantine") if not project.url else root / "plait-quarantine"
     [copy] = folder.glob("*-rows.jsonl")
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600 and stat.S_IMODE(folder.stat().st_mode) == 0o700
     kept = [json.loads(x)["value"] for x in copy.read_text().splitlines()]
     assert sorted(kept) == sorted(["{cut off", "not json", "{cut"])  # every damaged value kept, whole
     assert cli(capsys, "runs", "doctor")[0] == 0
