@@ -19,8 +19,11 @@ __all__ = ["clean", "json_text"]
 _CONTROLS = [c for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\n\t"]
 #: Bidirectional overrides and isolates: they reorder what is shown ("Trojan Source"), so they are shown instead.
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+#: Lone surrogates (a non-UTF-8 file name a tool listed, a model's `\ud800`): no terminal encoding can write them,
+#: so printing one raw would fail the command, not just show garbage. The journal keeps them exactly.
+_SURROGATES = [*range(0xD800, 0xE000)]
 
-_TABLE: dict[int, str] = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BIDI}
+_TABLE: dict[int, str] = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in (*_BIDI, *_SURROGATES)}
 
 
 def clean(text: object) -> str:
@@ -29,7 +32,7 @@ def clean(text: object) -> str:
 
 
 #: The same characters as JSON escapes: in serialized JSON they can only stand inside a string, where `\\u` is exact.
-_JSON_TABLE: dict[int, str] = {c: f"\\u{c:04x}" for c in (*_CONTROLS, *_BIDI)}
+_JSON_TABLE: dict[int, str] = {c: f"\\u{c:04x}" for c in (*_CONTROLS, *_BIDI, *_SURROGATES)}
 
 
 def json_text(serialized: str) -> str:

@@ -180,3 +180,25 @@ def test_an_mcp_servers_error_at_lock_time_shows_escapes(tmp_path, capsys, monke
     code, out, err = cli(capsys, "mcp", "lock", str(spec))
     assert code == 1
     assert not RAW & set(out + err) and "\\x1b]52;c" in err
+
+
+def test_a_lone_surrogate_is_shown_as_an_escape_and_stays_exact_in_json(tmp_path):
+    """A model's `\\ud800` (or a non-UTF-8 file name a tool listed) cannot be encoded for any terminal: printed raw it
+    would fail the command after the run. It is shown as `\\ud800` on the terminal and kept exact in --json."""
+    import subprocess
+
+    spec = write(tmp_path, [{"text": "name \ud800 here"}])
+    env = {**__import__("os").environ, "PYTHONIOENCODING": "utf-8:strict"}
+    plain = subprocess.run(
+        [sys.executable, "-m", "plait", "run", spec, "--input", "go"], capture_output=True, env=env, cwd=tmp_path
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert b"name \\ud800 here" in plain.stdout
+    as_json = subprocess.run(
+        [sys.executable, "-m", "plait", "run", spec, "--input", "go", "--json"],
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["output"] == "name \ud800 here"
