@@ -215,3 +215,31 @@ def test_a_prompt_longer_than_the_context_is_a_context_length_error(llama: Serve
     assert ran.code == 1 and report["stop_reason"] == "error"
     # llama-server's exceed_context_size_error: a kind `fallback_on` can send to a model with a larger context.
     assert report["error"]["kind"] == "context_length", report["error"]
+
+
+def test_a_template_without_tools_is_named_when_until_needs_a_tool(llama: Server, tmp_path: Path) -> None:
+    # SmolLM2's chat template renders no tools, so llama-server drops them, --jinja or not: the model can only
+    # answer in text. The run must fail its contract and say why it probably happened, not look like a choice.
+    write_spec(
+        tmp_path,
+        llama,
+        """tool add "Add two integers." {
+  params { a: int, b: int }
+  run = python("tools:add")
+}
+agent calc {
+  model      = local
+  system     = "You are a calculator. Always use the add tool to add numbers."
+  tools      = [add]
+  until      = add succeeded
+  max_steps  = 3
+  max_tokens = 128
+}
+""",
+    )
+    (tmp_path / "tools.py").write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
+    ran = plait(tmp_path, "run", "spec.plait", "--input", "What is 2 + 3?", "--json")
+    report = ran.report
+    assert ran.code == 1 and report["error"]["kind"] == "until_tool_not_called"
+    (warning,) = [w for w in report["warnings"] if w["code"] == "tools_never_called"]
+    assert "--jinja" in warning["message"]
