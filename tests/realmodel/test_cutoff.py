@@ -58,6 +58,7 @@ agent writer {
     # The contract was not met: a length stop must not end the run `done` (exit 0).
     assert ran.code != 0 and report["stop_reason"] != "done", report
     assert report["error"]["kind"] == "until_tool_not_called", report["error"]
+    assert "max_tokens = 5" in report["error"]["message"]  # the limit it hit, so the fix is plain
 
 
 def test_a_typed_output_cut_off_names_max_tokens_and_is_not_retried(llama: Server, tmp_path: Path) -> None:
