@@ -7,8 +7,9 @@ and the HTML source pane.
 
 The formats are ported from the two catalogues users know, not grown by hand:
 gitleaks' default rules (MIT, https://github.com/gitleaks/gitleaks,
-config/gitleaks.toml; rule ids in the comments) and detect-secrets' plugins
-(Apache-2.0, https://github.com/Yelp/detect-secrets, detect_secrets/plugins).
+config/gitleaks.toml: the hand-written formats below by rule id, every other
+rule in core/secret_rules.py) and detect-secrets' plugins (Apache-2.0,
+https://github.com/Yelp/detect-secrets, detect_secrets/plugins).
 detect-secrets itself is not a dependency: its plugins scan files through a
 settings singleton and its import costs more than `plait check` (decisions.md).
 """
@@ -24,6 +25,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from plait.core.record import Record, record
+from plait.core.secret_rules import RULES
 
 __all__ = [
     "FORMATS",
@@ -100,6 +102,13 @@ class Format(Record):
     #: pieces every match contains (all of them), and the run of `[A-Za-z0-9+/]` every match holds.
     requires: tuple[str, ...] = ()
     run: int = 0
+    #: Lower-case keywords (gitleaks'), one of which a text must hold for the pattern to run at all.
+    keywords: tuple[str, ...] = ()
+    #: When set, the pattern runs only within this many characters of each keyword found (semi-generic rules:
+    #: the keyword, an assignment, then the value), never over the whole text.
+    near: int = 0
+    #: The group that is the secret; None: the first group when the pattern has one, else the whole match.
+    group: int | None = None
 
 
 _B = r"(?<![A-Za-z0-9_])"  # a token starts at a word boundary (`\b` would also split at `-`)
@@ -201,6 +210,29 @@ FORMATS: tuple[Format, ...] = (
     ),
 )
 
+
+#: gitleaks' semi-generic prefix: up to 50 name characters, then the keyword; a keyword window reaches that far
+#: back and as far forward as an assignment and the longest value of such a rule (kraken's 90, yandex's ~130).
+_NEAR = 260
+
+
+def _passes(limit: float | None, allowed: str | None) -> Callable[[str], bool] | None:
+    # gitleaks' entropy limit (a match whose secret is not more random than it is a placeholder or a word) and
+    # the rule's allowlist (secrets of the shape upstream knows to be examples or names, `AKIA...EXAMPLE`).
+    if not limit and not allowed:
+        return None
+    allow = re.compile(allowed) if allowed else None
+    return lambda token: (not limit or entropy(token) > limit) and (allow is None or not allow.search(token))
+
+
+def _ported(row: tuple[Any, ...]) -> Format:
+    rule_id, what, var, pattern, keywords, limit, group, near, allowed = row
+    check = _passes(limit, allowed)
+    return Format(rule_id, what, var, pattern, check, keywords=keywords, near=_NEAR if near else 0, group=group)
+
+
+FORMATS += tuple(_ported(row) for row in RULES)
+
 # A key (attribute, map key, header or query name) that says its value is a credential:
 # `X-Auth-Token` and `client_secret` are; `max_tokens` is not (whole words only).
 _CREDENTIAL_KEY = re.compile(
@@ -289,18 +321,46 @@ class Found(Record):
     format: Format
 
 
+def _index() -> tuple[tuple[tuple[str, tuple[int, ...]], ...], tuple[int, ...]]:
+    """Each keyword → the formats (by position) it admits; and the formats with no keyword, which always run."""
+    by_needle: dict[str, list[int]] = {}
+    always: list[int] = []
+    for i, fmt in enumerate(FORMATS):
+        needles = fmt.keywords or _NEEDLES.get(fmt.id, ())
+        if not needles:
+            always.append(i)
+        for needle in needles:
+            by_needle.setdefault(needle, []).append(i)
+    return tuple((n, tuple(found)) for n, found in by_needle.items()), tuple(always)
+
+
+_BY_NEEDLE, _ALWAYS = _index()
+#: Needles without whitespace (searched for in a long text's distinct words), and with (in the text itself).
+_BY_WORD = tuple((n, f) for n, f in _BY_NEEDLE if n.split() == [n])
+_BY_SPACED = tuple((n, f) for n, f in _BY_NEEDLE if n.split() != [n])
+_WORDS_OVER = 2048
+
+
 def find_secrets(text: str, start: int = 0, end: int | None = None) -> list[Found]:
     """Every known-format secret in `text[start:end]`, left to right, most specific format first at a place."""
     end = len(text) if end is None else min(end, len(text))
     if start >= end:
         return []
     lowered = text[start:end].lower()
+    # A needle without whitespace lies inside one whitespace-free word: in a long text, searching each distinct
+    # word once (a spec repeats its words) is several times cheaper than ~260 searches of the whole text.
+    words = "\n".join(set(lowered.split())) if len(lowered) > _WORDS_OVER else lowered
+    admitted = set(_ALWAYS)
+    for needle, formats in _BY_WORD:
+        if needle in words:
+            admitted.update(formats)
+    for needle, formats in _BY_SPACED:
+        if needle in lowered:
+            admitted.update(formats)
     longest: int | None = None
     found: list[Found] = []
-    for fmt in FORMATS:
-        needles = _NEEDLES.get(fmt.id, ())
-        if needles and not any(n in lowered for n in needles):
-            continue
+    for i in sorted(admitted):
+        fmt = FORMATS[i]
         if fmt.requires and not all(n in lowered for n in fmt.requires):
             continue
         if fmt.run:
@@ -309,12 +369,31 @@ def find_secrets(text: str, start: int = 0, end: int | None = None) -> list[Foun
             if longest < fmt.run:
                 continue
         pattern = _pattern(fmt)
-        for m in pattern.finditer(text, start, end):
-            lo, hi = m.span(1) if pattern.groups else m.span()
-            if hi > lo and (fmt.check is None or fmt.check(text[lo:hi])):
-                found.append(Found(lo, hi, fmt))
+        for lo_w, hi_w in _near(lowered, start, end, fmt) if fmt.near else ((start, end),):
+            for m in pattern.finditer(text, lo_w, hi_w):
+                lo, hi = m.span(_secret_group(m, fmt))
+                if hi > lo and (fmt.check is None or fmt.check(text[lo:hi])):
+                    found.append(Found(lo, hi, fmt))
     found.sort(key=lambda f: f.start)
     return found
+
+
+def _secret_group(m: re.Match[str], fmt: Format) -> int:
+    # As gitleaks: the rule's secret group, else the first group that took part in the match, else the match.
+    if fmt.group is not None:
+        return fmt.group
+    return next((i for i in range(1, (m.re.groups or 0) + 1) if m.start(i) >= 0), 0)
+
+
+def _near(lowered: str, start: int, end: int, fmt: Format) -> list[tuple[int, int]]:
+    """The merged windows of `text` around each of `fmt`'s keywords in `lowered` (`text[start:end]`, lower-cased)."""
+    windows: list[tuple[int, int]] = []
+    for keyword in fmt.keywords:
+        at = lowered.find(keyword)
+        while at >= 0:
+            windows.append((max(start, start + at - fmt.near), min(end, start + at + len(keyword) + fmt.near)))
+            at = lowered.find(keyword, at + 1)
+    return merge(windows)
 
 
 def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
