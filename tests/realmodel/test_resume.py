@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from realmodel.conftest import new_server, plait, write_spec
+from realmodel.runner import new_server, plait, write_spec
 from realmodel.llama import Server
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from realmodel.conftest import plait, write_spec
+from realmodel.runner import plait, write_spec
 from realmodel.llama import Server
 
 pytestmark = pytest.mark.slow
