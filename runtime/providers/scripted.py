@@ -21,6 +21,7 @@ replies that were never recorded.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import re
@@ -92,7 +93,9 @@ class ScriptedProvider:
 
     def for_run(self, journaled: bool = False) -> "ScriptedProvider":
         """A view of this model for one run: the same script (read once), cursors of its own."""
-        view = ScriptedProvider(self.config, replies=self._script)
+        # Of the same class: a subclass (a test's recording provider, a user's own) keeps its behaviour per run.
+        view = copy.copy(self)
+        view._cursors, view._calls, view._inflight = {}, 0, {}
         view._source = self
         view._journaled = journaled
         return view
