@@ -44,6 +44,7 @@ CONTRACTS: dict[str, tuple[str, ...]] = {
         "tools",
         "keep_last",
         "tool_timeout",
+        "tool_choice",
         "output",
     ),
     "tool": ("approval", "timeout", "result"),

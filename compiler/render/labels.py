@@ -136,6 +136,8 @@ def _agent(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
         lines.append("approval " + ", ".join(a.approval))
     if a.tool_timeout is not None:
         lines.append(f"tool_timeout {seconds(a.tool_timeout)}")
+    if a.tool_choice is not None:
+        lines.append(f"tool_choice {a.tool_choice}")
     if "models" in hidden:
         lines.append(f"model {_model_name(graph, a.model)}")
         if a.fallback:
