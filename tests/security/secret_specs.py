@@ -51,6 +51,39 @@ def _shapes() -> tuple[Shape, ...]:
             "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         ),
+        # Formats gitleaks' default rules cover that the catalogue once missed (issue 25): each one fake.
+        Shape(
+            "sendgrid",
+            "SG." + "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya.5Hc1Jd0Fg7SkQl4Mx9Zv2Wb8Tn3Ry6Up1Ei5Oa0Gh4J",
+            "5Hc1Jd0Fg7SkQl4Mx9Zv2Wb8Tn3Ry6Up1Ei5Oa0Gh4J",
+        ),
+        Shape("npm", "npm_" + "q7vw2lz9kx4pb8nm3rt6ya5hc1jd0fg7skql", "q7vw2lz9kx4pb8nm3rt6ya5hc1jd0fg7skql"),
+        Shape("twilio", "SK" + "3f9a7c1e5b2d8f4a6c0e9b7d1f3a5c8e", "3f9a7c1e5b2d8f4a6c0e9b7d1f3a5c8e"),
+        Shape(
+            "telegram",
+            "telegram token: 123456789:" + "Aq7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7Sk",
+            "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7Sk",
+        ),
+        Shape(
+            "pypi",
+            "pypi-AgEIcHlwaS5vcmc" + "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7SkQl4Mx9Zv2Wb8Tn3Ry6Up1",
+            "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7SkQl4Mx9Zv2Wb8Tn3Ry6Up1",
+        ),
+        Shape(
+            "digitalocean", "dop_v1_" + "3f9a7c1e5b2d8f4a6c0e9b7d1f3a5c8e" * 2, "3f9a7c1e5b2d8f4a6c0e9b7d1f3a5c8e" * 2
+        ),
+        Shape("shopify", "shpat_" + "9b7d1f3a5c8e3f9a7c1e5b2d8f4a6c0e", "9b7d1f3a5c8e3f9a7c1e5b2d8f4a6c0e"),
+        Shape("databricks", "dapi" + "5b2d8f4a6c0e9b7d1f3a5c8e3f9a7c1e", "5b2d8f4a6c0e9b7d1f3a5c8e3f9a7c1e"),
+        Shape(
+            "linear",
+            "lin_api_" + "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7SkQl4Mx9",
+            "q7Vw2Lz9Kx4Pb8Nm3Rt6Ya5Hc1Jd0Fg7SkQl4Mx9",
+        ),
+        Shape(
+            "age",
+            "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54K234",
+            "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54K234",
+        ),
     )
 
 

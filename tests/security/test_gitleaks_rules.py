@@ -87,7 +87,19 @@ def test_an_upstream_true_positive_is_found(rule, line):
     assert redact_text(line) != line
 
 
-@pytest.mark.parametrize("rule, line", [(r, line) for r, line in _cases("fp") if r in PORTED])
+#: Upstream false positives plait hides on purpose: a token ends at any character that cannot continue it (a key in a
+#: URL path, an escaped JSON string or a file name is still a key), not only at a quote, space or `;`.
+HIDDEN_ON_PURPOSE = {
+    (
+        "infracost-api-token",
+        "http://assets.r7.com/assets/media_box_tv_tres_colunas/video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "rule, line", [(r, line) for r, line in _cases("fp") if r in PORTED and (r, line) not in HIDDEN_ON_PURPOSE]
+)
 def test_an_upstream_false_positive_is_not_taken_for_that_rule(rule, line):
     # The ported rule itself; a hand-written format may hide more (AWS's documented example key stays hidden).
     found = {f.format.id for f in find_secrets(line) if f.format.pattern in PORTED_PATTERNS}
