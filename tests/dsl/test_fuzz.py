@@ -272,7 +272,7 @@ def codes(result) -> list[str]:
 
 @pytest.fixture(autouse=True, scope="module")
 def _warm_up(tmp_path_factory):
-    """Imports and lark's grammar cache load once, outside the timed cases."""
+    """Imports and the generated parser load once, outside the timed cases."""
     path = tmp_path_factory.mktemp("warm") / "spec.plait"
     path.write_text(WHOLE_FILE, encoding="utf-8")
     with contextlib.redirect_stdout(io.StringIO()):
