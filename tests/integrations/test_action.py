@@ -107,7 +107,10 @@ def test_the_steps_install_plait_from_the_action_path_annotate_and_write_sarif(t
     assert (venv / "bin" / "plait").exists()  # installed from the action's path into the job's python
     assert results["sarif"].returncode == 0, results["sarif"].stderr
     sarif = json.loads((workspace / "plait.sarif").read_text())
-    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["P101", "P601"]  # the typo first, the model it left unused after it
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == [
+        "P101",
+        "P601",
+    ]  # the typo first, the model it left unused after it
     assert (tmp_path / "github_output").read_text() == "path=plait.sarif\n"
     check = results["check"]
     assert check.returncode == 1  # errors fail the job
