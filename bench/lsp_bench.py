@@ -76,8 +76,8 @@ def check_in_process(path: Path) -> float:
 
 def in_process(path: Path, runs: int) -> tuple[float, float]:
     """Median in-process re-check after one keystroke, and the median reference check interleaved with it."""
-    from plait.compiler import ide
-    from plait.compiler.ide_workspace import Workspace
+    from plait.ide import analysis as ide
+    from plait.ide.workspace import Workspace
 
     text = path.read_text()
     ws = Workspace()

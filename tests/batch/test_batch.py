@@ -309,7 +309,7 @@ def test_inputs_from_stdin(echo_project: Path, monkeypatch: pytest.MonkeyPatch, 
 def test_the_progress_line_at_a_terminal_and_nothing_elsewhere() -> None:
     import io
 
-    from plait.commands.batch import Progress
+    from plait.cli.batch import Progress
 
     shown, quiet = io.StringIO(), io.StringIO()
     live, silent = Progress(4, live=True, out=shown), Progress(4, live=False, out=quiet)

@@ -41,7 +41,7 @@ def chat(tmp_path, monkeypatch, capsys):
     def go(replies, lines, *argv, tty=False):
         (tmp_path / "demo.json").write_text(json.dumps({"main": replies}))
         monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
-        monkeypatch.setattr("plait.commands.chat.interactive", lambda: tty)
+        monkeypatch.setattr("plait.cli.chat.interactive", lambda: tty)
         code = main(["chat", str(tmp_path / "spec.plait"), *argv])
         out, err = capsys.readouterr()
         return code, out, err

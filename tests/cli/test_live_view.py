@@ -110,7 +110,7 @@ def test_plain_lines_when_stderr_is_not_a_terminal(tmp_path):
 
 
 def test_the_summary_names_the_file_the_output_went_to(tmp_path, monkeypatch):
-    from plait.commands import live
+    from plait.cli import live
 
     target = tmp_path / "out.txt"
     with open(target, "w") as out:
@@ -119,7 +119,7 @@ def test_the_summary_names_the_file_the_output_went_to(tmp_path, monkeypatch):
 
 
 def test_a_dumb_terminal_gets_plain_lines(monkeypatch):
-    from plait.commands import live
+    from plait.cli import live
 
     class Tty:
         def isatty(self):

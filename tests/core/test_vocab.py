@@ -29,7 +29,7 @@ def _accepts(command: str, args: list[str], value: str) -> bool:
     from importlib import import_module
 
     parser = argparse.ArgumentParser(exit_on_error=False)
-    import_module(f"plait.commands.{command}").register(parser)
+    import_module(f"plait.cli.{command}").register(parser)
     try:
         parser.parse_args([*args, value])
     except argparse.ArgumentError:

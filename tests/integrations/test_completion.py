@@ -10,7 +10,7 @@ import pytest
 
 from plait import __version__
 from plait.cli import COMMANDS, main
-from plait.commands.completion import tree
+from plait.cli.completion import tree
 
 
 def _script(capsys, shell: str) -> str:

@@ -1,8 +1,8 @@
-"""compiler/ide.py: the editor answers the language server serves, without a server."""
+"""src/plait/ide/analysis.py: the editor answers the language server serves, without a server."""
 
 from __future__ import annotations
 
-from plait.compiler.ide import analyse, format_document
+from plait.ide.analysis import analyse, format_document
 
 MAIN = 'model fast = "openai/gpt-4o-mini"\nmodel spare = "openai/gpt-4o"  # plait: ignore[P601]\nagent main { model = fast }\n'
 

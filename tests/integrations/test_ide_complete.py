@@ -1,11 +1,11 @@
-"""compiler/ide_complete.py: what completion offers at each kind of position, without a server."""
+"""src/plait/ide/complete.py: what completion offers at each kind of position, without a server."""
 
 from __future__ import annotations
 
 import pytest
 
-from plait.compiler.ide_complete import complete
-from plait.compiler.ide_workspace import Workspace
+from plait.ide.complete import complete
+from plait.ide.workspace import Workspace
 from plait.compiler.schema import SCHEMAS
 
 MODELS = 'model fast = "openai/gpt-4o-mini"\n'
@@ -165,7 +165,7 @@ def test_every_position_of_every_example_gets_an_answer_not_an_exception():
     """Typing through each example (every prefix as the whole text) and asking everywhere never raises."""
     from pathlib import Path
 
-    from plait.compiler.ide_refs import RenameError, references, rename_target, target_at
+    from plait.ide.refs import RenameError, references, rename_target, target_at
     from plait.dsl.loader import resolve_path
 
     examples = Path(__file__).parents[2] / "examples"

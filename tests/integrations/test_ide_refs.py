@@ -1,4 +1,4 @@
-"""compiler/ide_refs.py and ide_workspace.py: references, rename and unsaved buffers, without a server."""
+"""src/plait/ide/refs.py and workspace.py: references, rename and unsaved buffers, without a server."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from plait.compiler import ide
-from plait.compiler.ide_refs import RenameError, references, rename, rename_target, target_at
-from plait.compiler.ide_workspace import Workspace
+from plait.ide import analysis as ide
+from plait.ide.refs import RenameError, references, rename, rename_target, target_at
+from plait.ide.workspace import Workspace
 from plait.compiler.pipeline import compile_spec
 
 MODELS = 'model fast = "openai/gpt-4o-mini"\n'

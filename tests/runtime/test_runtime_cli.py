@@ -228,7 +228,7 @@ def test_plait_run_raises_on_failure_with_report(tmp_path):
 
 
 def test_tty_prompt_asks_approve_edit_reject(monkeypatch, capsys):
-    from plait.commands.run import ask_decisions
+    from plait.cli.run import ask_decisions
     from plait.runtime.outcomes import PendingCall
 
     monkeypatch.delenv("EDITOR", raising=False)

@@ -162,7 +162,7 @@ def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
 
 
 def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys):
-    from plait.commands.answers import ask_answers
+    from plait.cli.answers import ask_answers
     from plait.runtime.config import AskConfig, Program
     from plait.runtime.outcomes import PendingAsk
 

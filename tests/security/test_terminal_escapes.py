@@ -115,8 +115,8 @@ def test_chat_streams_replies_as_escapes(tmp_path, capsys, monkeypatch):
 def test_pending_approvals_and_asks_print_escapes(capsys):
     from types import SimpleNamespace
 
-    from plait.commands.answers import print_asks
-    from plait.commands.run import print_pending
+    from plait.cli.answers import print_asks
+    from plait.cli.run import print_pending
 
     ask = SimpleNamespace(id="main/confirm", ask="confirm", question=HOSTILE, schema=None, branch=None)
     pending_call = SimpleNamespace(
@@ -129,7 +129,7 @@ def test_pending_approvals_and_asks_print_escapes(capsys):
 
 
 def test_the_last_resort_error_printer_shows_escapes(monkeypatch, capsys):
-    import plait.commands.explain as explain
+    import plait.cli.explain as explain
 
     def explode(args):
         raise RuntimeError(HOSTILE)

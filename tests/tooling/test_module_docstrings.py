@@ -11,8 +11,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("plait", "core", "dsl", "compiler", "runtime")
+SOURCES = ("src/plait",)
 ARROWS = ("→", "⇄")
+# Written by lark's standalone tool (python -m plait.dsl.build_parser), not by us.
+GENERATED = ("plait_parser.py",)
 
 
 def _first_line(path: Path) -> str | None:
@@ -34,7 +36,12 @@ def _without_arrow(paths: list[Path], root: Path = ROOT) -> list[str]:
 
 
 def test_every_module_docstring_starts_with_what_it_turns_into_what():
-    modules = sorted(p for folder in SOURCES for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+    modules = sorted(
+        p
+        for folder in SOURCES
+        for p in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in p.parts and p.name not in GENERATED
+    )
     assert len(modules) > 100
     assert _without_arrow(modules) == []
 

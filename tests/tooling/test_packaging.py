@@ -1,6 +1,6 @@
-"""The wheel carries every module: pyproject's hand-written `packages` list must name every package of the tree
-(a new subpackage works in the editable install and would be missing from the wheel), and the built wheel,
-installed into a fresh venv, imports every module and checks a spec with the grammar it ships."""
+"""The wheel carries every module: built from src/ (setuptools finds the packages itself), it holds every package
+of the tree and the grammar, and, installed into a fresh venv, imports every module and checks a spec with the
+grammar it ships."""
 
 from __future__ import annotations
 
@@ -8,25 +8,23 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+SRC = ROOT / "src"
 
 
 def _packages_in_tree() -> dict[str, Path]:
-    """Dotted package name → folder, for every folder with an __init__.py under each package-dir root."""
+    """Dotted package name → folder, for every folder with an __init__.py in src/plait/."""
     out: dict[str, Path] = {}
-    for package, folder in SETUPTOOLS["package-dir"].items():
-        base = ROOT / folder
-        for init in base.rglob("__init__.py"):
-            rel = init.parent.relative_to(base)
-            if any(part.startswith((".", "__")) for part in rel.parts):
-                continue
-            out[".".join((package, *rel.parts))] = init.parent
+    for init in (SRC / "plait").rglob("__init__.py"):
+        rel = init.parent.relative_to(SRC)
+        if any(part.startswith((".", "__")) for part in rel.parts):
+            continue
+        out[".".join(rel.parts)] = init.parent
     return out
 
 
@@ -41,11 +39,37 @@ def _modules_in_tree() -> list[str]:
     return sorted(out)
 
 
-def test_the_packages_list_names_every_package_in_the_tree():
-    listed = set(SETUPTOOLS["packages"])
-    found = set(_packages_in_tree())
-    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
-    assert listed - found == set(), "these listed packages have no folder with an __init__.py"
+def _data_in_tree() -> list[str]:
+    """Every file inside the package that is not Python source (the grammar): the wheel must carry each."""
+    return sorted(
+        p.relative_to(SRC).as_posix()
+        for p in (SRC / "plait").rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    )
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    [wheel] = wheels.glob("plait-*.whl")
+    return wheel
+
+
+def test_the_tree_has_the_grammar_as_data():
+    assert "plait/grammars/plait.lark" in _data_in_tree()
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_package_and_the_grammar(tmp_path):
+    names = set(zipfile.ZipFile(_build_wheel(tmp_path)).namelist())
+    missing_packages = [p for p in _packages_in_tree() if p.replace(".", "/") + "/__init__.py" not in names]
+    missing_data = [f for f in _data_in_tree() if f not in names]
+    assert (missing_packages, missing_data) == ([], [])
 
 
 IMPORT_ALL = """
@@ -68,14 +92,7 @@ print(json.dumps(bad))
 def test_the_wheel_installed_in_a_fresh_venv_imports_every_module(tmp_path):
     import json
 
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    [wheel] = wheels.glob("plait-*.whl")
+    wheel = _build_wheel(tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"

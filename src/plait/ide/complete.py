@@ -23,7 +23,7 @@ from plait.core import types as t
 from plait.core.graph import RUNNABLE_KINDS
 from plait.dsl import ast
 
-from .schema import SCHEMAS, TYPED_BLOCKS, Attr
+from plait.compiler.schema import SCHEMAS, TYPED_BLOCKS, Attr
 
 __all__ = ["Completion", "complete"]
 
@@ -259,7 +259,7 @@ def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
 
 
 def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
-    from .types import block_type
+    from plait.compiler.types import block_type
 
     def quiet(_: object) -> None:
         return None  # the checker reports a bad block; completion offers what it can

@@ -1,10 +1,10 @@
 """`plait run FILE` → compile, execute the entry runnable, report; exit 0/1/3/4.
 
-Progress goes to stderr (at a TTY the live view of plait/commands/live.py
+Progress goes to stderr (at a TTY the live view of src/plait/cli/live.py
 and a summary that stays, plain lines otherwise), the final output to stdout;
 `--events` prints every event as a JSON line and `--json` the run report as
 one object. An approval interrupt asks approve/edit/reject at a TTY, an `ask`
-its question field by field (plait/commands/fields.py); elsewhere the pending
+its question field by field (src/plait/cli/fields.py); elsewhere the pending
 items are printed with a resume command naming them, and the exit code is 3.
 A spec with an `input` block gets `--input` (text or JSON) or `--input-file`
 (JSON) checked first: a mismatch, like a refused answer, is a usage error (2)
@@ -72,7 +72,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_ID",
         help="continue a stored run (interrupted, paused, failed or killed); runs are journaled in .plait/journal.db beside the spec",
     )
-    from plait.commands.runs import add_store
+    from plait.cli.runs import add_store
 
     add_store(parser)
     parser.add_argument(
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(problem, EXIT_USAGE)
         print(f"plait: warning: an OTLP endpoint is set but {problem}; the run is not traced", file=sys.stderr)
         traced = False
-    from plait.commands.runs import store_url
+    from plait.cli.runs import store_url
 
     engine = load_engine(args.file, store_url(args))
     if isinstance(engine, int):

@@ -4,8 +4,8 @@ Pure functions over the compiler's own data (no LSP types, no pygls): the
 language server (`plait lsp`) converts these to protocol messages. Positions
 here are 0-based code-point offsets into the text; the server converts the
 client's line/character units. References, rename and completion are in
-compiler/ide_refs.py and compiler/ide_complete.py; the buffers and caches in
-compiler/ide_workspace.py.
+src/plait/ide/refs.py and src/plait/ide/complete.py; the buffers and caches in
+src/plait/ide/workspace.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from plait.core.diagnostics import Diagnostic
 from plait.core.source import SourceFile, Span
 from plait.dsl import ast
 
-from .ide_index import Occurrence, declarations, occurrences
-from .ide_workspace import Workspace
+from .index import Occurrence, declarations, occurrences
+from .workspace import Workspace
 
 __all__ = ["Analysis", "Symbol", "analyse", "check_diagnostics", "document", "format_document", "occurrence_at"]
 

@@ -60,7 +60,7 @@ def split_ask_decisions(items: list[str], program: Any) -> tuple[list[str], list
 
 def ask_answers(pending: list[Any], program: Any) -> dict[str, Any]:
     """An answer for each pending ask, asked field by field from its declared type until it fits (EOFError when
-    input ends): choices for an enum, y/n for a bool, checked numbers, a line for text (plait/commands/fields.py)."""
+    input ends): choices for an enum, y/n for a bool, checked numbers, a line for text (src/plait/cli/fields.py)."""
     from plait.runtime.ask import accept
     from plait.runtime.errors import AgentError
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from plait.cli import EXIT_OK
 from plait.term import clean, json_text
-from plait.commands.runs import add_where, find_run, open_journal, when, with_totals
+from plait.cli.runs import add_where, find_run, open_journal, when, with_totals
 
 
 def register(parser: argparse.ArgumentParser) -> None:

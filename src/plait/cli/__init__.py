@@ -3,7 +3,7 @@
 Exit codes: EXIT_CODES below is the one table. Every subcommand returns one of
 these, and every `--help` prints the table.
 
-Each subcommand lives in `plait/commands/<name>.py` with `register(subparsers)`
+Each subcommand lives in `src/plait/cli/<name>.py` with `register(subparsers)`
 and `run(args) -> int`; only the chosen one is imported, so `plait check` never
 loads the runtime or the HTTP stack.
 """
@@ -46,7 +46,7 @@ def exit_code_table() -> str:
     return "exit status (every command):\n" + "\n".join(rows)
 
 
-#: name -> one-line help; the module is plait.commands.<name with - as _>.
+#: name -> one-line help; the module is plait.cli.<name with - as _>.
 COMMANDS: dict[str, str] = {
     "check": "compile specs and report every problem found",
     "fmt": "rewrite specs in the canonical layout",
@@ -80,7 +80,7 @@ def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argum
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
         if name == chosen:
-            module = import_module(f"plait.commands.{name.replace('-', '_')}")
+            module = import_module(f"plait.cli.{name.replace('-', '_')}")
             command = sub.add_parser(name, help=summary, description=summary)
             module.register(command)
             # The command's own note (if any), then the one table; raw, so the table keeps its lines.
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    module = import_module(f"plait.commands.{args.command.replace('-', '_')}")
+    module = import_module(f"plait.cli.{args.command.replace('-', '_')}")
     try:
         return module.run(args)
     except KeyboardInterrupt:

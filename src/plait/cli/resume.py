@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from plait.commands.runs import add_where, fail, find_run, open_journal, store_url
+from plait.cli.runs import add_where, fail, find_run, open_journal, store_url
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plait.commands import run as run_command
+    from plait.cli import run as run_command
 
     spec = args.spec
     decide = list(args.decide)

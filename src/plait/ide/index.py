@@ -20,7 +20,7 @@ from typing import Iterator, Literal
 from plait.core.source import SourceFile, Span
 from plait.dsl import ast
 
-from .schema import SCHEMAS
+from plait.compiler.schema import SCHEMAS
 
 __all__ = ["Occurrence", "declarations", "occurrences"]
 
@@ -59,7 +59,7 @@ def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...
 
 
 def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
-    from .passes.check_flow import template_strings
+    from plait.compiler.passes.check_flow import template_strings
 
     kind = getattr(decl, "kind", "")
     if isinstance(decl, ast.ChainDecl):
@@ -126,7 +126,7 @@ def _path(value: ast.PathValue, source: SourceFile) -> Iterator[Occurrence]:
 
 
 def _reads(string: ast.String, source: SourceFile) -> Iterator[Occurrence]:
-    from .rules._placeholders import placeholders
+    from plait.compiler.rules._placeholders import placeholders
 
     for placeholder in placeholders(string, {source.path: source}):
         if placeholder.problem is not None:

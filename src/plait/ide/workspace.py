@@ -19,7 +19,7 @@ from plait.core.source import SourceFile
 from plait.dsl import ast
 from plait.dsl.loader import Reader, load_text, read_source, resolve_path
 
-from .ide_index import Occurrence, declarations, occurrences
+from .index import Occurrence, declarations, occurrences
 
 __all__ = ["MAX_PROJECT_FILES", "Compiled", "Project", "Workspace"]
 
@@ -88,7 +88,7 @@ class Workspace:
         return entry.module, list(entry.diagnostics)
 
     def index(self, module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...]:
-        """The module's names (see ide_index), computed once per parse."""
+        """The module's names (see index.py), computed once per parse."""
         entry = self._parsed.get(source.path)
         if entry is None or entry.module is not module:
             return occurrences(module, source)

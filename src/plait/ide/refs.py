@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .ide_index import Occurrence
-from .ide_workspace import Project
+from .index import Occurrence
+from .workspace import Project
 
 __all__ = ["RenameError", "Target", "references", "rename", "rename_target", "target_at"]
 
@@ -40,7 +40,7 @@ class Target:
 
 
 def target_at(project: Project, path: Path, offset: int) -> Target | None:
-    from .ide import occurrence_at
+    from .analysis import occurrence_at
 
     occ = occurrence_at(project.occurrences(path), offset)
     if occ is None:
@@ -132,7 +132,7 @@ def _word_at(text: str, offset: int) -> str | None:
 def _not_renamable(word: str | None) -> str:
     from plait.dsl.parser import keywords
 
-    from .schema import SCHEMAS
+    from plait.compiler.schema import SCHEMAS
 
     if word is None:
         return "nothing to rename here: put the cursor on a declaration's name or a use of it"

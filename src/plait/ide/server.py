@@ -1,4 +1,4 @@
-"""`plait lsp`: LSP messages on stdio → compiler/ide*.py answers → LSP replies (pygls, the `lsp` extra).
+"""LSP messages on stdio → plait.ide answers → LSP replies: the language server `plait lsp` starts (pygls).
 
 Features: diagnostics on open, change and save, for the document and the
 files it imports, exactly as `plait check` reports them (suppressions and
@@ -6,43 +6,20 @@ project configuration included), against the editor's unsaved buffers;
 hover (the declaration named under the cursor, and a diagnostic's
 explanation); go-to-definition and find-references across imports;
 completion; rename across files; document symbols; formatting through
-`plait fmt`'s formatter. Only this command imports pygls, so
-`pip install -e '.[lsp]'` (in plait's clone) is needed for it alone.
+`plait fmt`'s formatter. Only this module imports pygls (the `lsp` extra),
+and only inside `build()`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
-import sys
 from pathlib import Path
 from typing import Any
-
-from plait.cli import EXIT_OK, EXIT_USAGE
 
 #: Seconds to wait after a check before checking again: keystrokes typed meanwhile make one check, not one each.
 #: The first keystroke after a quiet spell is checked at once (its latency is the check's, see bench/lsp_bench.py).
 QUIET = 0.05
-
-
-def register(parser: argparse.ArgumentParser) -> None:
-    # Editors pass --stdio by convention (vscode-languageclient does); stdio is the only transport.
-    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only mode)")
-    parser.epilog = "Needs the `lsp` extra: pip install -e '.[lsp]' in plait's clone."
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        server = build()
-    except ImportError as exc:
-        print(
-            f"plait lsp: needs pygls ({exc.name}); install it with `pip install -e '.[lsp]'` in plait's clone",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    server.start_io()
-    return EXIT_OK
 
 
 def build() -> Any:
@@ -53,9 +30,12 @@ def build() -> Any:
     from pygls.uris import to_fs_path
 
     from plait import __version__
-    from plait.compiler import ide, ide_complete, ide_refs
-    from plait.compiler.ide_workspace import Workspace
     from plait.dsl.loader import resolve_path
+
+    from . import analysis as ide
+    from . import complete as ide_complete
+    from . import refs as ide_refs
+    from .workspace import Workspace
 
     server = LanguageServer("plait", __version__)
     # A refused rename is an answer, not a fault: pygls would log it with a traceback.
@@ -302,7 +282,7 @@ def _completion_kind(item: Any, lsp: Any) -> Any:
     return getattr(lsp.CompletionItemKind, COMPLETION_KINDS.get(item.kind, "Text"))
 
 
-#: Completion kind (compiler/ide_complete.py) → the name of its LSP CompletionItemKind.
+#: Completion kind (src/plait/ide/complete.py) → the name of its LSP CompletionItemKind.
 COMPLETION_KINDS = {
     "declaration": "Reference",
     "attribute": "Property",

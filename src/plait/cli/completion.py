@@ -110,7 +110,7 @@ def tree() -> Command:
     root.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     sub = root.add_subparsers(dest="command")
     for name, summary in COMMANDS.items():
-        module = import_module(f"plait.commands.{name.replace('-', '_')}")
+        module = import_module(f"plait.cli.{name.replace('-', '_')}")
         module.register(sub.add_parser(name, help=summary))
     return _command("plait", "plait", root)
 

@@ -1,1 +1,0 @@
-../../plait/testing.py
