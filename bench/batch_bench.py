@@ -5,9 +5,9 @@
 
 Each row is one run of a one-agent spec whose model is in-process and answers
 after `--latency` (asyncio.sleep), journaled in a fresh project's SQLite
-journal, as `plait batch` runs it (runtime/batch.py). Ideal = rows × latency /
+journal, as `plait batch` runs it (src/plait/runtime/batch.py). Ideal = rows × latency /
 concurrency: the time the model calls alone would take at that bound. The Ray
-executor (runtime/executors/ray.py) runs the same rows on 1 and 2 actors of a
+executor (src/plait/runtime/executors/ray.py) runs the same rows on 1 and 2 actors of a
 local instance; its ratio is to the in-process executor of the same run.
 Ray's start-up (ray.init of a local instance) is timed on its own; the Ray
 batch times include starting the actors (each compiles the spec). The same

@@ -1,4 +1,4 @@
-"""Relaxed GC during runs (runtime/gc_scope.py) → its cost and benefit, measured against the host's own thresholds.
+"""Relaxed GC during runs (src/plait/runtime/gc_scope.py) → its cost and benefit, measured against the host's own thresholds.
 
     python bench/gc_bench.py            # 7 paired repetitions
     python bench/gc_bench.py --quick    # 3

@@ -122,7 +122,7 @@ def arun(spec: _typing.Any, input: _typing.Any = None, *, entry: str | None = No
     A pause (`stop_reason == "pause"`) resumes with `await run.resume()`.
 
     `tracer_provider=` (an OpenTelemetry TracerProvider; needs `plait[otel]`)
-    traces the run: GenAI spans linked to the spec's lines (runtime/telemetry.py).
+    traces the run: GenAI spans linked to the spec's lines (src/plait/runtime/telemetry.py).
     """
     from plait.runtime.engine import Engine
 

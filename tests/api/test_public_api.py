@@ -1,4 +1,4 @@
-"""The public API in `plait/__init__.py`: compile, parse, format, render, run."""
+"""The public API in `src/plait/__init__.py`: compile, parse, format, render, run."""
 
 from __future__ import annotations
 

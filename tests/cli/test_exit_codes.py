@@ -1,4 +1,4 @@
-"""One exit-code table (plait/cli.py), followed by every command and printed by every `--help`.
+"""One exit-code table (src/plait/cli/__init__.py), followed by every command and printed by every `--help`.
 A spec error and a missing file mean the same to `check`, `fmt`, `diff`, `render`, `graph` and `run`: exit 1."""
 
 from __future__ import annotations

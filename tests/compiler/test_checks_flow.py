@@ -1,5 +1,5 @@
 """0.2 typed data flow: template paths against the type that reaches each place, dominance of `{{NAME}}`
-reads, routes, loops, maps, state and run input (passes/check_flow, compiler/flow.py, compiler/paths.py)."""
+reads, routes, loops, maps, state and run input (passes/check_flow, src/plait/compiler/flow.py, src/plait/compiler/paths.py)."""
 
 from __future__ import annotations
 

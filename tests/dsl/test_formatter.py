@@ -510,7 +510,7 @@ def test_cli_leaves_a_file_with_syntax_errors_untouched(tmp_path, capsys):
 
 
 def test_cli_missing_or_undecodable_file_is_a_p005_diagnostic_and_exit_1(tmp_path, capsys):
-    # As `plait check` reports them (plait/cli.py's exit-code table): a file that cannot be read is a spec error.
+    # As `plait check` reports them (src/plait/cli/__init__.py's exit-code table): a file that cannot be read is a spec error.
     assert main(["fmt", str(tmp_path / "missing.plait")]) == 1
     assert "error[P005]: no such file" in capsys.readouterr().err
     binary = tmp_path / "binary.plait"

@@ -1,7 +1,7 @@
 """The TextMate grammar (editors/plait.tmLanguage.json) against the language's own vocabulary.
 
 The words the grammar colours as keywords are exactly the lexer's keywords (the string terminals of
-grammars/plait.lark a name could match), every scope the grammar can give is asserted by a case in
+src/plait/grammars/plait.lark a name could match), every scope the grammar can give is asserted by a case in
 tests/editors/*.test.plait, and those cases are plait the parser accepts. The assertions themselves run
 through vscode-tmgrammar-test in test_grammar_assertions.py.
 """

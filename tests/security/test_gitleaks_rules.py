@@ -2,8 +2,8 @@
 each ported rule finds its own upstream true positives and none of its false positives.
 
 The examples are copied from upstream into gitleaks_examples.json (its header names the commit and files). A rule
-the hand-written formats of core/redact.py cover (AWS, GitHub, Slack, ...) must have each of its examples found by
-some format; a rule ported into core/secret_rules.py, by that rule itself.
+the hand-written formats of src/plait/core/redact.py cover (AWS, GitHub, Slack, ...) must have each of its examples found by
+some format; a rule ported into src/plait/core/secret_rules.py, by that rule itself.
 """
 
 from __future__ import annotations

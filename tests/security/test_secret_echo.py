@@ -1,7 +1,7 @@
 """A key the run read with `env()`, echoed back by a server's error body → `<redacted>` in every sink.
 
-The key here matches no format of the secret catalogue (core/redact.py): only the run's own record of the values it
-resolved (runtime/secret_values.py) can hide it. The sinks: stderr, `--json`, `--events`, `plait trace` (text and
+The key here matches no format of the secret catalogue (src/plait/core/redact.py): only the run's own record of the values it
+resolved (src/plait/runtime/secret_values.py) can hide it. The sinks: stderr, `--json`, `--events`, `plait trace` (text and
 JSON), `plait runs export`, the journal's files, the OpenTelemetry span status, and what a tool hands the model.
 """
 

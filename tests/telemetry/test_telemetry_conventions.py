@@ -1,5 +1,5 @@
 """A traced run against the GenAI semantic conventions as the conventions package publishes them, not as
-runtime/telemetry.py spells them: every `gen_ai.*` attribute a span carries is one the registry defines, every
+src/plait/runtime/telemetry.py spells them: every `gen_ai.*` attribute a span carries is one the registry defines, every
 `gen_ai.operation.name` is one of its operations, and each span is named `{operation} {what}` from the attribute
 the conventions name it by.
 

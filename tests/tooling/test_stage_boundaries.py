@@ -25,7 +25,7 @@ ORDER = {"plait.core": 0, "plait.dsl": 1, "plait.compiler": 2, "plait.runtime": 
 TOP = max(ORDER.values())
 # Data, not code: the grammar file every stage may read, as low as core.
 BELOW_EVERY_STAGE = ("plait.grammars",)
-# `plait/__init__.py` is the public API, above every stage; only its version string is for everyone.
+# `src/plait/__init__.py` is the public API, above every stage; only its version string is for everyone.
 SHARED_FROM_ROOT = {"__version__"}
 
 

@@ -1,7 +1,7 @@
 """Pending asks → a person's typed answers: from `--answer NAME=JSON`, or asked on the terminal by `plait run`.
 
 An answer is checked against the ask's `answer` type before the run goes on
-(runtime/ask.py); at a terminal a misfit gets the reason and the question
+(src/plait/runtime/ask.py); at a terminal a misfit gets the reason and the question
 again, on the command line it is a usage error that changes nothing.
 """
 

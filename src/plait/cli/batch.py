@@ -1,7 +1,7 @@
 """`plait batch SPEC INPUTS.jsonl`: one run per input line → a results file in input order; resumable; exit 0/1/3/4.
 
-The runs go through runtime/batch.py (in this process, `--concurrency` at a
-time) or runtime/executors/ray.py (`--executor ray`: a pool of Ray actors).
+The runs go through src/plait/runtime/batch.py (in this process, `--concurrency` at a
+time) or src/plait/runtime/executors/ray.py (`--executor ray`: a pool of Ray actors).
 Every row is a journaled run named after the batch, so running the same
 command again (same spec, entry and inputs) reports the rows that finished
 from the journal and resumes the rest, failed rows included (`--keep-failed`

@@ -1,7 +1,7 @@
 """`plait diff OLD NEW [--format text|json|mermaid]`: two specs → what changed in meaning between them.
 
 Each side is a file or `git:REV:path` (read with `git show REV:path`).
-Exit codes follow plait/cli.py's table: 0 when they mean the same, 1 when they
+Exit codes follow src/plait/cli/__init__.py's table: 0 when they mean the same, 1 when they
 differ (like `diff`) or when a side has errors, `plait check`'s diagnostics
 printed (a missing file is P005, as there; so is a `git:` side git cannot
 show); 2 for a usage error (`git:` without a path, git not installed).

@@ -1,6 +1,6 @@
 """`plait fmt [--check|--diff] PATH...`: specs → the same specs in the canonical layout.
 
-Exit codes follow plait/cli.py's table, as `plait check` does: a file with
+Exit codes follow src/plait/cli/__init__.py's table, as `plait check` does: a file with
 syntax errors is reported and left untouched, and a file that cannot be read is
 a P005 diagnostic (both exit 1); `--check`/`--diff` exit 1 when a file would
 change; a folder with no specs is a usage error (exit 2). Only syntax matters

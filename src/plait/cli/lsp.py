@@ -1,4 +1,4 @@
-"""`plait lsp` → the language server (plait/ide/server.py) on stdio, imported only when the command runs.
+"""`plait lsp` → the language server (src/plait/ide/server.py) on stdio, imported only when the command runs.
 
 This module parses the command's arguments and starts the server; everything
 the server answers lives in the plait.ide package. `pip install -e '.[lsp]'`

@@ -119,7 +119,7 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
             item.update(
                 status="skipped" if data.get("skipped") else "error" if data.get("is_error") else "ok",
-                # A code step's completion holds its return value, not tool content (runtime/store/effects.py).
+                # A code step's completion holds its return value, not tool content (src/plait/runtime/store/effects.py).
                 result=data.get("value") if data.get("code") else data.get("content"),
                 latency_ms=data.get("latency_ms"),
             )
@@ -164,7 +164,7 @@ def _fields(value: Any, width: int = 60) -> str:
 
 
 def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
-    """One decision in words, by kind (runtime/context.decide, runtime/store/lifecycle): what was decided and why."""
+    """One decision in words, by kind (src/plait/runtime/context.decide, src/plait/runtime/store/lifecycle): what was decided and why."""
     name = data.get("name") or key
     if of == "route":
         value = _short(data.get("value"), 60)

@@ -954,7 +954,7 @@ A string that looks like a credential: an API key (`sk-...`, `sk_live_...`,
 `glpat-...`, `xoxb-...`, a JWT, `Bearer ...`), a PEM private key, HTTP Basic
 credentials (`Basic ...` or a URL's `user:password@`), a Slack webhook, 32 or
 more hex digits, or any literal `api_key`. The formats are gitleaks' and
-detect-secrets' (core/redact.py). The diagnostic shows only the first
+detect-secrets' (src/plait/core/redact.py). The diagnostic shows only the first
 characters, and every output format masks the value.
 
 ## Why it matters

@@ -1,7 +1,7 @@
 """Checked condition expressions → records the graph carries, and their spec text.
 
 A loop's `until` is compiled from the AST into these records so the runtime
-can evaluate them (runtime/conditions.py) without importing the dsl, and the
+can evaluate them (src/plait/runtime/conditions.py) without importing the dsl, and the
 picture and `plait diff` can print them as the spec writes them.
 """
 

@@ -55,7 +55,7 @@ class Diagnostic(Record):
     fix: Fix | None = None
     #: Spans whose text must never be shown (a literal secret); emitters mask them.
     redact: tuple[Span, ...] = field(default=())
-    #: (code, span) of the diagnostic this one follows from (compiler/cascade.py); None for a root cause.
+    #: (code, span) of the diagnostic this one follows from (src/plait/compiler/cascade.py); None for a root cause.
     follows: tuple[str, Span] | None = None
 
     @property

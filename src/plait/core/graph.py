@@ -1,6 +1,6 @@
 """Compiled declarations → typed graph records: one frozen record per node kind, one edge record.
 
-The compiler builds these (compiler/passes/build_graph.py) and everything
+The compiler builds these (src/plait/compiler/passes/build_graph.py) and everything
 after it (render, diff, `plait graph --json`, the runtime's graph adapter)
 reads them by attribute. docs/graph.md is the contract; `record_json` and
 `edge_json` are the one serialisation, and a test holds them to the document.

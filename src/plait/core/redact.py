@@ -8,7 +8,7 @@ and the HTML source pane.
 The formats are ported from the two catalogues users know, not grown by hand:
 gitleaks' default rules (MIT, https://github.com/gitleaks/gitleaks,
 config/gitleaks.toml: the hand-written formats below by rule id, every other
-rule in core/secret_rules.py) and detect-secrets' plugins (Apache-2.0,
+rule in src/plait/core/secret_rules.py) and detect-secrets' plugins (Apache-2.0,
 https://github.com/Yelp/detect-secrets, detect_secrets/plugins).
 detect-secrets itself is not a dependency: its plugins scan files through a
 settings singleton and its import costs more than `plait check` (decisions.md).

@@ -1,4 +1,4 @@
-r"""gitleaks' default rules → the rows of the secret catalogue that core/redact.py builds its formats from.
+r"""gitleaks' default rules → the rows of the secret catalogue that src/plait/core/redact.py builds its formats from.
 
 Ported from gitleaks (MIT, https://github.com/gitleaks/gitleaks), config/gitleaks.toml at commit
 b58d3f10 (generated there from cmd/generate/config/rules/*.go), one row per rule, by rule id. Each pattern is
@@ -13,7 +13,7 @@ entropy limit is upstream's: a match whose secret is not more random than that i
 rule (upstream's "semi-generic" shape: a keyword, an assignment, then the value) runs only in a window
 around each keyword it finds, so a megabyte spec that names the keyword once is not scanned whole.
 
-The rules the hand-written formats of core/redact.py already cover (Anthropic, OpenAI, Stripe, Google API,
+The rules the hand-written formats of src/plait/core/redact.py already cover (Anthropic, OpenAI, Stripe, Google API,
 GitHub and GitLab personal tokens, Hugging Face, Slack bot and webhook, private keys) stay there; AWS access key
 ids and JWTs have both, since upstream's rules take shapes the hand-written ones do not (and the reverse).
 tests/security/test_gitleaks_rules.py holds the catalogue to every upstream rule's own examples.

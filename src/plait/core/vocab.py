@@ -43,7 +43,7 @@ FALLBACK_KINDS = frozenset(
     {"rate_limit", "server_error", "model_not_found", "timeout", "network", "quota_exceeded", "unsupported"}
 )
 
-#: The steps of one agent turn, in order (runtime/pipeline.py runs them; `plait render --expand` draws them).
+#: The steps of one agent turn, in order (src/plait/runtime/pipeline.py runs them; `plait render --expand` draws them).
 TURN_STEP_NAMES = (
     "check_budget",
     "expand_messages",
@@ -55,7 +55,7 @@ TURN_STEP_NAMES = (
     "loop_boundary",
 )
 
-#: `plait check --format`: diagnostics reports (compiler/report dispatches on these).
+#: `plait check --format`: diagnostics reports (src/plait/compiler/report dispatches on these).
 REPORT_FORMATS = ("text", "json", "github", "sarif")
 
 #: `plait diff --format`: the changes as text, JSON, or a Mermaid picture with them highlighted.

@@ -1,6 +1,6 @@
-"""grammars/plait.lark → grammars/plait_parser.py, by lark's standalone parser generator.
+"""src/plait/grammars/plait.lark → src/plait/grammars/plait_parser.py, by lark's standalone parser generator.
 
-    python -m plait.dsl.build_parser           # rewrite grammars/plait_parser.py
+    python -m plait.dsl.build_parser           # rewrite src/plait/grammars/plait_parser.py
     python -m plait.dsl.build_parser --check   # exit 1 if it was built from another grammar
 
 The generated module is lark's own LALR parser with the grammar's table, written by lark's documented tool

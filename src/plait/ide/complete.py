@@ -5,7 +5,7 @@ itself (strings, comments, brackets, `key =`, `->`) and the candidates come
 from the files' last good parse: names of the kind the attribute's schema
 entry accepts (`model =` a model, `tools = [` tools and agents, chain, loop,
 map, parallel and route elements any runnable), the attribute keys of the
-enclosing declaration's kind (compiler/schema.py, the same table the checker
+enclosing declaration's kind (src/plait/compiler/schema.py, the same table the checker
 reads) and its typed blocks, a symbol's choices, and inside `{{` a template
 path: runnable names, `input` and `state`, then after `NAME.` the fields of
 NAME's declared `output` (or an ask's `answer`; `input.` the input block's).

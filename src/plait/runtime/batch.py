@@ -18,7 +18,7 @@ non-idempotent tool call in flight pauses that run for a person). A line that
 is not a valid input is that row's error; it ends neither the batch nor the
 rows after it.
 
-Executors other than this one (runtime/executors/) run `run_row` elsewhere
+Executors other than this one (src/plait/runtime/executors/) run `run_row` elsewhere
 and hand each result to the same `emit` (an `InOrder` writes them in order).
 """
 

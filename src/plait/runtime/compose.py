@@ -82,7 +82,8 @@ async def run_runnable(
 def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Awaitable[Outcome]:
     # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
     if step.run is not None:
-        if ctx.journal is not None:  # its result replayed on a resume, like a tool's (runtime/store/effects.py)
+        # Its result is replayed on a resume, like a tool's (src/plait/runtime/store/effects.py).
+        if ctx.journal is not None:
             from .store.effects import journaled_code_step
 
             return journaled_code_step(ctx, step, input, path, run_code_step)

@@ -1,6 +1,6 @@
 """A loop's `until` expression and the body's output → whether it holds.
 
-Expressions are core/conditions.py's records (what the graph carries):
+Expressions are src/plait/core/conditions.py's records (what the graph carries):
 `Field(path)` (a bool field), `Compare(path, op, value)`, `Not(operand)`,
 `BoolOp(op, operands)`. A path's first part is a field of the body's output, or
 else the name of a runnable inside the body (`review.verdict`).

@@ -53,7 +53,7 @@ class ToolConfig:
 
 @dataclass(slots=True)
 class McpConfig:
-    """An MCP server declaration: started on a run's first call to one of its tools (runtime/mcp/)."""
+    """An MCP server declaration: started on a run's first call to one of its tools (src/plait/runtime/mcp/)."""
 
     name: str
     #: stdio: the program and its arguments; or `url` (streamable HTTP).
@@ -221,7 +221,7 @@ class Program:
     #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
     mcp: dict[str, McpConfig] = field(default_factory=dict)
     entry: str | None = None
-    #: Runnables nothing else uses: the possible entries when there is no `main` (compiler/entry.py).
+    #: Runnables nothing else uses: the possible entries when there is no `main` (src/plait/compiler/entry.py).
     roots: tuple[str, ...] = ()
     base_dir: str | None = None
     #: JSON Schema of the `input` block (non-strict, defaults given); None = undeclared (any text).

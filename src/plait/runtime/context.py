@@ -127,14 +127,14 @@ class RunContext:
         #: Template lookups of `run`, `loop`, `map` and earlier outputs, bound once per run.
         self.scope: Callable[[str], Any] = partial(lookup, self)
         self.stream = False
-        #: The run's journal (runtime/store/), or None: where model and tool calls are recorded and replayed.
+        #: The run's journal (src/plait/runtime/store/), or None: where model and tool calls are recorded and replayed.
         self.journal: Any = None
         #: Shared by an engine's runs; a context that registers its own tools gets a private one.
         self._toolsets: dict[str, Toolset] = toolsets if toolsets is not None else {}
         self._make_provider = make_provider
         #: This run's views of providers that keep state per run (`for_run`), by model name.
         self._own_providers: dict[str, Provider] = {}
-        #: The run's MCP servers (runtime/mcp/McpPool), made at the first MCP call; `close_mcp` stops them.
+        #: The run's MCP servers (src/plait/runtime/mcp/McpPool), made at the first MCP call; `close_mcp` stops them.
         self.mcp: Any = None
 
     # -- lookups ---------------------------------------------------------------------

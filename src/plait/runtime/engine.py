@@ -8,7 +8,7 @@ every stop, so an interrupted or failed run can be inspected and resumed.
 With a journal (`store`, the project's `.plait/journal.db`, on for every spec
 loaded from a file; or a store URL, `store="postgresql://..."`) a run is
 admitted before its first step and every model call, tool call, decision and
-stop is a row (runtime/store/); `restore(run_id)`
+stop is a row (src/plait/runtime/store/); `restore(run_id)`
 replays it, so a run killed at any point resumes without redoing what finished.
 """
 

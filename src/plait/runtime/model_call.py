@@ -81,7 +81,7 @@ async def complete_with_fallbacks(
 ) -> ModelResponse:
     """Primary then each fallback, once each, per call; only failures another model could survive move on.
 
-    In a journaled run the call is recorded before and after, or replayed on a resume (runtime/store/effects.py).
+    In a journaled run the call is recorded before and after, or replayed on a resume (src/plait/runtime/store/effects.py).
     """
     if ctx.journal is not None:
         from .store.effects import journaled_model_call

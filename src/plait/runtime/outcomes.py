@@ -146,7 +146,7 @@ class Fail:
     error: BaseException
 
 
-#: Answers to a tool call of unknown outcome (runtime/store/effects.py): run it again, or tell the model it may not have run.
+#: Answers to a tool call of unknown outcome (src/plait/runtime/store/effects.py): run it again, or tell the model it may not have run.
 EFFECT_ACTIONS = frozenset({"retry", "skip"})
 
 

@@ -1,6 +1,6 @@
 """Secret values this process resolved (API keys, `env()` values) → any text or value with each one masked.
 
-The catalogue (core/redact.py) knows secret *formats*; a key of another format,
+The catalogue (src/plait/core/redact.py) knows secret *formats*; a key of another format,
 echoed back by a provider's error body or an MCP server, would pass it. So the
 places that read a secret from the environment `remember` its value, and every
 sink masks what it writes: provider errors where they are created, events as

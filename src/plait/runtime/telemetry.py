@@ -49,7 +49,7 @@ SCOPE = "plait"
 #: plait provider names → the conventions' `gen_ai.provider.name` values; others pass through as they are.
 PROVIDER_NAMES = {"google": "gcp.gemini"}
 
-#: A delegated agent runs at the caller's path + `AGENT[CALL_ID]` (runtime/steps/run_tools.py).
+#: A delegated agent runs at the caller's path + `AGENT[CALL_ID]` (src/plait/runtime/steps/run_tools.py).
 _DELEGATED = re.compile(r"(.+)\[(.+)\]")
 
 _ELEMENT_KINDS = (

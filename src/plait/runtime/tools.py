@@ -4,7 +4,7 @@ Runs `python("mod:fn")` tools (sync in a worker thread so a blocking tool never
 stalls other branches, async on the loop; imported on first use with the
 spec's directory first on the import path), `http(METHOD, url)` tools through
 httpx with templated URL, headers and body, MCP tools through the run's
-server pool (runtime/mcp/), and functions registered in code.
+server pool (src/plait/runtime/mcp/), and functions registered in code.
 Checks arguments against the tool's JSON Schema with a full validator. A tool
 that raises, times out or cannot be imported becomes an error result the model
 reads; only cancellation escapes.
@@ -163,7 +163,7 @@ class ToolRunner:
 
         `idempotency_key` (journaled runs: stable per run and call position) goes to an http tool as the
         `Idempotency-Key` header and to a python function that has an `idempotency_key` parameter.
-        `mcp` is the run's `McpPool` (runtime/mcp/), which an MCP tool's call goes through.
+        `mcp` is the run's `McpPool` (src/plait/runtime/mcp/), which an MCP tool's call goes through.
         """
         try:
             value = await self._invoke(tool, arguments, timeout, state, idempotency_key, mcp)

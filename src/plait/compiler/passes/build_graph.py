@@ -321,7 +321,7 @@ class _Builder:
 
     def entry(self) -> None:
         graph = self.graph
-        graph.entry = entry_point(graph)  # main, else the only root (compiler/entry.py; issue 9.11)
+        graph.entry = entry_point(graph)  # main, else the only root (src/plait/compiler/entry.py; issue 9.11)
         if graph.entry is not None:
             graph.add(g.EntryNode(name="@entry"))
             graph.add(g.ExitNode(name="@exit"))

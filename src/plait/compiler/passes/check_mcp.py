@@ -3,7 +3,7 @@
 Runs after check_types (the attribute values are normalised) and before the
 graph is built, which carries what this pass records in `ctx.values`:
 `lock_state`, `fingerprint` and `offered`. Nothing is started: the tools a
-server offers come from the lock `plait mcp lock` wrote (core/mcp_lock.py),
+server offers come from the lock `plait mcp lock` wrote (src/plait/core/mcp_lock.py),
 read as a regular, size-capped file inside the project. Without a usable
 lock the names the spec itself settles (the allow-list, `approval`, an
 agent's `files.read_text_file`) are still checked against each other.

@@ -436,7 +436,7 @@ class _Checker:
         values["approval"] = values["approval"] == "required"
         run = values.get("run")
         if isinstance(run, dict) and run.get("type") == "http":
-            # The http settings travel with the request they govern (runtime/tools.py reads them from `run`).
+            # The http settings travel with the request they govern (src/plait/runtime/tools.py reads them from `run`).
             values["run"] = {
                 **run,
                 "allow_private": values.pop("allow_private", False),

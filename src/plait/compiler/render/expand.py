@@ -1,6 +1,6 @@
 """One agent → its turn drawn as the step pipeline, with every way a turn can end as a labelled edge.
 
-The step names are `core.vocab.TURN_STEP_NAMES`, the ones runtime/pipeline.py
+The step names are `core.vocab.TURN_STEP_NAMES`, the ones src/plait/runtime/pipeline.py
 runs; rendering never imports the runtime.
 """
 

@@ -56,7 +56,7 @@ def render_text(
     summary: bool = True,
 ) -> str:
     paint = _Paint(color)
-    # A diagnostic that follows from another one listed here is folded into a line under it (compiler/cascade.py).
+    # A diagnostic that follows from another one listed here is folded into a line under it (src/plait/compiler/cascade.py).
     listed = {(d.code, d.span) for d in diagnostics if d.follows is None}
     folded: dict[tuple, list[Diagnostic]] = {}
     for d in diagnostics:

@@ -93,7 +93,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
                 await ctx.mcp_pool().start(tool.run["server"])
             if ctx.journal is None:
                 outcome = await ctx.tools.execute(tool, arguments, timeout, ctx.state, mcp=ctx.mcp)
-            else:  # intent before, completion after, replayed on a resume (runtime/store/effects.py)
+            else:  # intent before, completion after, replayed on a resume (src/plait/runtime/store/effects.py)
                 journaled = await journaled_tool_call(ctx, run, call, tool, arguments, timeout)
                 if isinstance(journaled, Pause):
                     return journaled
