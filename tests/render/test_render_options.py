@@ -211,3 +211,24 @@ def test_auto_direction_draws_a_long_chain_top_to_bottom_and_a_wide_parallel_lef
 def test_unknown_direction_is_one_line():
     with pytest.raises(RenderError, match="unknown direction `up`; expected one of: auto, LR, TB"):
         build_scene(graph("single"), RenderOptions(direction="up"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["briefing", "triage", "report", "polish", "approve"])
+def test_each_example_draws_a_picture_that_fits_a_screen(example):
+    """What `plait render X -o x.png` gives a new user: near a screen's shape, and no dotted model/tool edges."""
+    import struct
+
+    from render_helpers import EXAMPLES, compiled
+
+    from plait.compiler.render.image import dot_available
+
+    if not dot_available():
+        pytest.skip("Graphviz's dot is not installed")
+    spec = EXAMPLES / example / f"{example}.plait"
+    png = render(compiled(spec).graph, "png")
+    width, height = struct.unpack(">II", png[16:24])
+    # The demo's briefing was 2713 x 678 (4:1) drawn left to right with every model and tool edge.
+    assert 1 / 2 <= width / height <= 2.2, (width, height)
+    assert max(width, height) <= 1600, (width, height)
+    assert not {"model", "tool"} & {n.kind for n in build_scene(compiled(spec).graph).nodes}
