@@ -74,7 +74,7 @@ def _upward(root: Path = PACKAGE, stages: dict[str, str] = STAGES) -> list[str]:
                 if module == "plait" and set(names) <= SHARED_FROM_ROOT:
                     continue
                 stage = _stage(module)
-                if stage is None or (module == "plait" and dotted == "plait.runtime"):
+                if stage is None:
                     continue
                 rank = _rank(stage)
                 if rank > own or (rank == own and stage != dotted):

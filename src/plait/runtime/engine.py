@@ -106,7 +106,8 @@ class Engine:
 
     @classmethod
     def from_spec(cls, source: str | os.PathLike[str], **options: Any) -> "Engine":
-        from plait import compile as compile_spec
+        # The compiler stage, below the runtime: never the public API above it (plait/__init__.py builds on this).
+        from plait.compiler.pipeline import compile_spec
 
         result = compile_spec(Path(source) if isinstance(source, os.PathLike) else source)
         if not result.ok or result.graph is None:
