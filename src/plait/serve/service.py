@@ -13,14 +13,39 @@ only call this class: it is the one contract between them and the runtime.
 
 from __future__ import annotations
 
+import asyncio
+import builtins
+import contextlib
+import datetime as dt
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+if TYPE_CHECKING:
+    from plait.runtime.engine import Engine, Run
+    from plait.runtime.store import Journal
+
+log = logging.getLogger("plait.serve")
 
 __all__ = ["EntryInfo", "RunEvent", "RunService", "RunView", "ServiceError", "SpecInfo"]
 
 #: The statuses a run can be in, as RunView.status says them.
 STATUSES = ("running", "waiting", "done", "error", "cancelled", "max_steps")
+#: Statuses a run does not leave without a decision or a restart.
+FINAL = frozenset({"done", "error", "cancelled", "max_steps"})
+#: How often a watcher looks at the journal for a run another process drives (its own runs wake it at once).
+POLL_SECONDS = 0.5
+#: Decision actions → the pending kind they answer.
+ACTIONS = {
+    "approve": "approval",
+    "reject": "approval",
+    "edit": "approval",
+    "answer": "ask",
+    "retry": "unknown_outcome",
+    "skip": "unknown_outcome",
+    "raise_budget": "budget",
+}
 
 
 class ServiceError(ValueError):
@@ -77,31 +102,412 @@ class RunService:
     """The runs of the served specs, in this process; see the module docstring."""
 
     def __init__(self, specs: list[Path], store: str | None) -> None:
-        raise NotImplementedError
+        from plait.runtime.engine import Engine, SpecError
+        from plait.runtime.store import open_store
+
+        self._url = store
+        self._engines: dict[str, Engine] = {}
+        self._infos: dict[str, SpecInfo] = {}
+        self._by_path: dict[str, str] = {}
+        #: One journal per location, shared by the engines of the specs stored there.
+        self._stores: dict[str, Journal] = {}
+        #: Runs driven by this process: run id → its task.
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+        #: Runs started here and maybe not admitted yet: run id → (spec, entry).
+        self._live: dict[str, tuple[str, str]] = {}
+        #: Per run, set (and replaced) whenever the run emits: what event readers wait on.
+        self._changed: dict[str, asyncio.Event] = {}
+        for path in specs:
+            path = Path(path).resolve()
+            name = path.stem
+            if name in self._infos:
+                raise ServiceError(f"two served specs are named {name!r} ({self._infos[name].path} and {path})")
+            where = store or str(path.parent)
+            journal = self._stores.get(where)
+            if journal is None:
+                journal = self._stores[where] = open_store(store, str(path.parent))
+            try:
+                engine = Engine.from_spec(path, store=journal)
+            except SpecError as exc:
+                raise ServiceError(f"{path}: {exc}") from None
+            self._engines[name] = engine
+            self._by_path[str(path)] = name
+            self._infos[name] = SpecInfo(name, path, _entries(engine))
+        for journal in self._stores.values():
+            journal.open()
 
     def specs(self) -> list[SpecInfo]:
-        raise NotImplementedError
+        return list(self._infos.values())
+
+    def engine(self, spec: str) -> "Engine":
+        """The engine of a served spec; ServiceError when no spec has that name."""
+        engine = self._engines.get(spec)
+        if engine is None:
+            raise ServiceError(f"no served spec {spec!r}; served: {', '.join(self._engines) or 'none'}")
+        return engine
+
+    # -- starting and driving ----------------------------------------------------------
 
     async def start(self, spec: str, entry: str | None, input: Any) -> str:
-        raise NotImplementedError
+        from plait.runtime.errors import AgentError
+
+        engine = self.engine(spec)
+        try:
+            run = engine.start(input, entry=entry)
+        except AgentError as exc:
+            raise ServiceError(exc.message) from None
+        self._live[run.id] = (spec, run.entry)
+        self._drive(run, run._wait())
+        return run.id
+
+    def _drive(self, run: "Run", work: Any) -> None:
+        """Run `work` (the run's first attempt or a resume) as a task that wakes the run's readers as it goes."""
+        run_id = run.id
+        run.ctx.bus.observe("*", lambda _event: self._wake(run_id))
+
+        async def drive() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                pass  # stored as cancelled by the run itself
+            except Exception:  # the run stored what it could; the server goes on serving the others
+                log.exception("run %s failed outside its report", run_id)
+            finally:
+                self._tasks.pop(run_id, None)
+                self._live.pop(run_id, None)
+                self._wake(run_id)
+
+        self._tasks[run_id] = asyncio.get_running_loop().create_task(drive(), name=f"plait-run-{run_id}")
+
+    def _wake(self, run_id: str) -> None:
+        changed = self._changed.pop(run_id, None)
+        if changed is not None:
+            changed.set()
+
+    def _signal(self, run_id: str) -> asyncio.Event:
+        changed = self._changed.get(run_id)
+        if changed is None:
+            changed = self._changed[run_id] = asyncio.Event()
+        return changed
+
+    async def recover(self) -> list[str]:
+        """Continue every run of the served specs that a process left mid-way (killed): from its journal, nothing
+        that finished runs again. A run another live process holds is left to it. Returns the ids taken up."""
+        from plait.runtime.errors import AgentError
+
+        taken = []
+        for journal in self._stores.values():
+            for row in list(journal.listing(status="crashed")):
+                name = self._by_path.get(row.get("spec") or "")
+                if name is None:
+                    continue
+                try:
+                    run = self._engines[name].restore(row["id"])
+                except AgentError as exc:  # held by another process, or damaged: not ours to run
+                    log.info("not resuming %s: %s", row["id"], exc)
+                    continue
+                self._drive(run, run.resume())
+                taken.append(row["id"])
+        return taken
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _row(self, run_id: str) -> tuple["Journal", dict[str, Any]] | None:
+        for journal in self._stores.values():
+            row = journal.run(run_id)
+            if row is not None:
+                return journal, row
+        return None
 
     async def get(self, run_id: str) -> RunView:
-        raise NotImplementedError
+        found = self._row(run_id)
+        if found is None:
+            live = self._live.get(run_id)
+            if live is None:
+                raise KeyError(run_id)
+            return RunView(run_id, live[0], live[1], "running")
+        return self._view(found[1])
+
+    def _view(self, row: dict[str, Any]) -> RunView:
+        result = row.get("result") or {}
+        # A run this process drives is running whatever its last stop said (a decision resumed it); a killed run
+        # reads as running too: `recover` (at start-up) takes it up.
+        status = "running" if row["id"] in self._tasks else _status(row["status"])
+        error = result.get("error") if status in ("error", "cancelled") else None
+        return RunView(
+            id=row["id"],
+            spec=self._by_path.get(row.get("spec") or "", Path(row.get("spec") or "?").stem),
+            entry=row["entry"],
+            status=status,
+            stop_reason=None if status == "running" else row["status"],
+            output=result.get("output") if status != "running" else None,
+            error=(error.get("message") if isinstance(error, dict) else str(error)) if error else None,
+            pending=[_pending(p) for p in result.get("pending", [])] if status == "waiting" else [],
+            tokens={"input": row.get("input_tokens") or 0, "output": row.get("output_tokens") or 0},
+            cost=None,
+            started=_iso(row.get("started")),
+            ended=_iso(row.get("updated")) if status != "running" else None,
+        )
 
     async def list(self, spec: str | None = None, status: str | None = None, limit: int = 100) -> list[RunView]:
-        raise NotImplementedError
+        if spec is not None:
+            self.engine(spec)
+        if status is not None and status not in STATUSES:
+            raise ServiceError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+        picked: list[tuple[Journal, dict[str, Any]]] = []
+        for journal in self._stores.values():
+            for row in journal.listing():
+                name = self._by_path.get(row.get("spec") or "")
+                if name is None or (spec is not None and name != spec):
+                    continue
+                if status is not None and _status(row["status"]) != status:
+                    continue
+                picked.append((journal, row))
+        picked.sort(key=lambda jr: (jr[1]["started"], jr[1]["id"]), reverse=True)
+        views = []
+        for journal, row in picked[: max(0, limit)]:
+            full = journal.run(row["id"])
+            if full is not None:
+                views.append(self._view(full))
+        return views
 
-    def events(self, run_id: str, after: int | None = None) -> AsyncIterator[RunEvent]:
-        raise NotImplementedError
+    async def events(self, run_id: str, after: int | None = None) -> AsyncIterator[RunEvent]:
+        """The run's events from its journal, after seq `after`; live until the run ends (done, error, cancelled,
+        max_steps). A run waiting for a decision keeps the stream open: its stop is a `run_end` event with
+        stop_reason `interrupt` or `pause`, and what follows a decision comes on the same stream."""
+        await self.get(run_id)  # KeyError for an unknown id, before the first event
+        seen = after or 0
+        while True:
+            changed = self._signal(run_id)
+            found = self._row(run_id)
+            final = found is not None and _status(found[1]["status"]) in FINAL and run_id not in self._tasks
+            if found is not None:
+                for row in found[0].events(run_id):
+                    if row["seq"] > seen:
+                        seen = row["seq"]
+                        yield to_event(row, found[1]["entry"])
+            if final:
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(changed.wait(), POLL_SECONDS)
 
-    async def decide(self, run_id: str, decisions: list[dict[str, Any]]) -> RunView:
-        raise NotImplementedError
+    def trace(self, run_id: str) -> dict[str, Any]:
+        """What `plait trace ID --json` prints: the run's summary and timeline."""
+        from plait.cli.runs import with_totals
+        from plait.cli.trace import build
+
+        found = self._row(run_id)
+        if found is None:
+            raise KeyError(run_id)
+        journal, row = found
+        row = with_totals(journal, row)
+        summary = {
+            k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")
+        }
+        return {"run": summary, "timeline": build(list(journal.events(run_id)))}
+
+    # -- deciding, cancelling, waiting -------------------------------------------------
+
+    async def decide(self, run_id: str, decisions: builtins.list[dict[str, Any]]) -> RunView:
+        from plait.runtime.ask import accept_answers
+        from plait.runtime.errors import AgentError
+        from plait.runtime.outcomes import Decision
+
+        view = await self.get(run_id)
+        if view.status != "waiting":
+            raise ServiceError(f"run {run_id} is {view.status}, not waiting for a decision")
+        if not isinstance(decisions, list) or not decisions:
+            raise ServiceError("decisions: give a list of {id, action} objects")
+        engine = self.engine(view.spec)
+        pending = {p["id"]: p for p in view.pending}
+        names = {p["name"]: p for p in view.pending if p["kind"] == "ask"}
+        given: dict[str, Any] = {}
+        answers: dict[str, Any] = {}
+        for i, d in enumerate(decisions):
+            where = f"decisions[{i}]"
+            if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+                raise ServiceError(f"{where}.id: the id of a pending call or ask is required")
+            action = d.get("action")
+            if action not in ACTIONS:
+                raise ServiceError(f"{where}.action: one of {', '.join(ACTIONS)}, not {action!r}")
+            target = pending.get(d["id"]) or names.get(d["id"])
+            if target is None:
+                raise ServiceError(f"{where}.id: no pending {d['id']!r}; pending: {', '.join(pending) or 'none'}")
+            if ACTIONS[action] != target["kind"]:
+                raise ServiceError(f"{where}.action: {action} does not answer a pending {target['kind']}")
+            if action == "answer":
+                if "answer" not in d:
+                    raise ServiceError(f"{where}.answer: required for action answer")
+                answers[target["id"]] = d["answer"]
+            elif action == "edit":
+                if not isinstance(d.get("arguments"), dict):
+                    raise ServiceError(f"{where}.arguments: an object is required for action edit")
+                given[target["id"]] = Decision("edit", d["arguments"])
+            elif action == "reject":
+                reason = d.get("reason")
+                given[target["id"]] = Decision("reject", None, reason if isinstance(reason, str) else None)
+            else:
+                given[target["id"]] = Decision(action)
+        if answers:
+            asks = [p for p in _raw_pending(self._row(run_id)) if p.get("kind") == "ask"]
+            try:
+                accept_answers(engine.program, asks, answers)
+            except AgentError as exc:
+                raise ServiceError(str(exc)) from None
+        try:
+            run = engine.restore(run_id)
+        except AgentError as exc:
+            raise ServiceError(str(exc)) from None
+        self._drive(run, run.resume(given, answers=answers))
+        await asyncio.sleep(0)  # the resume records its decisions before the caller reads the run again
+        return await self.get(run_id)
 
     async def cancel(self, run_id: str) -> RunView:
-        raise NotImplementedError
+        from plait.runtime.errors import AgentError
+        from plait.runtime.outcomes import Fail
+        from plait.runtime.report import RunResult
+        from plait.runtime.store import lifecycle
+
+        view = await self.get(run_id)
+        task = self._tasks.get(run_id)
+        if task is not None:
+            task.cancel("an HTTP request")
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        elif view.status == "waiting":
+            try:
+                run = self.engine(view.spec).restore(run_id)
+            except AgentError as exc:
+                raise ServiceError(str(exc)) from None
+            error = AgentError("cancelled", "the run was cancelled by an HTTP request")
+            run.result = RunResult(Fail(error), run.ctx.report, run_id)
+            lifecycle.record_stop(run, run.result)
+            self._wake(run_id)
+        elif view.status == "running":
+            raise ServiceError(f"run {run_id} is driven by another server process: cancel it there")
+        return await self.get(run_id)
 
     async def wait(self, run_id: str, timeout: float) -> RunView:
-        raise NotImplementedError
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        while True:
+            changed = self._signal(run_id)
+            view = await self.get(run_id)
+            left = deadline - loop.time()
+            if view.status != "running" or left <= 0:
+                return view
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(changed.wait(), min(left, POLL_SECONDS))
 
     async def aclose(self) -> None:
-        raise NotImplementedError
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel("the server's shutdown")
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        for engine in self._engines.values():
+            await engine.aclose()
+
+
+def _status(stored: str) -> str:
+    """A journal status (the stop reason, or running/crashed) → a RunView status."""
+    if stored in ("running", "crashed"):
+        return "running"
+    if stored in ("interrupt", "pause"):
+        return "waiting"
+    if stored in ("error", "cancelled", "max_steps"):
+        return stored
+    return "done"
+
+
+def _iso(at: float | None) -> str | None:
+    return None if at is None else dt.datetime.fromtimestamp(at, dt.timezone.utc).isoformat()
+
+
+def _raw_pending(found: tuple[Any, dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return list(((found[1].get("result") or {}) if found else {}).get("pending", []))
+
+
+def _pending(p: dict[str, Any]) -> dict[str, Any]:
+    """A stored pending item → the contract's shape: id, kind, name, arguments or question, answer_schema."""
+    kind = p.get("kind") or "approval"
+    if kind == "ask":
+        return {
+            "id": p["id"],
+            "kind": "ask",
+            "name": p.get("ask"),
+            "question": p.get("question"),
+            "answer_schema": p.get("answer_schema"),
+        }
+    return {"id": p["id"], "kind": kind, "name": p.get("tool"), "arguments": p.get("arguments"), "answer_schema": None}
+
+
+#: Journal row kinds → event types.
+_TYPES = {
+    "admit": "run_start",
+    "base": "run_start",
+    "resume": "run_resume",
+    "model_request": "step_start",
+    "model_reply": "step_end",
+    "model_error": "step_error",
+    "tool_intent": "tool_call_start",
+    "tool_completed": "tool_result",
+    "decision": "decision",
+    "state": "state",
+    "pause": "pause",
+    "stop": "run_end",
+}
+
+
+def to_event(row: dict[str, Any], entry: str) -> RunEvent:
+    """One journal row of a run of `entry` → one RunEvent; its seq is the row's, so it is the same on every read.
+    Run-level events (start, resume, end) have the entry as their path."""
+    kind, key, data = row["kind"], row.get("key") or "", row.get("data")
+    data = dict(data) if isinstance(data, dict) else {"value": data}
+    if kind in ("admit", "base", "resume", "stop") or not key:
+        path = [entry]
+    elif kind == "state":
+        path = [p for p in key.split("/") if p]
+    else:
+        path = [p for p in key.split("#", 1)[0].split("/") if p]
+    if kind in ("model_reply", "model_error"):
+        data.pop("providers", None)
+        message = data.pop("message", None) or {}
+        if kind == "model_reply":
+            data["text"] = "".join(p.get("text", "") for p in message.get("content", ()) if isinstance(p, dict))
+            data["tool_calls"] = [c.get("name") for c in message.get("tool_calls", ()) if isinstance(c, dict)]
+    if kind == "base":
+        data = {"from_snapshot": True}
+    if kind in ("model_request", "tool_intent", "tool_completed") and key:
+        data.setdefault("position", key)
+    if row.get("damaged"):
+        data["damaged"] = row["damaged"]
+    return RunEvent(row["seq"], _TYPES.get(kind, kind), path, data)
+
+
+def _entries(engine: "Engine") -> list[EntryInfo]:
+    """The runnables a request may start: the spec's entry (main) first, then its other roots."""
+    program = engine.program
+    names = [n for n in (program.entry, *program.roots) if n]
+    seen: list[str] = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    return [EntryInfo(n, _description(program, n), program.input, _output(program, n)) for n in seen]
+
+
+def _description(program: Any, name: str) -> str:
+    config = program.agents.get(name)
+    return (config.description or "") if config is not None else ""
+
+
+def _output(program: Any, name: str) -> dict[str, Any] | None:
+    """The entry's output type as JSON Schema (a step's `output`, or a chain's last member's); None = text."""
+    step = program.steps.get(name)
+    if step is not None:
+        return step.output
+    chain = program.chains.get(name)
+    if chain is not None and chain.elements and chain.elements[-1] != name:
+        return _output(program, chain.elements[-1])
+    return None
