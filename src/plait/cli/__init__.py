@@ -60,7 +60,8 @@ COMMANDS: dict[str, str] = {
     "trace": "the timeline of a stored run: model calls, tool calls, decisions",
     "batch": "run a spec once per line of a JSON-lines file, results in input order (resumable)",
     "chat": "talk to one agent of a spec, keeping history",
-    "mcp": "MCP servers: `plait mcp lock` writes the tools each declared server offers to plait.lock",
+    "mcp": "MCP: `plait mcp lock` writes the tools each declared server offers to plait.lock; "
+    "`plait mcp serve SPEC` serves a spec's entries as MCP tools over stdio",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",
     "lsp": "the language server on stdio: diagnostics, hover, definition, references, completion, rename, formatting",

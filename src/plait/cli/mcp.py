@@ -1,4 +1,5 @@
-"""`plait mcp lock [SPEC...]`: each declared MCP server started once → `plait.lock` beside the spec that declares it.
+"""`plait mcp lock [SPEC...]`: each declared MCP server started once → `plait.lock` beside the spec that declares it;
+`plait mcp serve SPEC`: the spec's entries → MCP tools over stdio (src/plait/serve/protocols/mcp_server.py).
 
 The lock records every tool the server offers (name, description, input and
 output schema) and the server's identity, so `plait check` verifies MCP tools
@@ -9,7 +10,8 @@ step that fails when someone forgot to re-lock.
 
 Exit codes: 0 the locks are written (or, with --check, already current);
 1 a spec has errors, a server could not be started, or --check found a
-change; 2 usage (no spec found, the `mcp` package missing).
+change; 2 usage (no spec found, the `mcp` package missing). `serve`: 0 when
+the client hangs up, 1 the spec has errors, 2 usage.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     lock.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders (default: the current folder)")
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 if a lock would change")
+    serve = sub.add_parser(
+        "serve",
+        help="serve a spec's entries as MCP tools over stdio",
+        description="Serve each entry of SPEC as an MCP tool on this process's stdin and stdout: the tool's input "
+        "schema is the entry's `input` type, its result the run's output. Runs are journaled as `plait run`'s are; "
+        "a run that waits for a person is a tool error naming the run id, and `plait resume ID` answers it.",
+        epilog="exit status: 0 the client hung up; 1 the spec has errors; 2 usage (no such spec, a store that cannot "
+        "be opened, the mcp or serve package missing: pip install -e '.[mcp,serve]' in plait's clone)",
+    )
+    serve.add_argument("spec", metavar="SPEC", help="the spec file whose entries become tools")
+    serve.add_argument("--store", metavar="URL", help="the run journal (default: SQLite beside the spec)")
 
 
 @dataclass
@@ -50,6 +63,8 @@ class _Folder:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.mcp_command == "serve":
+        return _serve(args)
     from plait.runtime.mcp import missing_sdk
 
     specs, problem = _specs(args.specs or ["."])
@@ -67,6 +82,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"plait mcp lock: {missing}", file=sys.stderr)
         return EXIT_USAGE
     return asyncio.run(_lock_all(folders, args.check))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """`plait mcp serve SPEC`: stdout is the protocol's, so every word for a person goes to stderr."""
+    from plait.serve.protocols import missing
+
+    problem = missing("mcp")
+    spec = Path(args.spec)
+    if problem is None and not spec.is_file():
+        problem = f"no such spec: {args.spec}"
+    if problem:
+        print(clean(f"plait mcp serve: {problem}"), file=sys.stderr)
+        return EXIT_USAGE
+    from plait.serve.protocols.mcp_server import serve_stdio
+    from plait.serve.service import RunService, ServiceError
+
+    try:
+        service = RunService([spec], args.store)
+    except ServiceError as exc:
+        print(clean(f"plait mcp serve: {exc}"), file=sys.stderr)
+        return EXIT_ERRORS
+
+    async def serve() -> None:
+        try:
+            await serve_stdio(service)
+        finally:
+            await service.aclose()
+
+    asyncio.run(serve())
+    return EXIT_OK
 
 
 def _specs(paths: list[str]) -> tuple[list[Path], str | None]:
