@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             f"plait explain: unknown code `{args.code}`{hint}; `plait explain --list` lists them all", file=sys.stderr
         )
         return EXIT_USAGE
+    entry = CODES[entry.code]  # with its documentation, which `lookup` does not read
     print(f"{entry.code} {entry.name} ({entry.severity})\n")
     print(f"{entry.summary[0].upper()}{entry.summary[1:]}.\n")
     print(entry.explanation)

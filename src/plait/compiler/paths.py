@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import field
 
 from plait.core import types as t
-from plait.core.codes import make
-from plait.core.diagnostics import Diagnostic, Fix, Label
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
 from plait.core.record import Record, record
 from plait.core.source import Span
 
@@ -22,6 +22,14 @@ from .context import CompileContext
 from .flow import Frame, Instance, source
 from .rules._inputs import show as _show
 from .schema import a, suggest
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P315 = declare(
+    "P315", "undeclared-state", Severity.ERROR, "a `{{state.x}}` read the `state` block does not declare (0.2)"
+)
+P402 = declare(
+    "P402", "unknown-field", Severity.ERROR, "a template path naming a field its record type does not declare"
+)
 
 __all__ = ["Resolved", "describe_use", "resolve", "show"]
 

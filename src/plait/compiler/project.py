@@ -174,7 +174,7 @@ def load(path: Path) -> ProjectConfig:
 
 def selectors(items: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
     """("P1", "undefined-name") → ("P1", "P101"); a selector matching no code is a ConfigError naming `where`."""
-    from plait.core.codes import CODES, lookup
+    from plait.core.codes import declared, lookup
 
     out = []
     for raw in items:
@@ -183,7 +183,7 @@ def selectors(items: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]
             continue
         entry = lookup(item)
         prefix = entry.code if entry else item.upper()
-        if not any(code.startswith(prefix) for code in CODES):
+        if not any(code.startswith(prefix) for code in declared()):
             raise ConfigError(f"{where}: `{item}` matches no code; `plait explain --list` shows them all")
         out.append(prefix)
     return tuple(out)

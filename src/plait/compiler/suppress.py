@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import re
 
-from plait.core.codes import lookup, make
+from plait.core.codes import declare, lookup, make
 from plait.core.diagnostics import Diagnostic, Fix, Severity
 from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P610 = declare(
+    "P610", "unused-suppression", Severity.WARNING, "a `# plait: ignore[...]` comment that suppresses nothing"
+)
 
 __all__ = ["CODE", "MARKER", "Suppression", "apply", "suppressions"]
 

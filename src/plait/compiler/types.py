@@ -10,11 +10,16 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from plait.core import types as t
-from plait.core.codes import make
-from plait.core.diagnostics import Diagnostic, Fix
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Diagnostic, Fix, Severity
 from plait.dsl import ast
 
 from .schema import suggest
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P206 = declare("P206", "bad-default", Severity.ERROR, "a parameter default that does not match its type")
+P207 = declare("P207", "unknown-type", Severity.ERROR, "a parameter type that does not exist")
+P208 = declare("P208", "duplicate-parameter", Severity.ERROR, "two parameters with one name")
 
 __all__ = ["block_type", "literal_value", "type_of"]
 

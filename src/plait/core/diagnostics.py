@@ -13,6 +13,7 @@ from typing import Iterable
 
 from plait.core.record import Record, record
 from plait.core.source import Span
+from plait.core.codes import declare
 
 __all__ = ["MAX_PROBLEMS", "Diagnostic", "Findings", "Fix", "Label", "Severity"]
 
@@ -24,6 +25,10 @@ class Severity(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+# The code this module raises; its documentation is explain/P008.md beside it.
+P008 = declare("P008", "too-many-problems", Severity.ERROR, "more problems than a check lists (the rest are counted)")
 
 
 @record(kw_only=False)

@@ -18,6 +18,12 @@ from plait.core.diagnostics import Diagnostic, Findings, Severity
 from .parser import parse_module
 from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
+from plait.core.codes import declare
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P005 = declare("P005", "unreadable-file", Severity.ERROR, "a spec file that cannot be read as UTF-8 text")
+P006 = declare("P006", "import-outside-root", Severity.ERROR, "an import that leaves the spec's directory")
+P007 = declare("P007", "import-not-found", Severity.ERROR, "an imported file that does not exist")
 
 __all__ = ["LoadResult", "Reader", "load", "load_text", "read_source", "resolve_path", "text_problem"]
 

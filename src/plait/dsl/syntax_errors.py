@@ -11,6 +11,13 @@ from .lexer import _CLOSERS, _OPENERS, BadCharacter, NestingTooDeep, Token
 from .parser import UnexpectedToken
 from plait.core.source import SourceFile
 from .transformer import NumberError, StringError
+from plait.core.codes import declare
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P001 = declare("P001", "syntax-error", Severity.ERROR, "the text does not follow the grammar")
+P002 = declare("P002", "invalid-token", Severity.ERROR, "a character or literal the lexer cannot read")
+P003 = declare("P003", "invalid-escape", Severity.ERROR, "a string escape that is not a JSON escape")
+P004 = declare("P004", "nesting-too-deep", Severity.ERROR, "brackets nested deeper than the parser allows")
 
 __all__ = [
     "DECLARATION_TERMINALS",

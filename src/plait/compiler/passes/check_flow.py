@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 from plait.core import types as t
-from plait.core.codes import make
-from plait.core.diagnostics import Diagnostic, Fix, Label
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -30,6 +30,22 @@ from .infer_types import members
 
 if TYPE_CHECKING:
     import ast as pyast
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P308 = declare(
+    "P308", "route-subject-type", Severity.ERROR, "a route on a value no case list can cover, without `else`"
+)
+P309 = declare("P309", "route-unknown-case", Severity.ERROR, "a route case that is not a value of the subject's type")
+P310 = declare("P310", "route-uncovered", Severity.ERROR, "a value of a route's subject no case covers, without `else`")
+P311 = declare("P311", "route-duplicate-case", Severity.ERROR, "two cases of one route for the same value")
+P312 = declare("P312", "loop-unbounded", Severity.ERROR, "a loop without `max_iterations`")
+P313 = declare(
+    "P313", "ill-typed-condition", Severity.ERROR, "a loop `until` reading a missing field or comparing the wrong types"
+)
+P314 = declare("P314", "map-over-not-list", Severity.ERROR, "a map `over` a path that is not a list")
+P316 = declare(
+    "P316", "read-before-finished", Severity.ERROR, "a `{{NAME}}` read where NAME has not finished on every path"
+)
 
 __all__ = ["check_flow"]
 

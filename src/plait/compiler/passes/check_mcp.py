@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
-from plait.core.codes import make
-from plait.core.diagnostics import Fix, Label
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -27,6 +27,23 @@ from .check_types import folder
 
 if TYPE_CHECKING:  # imported when a spec declares a server (plait check start-up)
     from plait.core.mcp_lock import Lock
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P331 = declare(
+    "P331",
+    "mcp-server-invalid",
+    Severity.ERROR,
+    "an mcp server without exactly one of `command` and `url`, or a bad one",
+)
+P332 = declare(
+    "P332", "mcp-lock-missing", Severity.WARNING, "an mcp server with no `plait.lock` entry to check its tools against"
+)
+P333 = declare("P333", "mcp-lock-stale", Severity.WARNING, "an mcp server declared differently from when it was locked")
+P334 = declare("P334", "mcp-lock-invalid", Severity.ERROR, "a `plait.lock` that cannot be read")
+P335 = declare(
+    "P335", "mcp-unknown-tool", Severity.ERROR, "a tool name the mcp server does not offer (per `plait.lock`)"
+)
+P336 = declare("P336", "mcp-tool-not-allowed", Severity.ERROR, "an mcp tool its server's `tools` allow-list leaves out")
 
 __all__ = ["check_mcp", "tool_names"]
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from plait.core.codes import make
-from plait.core.diagnostics import Fix, Label
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -22,6 +22,13 @@ from ..context import CompileContext
 from ..params import params_schema
 from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
 from ._blocks import REF_TYPES, body_of, wrong_type
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P201 = declare("P201", "unknown-attribute", Severity.ERROR, "an attribute the declaration does not have")
+P202 = declare("P202", "missing-attribute", Severity.ERROR, "a required attribute is missing")
+P203 = declare("P203", "wrong-type", Severity.ERROR, "an attribute value of the wrong type")
+P204 = declare("P204", "invalid-value", Severity.ERROR, "a value of the right type that is not allowed")
+P205 = declare("P205", "duplicate-attribute", Severity.ERROR, "an attribute written twice in one block")
 
 __all__ = ["check_types", "folder"]
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from plait.dsl import ast
-from plait.core.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label, Severity
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import a
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P102 = declare("P102", "duplicate-name", Severity.ERROR, "two declarations with one name")
 
 
 def collect_symbols(ctx: CompileContext) -> None:

@@ -10,13 +10,18 @@ body's. A chain that contains itself (reported by validate_graph) is `any`.
 from __future__ import annotations
 
 from plait.core import types as t
-from plait.core.codes import make
-from plait.core.diagnostics import Fix
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Fix, Severity
 from plait.dsl import ast
 
 from ..context import CompileContext
 from ..types import block_type
 from ._blocks import body_of
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P209 = declare(
+    "P209", "malformed-output", Severity.ERROR, "an `output` or `answer` with no fields, or a field with a default"
+)
 
 __all__ = ["declared_types", "infer_types", "members"]
 

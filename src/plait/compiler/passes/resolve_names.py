@@ -9,13 +9,20 @@ or wrong-kind name is reported with a "did you mean".
 
 from __future__ import annotations
 
-from plait.core.codes import make
-from plait.core.diagnostics import Fix, Label
+from plait.core.codes import declare, make
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.dsl import ast
 
 from ..context import CompileContext, Reference
 from ..schema import RUNNABLE_KINDS, SCHEMAS, Attr, a
 from ._blocks import REF_TYPES, body_of, inline_id, settled, wrong_type
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P009 = declare(
+    "P009", "too-many-references", Severity.ERROR, "a spec that uses declared names more often than a check follows"
+)
+P101 = declare("P101", "undefined-name", Severity.ERROR, "a reference to a name nothing declares")
+P103 = declare("P103", "wrong-kind", Severity.ERROR, "a reference to a declaration of the wrong kind")
 
 __all__ = ["RUNNABLE", "Resolver", "resolve_names"]
 

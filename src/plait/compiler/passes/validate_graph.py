@@ -10,15 +10,21 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Callable
 
-from plait.core.diagnostics import Diagnostic, Label
+from plait.core.diagnostics import Diagnostic, Label, Severity
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from plait.core.graph import Edge, Node
 
 from ..context import CompileContext
 
 if TYPE_CHECKING:
     import networkx as nx
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P301 = declare("P301", "until-not-a-tool", Severity.ERROR, "`until` names a tool the agent does not have")
+P303 = declare("P303", "delegation-cycle", Severity.ERROR, "an agent that can reach itself through `tools`")
+P304 = declare("P304", "chain-cycle", Severity.ERROR, "a chain or parallel that contains itself")
+P305 = declare("P305", "too-few-agents", Severity.ERROR, "a consolidate with fewer than two agents")
 
 
 #: Cycles enumerated at most: a dense graph has exponentially many (12 agents

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import re
 
-from plait.core.diagnostics import Fix
+from plait.core.diagnostics import Fix, Severity
 from plait.core.redact import credential_key, find_secrets, random_looking
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
 from ._literals import string_literals
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P501 = declare("P501", "literal-secret", Severity.ERROR, "a secret written into the spec")
 
 __all__ = ["CODE", "literal_secret", "looks_secret"]
 

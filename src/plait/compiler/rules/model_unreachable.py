@@ -8,11 +8,14 @@ now; the agents, steps and judges that would make that call are labelled.
 
 from __future__ import annotations
 
-from plait.core.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.source import Span
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P302 = declare("P302", "model-unreachable", Severity.ERROR, "a model the agent cannot reach")
 
 __all__ = ["CODE", "model_unreachable"]
 

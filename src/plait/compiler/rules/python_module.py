@@ -21,12 +21,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from plait.core.diagnostics import Diagnostic, Fix, Severity
 from plait.core.source import Span
 
 from ..context import CompileContext
 from ..schema import suggest
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P317 = declare(
+    "P317", "python-module-not-found", Severity.ERROR, "a python tool's module is not beside the spec nor installed"
+)
+P318 = declare("P318", "python-function-not-found", Severity.ERROR, "a python tool's module defines no such function")
+P319 = declare(
+    "P319",
+    "python-signature-mismatch",
+    Severity.ERROR,
+    "a python function's type hints disagree with the tool's `params`",
+)
 
 __all__ = ["CODE", "python_module"]
 

@@ -19,14 +19,17 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator
 
-from plait.core.diagnostics import Fix
+from plait.core.diagnostics import Fix, Severity
 from plait.core.redact import REDACTED, find_secrets
 from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..passes.check_mcp import tool_names
 from ..schema import ERROR_KINDS, suggest
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P307 = declare("P307", "script-invalid", Severity.ERROR, "a scripted model's replies file is missing or does not parse")
 
 __all__ = ["CODE", "script_invalid"]
 

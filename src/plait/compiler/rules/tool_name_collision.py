@@ -11,11 +11,14 @@ delegated agent is offered under its own name). Function names must match
 
 from __future__ import annotations
 
-from plait.core.diagnostics import Fix, Label
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.source import Span
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P306 = declare("P306", "tool-name-collision", Severity.ERROR, "two tools an agent would see under one name")
 
 __all__ = ["CODE", "tool_name_collision"]
 

@@ -13,13 +13,16 @@ from __future__ import annotations
 from typing import Iterator
 
 from plait.dsl import ast
-from plait.core.diagnostics import Diagnostic, Fix
+from plait.core.diagnostics import Diagnostic, Fix, Severity
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import TEMPLATES, suggest
 from ._placeholders import Placeholder, placeholders
 from .literal_secret import looks_secret
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P401 = declare("P401", "unresolved-template", Severity.ERROR, "a template path that cannot resolve")
 
 __all__ = ["CODE", "unresolved_template"]
 

@@ -11,11 +11,14 @@ as used, so removing one warning never hides another problem.
 
 from __future__ import annotations
 
-from plait.core.diagnostics import Fix
+from plait.core.diagnostics import Fix, Severity
 
-from plait.core.codes import make
+from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import RUNNABLE_KINDS
+
+# The codes this module raises; their documentation is explain/<code>.md beside it.
+P601 = declare("P601", "unused-declaration", Severity.WARNING, "a declaration nothing uses")
 
 __all__ = ["CODE", "unused_declaration"]
 
