@@ -17,6 +17,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from plait.core.kinds import KINDS, contracts
+
 from .graph import AgentGraph
 
 __all__ = [
@@ -30,37 +32,9 @@ __all__ = [
     "schema_text",
 ]
 
-#: Attributes that are a runnable's contract (drawn on the picture); other attribute changes are "attribute".
-CONTRACTS: dict[str, tuple[str, ...]] = {
-    "agent": (
-        "max_steps",
-        "until",
-        "until_succeeded",
-        "fallback",
-        "fallback_on",
-        "approval",
-        "retry_malformed",
-        "model",
-        "tools",
-        "keep_last",
-        "tool_timeout",
-        "tool_choice",
-        "output",
-    ),
-    "tool": ("approval", "timeout", "result"),
-    "mcp": ("command", "url", "tools", "approval", "timeout", "offered"),
-    "parallel": ("on_error", "branches", "output"),
-    "consolidate": ("rounds", "judge", "agents", "output"),
-    "model": ("provider", "model_id", "timeout", "retries"),
-    "step": ("model", "max_tokens", "retry_malformed", "run", "output"),
-    "chain": ("elements", "output"),
-    "route": ("subject", "cases", "otherwise", "output"),
-    "loop": ("body", "until", "max_iterations", "on_exhausted", "output"),
-    "map": ("body", "over", "concurrency", "on_error", "output"),
-    "ask": ("question", "output"),
-    "input": ("type",),
-    "state": ("type",),
-}
+#: Attributes that are a kind's contract (drawn on the picture; its record's `contract` fields); other attribute
+#: changes are "attribute".
+CONTRACTS: dict[str, tuple[str, ...]] = {kind: contracts(cls) for kind, cls in KINDS.items()}
 #: `tool`: an agent's `files.read_text_file` and `files.write_file` are two `uses` edges to one server.
 _EDGE_ATTRS_IN_KEY = ("chain", "branch", "path", "tool")
 #: Attributes derived from others compared already: an MCP server's fingerprint (its command, url, env, headers).

@@ -1,16 +1,13 @@
-"""Declaration kinds → the attributes each accepts, their value types and defaults.
+"""Declaration kinds (src/plait/core/kinds/) → the attributes each accepts, their value types and defaults.
 
-One table drives attribute checking, normalisation into graph attributes, and
-"did you mean" suggestions for unknown attributes.
+Read from the kind records' field metadata, one table drives attribute
+checking, normalisation into graph attributes, and "did you mean"
+suggestions for unknown attributes.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from plait.core import defaults as D
-from plait.core.graph import RUNNABLE_KINDS
-from plait.core.record import Record, record
+from plait.core.kinds import DECLARED, KINDS, RUNNABLE_KINDS, TOOL_CHOICES, Attr, spec_attrs
 from plait.core.vocab import ERROR_KINDS, PROVIDERS
 
 __all__ = [
@@ -25,120 +22,8 @@ __all__ = [
     "suggest",
 ]
 
-#: What `tool_choice` may say besides a tool's name: the three every wire format with tools understands.
-TOOL_CHOICES = ("auto", "none", "required")
-
-
-@record(kw_only=False)
-class Attr(Record):
-    """How one attribute is written.
-
-    `type` is one of: string, template, number, int, duration, bool, map,
-    ref (one name of `kinds`), refs (a list of such names), symbol (one bare
-    word of `choices`), symbols (a list of them), run (python(...) or
-    http(...)), env (env("NAME")), keep_last (keep_last(N)), until, size
-    (`4MB`, or a whole number of bytes), strings (a non-empty list of
-    strings), names (a list of bare words, not resolved: an MCP server's tool
-    names), env_map (`{ KEY = env("NAME") }` or literal strings).
-    """
-
-    type: str
-    required: bool = False
-    default: Any = None
-    kinds: tuple[str, ...] = ()
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-
-
-SCHEMAS: dict[str, dict[str, Attr]] = {
-    "model": {
-        "temperature": Attr("number", minimum=0, maximum=2),
-        "max_tokens": Attr("int", minimum=1),
-        "timeout": Attr("duration", minimum=0.001),
-        "base_url": Attr("string"),
-        "api_key": Attr("env"),
-        "retries": Attr("int", default=D.MODEL_RETRIES, minimum=0, maximum=10),
-        "headers": Attr("map", default={}),
-        "api": Attr("string", choices=("chat", "responses")),
-        "script": Attr("string"),
-        # The default for agents on this model; a tool name is an agent's own choice (it knows its tools).
-        "tool_choice": Attr("tool_choice", choices=TOOL_CHOICES),
-    },
-    "tool": {
-        "run": Attr("run", required=True),
-        "approval": Attr("symbol", choices=("required", "never"), default="never"),
-        "timeout": Attr("duration", default=D.TOOL_TIMEOUT, minimum=0.001),
-        "result": Attr("symbol", choices=("content", "messages"), default=D.TOOL_RESULT),
-        # Safe to run twice: a resumed run re-runs a call a crash left unknown instead of asking a person.
-        "idempotent": Attr("bool", default=False),
-        # http tools: reach loopback/private/metadata addresses only when asked; cap the body read (bytes).
-        "allow_private": Attr("bool", default=False),
-        "max_response": Attr("size", default=4 * 1024 * 1024, minimum=1),
-    },
-    "agent": {
-        "model": Attr("ref", required=True, kinds=("model",)),
-        "fallback": Attr("refs", kinds=("model",), default=()),
-        "fallback_on": Attr("symbols", choices=ERROR_KINDS),
-        "system": Attr("template"),
-        "tools": Attr("refs", kinds=("tool", "agent", "mcp"), default=()),
-        "max_steps": Attr("int", default=D.MAX_STEPS, minimum=1),
-        "until": Attr("until", default=()),
-        "retry_malformed": Attr("int", default=D.RETRY_MALFORMED, minimum=0),
-        "validate_arguments": Attr("bool", default=True),
-        "history": Attr("keep_last"),
-        "approval": Attr("refs", kinds=("tool", "mcp"), default=()),
-        "tool_timeout": Attr("duration", minimum=0.001),
-        "temperature": Attr("number", minimum=0, maximum=2),
-        "max_tokens": Attr("int", minimum=1),
-        # One of TOOL_CHOICES or one of the agent's `tools` (check_types.tool_choice).
-        "tool_choice": Attr("tool_choice", choices=TOOL_CHOICES),
-        "label": Attr("string"),
-        "source": Attr("string"),
-        "attributes": Attr("map", default={}),
-    },
-    "step": {
-        "model": Attr("ref", required=True, kinds=("model",)),
-        "prompt": Attr("template", required=True),
-        "system": Attr("template"),
-        "max_tokens": Attr("int", minimum=1),
-        "temperature": Attr("number", minimum=0, maximum=2),
-        "retry_malformed": Attr("int", default=D.RETRY_MALFORMED, minimum=0),
-        # A code step: `run = python(...)` instead of `model` and `prompt` (see check_types).
-        "run": Attr("run"),
-    },
-    "consolidate": {
-        "agents": Attr("refs", required=True, kinds=("agent",)),
-        "judge": Attr("ref", required=True, kinds=("model", "agent")),
-        "rounds": Attr("int", default=D.ROUNDS, minimum=1),
-        "task": Attr("template", default=D.TASK),
-    },
-    "parallel": {
-        "on_error": Attr("symbol", choices=("fail", "collect"), default=D.ON_ERROR),
-    },
-    # `max_iterations` is required, but its absence has its own code (P312, unbounded loop).
-    "loop": {
-        "until": Attr("condition"),
-        "max_iterations": Attr("int", minimum=1),
-        "on_exhausted": Attr("symbol", choices=("fail", "last"), default=D.ON_EXHAUSTED),
-    },
-    "map": {
-        "over": Attr("path", required=True),
-        "concurrency": Attr("int", default=D.MAP_CONCURRENCY, minimum=1),
-        "on_error": Attr("symbol", choices=("fail", "collect"), default=D.ON_ERROR),
-    },
-    "ask": {},
-    # Exactly one of `command` and `url` (check_mcp); the tool names are checked against plait.lock there too.
-    "mcp": {
-        "command": Attr("strings"),
-        "url": Attr("string"),
-        "env": Attr("env_map", default={}),
-        "headers": Attr("env_map", default={}),
-        "tools": Attr("names"),
-        "timeout": Attr("duration", default=D.TOOL_TIMEOUT, minimum=0.001),
-        "approval": Attr("names", default=()),
-    },
-}
+#: Declaration kind → attribute name as written → how it is written, in the kind's field order.
+SCHEMAS: dict[str, dict[str, Attr]] = {kind: spec_attrs(KINDS[kind]) for kind in DECLARED}
 
 #: The attributes whose strings are templates (`{{...}}` reads other steps' results), by declaration kind.
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -148,12 +33,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 }
 
 #: The typed blocks (`params`, `output`, `answer`) each kind may have.
-TYPED_BLOCKS: dict[str, tuple[str, ...]] = {
-    "tool": ("params",),
-    "agent": ("output",),
-    "step": ("output",),
-    "ask": ("answer",),
-}
+TYPED_BLOCKS: dict[str, tuple[str, ...]] = {kind: cls.blocks for kind, cls in KINDS.items() if cls.blocks}
 
 
 def a(kind: str) -> str:

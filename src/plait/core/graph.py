@@ -1,4 +1,4 @@
-"""Compiled declarations → typed graph records: one frozen record per node kind, one edge record.
+"""Compiled declarations → the typed graph's records: the node kinds (src/plait/core/kinds/), one edge record.
 
 The compiler builds these (src/plait/compiler/passes/build_graph.py) and everything
 after it (render, diff, `plait graph --json`, the runtime's graph adapter)
@@ -11,15 +11,38 @@ inferred output type (`core.types`).
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator, Protocol, Union, get_args
+from typing import Any, Callable, Iterator, Protocol, get_args
 
-from . import defaults as D
-from .conditions import Condition, condition_text, literal_text
+from .conditions import Condition, condition_text
+from .kinds import (
+    NODE_TYPES,
+    RUNNABLE_KINDS,
+    AgentNode,
+    AskNode,
+    ChainNode,
+    ConsolidateNode,
+    EntryNode,
+    ExitNode,
+    InputNode,
+    JoinNode,
+    LoopNode,
+    MapNode,
+    McpNode,
+    ModelNode,
+    Node,
+    ParallelNode,
+    RouteCase,
+    RouteNode,
+    Runnable,
+    StateNode,
+    StepNode,
+    ToolNode,
+)
+from .kinds.route import Literal
 from .record import Record, field_names, record
 from .source import Span
-from .types import TEXT, Type, to_json_schema
+from .types import Type, to_json_schema
 
 __all__ = [
     "AgentNode",
@@ -53,268 +76,6 @@ __all__ = [
     "node_attrs",
     "record_json",
 ]
-
-Literal = Union[str, int, float, bool]
-
-
-@record
-class Node(Record):
-    """What every node has: its id (`name`), where its name is written, and the declaring file."""
-
-    kind: ClassVar[str] = ""
-    name: str
-    span: Span | None = None
-    #: Absolute path of the declaring file (None for text input and generated `@` nodes).
-    file: str | None = None
-
-
-@record
-class Runnable(Node):
-    """A node a chain can place: it takes an input and produces `output`."""
-
-    output: Type = TEXT
-
-
-@record
-class ModelNode(Node):
-    kind: ClassVar[str] = "model"
-    provider: str = ""
-    model_id: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    base_url: str | None = None
-    #: The environment variable's name; a key's value never reaches the graph.
-    api_key_env: str | None = None
-    retries: int = D.MODEL_RETRIES
-    headers: dict[str, str] = field(default_factory=dict)
-    api: str | None = None
-    script: str | None = None
-    #: "auto", "none" or "required": the default for agents on this model that set none.
-    tool_choice: str | None = None
-
-
-@record
-class ToolNode(Node):
-    kind: ClassVar[str] = "tool"
-    description: str = ""
-    #: JSON Schema object of the arguments.
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    #: {"type": "python", "target": "mod:fn", "base_dir": ...} or {"type": "http", "method", "url", "headers", "body"}.
-    run: dict[str, Any] = field(default_factory=dict)
-    approval: bool = False
-    timeout: float = D.TOOL_TIMEOUT
-    result: str = D.TOOL_RESULT
-    idempotent: bool = False
-
-
-@record
-class McpNode(Node):
-    kind: ClassVar[str] = "mcp"
-    description: str = ""
-    command: tuple[str, ...] | None = None
-    url: str | None = None
-    #: Variable → `{"env": "NAME"}` (read from that environment variable at run time) or a literal string.
-    env: dict[str, str | dict[str, str]] = field(default_factory=dict)
-    #: Header → `{"env": "NAME"}` or a literal string, as `env`.
-    headers: dict[str, str | dict[str, str]] = field(default_factory=dict)
-    #: The allow-list; None is every tool the server offers.
-    tools: tuple[str, ...] | None = None
-    timeout: float = D.TOOL_TIMEOUT
-    #: Tools of this server every agent must get approval for.
-    approval: tuple[str, ...] = ()
-    #: What `plait.lock` beside the declaring file says of this server: "fresh", "stale" (the declaration
-    #: changed since it was locked), "missing" (no lock, or no entry) or "invalid" (the lock cannot be read).
-    lock_state: str = "missing"
-    #: The declaration's fingerprint (`core.mcp_lock.fingerprint`), which a fresh lock entry matches.
-    fingerprint: str = ""
-    #: The locked tools the allow-list keeps, in the lock's order: {"name", "description", "input_schema",
-    #: "output_schema", "annotations"} (the last two None when the server sent none). Empty unless the lock is fresh.
-    offered: tuple[dict[str, Any], ...] = ()
-
-
-@record
-class AgentNode(Runnable):
-    kind: ClassVar[str] = "agent"
-    description: str | None = None
-    model: str = ""
-    fallback: tuple[str, ...] = ()
-    #: None is the default set (core.defaults.FALLBACK_ON).
-    fallback_on: tuple[str, ...] | None = None
-    system: str | None = None
-    #: Tool, agent and mcp ids, in spec order.
-    tools: tuple[str, ...] = ()
-    max_steps: int = D.MAX_STEPS
-    until: tuple[str, ...] = ()
-    until_succeeded: bool = False
-    retry_malformed: int = D.RETRY_MALFORMED
-    validate_arguments: bool = True
-    keep_last: int | None = None
-    approval: tuple[str, ...] = ()
-    tool_timeout: float | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    #: "auto", "none", "required" or one of `tools`; None leaves it to the model's default, then the provider's.
-    tool_choice: str | None = None
-    label: str | None = None
-    source: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-
-
-@record
-class StepNode(Runnable):
-    kind: ClassVar[str] = "step"
-    #: None for a code step (`run = python(...)`).
-    model: str | None = None
-    prompt: str = D.PROMPT
-    system: str | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    retry_malformed: int = D.RETRY_MALFORMED
-    #: A code step's {"type": "python", "target": "mod:fn", "base_dir": ...}; None for a model step.
-    run: dict[str, Any] | None = None
-
-
-@record
-class ChainNode(Runnable):
-    kind: ClassVar[str] = "chain"
-    elements: tuple[str, ...] = ()
-
-
-@record
-class ParallelNode(Runnable):
-    """A parallel is its own fork: its `branch` edges leave it; `join` names the node they meet at."""
-
-    kind: ClassVar[str] = "parallel"
-    branches: tuple[str, ...] = ()
-    on_error: str = D.ON_ERROR
-    join: str = ""
-
-
-@record
-class JoinNode(Node):
-    kind: ClassVar[str] = "join"
-    parallel: str = ""
-
-
-@record
-class ConsolidateNode(Runnable):
-    kind: ClassVar[str] = "consolidate"
-    agents: tuple[str, ...] = ()
-    judge: str = ""
-    rounds: int = D.ROUNDS
-    task: str = D.TASK
-
-
-@record(kw_only=False)
-class RouteCase(Record):
-    """One `LITERAL -> target` line of a route."""
-
-    value: Literal
-    target: str
-    span: Span | None = field(default=None, compare=False)
-
-    @property
-    def label(self) -> str:
-        return literal_text(self.value)
-
-
-@record
-class RouteNode(Runnable):
-    kind: ClassVar[str] = "route"
-    description: str | None = None
-    #: The path switched on, from what the route receives: ("input", "category").
-    subject: tuple[str, ...] = ("input",)
-    cases: tuple[RouteCase, ...] = ()
-    #: The `else` target, or None.
-    otherwise: str | None = None
-
-    def targets(self) -> tuple[str, ...]:
-        """Every case's target, `else` last, without repeats."""
-        out = [c.target for c in self.cases] + ([self.otherwise] if self.otherwise else [])
-        return tuple(dict.fromkeys(out))
-
-
-@record
-class LoopNode(Runnable):
-    kind: ClassVar[str] = "loop"
-    description: str | None = None
-    #: The body's elements in order (one runnable, or an inline chain's elements).
-    body: tuple[str, ...] = ()
-    #: None only in a spec with errors (a loop needs `until` or at least a bound).
-    until: Condition | None = None
-    max_iterations: int | None = None
-    on_exhausted: str = D.ON_EXHAUSTED
-
-
-@record
-class MapNode(Runnable):
-    kind: ClassVar[str] = "map"
-    description: str | None = None
-    body: tuple[str, ...] = ()
-    #: The list's path: ("input", "sections").
-    over: tuple[str, ...] = ("input",)
-    concurrency: int = D.MAP_CONCURRENCY
-    on_error: str = D.ON_ERROR
-
-
-@record
-class AskNode(Runnable):
-    """A question for a person; `output` is the `answer` type (text without one)."""
-
-    kind: ClassVar[str] = "ask"
-    question: str = ""
-
-
-@record
-class InputNode(Node):
-    """`@input`: the run's declared input (`input { ... }`)."""
-
-    kind: ClassVar[str] = "input"
-    type: Type = TEXT
-
-
-@record
-class StateNode(Node):
-    """`@state`: the state keys tools may write and templates read."""
-
-    kind: ClassVar[str] = "state"
-    type: Type = TEXT
-
-
-@record
-class EntryNode(Node):
-    kind: ClassVar[str] = "entry"
-
-
-@record
-class ExitNode(Node):
-    kind: ClassVar[str] = "exit"
-
-
-NODE_TYPES: dict[str, type[Node]] = {
-    cls.kind: cls
-    for cls in (
-        ModelNode,
-        ToolNode,
-        McpNode,
-        AgentNode,
-        StepNode,
-        ChainNode,
-        ParallelNode,
-        JoinNode,
-        ConsolidateNode,
-        RouteNode,
-        LoopNode,
-        MapNode,
-        AskNode,
-        InputNode,
-        StateNode,
-        EntryNode,
-        ExitNode,
-    )
-}
-RUNNABLE_KINDS: frozenset[str] = frozenset(k for k, cls in NODE_TYPES.items() if issubclass(cls, Runnable))
 
 
 @record

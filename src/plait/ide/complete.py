@@ -34,6 +34,8 @@ class Completion:
     #: "declaration" (then `detail` is its kind), "attribute", "block", "field", "value".
     kind: str
     detail: str = ""
+    #: An attribute's doc line (from its kind record, src/plait/core/kinds/), shown beside the item.
+    doc: str = ""
 
 
 _STRING_BODY = r'(?:[^"\\]|\\.|"(?!""))*'
@@ -201,7 +203,7 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         used = top.keys
         for key, attr in schema.items():
             if key not in used:
-                yield Completion(key, "attribute", attr.type + (" (required)" if attr.required else ""))
+                yield Completion(key, "attribute", attr.type + (" (required)" if attr.required else ""), attr.doc)
         for keyword in TYPED_BLOCKS.get(kind, ()):
             yield Completion(keyword, "block", f"{keyword} {{ ... }}")
     elif len(statement) == 2 and statement[1] == "=":

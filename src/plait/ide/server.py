@@ -219,6 +219,7 @@ def build() -> Any:
                 label=item.label,
                 kind=_completion_kind(item, lsp),
                 detail=item.detail or None,
+                documentation=item.doc or None,
             )
             for item in found
         ]

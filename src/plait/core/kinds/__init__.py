@@ -1,0 +1,95 @@
+"""Declaration kind name → its record class: the one registry of kinds.
+
+Each kind is one module here whose record is both the compiled graph's node
+and, through its fields' metadata (`base.attr`), the schema of what a spec
+may write: value types, bounds, choices, defaults, templates, contracts and
+doc lines. Everything else that lists per-kind facts reads them from here:
+the compiler's attribute checks and did-you-mean lists
+(src/plait/compiler/schema.py), `plait diff`'s contracts, the defaults
+(src/plait/core/defaults.py), the editor's completion and the docs' tests.
+"""
+
+from __future__ import annotations
+
+from .agent import AgentNode
+from .ask import AskNode
+from .base import TOOL_CHOICES, Attr, Meta, Node, Runnable, contracts, default_of, metas, spec_attrs
+from .chain import ChainNode
+from .consolidate import ConsolidateNode
+from .ends import EntryNode, ExitNode
+from .input import InputNode
+from .loop import LoopNode
+from .map import MapNode
+from .mcp import McpNode
+from .model import ModelNode
+from .parallel import JoinNode, ParallelNode
+from .route import RouteCase, RouteNode
+from .state import StateNode
+from .step import StepNode
+from .tool import ToolNode
+
+__all__ = [
+    "DECLARED",
+    "KINDS",
+    "NODE_TYPES",
+    "RUNNABLE_KINDS",
+    "TOOL_CHOICES",
+    "AgentNode",
+    "AskNode",
+    "Attr",
+    "ChainNode",
+    "ConsolidateNode",
+    "EntryNode",
+    "ExitNode",
+    "InputNode",
+    "JoinNode",
+    "LoopNode",
+    "MapNode",
+    "McpNode",
+    "Meta",
+    "ModelNode",
+    "Node",
+    "ParallelNode",
+    "RouteCase",
+    "RouteNode",
+    "Runnable",
+    "StateNode",
+    "StepNode",
+    "ToolNode",
+    "contracts",
+    "default_of",
+    "metas",
+    "spec_attrs",
+]
+
+#: The kinds a spec declares, by name.
+KINDS: dict[str, type[Node]] = {
+    cls.kind: cls
+    for cls in (
+        ModelNode,
+        ToolNode,
+        McpNode,
+        AgentNode,
+        StepNode,
+        ChainNode,
+        ParallelNode,
+        ConsolidateNode,
+        RouteNode,
+        LoopNode,
+        MapNode,
+        AskNode,
+        InputNode,
+        StateNode,
+    )
+}
+#: Every node kind the graph holds: the declared ones and the three the compiler adds (a parallel's join, the ends).
+NODE_TYPES: dict[str, type[Node]] = {
+    **{k: KINDS[k] for k in ("model", "tool", "mcp", "agent", "step", "chain", "parallel")},
+    "join": JoinNode,
+    **{k: KINDS[k] for k in ("consolidate", "route", "loop", "map", "ask", "input", "state")},
+    "entry": EntryNode,
+    "exit": ExitNode,
+}
+RUNNABLE_KINDS: frozenset[str] = frozenset(k for k, cls in KINDS.items() if issubclass(cls, Runnable))
+#: Kinds a declaration writes attributes for (in a block), by name.
+DECLARED = tuple(k for k, cls in KINDS.items() if cls.block or spec_attrs(cls))

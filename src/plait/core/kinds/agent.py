@@ -1,0 +1,101 @@
+"""`agent NAME "description" { ... }` → its graph record and attribute schema."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..vocab import ERROR_KINDS
+from .base import TOOL_CHOICES, Attr, Runnable, attr, kind_record
+
+__all__ = ["AgentNode"]
+
+#: LLM calls in one run.
+MAX_STEPS = 16
+#: Malformed replies re-asked (a step's too).
+RETRY_MALFORMED = 0
+
+
+@kind_record
+class AgentNode(Runnable):
+    kind: ClassVar[str] = "agent"
+    blocks: ClassVar[tuple[str, ...]] = ("output",)
+    description: str | None = None
+    model: str = attr(
+        default="", spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
+    )
+    fallback: tuple[str, ...] = attr(
+        default=(),
+        spec=Attr("refs", kinds=("model",), default=()),
+        contract=True,
+        doc="Models tried in order when a call fails.",
+    )
+    #: None is the default set (core.vocab.FALLBACK_KINDS).
+    fallback_on: tuple[str, ...] | None = attr(
+        default=None,
+        spec=Attr("symbols", choices=ERROR_KINDS),
+        contract=True,
+        doc="The error kinds that move to a fallback.",
+    )
+    system: str | None = attr(default=None, spec=Attr("template"), doc="The system prompt (template).")
+    #: Tool, agent and mcp ids, in spec order.
+    tools: tuple[str, ...] = attr(
+        default=(),
+        spec=Attr("refs", kinds=("tool", "agent", "mcp"), default=()),
+        contract=True,
+        doc="Tools, agents (delegated to) and MCP servers or their tools.",
+    )
+    max_steps: int = attr(
+        default=MAX_STEPS,
+        spec=Attr("int", default=MAX_STEPS, minimum=1),
+        contract=True,
+        doc="LLM calls in one run (default 16).",
+    )
+    until: tuple[str, ...] = attr(
+        default=(), spec=Attr("until", default=()), contract=True, doc="The tool calls that end its turn."
+    )
+    until_succeeded: bool = attr(default=False, contract=True, doc="`until = TOOL succeeded`.")
+    retry_malformed: int = attr(
+        default=RETRY_MALFORMED,
+        spec=Attr("int", default=RETRY_MALFORMED, minimum=0),
+        contract=True,
+        doc="Malformed replies reflected on and re-asked (default 0).",
+    )
+    validate_arguments: bool = attr(
+        default=True, spec=Attr("bool", default=True), doc="Check tool arguments against their schema (default true)."
+    )
+    keep_last: int | None = attr(
+        default=None,
+        spec=Attr("keep_last"),
+        spelled="history",
+        contract=True,
+        doc="`keep_last(N)`: the turns of history sent.",
+    )
+    approval: tuple[str, ...] = attr(
+        default=(),
+        spec=Attr("refs", kinds=("tool", "mcp"), default=()),
+        contract=True,
+        doc="Tools whose calls wait for a person's decision.",
+    )
+    tool_timeout: float | None = attr(
+        default=None,
+        spec=Attr("duration", minimum=0.001),
+        contract=True,
+        doc="A deadline for each of its tool calls.",
+    )
+    temperature: float | None = attr(
+        default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+    )
+    max_tokens: int | None = attr(default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have.")
+    #: "auto", "none", "required" or one of `tools`; None leaves it to the model's default, then the provider's.
+    # A tool's name is checked against `tools` by src/plait/compiler/passes/check_types.py.
+    tool_choice: str | None = attr(
+        default=None,
+        spec=Attr("tool_choice", choices=TOOL_CHOICES),
+        contract=True,
+        doc="`auto`, `none`, `required` or one of its tools.",
+    )
+    label: str | None = attr(default=None, spec=Attr("string"), doc="Telemetry: its label.")
+    source: str | None = attr(default=None, spec=Attr("string"), doc="Telemetry: where it comes from.")
+    attributes: dict[str, Any] = attr(
+        default_factory=dict, spec=Attr("map", default={}), doc="Telemetry: attributes on its spans."
+    )

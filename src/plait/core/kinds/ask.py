@@ -1,0 +1,19 @@
+"""`ask NAME "question" { answer { ... } }` → its graph record (an attribute block, no attributes yet)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .base import Runnable, attr, kind_record
+
+__all__ = ["AskNode"]
+
+
+@kind_record
+class AskNode(Runnable):
+    """A question for a person; `output` is the `answer` type (text without one)."""
+
+    kind: ClassVar[str] = "ask"
+    blocks: ClassVar[tuple[str, ...]] = ("answer",)
+    block: ClassVar[bool] = True
+    question: str = attr(default="", contract=True, doc="What the person is asked.")

@@ -1,0 +1,44 @@
+"""`route NAME on PATH { LITERAL -> target ... }` → its graph record (cases, no attributes)."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import ClassVar, Union
+
+from ..conditions import literal_text
+from ..record import Record, record
+from ..source import Span
+from .base import Runnable, attr, kind_record
+
+__all__ = ["Literal", "RouteCase", "RouteNode"]
+
+Literal = Union[str, int, float, bool]
+
+
+@record(kw_only=False)
+class RouteCase(Record):
+    """One `LITERAL -> target` line of a route."""
+
+    value: Literal
+    target: str
+    span: Span | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        return literal_text(self.value)
+
+
+@kind_record
+class RouteNode(Runnable):
+    kind: ClassVar[str] = "route"
+    description: str | None = None
+    #: The path switched on, from what the route receives: ("input", "category").
+    subject: tuple[str, ...] = attr(default=("input",), contract=True, doc="The path switched on.")
+    cases: tuple[RouteCase, ...] = attr(default=(), contract=True, doc="Its `LITERAL -> target` lines.")
+    #: The `else` target, or None.
+    otherwise: str | None = attr(default=None, contract=True, doc="The `else` target.")
+
+    def targets(self) -> tuple[str, ...]:
+        """Every case's target, `else` last, without repeats."""
+        out = [c.target for c in self.cases] + ([self.otherwise] if self.otherwise else [])
+        return tuple(dict.fromkeys(out))

@@ -1,0 +1,44 @@
+"""`step NAME ["description"] { ... }` → its graph record and attribute schema."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .agent import RETRY_MALFORMED
+from .base import Attr, Runnable, attr, kind_record
+
+__all__ = ["StepNode"]
+
+#: What a step sends when it has no prompt (only a code step or the Python API has none).
+PROMPT = "{{input}}"
+
+
+@kind_record
+class StepNode(Runnable):
+    kind: ClassVar[str] = "step"
+    blocks: ClassVar[tuple[str, ...]] = ("output",)
+    #: None for a code step (`run = python(...)`).
+    model: str | None = attr(
+        default=None, spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
+    )
+    prompt: str = attr(
+        default=PROMPT, spec=Attr("template", required=True), doc="What it sends (template; `{{input}}`)."
+    )
+    system: str | None = attr(default=None, spec=Attr("template"), doc="The system prompt (template).")
+    max_tokens: int | None = attr(
+        default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
+    )
+    temperature: float | None = attr(
+        default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+    )
+    retry_malformed: int = attr(
+        default=RETRY_MALFORMED,
+        spec=Attr("int", default=RETRY_MALFORMED, minimum=0),
+        contract=True,
+        doc="Malformed replies reflected on and re-asked (default 0).",
+    )
+    #: A code step's {"type": "python", "target": "mod:fn", "base_dir": ...}; None for a model step.
+    # `run = python(...)` instead of `model` and `prompt` (src/plait/compiler/passes/check_types.py).
+    run: dict[str, Any] | None = attr(
+        default=None, spec=Attr("run"), contract=True, doc='A code step: `python("module:function")`.'
+    )

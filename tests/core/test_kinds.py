@@ -1,0 +1,46 @@
+"""src/plait/core/kinds/: each declaration kind is one record whose fields carry their schema, read by every stage."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from plait.core import kinds
+from plait.core.kinds import KINDS, spec_attrs
+
+LANGUAGE = Path(__file__).resolve().parents[2] / "docs" / "language.md"
+ISSUE_KINDS = ("model", "tool", "mcp", "agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map")
+ISSUE_KINDS += ("ask", "input", "state")
+# Where a kind's reference starts: a `### \`kind NAME` heading or a `- **\`kind NAME` bullet.
+_START = r"^(?:#{{3,4}} |- \*\*)`{kind} "
+_NEXT = re.compile(r"^(?:#{1,4} |- \*\*`)", re.M)
+
+
+def test_every_kind_is_one_record_in_its_own_module():
+    assert set(KINDS) == set(ISSUE_KINDS)
+    for name, cls in KINDS.items():
+        assert cls.kind == name
+        assert cls.__module__ == f"plait.core.kinds.{name}", name
+
+
+def _section(text: str, kind: str) -> str:
+    start = re.search(_START.format(kind=kind), text, re.M)
+    assert start, f"docs/language.md has no reference for `{kind}`"
+    end = _NEXT.search(text, start.end())
+    return text[start.start() : end.start() if end else len(text)]
+
+
+@pytest.mark.parametrize("kind", kinds.DECLARED)
+def test_the_language_reference_names_every_attribute_its_kind_record_declares(kind):
+    """Adding an attribute to a kind record without documenting it fails here (docs/language.md, its kind's entry)."""
+    section = _section(LANGUAGE.read_text(encoding="utf-8"), kind)
+    code = " ".join(re.findall(r"`([^`]+)`", section))
+    missing = [name for name in spec_attrs(KINDS[kind]) if not re.search(rf"(?<![\w.]){name}(?!\w)", code)]
+    assert not missing, f"docs/language.md's `{kind}` entry does not name: {missing}"
+
+
+def test_every_attribute_has_a_doc_line():
+    undocumented = [(k, name) for k in kinds.DECLARED for name, attr in spec_attrs(KINDS[k]).items() if not attr.doc]
+    assert not undocumented
