@@ -65,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",
     "lsp": "the language server on stdio: diagnostics, hover, definition, references, completion, rename, formatting",
+    "serve": "serve specs over HTTP: runs, live events, decisions, OpenAPI, the studio (durable, journaled)",
 }
 
 

@@ -102,7 +102,7 @@ class RunService:
     """The runs of the served specs, in this process; see the module docstring."""
 
     def __init__(self, specs: list[Path], store: str | None) -> None:
-        from plait.runtime.engine import Engine, SpecError
+        from plait.runtime.engine import Engine
         from plait.runtime.store import open_store
 
         self._url = store
@@ -126,10 +126,7 @@ class RunService:
             journal = self._stores.get(where)
             if journal is None:
                 journal = self._stores[where] = open_store(store, str(path.parent))
-            try:
-                engine = Engine.from_spec(path, store=journal)
-            except SpecError as exc:
-                raise ServiceError(f"{path}: {exc}") from None
+            engine = Engine.from_spec(path, store=journal)  # SpecError (its diagnostics) for a spec with errors
             self._engines[name] = engine
             self._by_path[str(path)] = name
             self._infos[name] = SpecInfo(name, path, _entries(engine))
