@@ -26,6 +26,18 @@ def test_definition_and_hover_by_offset(project):
     assert [s.name for s in analysis.outline] == ["fast", "spare", "main"]
 
 
+def test_hover_on_an_attribute_key_shows_its_kind_records_schema_and_doc(project):
+    text = MAIN + 'tool t "T." {\n  run = python("m:f")\n  approval = required\n}\n'
+    path = project("spec.plait", text)
+    analysis = analyse(text, str(path))
+    shown = analysis.hover(text.index("approval") + 2)
+    assert "tool t { approval }" in shown
+    assert "symbol: `required`, `never`. `required`: every call waits for a person's decision." in shown
+    assert analysis.hover(text.index("required") + 1) is None  # a value, not a key
+    assert "agent main" in analysis.hover(MAIN.index("model = fast"))  # a key of the agent: `model`'s line
+    assert "The model it calls." in analysis.hover(MAIN.index("model = fast"))
+
+
 def test_format_document_is_plait_fmt():
     assert format_document("agent main {model=fast}\n", "x.plait") == "agent main { model = fast }\n"
     assert format_document("agent main {\n", "x.plait") is None

@@ -79,6 +79,15 @@ class Analysis:
         occ = occurrence_at(self.names, offset)
         return occ.name if occ else None
 
+    def attribute_at(self, offset: int) -> str | None:
+        """The attribute key under the cursor, described from its kind record (None elsewhere)."""
+        module = self._own()
+        for decl in declarations(module) if module else ():
+            span = getattr(decl, "span", None)
+            if span is not None and span.offset <= offset <= span.end_offset:
+                return _attribute_doc(decl, offset)
+        return None
+
     def definition(self, offset: int) -> Symbol | None:
         name = self.name_at(offset)
         return self.symbols.get(name) if name else None
@@ -92,6 +101,9 @@ class Analysis:
             if d.span.offset <= offset <= max(d.span.end_offset, d.span.offset + 1):
                 what = sections(d.code).get("What it catches", "").strip()
                 parts.append(f"**{d.severity}[{d.code}] {d.name}**: {d.message}\n\n{what}")
+        attribute = self.attribute_at(offset)
+        if attribute is not None:
+            parts.append(attribute)
         symbol = self.definition(offset)
         if symbol is not None:
             lines = [f"```plait\n{symbol.kind} {symbol.name}\n```"]
@@ -100,6 +112,25 @@ class Analysis:
             lines += [f"```plait\n{block}\n```" for block in symbol.blocks]
             parts.append("\n\n".join(lines))
         return "\n\n---\n\n".join(parts) or None
+
+
+def _attribute_doc(decl: Any, offset: int) -> str | None:
+    """Markdown for the attribute key of `decl` written at `offset`: its kind record's schema and doc line."""
+    from plait.compiler.passes._blocks import body_of
+    from plait.compiler.schema import SCHEMAS
+
+    schema = SCHEMAS.get(getattr(decl, "kind", ""), {})
+    body = body_of(decl)
+    for entry in body.attributes if body else ():
+        key = entry.key
+        if key.span.offset <= offset <= key.span.end_offset and key.name in schema:
+            spec = schema[key.name]
+            what = spec.type + (" (required)" if spec.required else "")
+            choices = f": {', '.join(f'`{c}`' for c in spec.choices)}" if spec.choices else ""
+            return (
+                f"```plait\n{decl.kind} {decl.name.name} {{ {key.name} }}\n```\n\n{what}{choices}. {spec.doc}".rstrip()
+            )
+    return None
 
 
 def occurrence_at(found: tuple[Occurrence, ...], offset: int) -> Occurrence | None:
