@@ -212,14 +212,15 @@ class PlaitRequestHandler(RequestHandler):
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
         view = await self._view(params.id)
         if view.status not in ("running", "waiting"):
-            raise TaskNotCancelableError(message=f"task {view.id} is already {view.status}")
+            state = TaskState.Name(task_state(view.status)).removeprefix("TASK_STATE_").lower()
+            raise TaskNotCancelableError(message=f"task {view.id} is already {state}")
         return self.task(await self.service.cancel(view.id))
 
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         view = await self._view(params.id)
-        async for event in self._stream(view.id, None):
+        async for event in self._stream(view.id):
             yield event
 
     # --- messages ---
@@ -234,7 +235,7 @@ class PlaitRequestHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         run_id = await self._submit(params.message)
-        async for event in self._stream(run_id, None):
+        async for event in self._stream(run_id):
             yield event
 
     async def _submit(self, message: Message) -> str:
@@ -242,8 +243,9 @@ class PlaitRequestHandler(RequestHandler):
         if message.task_id:
             view = await self._view(message.task_id)
             if view.status != "waiting":
+                state = TaskState.Name(task_state(view.status)).removeprefix("TASK_STATE_").lower()
                 raise InvalidParamsError(
-                    message=f"task {view.id} is {view.status}: only an input-required task takes a follow-up message"
+                    message=f"task {view.id} is {state}: only an input-required task takes a follow-up message"
                 )
             try:
                 await self.service.decide(view.id, decisions(view, message))
@@ -324,11 +326,14 @@ class PlaitRequestHandler(RequestHandler):
             return new_text_artifact("output", view.output, artifact_id=f"{view.id}-output")
         return new_data_artifact("output", view.output, media_type="application/json", artifact_id=f"{view.id}-output")
 
-    async def _stream(self, run_id: str, after: int | None) -> AsyncIterator[Event]:
-        """The task, a working update per run event (the event in its metadata), then the output and the last state."""
+    async def _stream(self, run_id: str) -> AsyncIterator[Event]:
+        """The task, a working update per run event (the event in its metadata), then the output and the state
+        the run stands at: the stream ends when the run stops, for good or to wait for a person."""
         yield self.task(await self.service.get(run_id))
         context_id = self.contexts.get(run_id, run_id)
-        async for event in self.service.events(run_id, after):
+        async for event in self.service.events(run_id):
+            if event.type == "run_end" and (await self.service.get(run_id)).status != "running":
+                break  # a stop the run has not moved on from (a decision resumes it into the same journal)
             yield TaskStatusUpdateEvent(
                 task_id=run_id,
                 context_id=context_id,

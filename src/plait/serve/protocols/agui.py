@@ -1,15 +1,22 @@
 """A run's events (`RunService.events`) → AG-UI 1.0 events, as Server-Sent Events through the SDK's encoder.
 
-`GET /runs/{id}/events?format=ag-ui` (the HTTP app hands it here). The
-mapping: run_start → RUN_STARTED (thread and run id: the run id); agent and
-model steps → STEP_STARTED / STEP_FINISHED; streamed text → TEXT_MESSAGE_START,
-_CONTENT, _END (a run that streamed none ends with its text output as one
-assistant message); a tool call → TOOL_CALL_START, _ARGS, _END, and its result
-→ TOOL_CALL_RESULT; run_end → RUN_FINISHED (the output as `result`; an
-interrupt outcome naming each pending ask or approval; a cancelled outcome)
-or RUN_ERROR. Every other run event (route, loop, warning, ask, decision...)
-is a CUSTOM event named `plait.<type>`. Each SSE frame carries the run
-event's seq as its `id`, so `Last-Event-ID` resumes as on the plain stream.
+`GET /runs/{id}/events?format=ag-ui` (the HTTP app hands it here). The AG-UI
+thread is the plait run; each stretch of it between a start (or a resume) and
+a stop is an AG-UI run. The mapping: run_start and run_resume → RUN_STARTED
+(a resume's run id is `<run id>-<seq>`, its parent the stretch before); a
+model call (step_start … step_end) → STEP_STARTED, the reply's text as
+TEXT_MESSAGE_START / _CONTENT / _END, STEP_FINISHED; a tool call →
+TOOL_CALL_START, _ARGS, _END, and its result → TOOL_CALL_RESULT; a code step →
+STEP_STARTED / STEP_FINISHED; run_end → RUN_FINISHED (the output as `result`;
+an interrupt outcome naming each pending ask, approval or unknown outcome; a
+cancelled outcome) or RUN_ERROR (an error, max_steps). Every other run event
+(decision, warning, state...) is a CUSTOM event named `plait.<type>`.
+
+The stream ends with the stop the run stands at now, as an AG-UI client
+expects a run's stream to end: a run waiting for a person ends its stream
+with RUN_FINISHED and an interrupt outcome; after the decision, the client
+reads on with `Last-Event-ID` (each frame's `id` is its run event's seq, as on
+the plain stream) and gets the next stretch.
 """
 
 from __future__ import annotations
@@ -49,128 +56,119 @@ __all__ = ["Mapper", "response", "stream"]
 
 @dataclass
 class Mapper:
-    """One run's event → its AG-UI events; remembers the open text message and tool calls."""
+    """One run's events → AG-UI events; remembers the stretch it is in and the steps that are open."""
 
-    run_id: str
-    #: The text message a step is streaming, by the step's name.
-    open_text: dict[str, str] = field(default_factory=dict)
-    #: Tool calls started and not yet ended (TOOL_CALL_END comes before the result).
-    open_calls: set[str] = field(default_factory=set)
-    streamed_text: bool = False
+    thread: str
+    #: The AG-UI run (stretch) the events belong to now.
+    current: str = ""
+    #: Open steps: the path they started at → the step's name (step_end names no step number).
+    steps: dict[str, str] = field(default_factory=dict)
 
     def map(self, event: RunEvent) -> list[BaseEvent]:
+        """Every event but run_end (whose meaning depends on the run's state now: `stopped`)."""
         data, kind = event.data, event.type
         where = "/".join(event.path)
-        if kind == "run_start":
-            return [RunStartedEvent(thread_id=self.run_id, run_id=self.run_id)]
-        if kind in ("agent_start", "agent_end"):
-            cls = StepStartedEvent if kind == "agent_start" else StepFinishedEvent
-            return [cls(step_name=where)]
+        if kind in ("run_start", "run_resume"):
+            parent = self.current or None
+            self.current = self.thread if kind == "run_start" else f"{self.thread}-{event.seq}"
+            return [RunStartedEvent(thread_id=self.thread, run_id=self.current, parent_run_id=parent)]
         if kind == "step_start":
-            return [StepStartedEvent(step_name=f"{where}#{data.get('step', 1)}")]
+            name = self.steps[where] = f"{where}#{data.get('step', 1)}"
+            return [StepStartedEvent(step_name=name)]
         if kind == "step_end":
-            name = f"{where}#{data.get('step', 1)}"
-            out: list[BaseEvent] = self._close_calls()
-            message = self.open_text.pop(name, None)
-            if message is not None:
-                out.append(TextMessageEndEvent(message_id=message))
+            name = self.steps.pop(where, where)
+            out: list[BaseEvent] = []
+            text = data.get("text")
+            if isinstance(text, str) and text:
+                message = f"{self.thread}-{event.seq}"
+                out += [
+                    TextMessageStartEvent(message_id=message, role="assistant"),
+                    TextMessageContentEvent(message_id=message, delta=text),
+                    TextMessageEndEvent(message_id=message),
+                ]
             return [*out, StepFinishedEvent(step_name=name)]
-        if kind == "text":
-            return self._text(f"{where}#{data.get('step', 1)}", event.seq, str(data.get("text") or ""))
         if kind == "tool_call_start":
-            call = str(data.get("call_id"))
-            self.open_calls.add(call)
-            out = [ToolCallStartEvent(tool_call_id=call, tool_call_name=str(data.get("name")))]
+            if not data.get("call_id"):  # a code step's run, journaled as an effect
+                return [StepStartedEvent(step_name=where)]
+            call = str(data["call_id"])
             arguments = data.get("arguments")
-            if arguments:
-                delta = arguments if isinstance(arguments, str) else json.dumps(arguments)
-                out.append(ToolCallArgsEvent(tool_call_id=call, delta=delta))
-            return out
-        if kind == "tool_call_delta":
-            arguments = data.get("arguments")
-            delta = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            return [ToolCallArgsEvent(tool_call_id=str(data.get("call_id")), delta=delta)] if delta else []
-        if kind == "tool_call_end":
-            call = str(data.get("call_id"))
-            out = self._close_calls({call})
-            content = str(data.get("content") or "")
-            return [*out, ToolCallResultEvent(message_id=f"{call}-result", tool_call_id=call, content=content)]
-        if kind == "run_end":
-            return []  # the run's view decides how it ended: `finish`
+            return [
+                ToolCallStartEvent(tool_call_id=call, tool_call_name=str(data.get("tool"))),
+                ToolCallArgsEvent(tool_call_id=call, delta=json.dumps(arguments if arguments is not None else {})),
+                ToolCallEndEvent(tool_call_id=call),
+            ]
+        if kind == "tool_result":
+            if not data.get("call_id"):
+                return [StepFinishedEvent(step_name=where)]
+            call = str(data["call_id"])
+            content = data.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            return [ToolCallResultEvent(message_id=f"{call}-result", tool_call_id=call, content=text, role="tool")]
         return [CustomEvent(name=f"plait.{kind}", value={"seq": event.seq, "path": event.path, "data": data})]
 
-    def _text(self, name: str, seq: int, text: str) -> list[BaseEvent]:
-        if not text:
-            return []
-        self.streamed_text = True
-        out: list[BaseEvent] = []
-        message = self.open_text.get(name)
-        if message is None:
-            message = self.open_text[name] = f"{self.run_id}-{seq}"
-            out.append(TextMessageStartEvent(message_id=message, role="assistant"))
-        out.append(TextMessageContentEvent(message_id=message, delta=text))
-        return out
+    def passed(self, event: RunEvent) -> list[BaseEvent]:
+        """A run_end the run has moved on from (a decision resumed it): the stretch's end, from the event."""
+        data = event.data
+        reason = data.get("stop_reason")
+        if reason in ("interrupt", "pause"):
+            return [self._finished(outcome=_interrupts([_shaped(p) for p in data.get("pending") or []]))]
+        if reason in ("error", "max_steps"):
+            error = data.get("error")
+            message = error.get("message") if isinstance(error, dict) else error
+            return [RunErrorEvent(message=str(message or reason), code=reason)]
+        return [self._finished()]
 
-    def _close_calls(self, only: set[str] | None = None) -> list[BaseEvent]:
-        closing = sorted(self.open_calls if only is None else self.open_calls & only)
-        self.open_calls.difference_update(closing)
-        return [ToolCallEndEvent(tool_call_id=c) for c in closing]
-
-    def finish(self, view: RunView) -> list[BaseEvent]:
-        """The run stopped: close what is open, then RUN_FINISHED or RUN_ERROR from how it ended."""
-        out = self._close_calls()
-        out.extend(TextMessageEndEvent(message_id=m) for m in self.open_text.values())
-        self.open_text.clear()
-        if view.status == "done" and isinstance(view.output, str) and view.output and not self.streamed_text:
-            message = f"{self.run_id}-output"
-            out += [
-                TextMessageStartEvent(message_id=message, role="assistant"),
-                TextMessageContentEvent(message_id=message, delta=view.output),
-                TextMessageEndEvent(message_id=message),
-            ]
+    def stopped(self, view: RunView) -> list[BaseEvent]:
+        """The stop the run stands at now: RUN_FINISHED or RUN_ERROR from its view."""
         if view.status in ("error", "max_steps"):
-            code = "max_steps" if view.status == "max_steps" else None
-            out.append(RunErrorEvent(message=view.error or view.stop_reason or view.status, code=code))
-        elif view.status == "waiting":
-            interrupts = [_interrupt(p) for p in view.pending]
-            outcome = RunFinishedInterruptOutcome(interrupts=interrupts) if interrupts else None
-            out.append(RunFinishedEvent(thread_id=self.run_id, run_id=self.run_id, outcome=outcome))
-        elif view.status == "cancelled":
-            out.append(
-                RunFinishedEvent(thread_id=self.run_id, run_id=self.run_id, outcome=RunFinishedCancelledOutcome())
-            )
-        else:
-            out.append(RunFinishedEvent(thread_id=self.run_id, run_id=self.run_id, result=view.output))
-        return out
+            return [RunErrorEvent(message=view.error or view.stop_reason or view.status, code=view.status)]
+        if view.status == "waiting":
+            return [self._finished(outcome=_interrupts(view.pending))]
+        if view.status == "cancelled":
+            return [self._finished(outcome=RunFinishedCancelledOutcome())]
+        return [self._finished(result=view.output)]
+
+    def _finished(self, **fields: Any) -> RunFinishedEvent:
+        return RunFinishedEvent(thread_id=self.thread, run_id=self.current or self.thread, **fields)
+
+
+def _shaped(item: dict[str, Any]) -> dict[str, Any]:
+    """A pending item as the journal stores it → the RunView shape (`name` for the ask or the tool)."""
+    return {**item, "name": item.get("ask") or item.get("tool") or item.get("name")}
+
+
+def _interrupts(pending: list[dict[str, Any]]) -> RunFinishedInterruptOutcome | None:
+    found = [_interrupt(p) for p in pending]
+    return RunFinishedInterruptOutcome(interrupts=found) if found else None
 
 
 def _interrupt(item: dict[str, Any]) -> Interrupt:
-    kind = str(item.get("kind"))
+    kind = str(item.get("kind") or "approval")
     if kind == "ask":
         return Interrupt(
             id=str(item["id"]), reason="ask", message=item.get("question"), response_schema=item.get("answer_schema")
         )
-    return Interrupt(
-        id=str(item["id"]),
-        reason=kind,
-        message=f"{kind} of `{item.get('name')}`",
-        tool_call_id=str(item["id"]) if kind == "approval" else None,
-    )
+    arguments = json.dumps(item.get("arguments"))
+    what = "approval of" if kind == "approval" else "the unknown outcome of"
+    return Interrupt(id=str(item["id"]), reason=kind, message=f"{what} `{item.get('name')}` with {arguments}")
 
 
 async def stream(service: RunService, run_id: str, after: int | None = None) -> AsyncIterator[str]:
     """The SSE frames: each AG-UI event as the SDK encodes it, behind its run event's `id:`."""
     encoder = EventEncoder()
-    mapper = Mapper(run_id)
-    last = after
+    mapper = Mapper(run_id, current=run_id if after else "")
     async for event in service.events(run_id, after):
-        last = event.seq
-        for mapped in mapper.map(event):
-            yield f"id: {event.seq}\n" + encoder.encode(mapped)
-    view = await service.get(run_id)
-    if view.status != "running":
-        for mapped in mapper.finish(view):
-            yield (f"id: {last}\n" if last is not None else "") + encoder.encode(mapped)
+        if event.type != "run_end":
+            mapped = mapper.map(event)
+        else:
+            view = await service.get(run_id)
+            if view.status != "running":
+                for item in mapper.stopped(view):
+                    yield f"id: {event.seq}\n" + encoder.encode(item)
+                return
+            mapped = mapper.passed(event)
+        for item in mapped:
+            yield f"id: {event.seq}\n" + encoder.encode(item)
 
 
 def response(service: RunService, run_id: str, after: int | None = None) -> StreamingResponse:
