@@ -150,7 +150,10 @@ def build_app(
         return _json(await service.list(query.get("spec") or None, query.get("status") or None, limit))
 
     async def one(request: Request) -> Response:
-        return _json(await service.get(request.path_params["id"]))
+        waited = _wait(request)
+        if waited is None:
+            return _json(await service.get(request.path_params["id"]))
+        return _json(await service.wait(request.path_params["id"], waited))
 
     async def trace(request: Request) -> Response:
         return _json(service.trace(request.path_params["id"]))

@@ -181,7 +181,15 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
         "/runs/{id}": {
             "get": {
                 "summary": "a run: status, output, pending asks and approvals, tokens",
-                "parameters": [run_id],
+                "parameters": [
+                    run_id,
+                    {
+                        "name": "wait",
+                        "in": "query",
+                        "schema": {"type": "string"},
+                        "description": "hold the answer until the run stops (done, waiting, failed) or this long",
+                    },
+                ],
                 "responses": {"200": view, "401": unauthorized, "404": _error("no such run")},
             }
         },
