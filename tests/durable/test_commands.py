@@ -90,12 +90,15 @@ def test_runs_without_a_journal_is_a_one_line_usage_error(tmp_path, capsys):
     )
 
 
-def test_export_prints_the_version_2_snapshot_and_unknown_ids_exit_2(project, capsys):
+def test_export_prints_the_runs_journal_rows_and_unknown_ids_exit_2(project, capsys):
     done = ids(capsys, "--status", "done")[0]["id"]
     code, out, _ = cli(capsys, "runs", "export", done)
     snapshot = json.loads(out)
-    assert code == 0 and snapshot["version"] == 2 and snapshot["run_id"] == done and snapshot["result"]["output"] == "5"
-    assert snapshot["context"]["runs"]["main"]["resume_at"] == "loop_boundary"  # a step name, never an index
+    assert code == 0 and snapshot["version"] == 3 and snapshot["run_id"] == done and snapshot["result"]["output"] == "5"
+    # Made from the journal: every history row of the run, as `plait trace` reads them, and no second copy.
+    journal = project.open()
+    assert snapshot["events"] == json.loads(json.dumps(list(journal.events(done))))
+    assert [e["kind"] for e in snapshot["events"]][0] == "admit" and "context" not in snapshot
     assert (
         cli(capsys, "runs", "export", done, "-o", project.project / "out.json")[0] == 0
         and json.loads((project.project / "out.json").read_text()) == snapshot

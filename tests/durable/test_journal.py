@@ -297,7 +297,7 @@ def test_rows_a_killed_process_left_in_its_segment_are_moved_in_by_the_next_one(
         "j.event('r1', 1, 'tool_intent', 'main#1:c1', {'tool': 'send'})\n"
         "asyncio.run(j.durable())\n"
         "j.admit('r2', 'main', None, 'go')\n"
-        "j.stopped('r2', 'done', {'result': {'output': 'ok'}}, 1, (3, 4))\n"
+        "j.stopped('r2', 'done', {'output': 'ok'}, 1, (3, 4))\n"
         "j.settle()\n"
         "os._exit(0)  # dies without moving its segment into the tables\n"
     )

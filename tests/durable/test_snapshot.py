@@ -21,6 +21,7 @@ RUN_ID = "20261201-143522-471213"
 
 def project(tmp_path: Path) -> Path:
     """The fixture spec, tools and script, with the v1 snapshot where plait 0.1 kept it."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for name in ("spec.plait", "durable_v1_tools.py", "demo.json"):
         shutil.copy(FIXTURE / name, tmp_path / name)
     runs = tmp_path / ".plait" / "runs"
@@ -56,7 +57,50 @@ def test_a_run_stored_by_plait_0_1_resumes_from_its_file_and_goes_on_in_the_jour
     # The add that ran before the snapshot is not run again; the approved send runs once.
     assert [c["name"] for c in result.report.tool_calls] == ["add", "send"]
     go(engine.aclose())
-    assert kinds(Backend(root), RUN_ID)[:2] == ["base", "decision"] and kinds(Backend(root), RUN_ID)[-1] == "stop"
+    # It came into the journal as one row (its snapshot) and resumed from the journal, as every stored run does.
+    assert (
+        kinds(Backend(root), RUN_ID)[:3] == ["base", "resume", "decision"]
+        and kinds(Backend(root), RUN_ID)[-1] == "stop"
+    )
+
+
+def test_an_export_is_the_runs_rows_and_resumes_in_another_project_without_redoing_anything(tmp_path, capsys):
+    from plait.cli import main
+
+    first = project(tmp_path / "a")
+    engine = Engine.from_spec(first / "spec.plait")
+    paused = go(engine.restore(RUN_ID).resume())  # stops again on the send's approval
+    go(engine.aclose())
+    assert paused.stop_reason == "interrupt"
+    assert main(["runs", "export", RUN_ID, "--dir", str(first), "-o", str(tmp_path / "run.json")]) == 0
+    exported = json.loads((tmp_path / "run.json").read_text())
+    # Derived from the journal, nothing else: the run's row and every history row, in order.
+    assert exported["version"] == 3 and exported["result"]["stop_reason"] == "interrupt"
+    assert [e["kind"] for e in exported["events"]] == kinds(Backend(first), RUN_ID)
+    second = project(tmp_path / "b")
+    (second / ".plait" / "runs" / f"{RUN_ID}.json").unlink()
+    other = Engine.from_spec(second / "spec.plait")
+    result = go(other.restore(exported).resume({"main:demo-2-1": "approve"}))
+    go(other.aclose())
+    assert (result.stop_reason, result.output) == ("done", "sent and added")
+    # Replayed from the exported rows: the add is not run again; the send runs once.
+    assert [c["name"] for c in result.report.tool_calls] == ["add", "send"]
+    assert kinds(Backend(second), RUN_ID)[: len(exported["events"])] == [e["kind"] for e in exported["events"]]
+    # Brought in twice is refused: the first copy is resumed by its id.
+    again = Engine.from_spec(second / "spec.plait")
+    with pytest.raises(Exception, match="already in the journal"):
+        again.restore(exported)
+    go(again.aclose())
+
+
+def test_the_journal_keeps_a_stopped_run_once_its_rows_and_an_index_row_with_its_result(tmp_path):
+    root = project(tmp_path)
+    engine = Engine.from_spec(root / "spec.plait")
+    paused = go(engine.restore(RUN_ID).resume())
+    go(engine.aclose())
+    row = Backend(root).open().run(RUN_ID)
+    assert row["result"]["stop_reason"] == paused.stop_reason == "interrupt"
+    assert set(row["snapshot"]) == {"result"}  # no second copy of the run's context beside its rows
 
 
 def test_a_v1_snapshot_given_as_a_dict_loads_too(tmp_path):

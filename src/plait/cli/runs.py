@@ -4,7 +4,7 @@ Runs are kept in `.plait/journal.db` beside their spec (`--dir`, default the
 current directory), or in the PostgreSQL database `--store URL` names
 (default: $PLAIT_STORE, which keeps the password off the command line). `plait runs` lists them (status, entry, started, steps,
 tokens; `--status` filters, `failed` meaning `error`), from index rows a page
-at a time; `export ID` prints a run's JSON snapshot;
+at a time; `export ID` prints a run's rows as JSON;
 `rm ID...` deletes runs; `prune --older-than 30d` deletes every stopped run
 that started before then; `doctor` lists what in the journal cannot be read,
 each with its file, and `doctor --repair` moves it to the quarantine folder
@@ -56,8 +56,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     export = actions.add_parser(
         "export",
-        help="print a run's JSON snapshot (the version-2 snapshot format)",
-        description="Print a run's JSON snapshot: what it stopped with, its decisions and its context.",
+        help="print a run as JSON: its row and every history row (Engine.restore resumes it in another journal)",
+        description="Print a run as JSON (version 3): its entry, input, status and result, and every history row "
+        "the journal holds for it, from which Engine.restore(export) resumes it in another project or store.",
     )
     export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
@@ -241,19 +242,9 @@ def export(journal: Journal, args: argparse.Namespace) -> int:
     row = find_run(journal, args.id)
     if isinstance(row, int):
         return row
-    snapshot = row["snapshot"]
-    if snapshot is None:  # never stopped: what the journal knows, without a context to continue from
-        from plait.runtime.store import SNAPSHOT_VERSION
+    from plait.runtime.store.export import export as exported
 
-        snapshot = {
-            "version": SNAPSHOT_VERSION,
-            "run_id": row["id"],
-            "entry": row["entry"],
-            "input": row["input"],
-            "result": None,
-            "decisions": {},
-            "status": row["status"],
-        }
+    snapshot = exported(journal, row)  # made from the run's rows: the journal stores a run once
     text = json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:

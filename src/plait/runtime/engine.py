@@ -37,7 +37,7 @@ from .outcomes import Decision, Fail
 from .providers.base import Provider
 from .report import RunResult
 from .stepping import iterate
-from .store import SNAPSHOT_VERSION, Journal, legacy_snapshot, lifecycle, open_store, upgrade
+from .store import SNAPSHOT_VERSION, Journal, lifecycle, open_store
 from .store.base import input_too_large
 from plait.core.defaults import MAX_INPUT_BYTES
 from .tools import ToolRunner
@@ -211,25 +211,8 @@ class Engine:
         return Agent(self.new_context(), name)
 
     def restore(self, snapshot: dict[str, Any] | str) -> "Run":
-        """A run from its snapshot (or its stored id), ready to `resume`."""
-        if isinstance(snapshot, str):
-            replayed = lifecycle.replay(self, snapshot)
-            if replayed is not None:
-                return replayed
-            legacy = legacy_snapshot(self.program.base_dir, snapshot) if self.program.base_dir else None
-            if legacy is None:
-                raise AgentError(
-                    "resume_invalid", f"no stored run `{snapshot}`" + (f" in {self.store.where}" if self.store else "")
-                )
-            snapshot = legacy
-        snapshot = upgrade(snapshot)
-        ctx = self.new_context()
-        ctx.load_json(snapshot["context"])
-        run = Run(self, ctx, snapshot["entry"], snapshot["input"], snapshot["run_id"])
-        ctx.decisions = {k: Decision.of(v) for k, v in snapshot.get("decisions", {}).items()}
-        run.last = snapshot.get("result")
-        lifecycle.continue_snapshot(run, snapshot)
-        return run
+        """A stored run (its id), a snapshot (`Run.snapshot()`) or an export (`plait runs export`), ready to `resume`."""
+        return lifecycle.restore(self, snapshot)
 
     async def aclose(self) -> None:
         if self.store is not None:

@@ -7,7 +7,9 @@
 - `urls.open_store`: a store URL (or none) → the journal to open.
 - `run_journal.RunJournal`: one run's rows and, on resume, what they replay.
 - `effects`: the model- and tool-call seams (the effects ledger).
-- `snapshot`: the JSON snapshot's versions (export, and plait 0.1's stored runs).
+- `lifecycle`: a run's start, stop and the one entry back into a stored run (`restore`).
+- `export`: a run's rows → its export (made from the journal, never stored), and any stored form → rows.
+- `snapshot`: the JSON snapshot's versions (`Run.snapshot()`, plait 0.1's stored runs).
 """
 
 from .base import Journal, JournalWriteError, LeaseHeld, StoreError

@@ -127,8 +127,14 @@ class Journal(Protocol):
     def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None: ...
     def acquire(self, run_id: str) -> None: ...
     def stopped(
-        self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]
+        self, run_id: str, status: str, result: dict[str, Any], steps: int, tokens: tuple[int, int]
     ) -> None: ...
+    def import_run(
+        self, run_id: str, entry: str, spec: str | None, input: Any, result: Any, rows: list[dict[str, Any]]
+    ) -> None:
+        """A run from elsewhere (an export's rows, a snapshot as its `base` row) into the journal, unleased."""
+        ...
+
     def run(self, run_id: str) -> dict[str, Any] | None: ...
     def runs(self, status: str | None = None) -> list[dict[str, Any]]: ...
     def listing(self, status: str | None = None, page: int = 500) -> Iterator[dict[str, Any]]: ...
@@ -361,13 +367,47 @@ class SQLJournal:
         self._active += 1
         self._hold(run_id)
 
-    def stopped(self, run_id: str, status: str, snapshot: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
-        """Buffer a stop: the run's row gets its status and export snapshot (the result is its `result`); the lease is let go."""
+    def stopped(self, run_id: str, status: str, result: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
+        """Buffer a stop: the run's row gets its status, counters and result (for listings; everything else about the
+        run is its history rows, what an export is made from); the lease is let go."""
         now = time.time()
-        self.later(q.RUN_STOPPED, (status, now, steps, tokens[0], tokens[1], encode(snapshot), run_id, now))
+        self.later(q.RUN_STOPPED, (status, now, steps, tokens[0], tokens[1], encode({"result": result}), run_id, now))
         self.later(q.RELEASE_LEASE, (run_id, self.owner))
         self._held.discard(run_id)
         self._active = max(0, self._active - 1)
+
+    def import_run(
+        self, run_id: str, entry: str, spec: str | None, input: Any, result: Any, rows: list[dict[str, Any]]
+    ) -> None:
+        """A run from elsewhere into the tables, committed in one transaction and held by nobody (the resume that
+        follows takes its lease); AgentError-free: the caller says what a clash means. Refuses a run id already here."""
+        self.sync()
+        conn = self.conn
+        sql = self.dialect.sql
+        now = time.time()
+        status = result.get("stop_reason") if isinstance(result, dict) else None
+        with self._transaction(conn, exclusive=True):
+            if conn.execute(sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone() is not None:
+                raise KeyError(run_id)
+            conn.execute(
+                sql(q.INSERT_RUN), (run_id, entry, None if spec is None else storable(spec), encode(input), now, now)
+            )
+            conn.execute(sql(q.RUN_IMPORTED), (status or "running", encode({"result": result}), run_id))
+            if rows:
+                self._insert_events(
+                    conn,
+                    [
+                        (
+                            run_id,
+                            r["seq"],
+                            r["kind"],
+                            None if r.get("key") is None else storable(r["key"]),
+                            r.get("at", now),
+                            encode(r["data"]),
+                        )
+                        for r in rows
+                    ],
+                )
 
     def _hold(self, run_id: str) -> None:
         self._held.add(run_id)

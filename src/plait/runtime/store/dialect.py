@@ -79,6 +79,8 @@ RUN_STOPPED = (
     "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
     "WHERE id = ? AND updated <= ?"
 )
+#: A run brought in from elsewhere (an export, plait 0.1's stored file, a snapshot): its status and result.
+RUN_IMPORTED = "UPDATE runs SET status = ?, snapshot = ? WHERE id = ?"
 RELEASE_LEASE = "DELETE FROM leases WHERE run_id = ? AND owner = ?"
 RENEW_LEASES = "UPDATE leases SET expires = ? WHERE owner = ?"
 SELECT_EVENTS = "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq"

@@ -1,9 +1,10 @@
 """A run's life (start, resume, stop) → the journal rows that bracket it; the engine calls one hook per moment.
 
 Kept out of engine.py so the engine reads as it did: `attach` gives a new run
-its journal, `admit` commits the run's row before the first step, `replay`
-rebuilds a stored run from its rows, `take_decisions` records a resume's
-decisions, and `record_stop` writes the stop and the export snapshot.
+its journal, `admit` commits the run's row before the first step, `restore`
+is the one entry back into a stored run (`replay` rebuilds it from its rows),
+`take_decisions` records a resume's decisions, and `record_stop` writes the
+stop and the run's result.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from ..outcomes import EFFECT_ACTIONS, Decision
 from .run_journal import RunJournal
 from .base import LeaseHeld
 from .doctor import quarantined
+from .export import stored_form
+from .snapshot import legacy_snapshot
 
 if TYPE_CHECKING:
     from ..engine import Engine, Run
     from ..report import RunResult
 
-__all__ = ["admit", "attach", "record_stop", "replay", "take_decisions"]
+__all__ = ["admit", "attach", "record_stop", "replay", "restore", "take_decisions"]
 
 
 def attach(run: Run) -> Run:
@@ -44,13 +47,40 @@ async def admit(run: Run) -> None:
         await journal.durable()
 
 
+def restore(engine: Engine, source: dict[str, Any] | str) -> Run:
+    """The one way back into a stored run: its id in the journal, plait 0.1's `.plait/runs/<id>.json`, a snapshot or
+    an export → a Run ready to resume. Whatever is not in the journal yet is put there first (export.stored_form),
+    then every form resumes the same way, from the journal's rows (`replay`)."""
+    store = engine.store
+    if isinstance(source, str):
+        replayed = replay(engine, source)
+        if replayed is not None:
+            return replayed
+        legacy = legacy_snapshot(engine.program.base_dir, source) if engine.program.base_dir else None
+        if legacy is None:
+            raise AgentError("resume_invalid", f"no stored run `{source}`" + (f" in {store.where}" if store else ""))
+        source = legacy
+    run_id, entry, input, result, rows = stored_form(source)
+    if store is None:  # no journal to keep it in: the run goes on in memory, from its snapshot
+        if any(r["kind"] != "base" for r in rows):
+            raise AgentError("resume_invalid", f"run {run_id} is an export of a journal: resume it with a journal")
+        return _rebuild(engine, run_id, entry, input, result, rows[0]["data"], None)
+    try:
+        store.import_run(run_id, entry, engine.spec, input, result, rows)
+    except KeyError:
+        raise AgentError(
+            "resume_invalid", f"run {run_id} is already in the journal {store.where}: resume it by its id"
+        ) from None
+    replayed = replay(engine, run_id)
+    assert replayed is not None  # just committed
+    return replayed
+
+
 def replay(engine: Engine, run_id: str) -> Run | None:
     """A journaled run, ready to resume with its rows replayed; None when the journal does not know it.
 
     Raises AgentError("run_locked") when a live process holds the run's lease.
     """
-    from ..engine import Run
-
     store = engine.store
     if store is None or not store.exists():
         return None
@@ -78,38 +108,38 @@ def replay(engine: Engine, run_id: str) -> Run | None:
     except LeaseHeld as held:
         raise AgentError("run_locked", str(held)) from None
     journal = RunJournal(store, run_id, events)
-    ctx = engine.new_context()
-    if journal.base is not None:  # the run came in from a snapshot: start from it, replay what followed
-        ctx.load_json(journal.base["context"])
-        ctx.decisions = {k: Decision.of(v) for k, v in journal.base.get("decisions", {}).items()}
-    ctx.journal = journal
-    ctx.restore_providers(journal.provider_state)
-    ctx.decisions.update({k: Decision.of(v) for k, v in journal.approvals.items()})
-    answers = getattr(ctx, "answers", None)
-    if answers is not None:
-        answers.update({key: d["answer"] for key, d in journal.decisions_of("ask")})
-    run = Run(engine, ctx, row["entry"], row["input"], run_id)
-    run.last = row["result"]
+    run = _rebuild(engine, run_id, row["entry"], row["input"], row["result"], journal.base, journal)
     journal.record("resume", None, {"owner": store.owner})
     return run
 
 
-def continue_snapshot(run: Run, snapshot: dict[str, Any]) -> None:
-    """A run restored from a JSON snapshot (plait 0.1's store, an export) goes on in the journal.
+def _rebuild(
+    engine: Engine,
+    run_id: str,
+    entry: str,
+    input: Any,
+    result: Any,
+    base: dict[str, Any] | None,
+    journal: RunJournal | None,
+) -> Run:
+    """A run's context: the snapshot it came in from (`base`), then what its journal's rows recorded (None: a run
+    restored in memory, from its snapshot alone)."""
+    from ..engine import Run
 
-    The snapshot is its first row (`base`), so a later resume starts from it and replays only what followed.
-    """
-    store = run.engine.store
-    if store is None:
-        return
-    if store.run(run.id) is not None:
-        raise AgentError("resume_invalid", f"run {run.id} is already in the journal {store.where}: resume it by its id")
-    store.admit(run.id, run.entry, run.engine.spec, run.input)
-    journal = RunJournal(store, run.id, [])
-    journal.admitted = True
-    journal.record("base", None, snapshot)
-    store.flush()
-    run.ctx.journal = journal
+    ctx = engine.new_context()
+    if base is not None:  # the run came in from a snapshot: start from it, replay what followed
+        ctx.load_json(base["context"])
+        ctx.decisions = {k: Decision.of(v) for k, v in base.get("decisions", {}).items()}
+    ctx.journal = journal
+    if journal is not None:
+        ctx.restore_providers(journal.provider_state)
+        ctx.decisions.update({k: Decision.of(v) for k, v in journal.approvals.items()})
+        answers = getattr(ctx, "answers", None)
+        if answers is not None:
+            answers.update({key: d["answer"] for key, d in journal.decisions_of("ask")})
+    run = Run(engine, ctx, entry, input, run_id)
+    run.last = result if isinstance(result, dict) else None
+    return run
 
 
 def take_decisions(
@@ -153,8 +183,7 @@ def record_stop(run: Run, result: RunResult) -> None:
     if journal is None or not journal.admitted:
         return
     report = result.report
-    snapshot = run.snapshot()  # its `result` is result.to_dict()
-    data = snapshot["result"]
+    data = result.to_dict()
     journal.record(
         "stop",
         None,
@@ -166,7 +195,7 @@ def record_stop(run: Run, result: RunResult) -> None:
         },
     )
     journal.store.stopped(
-        run.id, result.stop_reason, snapshot, report.model_calls, (report.input_tokens, report.output_tokens)
+        run.id, result.stop_reason, data, report.model_calls, (report.input_tokens, report.output_tokens)
     )
     try:
         journal.store.settle()
