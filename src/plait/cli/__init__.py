@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from importlib import import_module
 
 EXIT_OK = 0
@@ -39,6 +38,8 @@ EXIT_CODES: dict[int, str] = {
 
 def exit_code_table() -> str:
     """EXIT_CODES as the `--help` epilog block."""
+    import textwrap
+
     rows = (
         textwrap.fill(text, 96, initial_indent=f"  {code:<3} ", subsequent_indent=" " * 6)
         for code, text in EXIT_CODES.items()
@@ -69,13 +70,16 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
-    """The top-level parser, and the chosen command's (None when no command is named)."""
+def _parser(chosen: str | None, helping: bool = True) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
+    """The top-level parser, and the chosen command's (None when no command is named).
+
+    Unless help is asked for (`helping`), a named command's parser is the only one built and no epilog is
+    written: nothing shows them, and making them was a few ms of every `plait check`."""
     chosen_parser = None
     parser = argparse.ArgumentParser(
         prog="plait",
         description="plait: a declarative language for LLM agents. Check, render and run .plait specs.",
-        epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table(),
+        epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table() if helping else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"plait {_version()}")
@@ -85,15 +89,22 @@ def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argum
             module = import_module(f"plait.cli.{name.replace('-', '_')}")
             command = sub.add_parser(name, help=summary, description=summary)
             module.register(command)
-            # The command's own note (if any), then the one table; raw, so the table keeps its lines.
-            raw = command.formatter_class is argparse.RawDescriptionHelpFormatter
-            own = command.epilog if raw or not command.epilog else textwrap.fill(command.epilog)
-            command.epilog = (f"{own}\n\n" if own else "") + exit_code_table()
-            command.formatter_class = argparse.RawDescriptionHelpFormatter
+            if helping:
+                _epilog(command)
             chosen_parser = command
-        else:
+        elif helping or chosen is None:
             sub.add_parser(name, help=summary, add_help=False)
     return parser, chosen_parser
+
+
+def _epilog(command: argparse.ArgumentParser) -> None:
+    """The command's own note (if any), then the one table; raw, so the table keeps its lines."""
+    import textwrap
+
+    raw = command.formatter_class is argparse.RawDescriptionHelpFormatter
+    own = command.epilog if raw or not command.epilog else textwrap.fill(command.epilog)
+    command.epilog = (f"{own}\n\n" if own else "") + exit_code_table()
+    command.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def print_diagnostics(diagnostics: list, sources: dict, **options) -> None:
@@ -112,7 +123,8 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), None)
-    parser, command = _parser(chosen if chosen in COMMANDS else None)
+    helping = not argv or "-h" in argv or "--help" in argv
+    parser, command = _parser(chosen if chosen in COMMANDS else None, helping)
     args, extra = parser.parse_known_args(argv)
     if extra:  # `plait check --bogus`: the command's usage, not the top level's (exit 2 either way)
         (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")
