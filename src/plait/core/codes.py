@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
-from importlib import import_module, resources
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from plait.core.record import Record, record
@@ -93,6 +93,8 @@ def declared() -> dict[str, Code]:
 @cache
 def catalogue() -> dict[str, Code]:
     """Every code with its documentation (`CODES`): each home's declarations and their `explain/` files."""
+    from importlib import resources  # not at the top: it imports tempfile and more, ~2 ms a check never needs
+
     out: dict[str, Code] = {}
     for home in HOMES:
         module = import_module(home)
