@@ -18,7 +18,7 @@ function el(tag, attrs, ...kids) {
     else if (k in e && k !== 'list') e[k] = v;
     else e.setAttribute(k, v === true ? '' : v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
@@ -30,7 +30,11 @@ const pill = status => el('span', {class: 'pill ' + status}, status);
 function when(v) {
   if (v === null || v === undefined || v === '') return '';
   const d = new Date(typeof v === 'number' ? v * 1000 : v);
-  return isNaN(d) ? String(v) : d.toLocaleString([], {dateStyle: 'short', timeStyle: 'medium'});
+  if (isNaN(d)) return String(v);
+  // Today's runs by their time alone: the list stays one line at 1280 pixels.
+  const today = d.toDateString() === new Date().toDateString();
+  return today ? d.toLocaleTimeString([], {hour: '2-digit', minute: '2-digit', second: '2-digit'})
+    : d.toLocaleString([], {dateStyle: 'medium', timeStyle: 'short'});
 }
 const cost = c => (c === null || c === undefined ? null : '$' + Number(c).toFixed(c < 0.01 ? 5 : 4));
 const tokens = t => (t ? (t.input || 0) + (t.output || 0) : 0);
@@ -298,8 +302,11 @@ async function loadGraph(spec) {
 const marks = {visited: new Set(), active: null, waiting: null};
 function nodeOf(path) {
   // path[-1] names the node; a nested position (a branch, a tool) falls back to the nearest drawn ancestor.
+  // A call's position reads `agent:model-step-call` and a model request's `agent#step`: the agent is the node.
   for (let i = (path || []).length - 1; i >= 0; i--) {
-    if (document.getElementById('plait:' + path[i])) return path[i];
+    for (const id of [path[i], String(path[i]).split(/[:#]/)[0]]) {
+      if (document.getElementById('plait:' + id)) return id;
+    }
   }
   return null;
 }
@@ -325,11 +332,16 @@ function onEvent(ev) {
   } else if ((type === 'interrupt' || type === 'ask' || type === 'pause') && node) {
     marks.waiting = node;
     if (marks.active === node) marks.active = null;
-  } else if (type === 'ask_answered' || type === 'decision') {
+  } else if (type === 'ask_answered' || type === 'decision' || type === 'run_resume') {
+    if (marks.waiting) marks.visited.add(marks.waiting);
+    if (node && type === 'ask_answered') marks.visited.add(node);
     marks.waiting = null;
   } else if (type === 'run_end') {
     if (marks.active) marks.visited.add(marks.active);
     marks.active = null;
+    // A run that stops for a person ends this leg with what it waits for: that node waits.
+    const pending = (ev.data && ev.data.pending) || [];
+    marks.waiting = pending.length ? nodeOf(pending[0].path || String(pending[0].id).split('/')) : null;
   }
   paintGraph();
 }
@@ -555,6 +567,10 @@ function renderRun() {
     for (const p of v.pending || []) { const n = nodeOf(String(p.id).split('/')); if (n) { marks.waiting = n; break; } }
     paintGraph();
   }
+  // Keep a half-written answer: the panel is rebuilt only when what it shows changed.
+  const key = JSON.stringify([v.id, v.status, v.pending, v.output, v.error, v.tokens, v.cost, v.ended]);
+  if ($('#panel').dataset.key === key) return;
+  $('#panel').dataset.key = key;
   const facts = [['entry', v.entry], ['started', when(v.started)], ['ended', when(v.ended)],
     ['tokens', (v.tokens ? v.tokens.input + ' in / ' + v.tokens.output + ' out' : '')], ['cost', cost(v.cost)],
     ['stop', v.stop_reason]].filter(([, x]) => x);
@@ -565,7 +581,10 @@ function renderRun() {
     el('div', {class: 'actions'},
       TERMINAL.has(v.status) ? null : el('button', {type: 'button', class: 'bad', name: 'cancel', async onclick(e) {
         e.target.disabled = true;
-        try { state.view = await post('/runs/' + encodeURIComponent(v.id) + '/cancel', {}); renderRun(); } catch (err) { alert(err.message); }
+        try { state.view = await post('/runs/' + encodeURIComponent(v.id) + '/cancel', {}); renderRun(); } catch (err) {
+          e.target.disabled = false;
+          e.target.after(el('p', {class: 'error'}, err.message));
+        }
       }}, 'Cancel run'),
       el('button', {type: 'button', name: 'new', onclick: () => go(v.spec, null)}, 'New run')));
   const parts = [summary, ...(v.pending || []).map(p => decisionCard(p, v.id))];
@@ -574,10 +593,6 @@ function renderRun() {
   }
   const old = $('#timeline');
   parts.push(el('div', {class: 'card'}, el('h2', {}, 'Timeline'), old || el('ol', {class: 'timeline', id: 'timeline'})));
-  // Keep a half-written answer: the panel is rebuilt only when what it shows changed.
-  const key = JSON.stringify([v.status, v.pending, v.output, v.error, v.tokens, v.cost, v.ended]);
-  if ($('#panel').dataset.key === key && $('#panel').dataset.run === v.id) return;
-  $('#panel').dataset.key = key; $('#panel').dataset.run = v.id;
   $('#panel').replaceChildren(...parts);
   $('#where').textContent = v.spec + ' › ' + v.id;
 }

@@ -1,0 +1,307 @@
+"""The studio in a real browser: a real `plait serve` on loopback, Debian's Chromium driven by Playwright.
+
+One run goes through everything a person does in the studio: the token asked for
+once, a run started from the form generated from the entry's input type (with a
+mistake caught before sending), the graph showing where the run is (the step it
+passed, the ask it waits at, the agent whose call runs), an ask answered, a bad
+edit refused, the call approved, and the timeline and output shown. Text the run
+produced that looks like markup is shown as text. Screenshots are kept (under
+tmp_path, and copied to $PLAIT_ARTIFACTS when it is set) and each is checked for
+layout at 1280x800: nothing wider than the window, the drawing inside it.
+
+Nothing waits on time: the page is waited on by selector, and the approved tool
+blocks on a loopback socket the test opens, so the page can be looked at while
+the call runs, until the test lets it finish.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the studio tests need playwright (the test extra)")
+pytest.importorskip("starlette", reason="plait serve needs the serve extra")
+CHROMIUM = "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():  # pragma: no cover - .ci/run installs it
+    pytest.skip("the studio tests need Debian's chromium (apt-get install chromium)", allow_module_level=True)
+
+#: Debian's Chromium, headless, with nothing that reaches past loopback.
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TOKEN = "studio-test-token-5f1c2a"
+
+SPEC = """plait 0.2
+
+model fast = "scripted/fast" { script = "purchase.replies.json" }
+
+input {
+  item:     string "What the requester wants to buy"
+  amount:   float "Its price, in EUR"
+  priority: "low" | "normal" | "urgent"
+  express:  bool
+}
+
+step assess "Assess a purchase request." {
+  model  = fast
+  prompt = "Assess this purchase request: {{run.input.item}} for {{run.input.amount}} EUR."
+  output {
+    risk:   "low" | "high"
+    reason: string
+  }
+}
+
+ask approval "Approve buying {{run.input.item}}? Risk: {{input.risk}} ({{input.reason}})" {
+  answer {
+    decision: "approve" | "reject"
+    note:     string? "Optional, for the requester"
+  }
+}
+
+tool place_order "Place the order." {
+  params {
+    item:   string
+    amount: float
+  }
+  run      = python("purchase_tools:place_order")
+  approval = required
+}
+
+agent buyer "Place the order." {
+  model  = fast
+  system = "Place the order with the tool."
+  tools  = [place_order]
+}
+
+chain main = assess -> approval -> buyer
+"""
+REPLIES = {
+    # Model text that looks like markup: the page must show it, never parse it.
+    "assess": [{"output": {"risk": "high", "reason": "Above the <b>500 EUR</b> limit."}}],
+    "buyer": [
+        {"tool_calls": [{"name": "place_order", "arguments": {"item": "a laptop", "amount": 1200.0}}]},
+        {"text": "Ordered <script>window.pwned = 1</script> the laptop."},
+    ],
+}
+TOOLS = """
+import os
+import socket
+
+
+def place_order(item: str, amount: float) -> str:
+    # Held open until the test has seen the call running in the browser, then let go by it.
+    with socket.create_connection(("127.0.0.1", int(os.environ["STUDIO_GATE_PORT"])), timeout=120) as gate:
+        gate.recv(1)
+    return f"order 42 placed: {item} for {amount} EUR"
+"""
+
+
+@pytest.fixture
+def gate() -> Iterator[socket.socket]:
+    """The loopback socket the approved tool connects to and waits on."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(120)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path, gate: socket.socket) -> Iterator[str]:
+    """`plait serve` on a free loopback port with a bearer token; its base URL."""
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / "purchase.plait").write_text(SPEC)
+    (folder / "purchase.replies.json").write_text(json.dumps(REPLIES))
+    (folder / "purchase_tools.py").write_text(TOOLS)
+    env = os.environ | {"PLAIT_SERVE_TOKEN": TOKEN, "STUDIO_GATE_PORT": str(gate.getsockname()[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plait", "serve", str(folder / "purchase.plait"), "--port", "0"],
+        cwd=folder,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    # The start line names the port; it is printed once the socket listens.
+    line = proc.stderr.readline()
+    if " on http://" not in line:
+        proc.kill()
+        rest = proc.stderr.read()
+        proc.wait()
+        proc.stderr.close()
+        pytest.fail(f"plait serve did not start: {line}{rest}")
+    # Keep reading its stderr so the server never blocks on a full pipe.
+    log: list[str] = []
+    drain = threading.Thread(target=lambda: log.extend(proc.stderr or ()), daemon=True)
+    drain.start()
+    try:
+        yield line.split(" on ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        drain.join()
+        proc.stderr.close()
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.errors = errors  # type: ignore[attr-defined]
+            yield page
+        finally:
+            browser.close()
+
+
+def snapshot(page: Any, tmp_path: Path, name: str) -> Path:
+    """A screenshot kept as an artifact, after the layout facts every view must hold at 1280x800."""
+    facts = page.evaluate(
+        """() => {
+        const svg = document.querySelector('#canvas svg');
+        const box = svg ? svg.getBoundingClientRect() : null;
+        const canvas = document.querySelector('#canvas').getBoundingClientRect();
+        return {scroll: document.documentElement.scrollWidth, bodyScroll: document.body.scrollWidth,
+                width: innerWidth, height: innerHeight, svg: box && [box.left, box.top, box.right, box.bottom],
+                canvas: [canvas.left, canvas.top, canvas.right, canvas.bottom],
+                wide: [...document.querySelectorAll('#side, #picture, #detail')]
+                  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.id)};
+    }"""
+    )
+    assert facts["scroll"] <= facts["width"] and facts["bodyScroll"] <= facts["width"], f"{name}: wider than the window"
+    assert facts["wide"] == [], f"{name}: these panes scroll sideways: {facts['wide']}"
+    if facts["svg"] is not None:
+        left, top, right, bottom = facts["svg"]
+        assert 0 <= left and 0 <= top and right <= facts["width"] and bottom <= facts["height"], f"{name}: {facts}"
+        c_left, c_top, c_right, c_bottom = facts["canvas"]
+        assert c_left <= left + 1 and c_top <= top + 1 and right <= c_right + 1 and bottom <= c_bottom + 1
+    path = tmp_path / f"studio-{name}.png"
+    page.screenshot(path=str(path))
+    if os.environ.get("PLAIT_ARTIFACTS"):
+        into = Path(os.environ["PLAIT_ARTIFACTS"]) / "studio"
+        into.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, into / path.name)
+    return path
+
+
+def node_class(page: Any, node: str) -> list[str]:
+    return (page.get_attribute(f'[id="plait:{node}"]', "class") or "").split()
+
+
+def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, gate: socket.socket, tmp_path: Path):
+    page.goto(served + "/")
+    # The API answers 401 without the token: the page asks for it once.
+    page.wait_for_selector("#token-dialog[open]")
+    snapshot(page, tmp_path, "1-token")
+    page.fill("#token-input", TOKEN)
+    page.click("#token-form button[type=submit]")
+    page.wait_for_selector("#specs button[data-spec=purchase]")
+    page.wait_for_selector('#canvas svg [id="plait:assess"]')
+    page.wait_for_selector("#start form")
+    assert page.evaluate("sessionStorage.getItem('plait-serve-token')") == TOKEN
+
+    # The form follows the input type: text, a checked number, a select for the enum, a checkbox for the bool.
+    assert page.get_attribute("#start input[name=item]", "type") == "text"
+    assert page.get_attribute("#start input[name=amount]", "type") == "number"
+    assert page.eval_on_selector_all("#start select[name=priority] option", "os => os.map(o => o.textContent)") == [
+        "low",
+        "normal",
+        "urgent",
+    ]
+    assert page.get_attribute("#start input[name=express]", "type") == "checkbox"
+    snapshot(page, tmp_path, "2-start")
+
+    # A missing number is caught before anything is sent.
+    page.fill("#start input[name=item]", "a laptop")
+    page.click("#start button[type=submit]")
+    assert "amount" in page.text_content("#start .error")
+    assert "invalid" in (page.get_attribute("#start input[name=amount]", "class") or "")
+    assert page.locator("#runs button[data-run]").count() == 0
+
+    page.fill("#start input[name=amount]", "1200.5")
+    page.select_option("#start select[name=priority]", label="urgent")
+    page.check("#start input[name=express]")
+    page.click("#start button[type=submit]")
+
+    # The run stops at the ask: the step it passed is done, the ask waits, its question is text, not markup.
+    ask = page.wait_for_selector(".pending[data-kind=ask]")
+    page.wait_for_selector('[id="plait:approval"].waiting')
+    assert "visited" in node_class(page, "assess")
+    question = ask.query_selector(".question")
+    assert question is not None
+    assert "<b>500 EUR</b>" in question.text_content()
+    assert question.query_selector("b") is None
+    page.wait_for_selector("#timeline li.model_call")
+    snapshot(page, tmp_path, "3-ask")
+
+    ask.query_selector("select[name=decision]").select_option(label="approve")
+    ask.query_selector("input[name=note]").fill("fine, use the framework contract")
+    ask.query_selector("button[type=submit]").click()
+
+    # Next, the agent's call waits for approval, with its arguments shown.
+    card = page.wait_for_selector(".pending[data-kind=approval]")
+    page.wait_for_selector('[id="plait:buyer"].waiting')
+    assert "visited" in node_class(page, "approval")
+    assert json.loads(card.query_selector("pre.arguments").text_content()) == {"item": "a laptop", "amount": 1200.0}
+    # An edit is checked before it is sent: broken JSON stays here with a message, and the run still waits.
+    card.query_selector("button[name=edit]").click()
+    card.query_selector("textarea[name=arguments]").fill('{"item": "a laptop",')
+    card.query_selector("button[name=edit]").click()
+    assert "not valid JSON" in card.query_selector(".error").text_content()
+    snapshot(page, tmp_path, "4-approval")
+    assert page.text_content("#run .pill") == "waiting"
+
+    card.query_selector("button[name=approve]").click()
+    # The approved call runs (held by the gate): the agent is highlighted as running.
+    page.wait_for_selector('[id="plait:buyer"].active')
+    snapshot(page, tmp_path, "5-running")
+    conn, _ = gate.accept()
+    with conn:
+        conn.sendall(b"x")
+
+    page.wait_for_selector("#run .pill.done")
+    page.wait_for_selector("#output")
+    output = page.text_content("#output pre")
+    assert "<script>window.pwned = 1</script>" in output
+    assert page.evaluate("window.pwned") is None
+    # The timeline: the model calls with their tokens, the tool call with its result, both decisions.
+    page.wait_for_selector("#timeline li.tool_call .result")
+    assert "order 42 placed: a laptop" in page.text_content("#timeline li.tool_call .result")
+    decisions = page.eval_on_selector_all("#timeline li.decision", "ls => ls.map(l => l.textContent)")
+    assert any("approval" in d and "approve" in d for d in decisions), decisions
+    assert any("fine, use the framework contract" in d for d in decisions), decisions
+    assert "tokens" in page.text_content("#timeline li.model_call .tl-meta")
+    for node in ("assess", "approval", "buyer"):
+        assert "visited" in node_class(page, node), node
+    assert page.eval_on_selector_all("#canvas g.node.active, #canvas g.node.waiting", "ns => ns.length") == 0
+    # The list of runs catches up: the run is listed as done.
+    page.wait_for_selector("#runs .pill.done")
+    snapshot(page, tmp_path, "6-done")
+    assert page.errors == []  # type: ignore[attr-defined]
