@@ -304,4 +304,6 @@ def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, g
     # The list of runs catches up: the run is listed as done.
     page.wait_for_selector("#runs .pill.done")
     snapshot(page, tmp_path, "6-done")
+    page.eval_on_selector("#detail", "d => d.scrollTo(0, d.scrollHeight)")
+    snapshot(page, tmp_path, "7-timeline")
     assert page.errors == []  # type: ignore[attr-defined]

@@ -354,7 +354,7 @@ async function follow(runId) {
   closeStream();
   const ctrl = new AbortController();
   state.stream = ctrl;
-  $('#conn').textContent = 'live';
+  $('#conn').textContent = '● live';
   try {
     const r = await request('/runs/' + encodeURIComponent(runId) + '/events', {
       signal: ctrl.signal, headers: state.lastSeq ? {'Last-Event-ID': String(state.lastSeq)} : {}});
@@ -531,6 +531,8 @@ function timelineItem(i) {
       detail !== undefined && detail !== null ? el('pre', {class: 'text'}, show(detail)) : null);
   }
   if (i.kind === 'admit') return li('admit', 'input', i.entry ? 'entry ' + i.entry : '', i.input !== undefined ? el('pre', {class: 'text'}, show(i.input)) : null);
+  // Which process took the run up is the journal's business, not the reader's.
+  if (i.kind === 'resume') return li('resume', 'resumed', null);
   if (i.kind === 'stop') return li('stop', 'stopped · ' + (i.stop_reason || ''), i.pending ? i.pending.length + ' pending' : '');
   const rest = Object.assign({}, i); delete rest.t; delete rest.seq; delete rest.kind;
   return li(i.kind, i.kind, null, Object.keys(rest).length ? el('pre', {class: 'text'}, show(rest)) : null);
@@ -570,8 +572,11 @@ function renderRun() {
   // Keep a half-written answer: the panel is rebuilt only when what it shows changed.
   const key = JSON.stringify([v.id, v.status, v.pending, v.output, v.error, v.tokens, v.cost, v.ended]);
   if ($('#panel').dataset.key === key) return;
+  const moved = $('#panel').dataset.status !== v.status;
   $('#panel').dataset.key = key;
-  const facts = [['entry', v.entry], ['started', when(v.started)], ['ended', when(v.ended)],
+  $('#panel').dataset.status = v.status;
+  if (moved) loadRuns();  // the list shows the new status too
+  const facts = [['entry', v.entry], ['started', when(v.started)], ['ended', TERMINAL.has(v.status) ? when(v.ended) : ''],
     ['tokens', (v.tokens ? v.tokens.input + ' in / ' + v.tokens.output + ' out' : '')], ['cost', cost(v.cost)],
     ['stop', v.stop_reason]].filter(([, x]) => x);
   const summary = el('div', {class: 'card', id: 'run'},
