@@ -86,7 +86,7 @@ def append(line, idempotency_key=""):
         while (HERE / "hold.txt").exists():  # released (or the process killed) by the test
             time.sleep(0.01)
     with (HERE / "effects.txt").open("a") as fh:
-        fh.write(line + "\\n")
+        fh.write(f"{line} {idempotency_key}\\n")
     return "appended " + line
 """
 

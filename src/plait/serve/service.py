@@ -147,6 +147,7 @@ class RunService:
 
     async def start(self, spec: str, entry: str | None, input: Any) -> str:
         from plait.runtime.errors import AgentError
+        from plait.runtime.store import lifecycle
 
         engine = self.engine(spec)
         try:
@@ -154,7 +155,14 @@ class RunService:
         except AgentError as exc:
             raise ServiceError(exc.message) from None
         self._live[run.id] = (spec, run.entry)
-        self._drive(run, run._wait())
+        try:
+            # The run's row is committed before its id is handed out: any server on the store can find it at once
+            # (the run's own start then finds it admitted).
+            await lifecycle.admit(run)
+        except BaseException:
+            self._live.pop(run.id, None)
+            raise
+        self._drive(run, _finish(run))
         return run.id
 
     def _drive(self, run: "Run", work: Any) -> None:
@@ -405,6 +413,10 @@ class RunService:
                 await task
         for engine in self._engines.values():
             await engine.aclose()
+
+
+async def _finish(run: "Run") -> Any:
+    return await run
 
 
 def _status(stored: str) -> str:
