@@ -335,6 +335,11 @@ class RunService:
             action = d.get("action")
             if action not in ACTIONS:
                 raise ServiceError(f"{where}.action: one of {', '.join(ACTIONS)}, not {action!r}")
+            if action == "raise_budget":  # docs/decisions.md: no plait stop is a budget a person can raise
+                raise ServiceError(
+                    f"{where}.action: raise_budget: this run waits on no budget (a run that reaches its agent's "
+                    "max_steps stops; raise max_steps in the spec and start it again)"
+                )
             target = pending.get(d["id"]) or names.get(d["id"])
             if target is None:
                 raise ServiceError(f"{where}.id: no pending {d['id']!r}; pending: {', '.join(pending) or 'none'}")
