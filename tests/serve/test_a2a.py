@@ -17,6 +17,7 @@ from a2a.helpers.proto_helpers import new_text_part  # noqa: E402
 from a2a.types.a2a_pb2 import (  # noqa: E402
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
     Role,
     SendMessageRequest,
     TaskState,
@@ -86,6 +87,10 @@ def test_an_ask_is_input_required_and_the_follow_up_message_answers_it(tmp_path)
                 await last(client, user(new_text_part("send"), task_id=first.id))
             except A2AError as exc:
                 again = str(exc)
+            try:
+                await client.cancel_task(CancelTaskRequest(id=first.id))
+            except A2AError as exc:
+                again += f" | {exc}"
             return first, got, done, again
 
     with serving(specs) as base:
@@ -98,6 +103,7 @@ def test_an_ask_is_input_required_and_the_follow_up_message_answers_it(tmp_path)
     assert done.id == first.id and done.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_artifact_text(done.artifacts[0]) == "sent"
     assert again is not None and "is completed: only an input-required task takes a follow-up" in again
+    assert f"task {first.id} is already completed" in again
 
 
 def test_streaming_a_typed_entry_ends_completed_with_its_output_as_data(tmp_path):
@@ -135,6 +141,8 @@ def test_an_approval_rejected_by_text_and_a_waiting_task_cancelled(tmp_path):
                 unclear = str(exc)
             other = (await last(client, user(new_text_part("add again")))).task
             cancelled = await client.cancel_task(CancelTaskRequest(id=other.id))
+            waiting = await client.list_tasks(ListTasksRequest(status=TaskState.TASK_STATE_INPUT_REQUIRED))
+            assert [t.id for t in waiting.tasks] == [first.id]
             rejected = (await last(client, user(new_text_part("reject not now"), task_id=first.id))).task
             return first, unclear, cancelled, rejected
 

@@ -205,8 +205,10 @@ class PlaitRequestHandler(RequestHandler):
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         views = await self.service.list(limit=params.page_size or 100)
         tasks = [self.task(v) for v in views]
-        if params.HasField("status"):
+        if params.status != TaskState.TASK_STATE_UNSPECIFIED:
             tasks = [t for t in tasks if t.status.state == params.status]
+        if params.context_id:
+            tasks = [t for t in tasks if t.context_id == params.context_id]
         return ListTasksResponse(tasks=tasks, page_size=len(tasks), total_size=len(tasks))
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
