@@ -102,6 +102,24 @@ REPLIES = {
         {"text": "Ordered <script>window.pwned = 1</script> the laptop."},
     ],
 }
+#: Nested input: a list and an object, an optional field inside it, a whole number.
+SURVEY = """plait 0.2
+
+model fast = "scripted/fast" { script = "survey.replies.json" }
+
+input {
+  title:  string "What the survey is about"
+  tags:   list[string]
+  place:  object { city: string, zip: int? }
+  weight: int
+}
+
+step summarise "Summarise a survey." {
+  model  = fast
+  prompt = "Summarise this survey: {{run.input.title}}"
+}
+"""
+SURVEY_REPLIES = {"summarise": [{"text": "A survey about Lisbon."}]}
 TOOLS = """
 import os
 import socket
@@ -132,9 +150,11 @@ def served(tmp_path: Path, gate: socket.socket) -> Iterator[str]:
     (folder / "purchase.plait").write_text(SPEC)
     (folder / "purchase.replies.json").write_text(json.dumps(REPLIES))
     (folder / "purchase_tools.py").write_text(TOOLS)
+    (folder / "survey.plait").write_text(SURVEY)
+    (folder / "survey.replies.json").write_text(json.dumps(SURVEY_REPLIES))
     env = os.environ | {"PLAIT_SERVE_TOKEN": TOKEN, "STUDIO_GATE_PORT": str(gate.getsockname()[1])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "plait", "serve", str(folder / "purchase.plait"), "--port", "0"],
+        [sys.executable, "-m", "plait", "serve", str(folder), "--port", "0"],
         cwd=folder,
         env=env,
         stderr=subprocess.PIPE,
@@ -215,13 +235,19 @@ def node_class(page: Any, node: str) -> list[str]:
     return (page.get_attribute(f'[id="plait:{node}"]', "class") or "").split()
 
 
-def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, gate: socket.socket, tmp_path: Path):
-    page.goto(served + "/")
+def sign_in(page: Any, url: str, tmp_path: Path | None = None) -> None:
+    page.goto(url)
     # The API answers 401 without the token: the page asks for it once.
     page.wait_for_selector("#token-dialog[open]")
-    snapshot(page, tmp_path, "1-token")
+    if tmp_path is not None:
+        snapshot(page, tmp_path, "1-token")
     page.fill("#token-input", TOKEN)
     page.click("#token-form button[type=submit]")
+    page.wait_for_selector("#token-dialog:not([open])", state="attached")
+
+
+def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, gate: socket.socket, tmp_path: Path):
+    sign_in(page, served + "/#spec=purchase", tmp_path)
     page.wait_for_selector("#specs button[data-spec=purchase]")
     page.wait_for_selector('#canvas svg [id="plait:assess"]')
     page.wait_for_selector("#start form")
@@ -306,4 +332,36 @@ def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, g
     snapshot(page, tmp_path, "6-done")
     page.eval_on_selector("#detail", "d => d.scrollTo(0, d.scrollHeight)")
     snapshot(page, tmp_path, "7-timeline")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_nested_input_form_in_the_browser(served: str, page: Any, tmp_path: Path):
+    sign_in(page, served + "/#spec=survey")
+    page.wait_for_selector("#start form")
+    page.wait_for_selector('#canvas svg [id="plait:summarise"]')
+    page.fill("#start input[name=title]", "office move")
+    # A list: items added one by one (and one removed again); an object: its fields in a group.
+    for _ in range(3):
+        page.click("#start fieldset:has(> legend:text-is('tags')) button:text-is('+ add')")
+    page.fill('#start input[name="tags[0]"]', "lisbon")
+    page.fill('#start input[name="tags[1]"]', "dropped")
+    page.fill('#start input[name="tags[2]"]', "desks")
+    page.click('#start .item:has(input[name="tags[1]"]) button[title=remove]')
+    page.fill("#start fieldset input[name=city]", "Lisbon")
+    # An integer field refuses a fraction before anything is sent; the optional zip may stay empty.
+    page.fill("#start input[name=weight]", "2.5")
+    page.click("#start button[type=submit]")
+    assert "whole number" in page.text_content("#start .error")
+    snapshot(page, tmp_path, "nested-form")
+    page.fill("#start input[name=weight]", "3")
+    page.click("#start button[type=submit]")
+    page.wait_for_selector("#run .pill.done")
+    page.wait_for_selector("#timeline li.admit pre")
+    sent = json.loads(page.text_content("#timeline li.admit pre"))
+    # The zip was left out (the run admits it as null).
+    assert sent.pop("place") in ({"city": "Lisbon"}, {"city": "Lisbon", "zip": None})
+    assert sent == {"title": "office move", "tags": ["lisbon", "desks"], "weight": 3}
+    assert "A survey about Lisbon." in page.text_content("#output pre")
+    assert "visited" in node_class(page, "summarise")
+    snapshot(page, tmp_path, "nested-done")
     assert page.errors == []  # type: ignore[attr-defined]

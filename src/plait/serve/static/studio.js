@@ -220,7 +220,14 @@ function shaped(b) {
   return w / h < a ? [x - (h * a - w) / 2, y, h * a, h] : [x, y - (w / a - h) / 2, w, w / a];
 }
 const applyBox = () => view && view.svg.setAttribute('viewBox', view.box.join(' '));
-const fit = () => { if (view) { view.box = shaped(view.whole.slice()); applyBox(); } };
+// A small drawing is shown at its own size, centred, rather than blown up to the pane; a large one is fitted.
+function fit() {
+  if (!view) return;
+  const r = canvas.getBoundingClientRect(), o = view.whole;
+  if (o[2] <= r.width * 0.75 && o[3] <= r.height * 0.75) { actual(); return; }
+  view.box = shaped(o.slice());
+  applyBox();
+}
 function zoom(f, fx, fy) {
   if (!view) return;
   const b = view.box, w = b[2] * f, h = b[3] * f;
@@ -347,6 +354,7 @@ function onEvent(ev) {
 }
 
 // ---- the event stream: fetch (EventSource cannot send the bearer token), resumed with Last-Event-ID -------------
+let retry = 1000;
 function closeStream() {
   if (state.stream) { state.stream.abort(); state.stream = null; }
 }
@@ -382,12 +390,20 @@ async function follow(runId) {
         soon();
       }
     }
+    retry = 1000;
   } catch (e) {
     if (e.name === 'AbortError') return;
   } finally {
     if (state.stream === ctrl) { state.stream = null; $('#conn').textContent = ''; }
   }
-  if (state.run === runId) refreshRun();
+  if (state.run !== runId) return;
+  await refreshRun();
+  // A stream cut before the run finished (a restart, a proxy's timeout): read on from the last event seen.
+  if (state.run === runId && !state.stream && state.view && !TERMINAL.has(state.view.status)) {
+    $('#conn').textContent = 'reconnecting…';
+    retry = Math.min(retry * 2, 15000);
+    setTimeout(() => { if (state.run === runId && !state.stream) follow(runId); }, retry);
+  }
 }
 // Many events arrive together: the run, its timeline and the list are fetched again once they settle.
 function soon() {
