@@ -95,3 +95,13 @@ def test_plait_mcp_serve_refuses_a_missing_spec_in_one_line(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == f"plait mcp serve: no such spec: {tmp_path / 'nope.plait'}"
+
+
+def test_plait_mcp_serve_prints_a_broken_spec_s_diagnostics_on_stderr_and_exits_1(tmp_path):
+    spec = tmp_path / "bad.plait"
+    spec.write_text("plait 0.2\nagent main { model = nope }\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "mcp", "serve", str(spec)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "error[P101]: undefined name `nope`" in done.stderr and "Traceback" not in done.stderr

@@ -95,14 +95,25 @@ def _serve(args: argparse.Namespace) -> int:
     if problem:
         print(clean(f"plait mcp serve: {problem}"), file=sys.stderr)
         return EXIT_USAGE
+    import plait
+
+    try:
+        compiled = plait.compile(spec)
+    except (OSError, ValueError) as exc:
+        print(clean(f"plait mcp serve: cannot read {args.spec}: {exc}"), file=sys.stderr)
+        return EXIT_ERRORS
+    if not compiled.ok:
+        print_diagnostics(compiled.diagnostics, compiled.sources)  # on stderr: stdout is the protocol's
+        return EXIT_ERRORS
+    from plait.runtime.store import StoreError
     from plait.serve.protocols.mcp_server import serve_stdio
     from plait.serve.service import RunService, ServiceError
 
     try:
         service = RunService([spec], args.store)
-    except ServiceError as exc:
+    except (ServiceError, StoreError) as exc:
         print(clean(f"plait mcp serve: {exc}"), file=sys.stderr)
-        return EXIT_ERRORS
+        return EXIT_USAGE if isinstance(exc, StoreError) else EXIT_ERRORS
 
     async def serve() -> None:
         try:
