@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from plait.core.kinds import KINDS
 from plait.core.record import Record, record
 from plait.dsl import ast
 from plait.core.diagnostics import Findings
@@ -13,6 +14,7 @@ from plait.core.source import Span
 
 from plait.core.types import ObjectType, Type
 
+from .draft import Draft
 from .graph import AgentGraph
 from .schema import Hints
 
@@ -53,8 +55,8 @@ class CompileContext:
     hints: Hints = field(default_factory=Hints)
     #: name -> declaration, in declaration order (first wins on duplicates).
     decls: dict[str, Any] = field(default_factory=dict)
-    #: name -> normalised attribute values (defaults filled in), for the graph.
-    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: name -> its checked, normalised attribute values (defaults filled in), on their way to its kind record.
+    values: dict[str, Draft] = field(default_factory=dict)
     #: name -> attribute -> the span of the value as written.
     spans: dict[str, dict[str, Span]] = field(default_factory=dict)
     references: list[Reference] = field(default_factory=list)
@@ -73,6 +75,13 @@ class CompileContext:
     def __post_init__(self) -> None:
         if not isinstance(self.diagnostics, Findings):  # a plain list from a caller: the same limit applies
             self.diagnostics = Findings(self.diagnostics)
+
+    def draft(self, name: str) -> Draft:
+        """The declaration's `Draft`, made empty for its kind on first use."""
+        draft = self.values.get(name)
+        if draft is None:
+            draft = self.values[name] = Draft(KINDS[self.decls[name].kind])
+        return draft
 
     def kind(self, name: str) -> str | None:
         decl = self.decls.get(name)

@@ -21,6 +21,7 @@ from plait.core.source import Span
 from .context import CompileContext, unrepeated
 from .entry import roots
 from .passes.infer_types import members
+from .draft import NOTHING
 
 __all__ = ["Frame", "Instance", "RunGraph", "instance_budget", "walk"]
 
@@ -300,7 +301,7 @@ def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:
     """A map's item type at this instance: the item of the list its `over` names (any when unknown)."""
     from .paths import resolve  # the path resolver also reads flow's frames
 
-    over = ctx.values.get(inst.name, {}).get("over")
+    over = ctx.values.get(inst.name, NOTHING).get("over")
     if not over:
         return t.ANY
     found = resolve(ctx, inst, tuple(over))

@@ -1,6 +1,6 @@
 """Normalised declarations → AgentGraph node records and edges (see docs/graph.md).
 
-Attribute values come from the checked, normalised `ctx.values`; the shapes
+Attribute values come from each declaration's checked, normalised `Draft` (`ctx.values`); the shapes
 only the AST holds (a route's cases, a condition) are read from the
 declaration. Output types are infer_types' (`ctx.types`), the run input and
 state types check_types' (`ctx.input_type`, `ctx.state_type`).
@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 from plait.core import conditions as c
 from plait.core import graph as g
-from plait.core.graph import Edge, node_attrs
+from plait.core.graph import Edge
 from plait.core.source import Span
 
 from ..context import CompileContext, unrepeated
+from ..draft import Draft
 from ..entry import entry_point
 from ..graph import AgentGraph
 
@@ -40,11 +41,6 @@ class _Files:
         if file is None:
             file = self._resolved[span.file] = str(Path(span.file).resolve())
         return file
-
-
-def _pick(cls: type[g.Node], values: dict[str, Any]) -> dict[str, Any]:
-    """The record's attributes that `values` sets (None leaves the record's default)."""
-    return {k: v for k in node_attrs(cls) if k != "output" and (v := values.get(k)) is not None}
 
 
 def _attr(block: Any, key: str) -> Any:
@@ -96,8 +92,8 @@ class _Builder:
     def base(self, name: str, span: Span | None) -> dict[str, Any]:
         return {"name": name, "span": span, "file": self.file(span)}
 
-    def values(self, name: str) -> dict[str, Any]:
-        return self.ctx.values.get(name, {})
+    def values(self, name: str) -> Draft:
+        return self.ctx.draft(name)
 
     def output(self, name: str) -> dict[str, Any]:
         """The runnable's inferred output type as a record field (text, the record's default, when unknown)."""
@@ -113,9 +109,7 @@ class _Builder:
         kind, span = decl.kind, decl.name.span
         values = self.values(name)
         cls = g.NODE_TYPES[kind]
-        attrs = _pick(cls, values)
-        if kind == "agent" and values.get("history") is not None:
-            attrs["keep_last"] = values["history"]
+        attrs = values.fields()
         if issubclass(cls, g.Runnable):
             attrs.update(self.output(name))
         if kind == "parallel":
@@ -207,7 +201,7 @@ class _Builder:
         self.graph.add(g.AskNode(**self.base(name, decl.name.span), question=decl.question.value, **self.output(name)))
 
     def mcp(self, name: str, decl: Any) -> None:
-        self.graph.add(g.McpNode(**self.base(name, decl.name.span), **_pick(g.McpNode, self.values(name))))
+        self.graph.add(g.McpNode(**self.base(name, decl.name.span), **self.values(name).fields()))
 
     def blocks(self) -> None:
         """`input { ... }` and `state { ... }` → `@input` / `@state` (the first of each; duplicates are the checks')."""

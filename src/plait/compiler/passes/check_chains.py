@@ -40,7 +40,7 @@ def _elements(ctx: CompileContext, owner: str, elements: tuple[ast.ChainElement,
 def check_chains(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
         if isinstance(decl, ast.ChainDecl):
-            ctx.values[name] = {"elements": _elements(ctx, name, decl.elements)}
+            ctx.draft(name)["elements"] = _elements(ctx, name, decl.elements)
         elif isinstance(decl, ast.ParallelDecl):
             branches = []
             for item in decl.branches.items:
@@ -48,6 +48,6 @@ def check_chains(ctx: CompileContext) -> None:
                     ctx.diagnostics.append(make("P203", "parallel branches must be names", item.span))
                 elif _resolved(ctx, item.name):
                     branches.append(item.name)
-            ctx.values[name]["branches"] = tuple(branches)
+            ctx.draft(name)["branches"] = tuple(branches)
         elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
-            ctx.values[name]["body"] = _elements(ctx, name, decl.body)
+            ctx.draft(name)["body"] = _elements(ctx, name, decl.body)

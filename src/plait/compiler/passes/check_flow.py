@@ -27,6 +27,7 @@ from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
 from ..schema import TEMPLATES, suggest
 from .infer_types import members
+from ..draft import NOTHING
 
 if TYPE_CHECKING:
     import ast as pyast
@@ -212,7 +213,7 @@ class _Flow:
 
     def map(self, inst: Instance, decl: ast.MapDecl) -> None:
         entry = decl.block.get("over")
-        over = self.ctx.values.get(decl.name.name, {}).get("over")
+        over = self.ctx.values.get(decl.name.name, NOTHING).get("over")
         if entry is None or not over:
             return
         path = ".".join(over)
@@ -446,7 +447,7 @@ def check_flow(ctx: CompileContext) -> None:
             flow.route(inst, decl)
         elif isinstance(decl, ast.MapDecl):
             flow.map(inst, decl)
-        elif isinstance(decl, ast.StepDecl) and isinstance(ctx.values.get(inst.name, {}).get("run"), dict):
+        elif isinstance(decl, ast.StepDecl) and isinstance(ctx.values.get(inst.name, NOTHING).get("run"), dict):
             flow.code_step(inst, decl)
     for decl in ctx.decls.values():
         if isinstance(decl, ast.RouteDecl):

@@ -24,6 +24,7 @@ from plait.dsl import ast
 from ..context import CompileContext, Reference
 from ..schema import Hints
 from .check_types import folder
+from ..draft import NOTHING
 
 if TYPE_CHECKING:  # imported when a spec declares a server (plait check start-up)
     from plait.core.mcp_lock import Lock
@@ -60,7 +61,7 @@ def check_mcp(ctx: CompileContext) -> None:
     #: Names are kept as dict keys throughout: in order for messages, and cheap to test against.
     locked: dict[str, dict[str, None] | None] = {}
     for name, decl in servers.items():
-        values = ctx.values.setdefault(name, {})
+        values = ctx.draft(name)
         values["fingerprint"] = fingerprint(
             command=values.get("command"), url=values.get("url"), env=values.get("env"), headers=values.get("headers")
         )
@@ -398,7 +399,7 @@ def _visible(ctx: CompileContext, ref: Reference) -> list[tuple[str, str]] | Non
         return [(ref.target, f"{ctx.kind(ref.target)} `{ref.target}`")]
     if ref.member is not None:
         return [(ref.member, f"`{ref.target}.{ref.member}`")]
-    values = ctx.values.get(ref.target, {})
+    values = ctx.values.get(ref.target, NOTHING)
     if values.get("lock_state") == "fresh":
         names = [t["name"] for t in values.get("offered", ())]
     elif values.get("tools") is not None:

@@ -326,7 +326,7 @@ class _Checker:
 
     def block(self, name: str, kind: str, body: ast.Block | None) -> None:
         schema = SCHEMAS[kind]
-        values = self.ctx.values.setdefault(name, {})
+        values = self.ctx.draft(name)
         spans = self.ctx.spans.setdefault(name, {})
         seen: dict[str, ast.Attribute] = {}
         for entry in body.attributes if body else ():
@@ -375,7 +375,6 @@ class _Checker:
                 values[key] = spec.default
             elif values.get(key) is None:
                 values[key] = spec.default
-        values.setdefault("until_succeeded", False)
         if code_step:
             for key in ("model", "prompt"):
                 if key in seen:
@@ -466,7 +465,9 @@ class _Checker:
         name = decl.name.name
         self.block(name, decl.kind, body_of(decl))
         description = getattr(decl, "description", None)
-        self.ctx.values[name]["description"] = description.value if description else None
+        draft = self.ctx.draft(name)
+        if draft.declares("description"):  # a step's, a parallel's or an ask's is not drawn
+            draft["description"] = description.value if description else None
 
 
 def check_types(ctx: CompileContext) -> None:

@@ -17,6 +17,7 @@ from plait.dsl import ast
 from ..context import CompileContext
 from ..types import block_type
 from ._blocks import body_of
+from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P209 = declare(
@@ -81,7 +82,7 @@ def declared_types(ctx: CompileContext) -> dict[str, t.Type]:
 def members(ctx: CompileContext, name: str) -> tuple[str, ...]:
     """The runnables whose outputs make up `name`'s (elements, branches, cases, body), in order."""
     decl = ctx.decls.get(name)
-    values = ctx.values.get(name, {})
+    values = ctx.values.get(name, NOTHING)
     if decl is None:  # an inline parallel
         owner = name.split("/", 1)[0]
         for pid, inline in ctx.inline_parallels.get(owner, ()):

@@ -192,7 +192,7 @@ def resolve_names(ctx: CompileContext) -> None:
     resolver = Resolver(ctx)
     for name, decl in ctx.decls.items():
         kind = decl.kind
-        values = ctx.values.setdefault(name, {})
+        values = ctx.draft(name)
         schema = SCHEMAS.get(kind, {})
         for entry in settled(body_of(decl), schema):
             spec = schema[entry.key.name]

@@ -14,6 +14,7 @@ from plait.core.source import Span
 
 from plait.core.codes import make
 from ..context import CompileContext
+from ..draft import NOTHING
 
 __all__ = ["CODE", "agent_lists"]
 
@@ -23,7 +24,7 @@ CODE = "P204"
 def agent_lists(ctx: CompileContext) -> None:
     seen_fallback: dict[str, dict[str, Span]] = {}
     for ref in ctx.references:
-        values = ctx.values.get(ref.owner, {})
+        values = ctx.values.get(ref.owner, NOTHING)
         spans = ctx.spans.get(ref.owner, {})
         if ref.attr == "approval" and ref.target not in (values.get("tools") or ()):
             labels = [Label(spans["tools"], "the agent's tools")] if "tools" in spans else []

@@ -13,6 +13,7 @@ from plait.core.source import Span
 
 from plait.core.codes import declare, make
 from ..context import CompileContext
+from ..draft import Draft
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P302 = declare("P302", "model-unreachable", Severity.ERROR, "a model the agent cannot reach")
@@ -24,7 +25,7 @@ CODE = "P302"
 _HOW = {"model": "calls it", "fallback": "falls back to it", "judge": "is judged by it"}
 
 
-def _problem(name: str, values: dict, ctx: CompileContext) -> tuple[str, Span, Fix] | None:
+def _problem(name: str, values: Draft, ctx: CompileContext) -> tuple[str, Span, Fix] | None:
     provider = values.get("provider")
     decl = ctx.decls[name]
     if provider == "openai-compatible" and not values.get("base_url"):

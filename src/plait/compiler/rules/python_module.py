@@ -27,6 +27,7 @@ from plait.core.source import Span
 
 from ..context import CompileContext
 from ..schema import suggest
+from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P317 = declare(
@@ -144,7 +145,7 @@ def _signature(
     named = args.posonlyargs + args.args + args.kwonlyargs
     if not any(a.annotation is not None for a in named) and fn.returns is None:
         return []  # no hints: the function says nothing to check against
-    schema = ctx.values.get(owner, {}).get("parameters") or {}
+    schema = ctx.values.get(owner, NOTHING).get("parameters") or {}
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
     positional = args.posonlyargs + args.args
@@ -282,7 +283,7 @@ def python_module(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
         if decl.kind not in ("tool", "step"):
             continue
-        run = ctx.values.get(name, {}).get("run")
+        run = ctx.values.get(name, NOTHING).get("run")
         if not isinstance(run, dict) or run.get("type") != "python":
             continue
         span = ctx.spans.get(name, {}).get("run", decl.name.span)

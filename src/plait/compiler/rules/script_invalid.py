@@ -27,6 +27,7 @@ from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..passes.check_mcp import tool_names
 from ..schema import ERROR_KINDS, suggest
+from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P307 = declare("P307", "script-invalid", Severity.ERROR, "a scripted model's replies file is missing or does not parse")
@@ -145,7 +146,7 @@ def _problems(ctx: CompileContext, model: str, script: Any) -> Iterator[str]:
 
 def script_invalid(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
-        values = ctx.values.get(name, {})
+        values = ctx.values.get(name, NOTHING)
         if decl.kind != "model" or values.get("provider") != "scripted" or not values.get("script"):
             continue
         path = Path(values["script"])

@@ -20,6 +20,7 @@ from ..context import CompileContext
 from ..schema import TEMPLATES, suggest
 from ._placeholders import Placeholder, placeholders
 from .literal_secret import looks_secret
+from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P401 = declare("P401", "unresolved-template", Severity.ERROR, "a template path that cannot resolve")
@@ -76,7 +77,7 @@ def _malformed(p: Placeholder) -> Diagnostic:
 
 
 def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diagnostic]:
-    params = list((ctx.values.get(owner, {}).get("parameters") or {}).get("properties", {}))
+    params = list((ctx.values.get(owner, NOTHING).get("parameters") or {}).get("properties", {}))
     head = p.parts[0]
     if head in params or head == "state":
         return
