@@ -20,6 +20,7 @@ from a2a.types.a2a_pb2 import (  # noqa: E402
     ListTasksRequest,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
 from a2a.utils.errors import A2AError  # noqa: E402
@@ -80,6 +81,10 @@ def test_an_ask_is_input_required_and_the_follow_up_message_answers_it(tmp_path)
             client = await create_client(base, ClientConfig(httpx_client=http, streaming=False))
             first = (await last(client, user(new_data_part(TICKET)))).task
             got = await client.get_task(GetTaskRequest(id=first.id))
+            streaming = await create_client(base, ClientConfig(httpx_client=http, streaming=True))
+            watched = [r async for r in streaming.subscribe(SubscribeToTaskRequest(id=first.id))]
+            assert watched[0].task.id == first.id
+            assert watched[-1].status_update.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
             reply = user(new_text_part('{"decision": "send"}'), task_id=first.id)
             done = (await last(client, reply)).task
             again = None
