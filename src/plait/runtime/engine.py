@@ -40,15 +40,13 @@ from .stepping import iterate
 from .store import SNAPSHOT_VERSION, Journal, lifecycle, open_store
 from .store.base import input_too_large
 from plait.core.defaults import MAX_INPUT_BYTES
+from plait.core.kinds import RUNNABLE_KINDS
 from .tools import ToolRunner
 
 if TYPE_CHECKING:
     from plait.core.graph import GraphView
 
 __all__ = ["Engine", "Run", "SpecError"]
-
-#: What `start` may begin at (the config kinds a run can be).
-RUNNABLE_KINDS = frozenset({"agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"})
 
 
 class SpecError(Exception):
