@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,10 +232,6 @@ def snapshot(page: Any, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def node_class(page: Any, node: str) -> list[str]:
-    return (page.get_attribute(f'[id="plait:{node}"]', "class") or "").split()
-
-
 def sign_in(page: Any, url: str, tmp_path: Path | None = None) -> None:
     page.goto(url)
     # The API answers 401 without the token: the page asks for it once.
@@ -279,7 +276,7 @@ def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, g
     # The run stops at the ask: the step it passed is done, the ask waits, its question is text, not markup.
     ask = page.wait_for_selector(".pending[data-kind=ask]")
     page.wait_for_selector('[id="plait:approval"].waiting')
-    assert "visited" in node_class(page, "assess")
+    page.wait_for_selector('[id="plait:assess"].visited')
     question = ask.query_selector(".question")
     assert question is not None
     assert "<b>500 EUR</b>" in question.text_content()
@@ -294,7 +291,7 @@ def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, g
     # Next, the agent's call waits for approval, with its arguments shown.
     card = page.wait_for_selector(".pending[data-kind=approval]")
     page.wait_for_selector('[id="plait:buyer"].waiting')
-    assert "visited" in node_class(page, "approval")
+    page.wait_for_selector('[id="plait:approval"].visited')
     assert json.loads(card.query_selector("pre.arguments").text_content()) == {"item": "a laptop", "amount": 1200.0}
     # An edit is checked before it is sent: broken JSON stays here with a message, and the run still waits.
     card.query_selector("button[name=edit]").click()
@@ -325,8 +322,8 @@ def test_start_watch_answer_and_approve_in_the_browser(served: str, page: Any, g
     assert any("fine, use the framework contract" in d for d in decisions), decisions
     assert "tokens" in page.text_content("#timeline li.model_call .tl-meta")
     for node in ("assess", "approval", "buyer"):
-        assert "visited" in node_class(page, node), node
-    assert page.eval_on_selector_all("#canvas g.node.active, #canvas g.node.waiting", "ns => ns.length") == 0
+        page.wait_for_selector(f'[id="plait:{node}"].visited')
+    page.wait_for_selector("#canvas g.node.active, #canvas g.node.waiting", state="detached")
     # The list of runs catches up: the run is listed as done.
     page.wait_for_selector("#runs .pill.done")
     snapshot(page, tmp_path, "6-done")
@@ -362,6 +359,47 @@ def test_nested_input_form_in_the_browser(served: str, page: Any, tmp_path: Path
     assert sent.pop("place") in ({"city": "Lisbon"}, {"city": "Lisbon", "zip": None})
     assert sent == {"title": "office move", "tags": ["lisbon", "desks"], "weight": 3}
     assert "A survey about Lisbon." in page.text_content("#output pre")
-    assert "visited" in node_class(page, "summarise")
+    page.wait_for_selector('[id="plait:summarise"].visited')
     snapshot(page, tmp_path, "nested-done")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_open_a_waiting_run_and_edit_the_call(served: str, page: Any, gate: socket.socket, tmp_path: Path):
+    # A run started by another client (plain HTTP), waiting at its ask: the studio opens on it by link.
+    body = json.dumps(
+        {"spec": "purchase", "input": {"item": "a desk", "amount": 300, "priority": "low", "express": False}}
+    )
+    request = urllib.request.Request(
+        served + "/runs?wait=60s",
+        data=body.encode(),
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        run = json.loads(reply.read())
+    assert run["status"] == "waiting"
+    sign_in(page, f"{served}/#spec=purchase&run={run['id']}")
+    # The events so far are replayed onto the graph: the step done, the ask waiting.
+    ask = page.wait_for_selector(".pending[data-kind=ask]")
+    page.wait_for_selector('[id="plait:approval"].waiting')
+    page.wait_for_selector('[id="plait:assess"].visited')
+    snapshot(page, tmp_path, "opened-waiting")
+    ask.query_selector("select[name=decision]").select_option(label="approve")
+    ask.query_selector("button[type=submit]").click()
+
+    # The call is edited: new arguments as JSON, sent once they parse.
+    card = page.wait_for_selector(".pending[data-kind=approval]")
+    card.query_selector("button[name=edit]").click()
+    card.query_selector("textarea[name=arguments]").fill('{"item": "a standing desk", "amount": 999}')
+    card.query_selector("button[name=edit]").click()
+    page.wait_for_selector('[id="plait:buyer"].active')
+    conn, _ = gate.accept()
+    with conn:
+        conn.sendall(b"x")
+    page.wait_for_selector("#run .pill.done")
+    page.wait_for_selector("#timeline li.tool_call .result")
+    # The tool ran with the edited arguments, and the timeline says the call was edited.
+    assert "order 42 placed: a standing desk for 999" in page.text_content("#timeline li.tool_call .result")
+    decisions = page.eval_on_selector_all("#timeline li.decision", "ls => ls.map(l => l.textContent)")
+    assert any("edit" in d and "a standing desk" in d for d in decisions), decisions
+    snapshot(page, tmp_path, "edited-done")
     assert page.errors == []  # type: ignore[attr-defined]

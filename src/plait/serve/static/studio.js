@@ -302,7 +302,7 @@ async function loadGraph(spec) {
   const whole = (svg.getAttribute('viewBox') || '0 0 100 100').split(/[ ,]+/).map(Number);
   view = {svg, whole, box: whole.slice()};
   fit();
-  paintGraph();
+  remark();
 }
 
 // ---- where the run is: nodes it went through, the node running now, the node waiting for a person --------------
@@ -326,8 +326,21 @@ function paintGraph() {
     g.classList.toggle('waiting', id !== null && id === marks.waiting);
   });
 }
-function resetMarks() { marks.visited = new Set(); marks.active = null; marks.waiting = null; paintGraph(); }
+function resetMarks() { seen = []; remark(); }
+// Events are kept for the run shown, so a drawing that arrives after them (or is drawn again) is marked from all.
+let seen = [];
 function onEvent(ev) {
+  seen.push(ev);
+  mark(ev);
+  paintGraph();
+}
+function remark() {
+  marks.visited = new Set(); marks.active = null; marks.waiting = null;
+  seen.forEach(mark);
+  if (state.view) waitingFromView(state.view);
+  paintGraph();
+}
+function mark(ev) {
   const node = nodeOf(ev.path);
   const type = ev.type;
   if (/_start$/.test(type) && type !== 'run_start' && node) {
@@ -350,7 +363,6 @@ function onEvent(ev) {
     const pending = (ev.data && ev.data.pending) || [];
     marks.waiting = pending.length ? nodeOf(pending[0].path || String(pending[0].id).split('/')) : null;
   }
-  paintGraph();
 }
 
 // ---- the event stream: fetch (EventSource cannot send the bearer token), resumed with Last-Event-ID -------------
@@ -577,14 +589,15 @@ async function refreshRun() {
     if (tl) tl.replaceChildren(el('li', {class: 'error'}, 'timeline: ' + e.message));
   }
 }
+// A waiting run whose stop event has not come yet: the node its first pending item names waits.
+function waitingFromView(v) {
+  if (v.status !== 'waiting' || marks.waiting) return;
+  for (const p of v.pending || []) { const n = nodeOf(String(p.id).split('/')); if (n) { marks.waiting = n; break; } }
+}
 function renderRun() {
   const v = state.view;
   if (!v) return;
-  if (v.status === 'waiting' && !marks.waiting) {
-    // Opened on a waiting run: the node that asks is the pending item's last path element when it names one.
-    for (const p of v.pending || []) { const n = nodeOf(String(p.id).split('/')); if (n) { marks.waiting = n; break; } }
-    paintGraph();
-  }
+  if (v.status === 'waiting' && !marks.waiting) { waitingFromView(v); paintGraph(); }
   // Keep a half-written answer: the panel is rebuilt only when what it shows changed.
   const key = JSON.stringify([v.id, v.status, v.pending, v.output, v.error, v.tokens, v.cost, v.ended]);
   if ($('#panel').dataset.key === key) return;
