@@ -194,7 +194,7 @@ function arrayField(schema, label, required) {
 }
 // A form for a whole schema: an object's fields at the top level, plain text (no schema) as a textarea.
 function schemaForm(schema, submitLabel, onValue, extraButtons) {
-  const top = schema ? field(schema, 'value', true, {top: true}) : field(null, 'text', true, {text: true});
+  const top = schema ? field(schema, 'value', true, {top: true}) : field(null, 'input', true, {text: true});
   const error = el('p', {class: 'error', role: 'alert'});
   const go = el('button', {type: 'submit', class: 'primary'}, submitLabel);
   const form = el('form', {class: 'schema', novalidate: true}, top.node, error,
@@ -656,5 +656,7 @@ async function route() {
   if (state.run === run) follow(run);
 }
 $('#refresh').addEventListener('click', loadRuns);
+// Runs other clients start show up without a click; a hidden tab asks nothing.
+setInterval(() => { if (!document.hidden && state.spec) loadRuns(); }, 5000);
 window.addEventListener('hashchange', route);
 loadSpecs().then(route);
