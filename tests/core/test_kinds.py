@@ -44,3 +44,11 @@ def test_the_language_reference_names_every_attribute_its_kind_record_declares(k
 def test_every_attribute_has_a_doc_line():
     undocumented = [(k, name) for k in kinds.DECLARED for name, attr in spec_attrs(KINDS[k]).items() if not attr.doc]
     assert not undocumented
+
+
+def test_every_runnable_kind_has_one_executor_and_one_program_table():
+    from plait.core.kinds import RUNNABLE_KINDS
+    from plait.runtime.compose import EXECUTORS
+    from plait.runtime.config import RUNNABLE_TABLES
+
+    assert set(EXECUTORS) == set(RUNNABLE_KINDS) == {kind for kind, _ in RUNNABLE_TABLES}

@@ -13,12 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 from .agent import run_agent
 from .ask import run_ask
 from .code_step import run_code_step
-from .config import NO_FALLBACK, AgentConfig, ConsolidateConfig, ParallelConfig, StepConfig
+from .config import (
+    NO_FALLBACK,
+    AgentConfig,
+    ChainConfig,
+    ConsolidateConfig,
+    LoopConfig,
+    MapConfig,
+    ParallelConfig,
+    RouteConfig,
+    StepConfig,
+)
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -38,7 +48,7 @@ from .route import run_route
 from .scope import outputs
 from .templates import as_text, render
 
-__all__ = ["run_chain", "run_runnable"]
+__all__ = ["EXECUTORS", "run_chain", "run_runnable"]
 
 
 async def run_runnable(
@@ -49,28 +59,12 @@ async def run_runnable(
     if done is not None:
         outputs(ctx)[name] = done.output  # a resume re-walks finished runnables: `{{NAME}}` reads them again
         return done
-    program = ctx.program
     try:
-        if name in program.agents:
-            outcome = await run_agent(ctx, program.agents[name], input, path, branch)
-        elif name in program.steps:
-            outcome = await _step(ctx, program.steps[name], input, path)
-        elif name in program.chains:
-            outcome = await run_chain(ctx, program.chains[name].elements, input, path, branch)
-        elif name in program.parallels:
-            outcome = await _parallel(ctx, program.parallels[name], input, path)
-        elif name in program.consolidates:
-            outcome = await _consolidate(ctx, program.consolidates[name], input, path, branch)
-        elif name in program.routes:
-            outcome = await run_route(ctx, program.routes[name], input, path, branch, run_runnable)
-        elif name in program.loops:
-            outcome = await run_loop(ctx, program.loops[name], input, path, branch, run_chain)
-        elif name in program.maps:
-            outcome = await run_map(ctx, program.maps[name], input, path, branch, run_runnable, run_chain)
-        elif name in program.asks:
-            outcome = await run_ask(ctx, program.asks[name], input, path, branch)
-        else:
+        found = ctx.program.runnable(name)
+        if found is None:
             raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec", path=path)
+        kind, config = found
+        outcome = await EXECUTORS[kind](ctx, config, input, path, branch)
     except Exception as exc:
         outcome = Fail(exc)
     if isinstance(outcome, Done):
@@ -79,7 +73,9 @@ async def run_runnable(
     return outcome
 
 
-def _step(ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...]) -> Awaitable[Outcome]:
+def _step(
+    ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+) -> Awaitable[Outcome]:
     # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
     if step.run is not None:
         # Its result is replayed on a resume, like a tool's (src/plait/runtime/store/effects.py).
@@ -199,7 +195,9 @@ async def _branch(ctx: RunContext, fan: _FanIn, index: int, name: str, input: An
     fan.arrive(index, outcome)
 
 
-async def _parallel(ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...]) -> Outcome:
+async def _parallel(
+    ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+) -> Outcome:
     branches = parallel.branches
     fan = _FanIn(len(branches), parallel.on_error == "fail")
     create_task = asyncio.get_running_loop().create_task
@@ -320,3 +318,44 @@ async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...]
         return await _one_shot(ctx, agent, prompt, None, path)
     except Exception as exc:
         return Fail(exc)
+
+
+# --- one executor per runnable kind --------------------------------------------------
+# Each is called as (ctx, config, input, path, branch); those that run other runnables get the runners here
+# (route, loop and map are below compose: they are handed run_runnable and run_chain rather than importing them).
+
+
+def _chain(
+    ctx: RunContext, chain: ChainConfig, input: Any, path: tuple[str, ...], branch: str | None
+) -> Awaitable[Outcome]:
+    return run_chain(ctx, chain.elements, input, path, branch)
+
+
+def _route(
+    ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None
+) -> Awaitable[Outcome]:
+    return run_route(ctx, route, input, path, branch, run_runnable)
+
+
+def _loop(
+    ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None
+) -> Awaitable[Outcome]:
+    return run_loop(ctx, loop, input, path, branch, run_chain)
+
+
+def _map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Awaitable[Outcome]:
+    return run_map(ctx, cfg, input, path, branch, run_runnable, run_chain)
+
+
+#: Runnable kind → how one runs; `run_runnable` looks a name up in the program (`Program.runnable`) and calls this.
+EXECUTORS: dict[str, Callable[..., Awaitable[Outcome]]] = {
+    "agent": run_agent,
+    "step": _step,
+    "chain": _chain,
+    "parallel": _parallel,
+    "consolidate": _consolidate,
+    "route": _route,
+    "loop": _loop,
+    "map": _map,
+    "ask": run_ask,
+}

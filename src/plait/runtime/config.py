@@ -26,6 +26,7 @@ __all__ = [
     "NO_FALLBACK",
     "ParallelConfig",
     "Program",
+    "RUNNABLE_TABLES",
     "RouteConfig",
     "StepConfig",
     "ToolConfig",
@@ -233,33 +234,33 @@ class Program:
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""
-        names = [
-            *self.agents,
-            *self.steps,
-            *self.chains,
-            *self.parallels,
-            *self.consolidates,
-            *self.routes,
-            *self.loops,
-            *self.maps,
-            *self.asks,
-        ]
-        return [n for n in names if "/" not in n]
+        return [n for _, table in RUNNABLE_TABLES for n in getattr(self, table) if "/" not in n]
+
+    def runnable(self, name: str) -> tuple[str, Any] | None:
+        """The runnable declared as `name`: its kind and its config (None when no runnable has that name)."""
+        for kind, table in RUNNABLE_TABLES:
+            config = getattr(self, table).get(name)
+            if config is not None:
+                return kind, config
+        return None
 
     def kind_of(self, name: str) -> str | None:
-        for kind in (
-            "agents",
-            "steps",
-            "chains",
-            "parallels",
-            "consolidates",
-            "routes",
-            "loops",
-            "maps",
-            "asks",
-            "tools",
-            "models",
-        ):
-            if name in getattr(self, kind):
-                return kind[:-1]
+        for kind, table in _NAMED_TABLES:
+            if name in getattr(self, table):
+                return kind
         return None
+
+
+#: Runnable kind → the `Program` table of its configs, in the order a name is looked up.
+RUNNABLE_TABLES: tuple[tuple[str, str], ...] = (
+    ("agent", "agents"),
+    ("step", "steps"),
+    ("chain", "chains"),
+    ("parallel", "parallels"),
+    ("consolidate", "consolidates"),
+    ("route", "routes"),
+    ("loop", "loops"),
+    ("map", "maps"),
+    ("ask", "asks"),
+)
+_NAMED_TABLES = RUNNABLE_TABLES + (("tool", "tools"), ("model", "models"))
