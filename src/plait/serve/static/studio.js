@@ -56,6 +56,8 @@ function askToken(message) {
   if (!dialog.open) dialog.showModal();
   return asking;
 }
+// Nothing works without the token: Escape does not close the question.
+$('#token-dialog').addEventListener('cancel', e => e.preventDefault());
 function headers(extra) {
   const h = Object.assign({}, extra || {});
   const token = sessionStorage.getItem(TOKEN_KEY);
