@@ -18,6 +18,7 @@ import builtins
 import contextlib
 import datetime as dt
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator
@@ -113,10 +114,13 @@ class RunService:
         self._stores: dict[str, Journal] = {}
         #: Runs driven by this process: run id → its task.
         self._tasks: dict[str, asyncio.Task[Any]] = {}
-        #: Runs started here and maybe not admitted yet: run id → (spec, entry).
-        self._live: dict[str, tuple[str, str]] = {}
+        #: Runs this process drives (started, resumed, maybe not admitted yet): run id → (spec, entry, started).
+        self._live: dict[str, tuple[str, str, float]] = {}
         #: Per run, set (and replaced) whenever the run emits: what event readers wait on.
         self._changed: dict[str, asyncio.Event] = {}
+        #: The Run objects of `_tasks`, and those of them whose events wake readers.
+        self._runs: dict[str, Run] = {}
+        self._followed: set[str] = set()
         for path in specs:
             path = Path(path).resolve()
             name = path.stem
@@ -154,7 +158,7 @@ class RunService:
             run = engine.start(input, entry=entry)
         except AgentError as exc:
             raise ServiceError(exc.message) from None
-        self._live[run.id] = (spec, run.entry)
+        self._live[run.id] = (spec, run.entry, time.time())
         try:
             # The run's row is committed before its id is handed out: any server on the store can find it at once
             # (the run's own start then finds it admitted).
@@ -162,13 +166,16 @@ class RunService:
         except BaseException:
             self._live.pop(run.id, None)
             raise
-        self._drive(run, _finish(run))
+        self._drive(spec, run, _finish(run))
         return run.id
 
-    def _drive(self, run: "Run", work: Any) -> None:
+    def _drive(self, spec: str, run: "Run", work: Any) -> None:
         """Run `work` (the run's first attempt or a resume) as a task that wakes the run's readers as it goes."""
         run_id = run.id
-        run.ctx.bus.observe("*", lambda _event: self._wake(run_id))
+        self._live.setdefault(run_id, (spec, run.entry, time.time()))
+        self._runs[run_id] = run
+        if run_id in self._changed:  # someone follows its events: wake them as it goes
+            self._follow(run)
 
         async def drive() -> None:
             try:
@@ -180,6 +187,8 @@ class RunService:
             finally:
                 self._tasks.pop(run_id, None)
                 self._live.pop(run_id, None)
+                self._runs.pop(run_id, None)
+                self._followed.discard(run_id)
                 self._wake(run_id)
 
         self._tasks[run_id] = asyncio.get_running_loop().create_task(drive(), name=f"plait-run-{run_id}")
@@ -193,7 +202,19 @@ class RunService:
         changed = self._changed.get(run_id)
         if changed is None:
             changed = self._changed[run_id] = asyncio.Event()
+            run = self._runs.get(run_id)
+            if run is not None:
+                self._follow(run)
         return changed
+
+    def _follow(self, run: "Run") -> None:
+        """Wake the run's event readers at each of its events. Only for a run someone follows: a run nobody
+        watches builds no events at all (the bus is idle), which is most runs of a busy server."""
+        run_id = run.id
+        if run_id in self._followed:
+            return
+        self._followed.add(run_id)
+        run.ctx.bus.observe("*", lambda _event: self._wake(run_id))
 
     async def recover(self) -> list[str]:
         """Continue every run of the served specs that a process left mid-way (killed): from its journal, nothing
@@ -211,7 +232,7 @@ class RunService:
                 except AgentError as exc:  # held by another process, or damaged: not ours to run
                     log.info("not resuming %s: %s", row["id"], exc)
                     continue
-                self._drive(run, run.resume())
+                self._drive(name, run, run.resume())
                 taken.append(row["id"])
         return taken
 
@@ -225,12 +246,12 @@ class RunService:
         return None
 
     async def get(self, run_id: str) -> RunView:
+        live = self._live.get(run_id)
+        if live is not None:  # running here: nothing in the journal says more until it stops (its events do)
+            return RunView(run_id, live[0], live[1], "running", started=_iso(live[2]))
         found = self._row(run_id)
         if found is None:
-            live = self._live.get(run_id)
-            if live is None:
-                raise KeyError(run_id)
-            return RunView(run_id, live[0], live[1], "running")
+            raise KeyError(run_id)
         return self._view(found[1])
 
     def _view(self, row: dict[str, Any]) -> RunView:
@@ -368,7 +389,7 @@ class RunService:
             run = engine.restore(run_id)
         except AgentError as exc:
             raise ServiceError(str(exc)) from None
-        self._drive(run, run.resume(given, answers=answers))
+        self._drive(view.spec, run, run.resume(given, answers=answers))
         await asyncio.sleep(0)  # the resume records its decisions before the caller reads the run again
         return await self.get(run_id)
 
@@ -400,6 +421,9 @@ class RunService:
     async def wait(self, run_id: str, timeout: float) -> RunView:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0.0, timeout)
+        task = self._tasks.get(run_id)
+        if task is not None:  # driven here: its task ends when it stops
+            await asyncio.wait({task}, timeout=max(0.0, timeout))
         while True:
             changed = self._signal(run_id)
             view = await self.get(run_id)
