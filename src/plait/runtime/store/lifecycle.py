@@ -178,7 +178,7 @@ def take_decisions(
 
 
 def record_stop(run: Run, result: RunResult) -> None:
-    """The stop row, the run's final status and its export snapshot, on disk before the caller hears of it."""
+    """The stop row, the run's final status and its result, on disk before the caller hears of it."""
     journal = run.ctx.journal
     if journal is None or not journal.admitted:
         return

@@ -15,7 +15,8 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "JournalVersionError", "migrate"]
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         # One row per run: written when the run is admitted, updated when it stops (`snapshot` is the
-        # version-2 JSON snapshot at the last stop, what `plait runs export` prints; its `result` is the report).
+        # stop's `{"result": report}`, for listings; journals written by plait 0.2.0 hold the whole version-2
+        # snapshot there, read for its `result` alone: `plait runs export` is made from the run's events).
         """CREATE TABLE runs (
             id TEXT PRIMARY KEY,
             entry TEXT NOT NULL,

@@ -7,7 +7,7 @@ process being killed. With one run in flight that happens at once, in place;
 with several, one write serves every run waiting in the same loop iteration.
 Rows move into the tables in one transaction before any read, at a close, and
 every few thousand rows. An admission (the run's row and lease) and a stop (its
-status and export snapshot) are table statements applied with them, and are
+status and result) are table statements applied with them, and are
 segment lines too, written with the rows: so a run is admitted, durably, before
 its first step, and a stop is durable before the caller hears of it, without a
 transaction of their own. Every reader takes in every segment first (applying
