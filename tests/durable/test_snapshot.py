@@ -136,3 +136,29 @@ def test_a_stored_run_resumes_by_step_name_after_the_turn_changes(tmp_path, monk
     result = go(engine.restore(snapshot).resume({"main:demo-2-1": "approve"}))
     assert (result.stop_reason, result.output) == ("done", "sent and added")
     assert [c["name"] for c in result.report.tool_calls] == ["add", "send"]
+
+
+def test_a_run_stopped_under_plait_0_2_0_with_its_snapshot_in_the_run_row_lists_exports_and_resumes(tmp_path):
+    """Journals written before a run was stored once keep the whole snapshot in `runs.snapshot`: it is read for its
+    result only, and the export and the resume come from the rows, as for any run."""
+    import sqlite3
+
+    from plait.runtime.store import journal_path
+    from plait.runtime.store.export import export
+
+    root = project(tmp_path)
+    engine = Engine.from_spec(root / "spec.plait")
+    run = engine.restore(RUN_ID)
+    paused = go(run.resume())
+    old_form = json.dumps({"version": 2, "run_id": RUN_ID, "result": paused.to_dict(), "context": {"runs": {}}})
+    go(engine.aclose())
+    with sqlite3.connect(journal_path(root)) as conn:
+        conn.execute("UPDATE runs SET snapshot = ? WHERE id = ?", (old_form, RUN_ID))
+    journal = Backend(root).open()
+    row = journal.run(RUN_ID)
+    assert row["result"]["stop_reason"] == "interrupt"
+    assert export(journal, row)["events"] == list(journal.events(RUN_ID))
+    again = Engine.from_spec(root / "spec.plait")
+    result = go(again.restore(RUN_ID).resume({"main:demo-2-1": "approve"}))
+    go(again.aclose())
+    assert (result.stop_reason, result.output) == ("done", "sent and added")
