@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from .config import AgentConfig, Program, ToolConfig
 from .errors import AgentError, ToolNameCollision
@@ -102,8 +102,13 @@ class RunContext:
         contexts: dict[str, ContextRegistry] | None = None,
         make_provider: Callable[[str], Provider] | None = None,
         toolsets: dict[str, Toolset] | None = None,
+        run: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
         self.program = program
+        #: How this run runs a runnable by name, (ctx, name, input, path, branch) → outcome: compose.run_runnable,
+        #: handed in by whoever starts the run, so a step below compose (a delegated agent's tool call) reaches it
+        #: without importing compose, which imports the steps.
+        self.run_runnable = run
         self.providers: dict[str, Provider] = providers if providers is not None else {}
         self.bus = bus or EventBus()
         self.should_pause = should_pause

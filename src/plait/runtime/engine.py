@@ -140,6 +140,7 @@ class Engine:
             contexts=self.contexts,
             make_provider=self._make_provider,
             toolsets=self._toolsets,
+            run=run_runnable,
         )
         bus.record_warning = ctx.report.warn  # a failing observer leaves its warning in this run's report
         if any(isinstance(reactor, str) for _, reactor in self.observers):

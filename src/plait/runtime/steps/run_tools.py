@@ -122,10 +122,10 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
 async def _delegate(
     run: AgentRun, ctx: RunContext, call: ToolCall, agent: str, arguments: dict
 ) -> ToolOutcome | Interrupt | Pause:
-    from ..compose import run_runnable  # compose imports the pipeline, which imports this step
-
+    if ctx.run_runnable is None:
+        raise RuntimeError("a RunContext that delegates to agents needs run=compose.run_runnable")
     task = arguments.get("task", "")
-    child = await run_runnable(ctx, agent, task, run.path + (f"{agent}[{call.id}]",), run.branch)
+    child = await ctx.run_runnable(ctx, agent, task, run.path + (f"{agent}[{call.id}]",), run.branch)
     if isinstance(child, Done):
         return ToolOutcome(
             child.output if isinstance(child.output, str) else str(child.output), False, value=child.output
