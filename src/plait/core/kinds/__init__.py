@@ -82,14 +82,14 @@ KINDS: dict[str, type[Node]] = {
         StateNode,
     )
 }
-#: Every node kind the graph holds: the declared ones and the three the compiler adds (a parallel's join, the ends).
-NODE_TYPES: dict[str, type[Node]] = {
-    **{k: KINDS[k] for k in ("model", "tool", "mcp", "agent", "step", "chain", "parallel")},
-    "join": JoinNode,
-    **{k: KINDS[k] for k in ("consolidate", "route", "loop", "map", "ask", "input", "state")},
-    "entry": EntryNode,
-    "exit": ExitNode,
-}
+#: Every node kind the graph holds: the declared ones, each parallel's join just after them, and the two ends
+#: (docs/graph.md's table of node records, in this order).
+NODE_TYPES: dict[str, type[Node]] = {}
+for _kind, _cls in KINDS.items():
+    NODE_TYPES[_kind] = _cls
+    if _kind == "parallel":
+        NODE_TYPES["join"] = JoinNode
+NODE_TYPES.update(entry=EntryNode, exit=ExitNode)
 RUNNABLE_KINDS: frozenset[str] = frozenset(k for k, cls in KINDS.items() if issubclass(cls, Runnable))
 #: Kinds a declaration writes attributes for (in a block), by name.
 DECLARED = tuple(k for k, cls in KINDS.items() if cls.block or spec_attrs(cls))
