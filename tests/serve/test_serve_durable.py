@@ -66,6 +66,27 @@ def test_sigkill_with_a_model_call_in_flight_then_restart(tmp_path: Path) -> Non
     assert [line.split()[0] for line in effects(root)] == ["w1"]
 
 
+def test_sigterm_mid_run_then_the_next_start_takes_it_up(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    spec = make_project(root, hang_writer=True)
+    first = Server(str(spec), cwd=tmp_path)
+    with first.client() as c:
+        run_id = start_writer(c)
+        reach(c, run_id, "step_start")
+    first.stop()  # SIGTERM: the run is stopped where it is, and stored
+    (root / "demo.json").write_text(json.dumps(replies()))
+    second = Server(str(spec), cwd=tmp_path)
+    try:
+        with second.client() as c:
+            view = settled(c, run_id)
+            assert view["status"] == "done" and view["output"] == "written"
+            stops = [e["data"]["data"]["stop_reason"] for e in events(c, run_id) if e["event"] == "run_end"]
+            assert stops == ["cancelled", "done"]
+    finally:
+        second.stop()
+    assert [line.split()[0] for line in effects(root)] == ["w1"]
+
+
 def test_sigkill_with_a_tool_mid_way_then_retry_or_skip(tmp_path: Path) -> None:
     root = tmp_path / "project"
     spec = make_project(root)

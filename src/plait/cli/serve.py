@@ -20,6 +20,10 @@ from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 from plait.cli.runs import add_store, store_url
 
 
+#: How long a SIGTERM waits for open requests (event streams, `?wait=`) before the server stops.
+GRACE_SECONDS = 5
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("specs", metavar="SPEC", nargs="*", help="spec files or directories (default: .)")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
@@ -106,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         sock = _listen(args.host, args.port)
     except OSError as exc:  # the port is taken, the address is not ours
         return fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # On SIGTERM: open event streams (a run waiting for a person keeps its stream open) get this long to end,
+    # then the runs in flight are stopped and stored; the next start takes them up.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACE_SECONDS)
     server = uvicorn.Server(config)
     host, port = sock.getsockname()[:2]
     names = ", ".join(s.name for s in service.specs())

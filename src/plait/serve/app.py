@@ -112,7 +112,10 @@ def build_app(
 
     async def graph(request: Request) -> Response:
         name = request.path_params["spec"]
-        service.engine(name)  # a ServiceError (404) for a spec not served
+        try:
+            service.engine(name)
+        except ServiceError as exc:  # the path names no served spec
+            return _error(404, str(exc))
         if name not in graphs:
             from plait import render
 
@@ -194,8 +197,7 @@ def build_app(
         return FileResponse(page)
 
     async def service_error(request: Request, exc: Exception) -> Response:
-        message = str(exc)
-        return _error(404 if message.startswith("no served spec") else 400, message)
+        return _error(400, str(exc))
 
     async def missing_run(request: Request, exc: Exception) -> Response:
         return _error(404, f"no run {exc.args[0] if exc.args else ''}")

@@ -37,6 +37,10 @@ STATUSES = ("running", "waiting", "done", "error", "cancelled", "max_steps")
 FINAL = frozenset({"done", "error", "cancelled", "max_steps"})
 #: How often a watcher looks at the journal for a run another process drives (its own runs wake it at once).
 POLL_SECONDS = 0.5
+#: How many ended runs' views `get` keeps in memory.
+FINISHED_KEPT = 10_000
+#: Who stops a server's runs when it shuts down: their stored error says so, and `recover` looks for it.
+SHUTDOWN = "plait serve's shutdown"
 #: Decision actions → the pending kind they answer.
 ACTIONS = {
     "approve": "approval",
@@ -121,6 +125,8 @@ class RunService:
         #: The Run objects of `_tasks`, and those of them whose events wake readers.
         self._runs: dict[str, Run] = {}
         self._followed: set[str] = set()
+        #: The views of the latest runs that ended here (done, error, cancelled, max_steps), oldest first.
+        self._finished: dict[str, RunView] = {}
         for path in specs:
             path = Path(path).resolve()
             name = path.stem
@@ -186,12 +192,37 @@ class RunService:
                 log.exception("run %s failed outside its report", run_id)
             finally:
                 self._tasks.pop(run_id, None)
-                self._live.pop(run_id, None)
+                live = self._live.pop(run_id, None)
                 self._runs.pop(run_id, None)
+                if run.result is not None and live is not None:
+                    self._remember(run_id, live, run.result)
                 self._followed.discard(run_id)
                 self._wake(run_id)
 
         self._tasks[run_id] = asyncio.get_running_loop().create_task(drive(), name=f"plait-run-{run_id}")
+
+    def _remember(self, run_id: str, live: tuple[str, str, float], result: Any) -> None:
+        """A run that ended here, as its view: its status cannot change any more, so `get` needs no journal read
+        (the stored row says the same: it was committed before the run handed its result back)."""
+        from plait.runtime.secret_values import known, mask_data
+
+        data = result.to_dict()
+        row = {
+            "id": run_id,
+            "spec": str(self._infos[live[0]].path),
+            "entry": live[1],
+            "status": result.stop_reason,
+            "result": mask_data(data) if known() else data,  # as the journal stores it: no secret's value
+            "input_tokens": result.report.input_tokens,
+            "output_tokens": result.report.output_tokens,
+            "started": live[2],
+            "updated": time.time(),
+        }
+        view = self._view(row)
+        if view.status in FINAL:
+            self._finished[run_id] = view
+            while len(self._finished) > FINISHED_KEPT:
+                self._finished.pop(next(iter(self._finished)))
 
     def _wake(self, run_id: str) -> None:
         changed = self._changed.pop(run_id, None)
@@ -217,15 +248,22 @@ class RunService:
         run.ctx.bus.observe("*", lambda _event: self._wake(run_id))
 
     async def recover(self) -> list[str]:
-        """Continue every run of the served specs that a process left mid-way (killed): from its journal, nothing
-        that finished runs again. A run another live process holds is left to it. Returns the ids taken up."""
+        """Continue every run of the served specs that a server left mid-way: killed (its row says running and no
+        live process holds it), or stopped by a server's shutdown (SIGTERM). From its journal: nothing that finished
+        runs again. A run another live process holds is left to it. Returns the ids taken up."""
         from plait.runtime.errors import AgentError
 
         taken = []
         for journal in self._stores.values():
-            for row in list(journal.listing(status="crashed")):
-                name = self._by_path.get(row.get("spec") or "")
+            candidates = [*journal.listing(status="crashed"), *journal.listing(status="cancelled")]
+            for listed in candidates:
+                name = self._by_path.get(listed.get("spec") or "")
                 if name is None:
+                    continue
+                # Read again just before taking it: another server starting beside this one may have taken it
+                # up (and even finished it) since the listing.
+                row = journal.run(listed["id"])
+                if row is None or not _left_mid_way(row):
                     continue
                 try:
                     run = self._engines[name].restore(row["id"])
@@ -246,6 +284,9 @@ class RunService:
         return None
 
     async def get(self, run_id: str) -> RunView:
+        finished = self._finished.get(run_id)
+        if finished is not None:
+            return finished
         live = self._live.get(run_id)
         if live is not None:  # running here: nothing in the journal says more until it stops (its events do)
             return RunView(run_id, live[0], live[1], "running", started=_iso(live[2]))
@@ -436,12 +477,20 @@ class RunService:
     async def aclose(self) -> None:
         tasks = list(self._tasks.values())
         for task in tasks:
-            task.cancel("the server's shutdown")
+            task.cancel(SHUTDOWN)  # stored as cancelled "by plait serve's shutdown": the next start takes it up
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
         for engine in self._engines.values():
             await engine.aclose()
+
+
+def _left_mid_way(row: dict[str, Any]) -> bool:
+    """Whether a run's row is one a server left mid-way: killed (crashed), or stopped by a server's shutdown."""
+    if row["status"] == "crashed":
+        return True
+    error = (row.get("result") or {}).get("error") or {}
+    return row["status"] == "cancelled" and isinstance(error, dict) and error.get("message", "").endswith(SHUTDOWN)
 
 
 async def _finish(run: "Run") -> Any:
