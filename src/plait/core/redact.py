@@ -221,8 +221,8 @@ def _passes(limit: float | None, allowed: str | None) -> Callable[[str], bool] |
     # the rule's allowlist (secrets of the shape upstream knows to be examples or names, `AKIA...EXAMPLE`).
     if not limit and not allowed:
         return None
-    allow = re.compile(allowed) if allowed else None
-    return lambda token: (not limit or entropy(token) > limit) and (allow is None or not allow.search(token))
+    # The allowlist is compiled when a match is first tested (`re` caches it), not for every process.
+    return lambda token: (not limit or entropy(token) > limit) and (not allowed or not re.search(allowed, token))
 
 
 def _ported(row: tuple[Any, ...]) -> Format:
@@ -235,27 +235,32 @@ FORMATS += tuple(_ported(row) for row in RULES)
 
 # A key (attribute, map key, header or query name) that says its value is a credential:
 # `X-Auth-Token` and `client_secret` are; `max_tokens` is not (whole words only).
-_CREDENTIAL_KEY = re.compile(
-    r"(?:^|[^a-z0-9])(?:api[_-]?key|apikey|auth|authorization|token|secret|password|passwd|passw|pwd|cookie"
-    r"|credentials?|private[_-]?key)(?:$|[^a-z0-9])",
-    re.I,
+_CREDENTIAL_KEY = (
+    r"(?i)(?:^|[^a-z0-9])(?:api[_-]?key|apikey|auth|authorization|token|secret|password|passwd|passw|pwd|cookie"
+    r"|credentials?|private[_-]?key)(?:$|[^a-z0-9])"
 )
 # In source text: a quoted value written right after a key (`token = "..."`, `"X-Api-Key" = "..."`);
 # it counts when `credential_key` says the key names a credential, as for graph values.
 # A key starts where a name starts and is taken whole (lookbehind, possessive): otherwise a long word
 # is rescanned from each of its characters, which is quadratic on a one-line megabyte spec.
-_KEYED_VALUE = re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]++)\"?\s*[=:]\s*\"([^\"\n{}]{8,}+)\"")
+_KEYED_VALUE = r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]++)\"?\s*[=:]\s*\"([^\"\n{}]{8,}+)\""
 # In source text: a URL query value whose name says it is a credential (`?api_key=...`).
-_QUERY_VALUE = re.compile(r"[?&]([A-Za-z0-9_.\-]++)=([^&#\"\s{}<>]++)")
+_QUERY_VALUE = r"[?&]([A-Za-z0-9_.\-]++)=([^&#\"\s{}<>]++)"
 # A long run of token characters mixing upper, lower and digits reads as random key material:
 # a whole graph value, or a whole quoted string in source text.
 _OPAQUE = r"[A-Za-z0-9_\-+/=]{32,}"
-_OPAQUE_QUOTED = re.compile(rf"\"({_OPAQUE}+)\"")
-_OPAQUE_VALUE = re.compile(_OPAQUE)
+_OPAQUE_QUOTED = rf"\"({_OPAQUE}+)\""
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """One of the patterns above, compiled on first use: a check that meets no key, query or quoted run (most
+    small specs) never pays for them."""
+    return re.compile(pattern)
 
 
 def credential_key(key: str | None) -> bool:
-    return bool(key) and bool(_CREDENTIAL_KEY.search(key or ""))
+    return bool(key) and bool(_compiled(_CREDENTIAL_KEY).search(key or ""))
 
 
 #: Lower-case pieces one of which each format's secret (or its context) contains: a text holding none of a
@@ -401,9 +406,9 @@ def secret_ranges(text: str, start: int = 0, end: int | None = None) -> list[tup
     and long quoted random-looking runs."""
     end = len(text) if end is None else min(end, len(text))
     ranges = [(f.start, f.end) for f in find_secrets(text, start, end)]
-    ranges += [m.span(2) for m in _KEYED_VALUE.finditer(text, start, end) if credential_key(m.group(1))]
-    ranges += [m.span(1) for m in _OPAQUE_QUOTED.finditer(text, start, end) if _mixed(m.group(1))]
-    ranges += [m.span(2) for m in _QUERY_VALUE.finditer(text, start, end) if credential_key(m.group(1))]
+    ranges += [m.span(2) for m in _compiled(_KEYED_VALUE).finditer(text, start, end) if credential_key(m.group(1))]
+    ranges += [m.span(1) for m in _compiled(_OPAQUE_QUOTED).finditer(text, start, end) if _mixed(m.group(1))]
+    ranges += [m.span(2) for m in _compiled(_QUERY_VALUE).finditer(text, start, end) if credential_key(m.group(1))]
     return merge(ranges)
 
 
@@ -481,7 +486,7 @@ def _protect_str(value: str, key: str | None, names_only: bool) -> str:
     shown = redact_url(value) if "://" in value else redact_text(value)
     if shown == value and not names_only and value and "{{" not in value:
         # A path (script file, tool folder) is long and mixed too: only slash-free runs count as opaque.
-        if credential_key(key) or ("/" not in value and _OPAQUE_VALUE.fullmatch(value) and _mixed(value)):
+        if credential_key(key) or ("/" not in value and _compiled(_OPAQUE).fullmatch(value) and _mixed(value)):
             shown = REDACTED
     return value if shown == value else Secret(shown, value)
 
