@@ -453,7 +453,10 @@ async function loadRuns() {
 // ---- the right-hand panel: start a run, or a run's state, its pending decisions and its timeline --------------
 function startPanel() {
   const spec = state.specs.find(s => s.name === state.spec);
-  if (!spec) return;
+  if (!spec) {
+    $('#panel').replaceChildren(el('p', {class: 'muted'}, state.spec ? 'No served spec is named ' + state.spec + '.' : 'No specs served.'));
+    return;
+  }
   const entry = spec.entries.find(e => e.name === state.entry) || spec.entries[0];
   const card = el('div', {class: 'card', id: 'start'});
   card.append(el('div', {class: 'head'}, el('h3', {}, 'Start a run')));
@@ -567,7 +570,6 @@ function timelineItem(i) {
   const rest = Object.assign({}, i); delete rest.t; delete rest.seq; delete rest.kind;
   return li(i.kind, i.kind, null, Object.keys(rest).length ? el('pre', {class: 'text'}, show(rest)) : null);
 }
-let traceSeq = -1;
 async function refreshRun() {
   const runId = state.run;
   if (!runId) return;
@@ -584,7 +586,6 @@ async function refreshRun() {
     const trace = await api('/runs/' + encodeURIComponent(runId) + '/trace');
     if (state.run !== runId) return;
     const items = trace.timeline || [];
-    traceSeq = items.length;
     $('#timeline').replaceChildren(...(items.length ? items.map(timelineItem) : [el('li', {class: 'empty'}, 'Nothing yet.')]));
   } catch (e) {
     const tl = $('#timeline');
