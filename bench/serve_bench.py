@@ -11,7 +11,9 @@ extra) with no connection limit, all at once: wall time is the first request to 
 answer, latency each request's submit-to-answer. The reference is the same
 runs through `plait batch --concurrency N` (N = the runs) in one process, timed
 as a whole process minus its start-up (a `plait batch` of one row). Target:
-serve ≤ 1.5x batch.
+serve ≤ 1.5x batch. CPU seconds are printed beside wall time (the server
+process's, from /proc; the batch process's, from its rusage, start-up
+subtracted alike): on a shared machine they are far steadier than wall time.
 
 SSE: `--subscribers` clients each follow one of `--subscribers / 10` runs
 (ten to a run) from its start, each run three tool rounds at `--latency` a
@@ -27,6 +29,7 @@ import json
 import os
 import platform
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -91,6 +94,11 @@ class Server:
         if found is None:
             raise SystemExit(f"plait serve did not start: {line}{self.proc.stderr.read()}")  # type: ignore[union-attr]
         self.url = found.group(1)
+
+    def cpu(self) -> float:
+        """The server process's CPU seconds so far (user + system), from /proc."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -160,13 +168,14 @@ async def subscribers(url: str, count: int) -> tuple[float, list[str]]:
         return wall, problems
 
 
-def batch(spec: Path, runs: int) -> float:
-    """`plait batch` of the runs in one process, minus the process's start-up (a batch of one row)."""
+def batch(spec: Path, runs: int) -> tuple[float, float]:
+    """`plait batch` of the runs in one process, minus the process's start-up (a batch of one row): (wall, CPU)."""
 
-    def timed(rows: int) -> float:
+    def timed(rows: int) -> tuple[float, float]:
         inputs = spec.parent / f"rows{rows}.jsonl"
         inputs.write_text("".join(json.dumps(f"row {i}") + "\n" for i in range(rows)))
         t0 = time.perf_counter()
+        cpu0 = _children_cpu()
         done = subprocess.run(
             [sys.executable, "-m", "plait", "batch", str(spec), str(inputs), "--entry", "main"]
             + ["--concurrency", str(rows), "-o", str(spec.parent / "out.jsonl")],
@@ -174,11 +183,18 @@ def batch(spec: Path, runs: int) -> float:
             text=True,
         )
         wall = time.perf_counter() - t0
+        cpu = _children_cpu() - cpu0
         if done.returncode != 0:
             raise SystemExit(f"plait batch failed: {done.stderr}")
-        return wall
+        return wall, cpu
 
-    return timed(runs) - timed(1)
+    many, one = timed(runs), timed(1)
+    return many[0] - one[0], many[1] - one[1]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -190,13 +206,15 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cpu, Python {platform.python_version()}")
     print(f"# load average {os.getloadavg()[0]:.1f}; {args.runs} runs at {args.latency} a model call")
-    serve_walls, batch_walls, p50s, p99s, sse_walls = [], [], [], [], []
+    serve_walls, batch_walls, p50s, p99s, sse_walls, serve_cpus, batch_cpus = [], [], [], [], [], [], []
     for rep in range(args.reps):
         with tempfile.TemporaryDirectory() as tmp:
             spec = project(Path(tmp) / "serve", args.latency)
             server = Server(spec)
             try:
+                cpu0 = server.cpu()
                 wall, latencies, errors = asyncio.run(submit_all(server.url, args.runs))
+                serve_cpus.append(server.cpu() - cpu0)
                 sse_wall, problems = asyncio.run(subscribers(server.url, args.subscribers))
             finally:
                 server.stop()
@@ -207,16 +225,20 @@ def main() -> None:
             p99s.append(latencies[int(len(latencies) * 0.99) - 1])
             serve_walls.append(wall)
             sse_walls.append(sse_wall)
-            batch_walls.append(batch(project(Path(tmp) / "batch", args.latency), args.runs))
+            batch_wall, batch_cpu = batch(project(Path(tmp) / "batch", args.latency), args.runs)
+            batch_walls.append(batch_wall)
+            batch_cpus.append(batch_cpu)
         print(
             f"rep {rep + 1}: serve {serve_walls[-1]:.2f} s, batch {batch_walls[-1]:.2f} s, "
-            f"ratio {serve_walls[-1] / batch_walls[-1]:.2f}x, p50 {p50s[-1] * 1000:.0f} ms, "
+            f"ratio {serve_walls[-1] / batch_walls[-1]:.2f}x; CPU serve {serve_cpus[-1]:.2f} s "
+            f"batch {batch_cpus[-1]:.2f} s; p50 {p50s[-1] * 1000:.0f} ms, "
             f"p99 {p99s[-1] * 1000:.0f} ms, {args.subscribers} SSE subscribers {sse_walls[-1]:.2f} s, all events once"
         )
     med = statistics.median
     print(
         f"median: serve {med(serve_walls):.2f} s, batch {med(batch_walls):.2f} s, "
-        f"ratio {med(serve_walls) / med(batch_walls):.2f}x (target ≤ 1.5x), p50 {med(p50s) * 1000:.0f} ms, "
+        f"ratio {med(serve_walls) / med(batch_walls):.2f}x (target ≤ 1.5x); server CPU {med(serve_cpus):.2f} s, "
+        f"batch CPU {med(batch_cpus):.2f} s ({med(serve_cpus) / med(batch_cpus):.2f}x); p50 {med(p50s) * 1000:.0f} ms, "
         f"p99 {med(p99s) * 1000:.0f} ms, SSE {med(sse_walls):.2f} s; no errors"
     )
 
