@@ -216,7 +216,10 @@ class PlaitRequestHandler(RequestHandler):
         if view.status not in ("running", "waiting"):
             state = TaskState.Name(task_state(view.status)).removeprefix("TASK_STATE_").lower()
             raise TaskNotCancelableError(message=f"task {view.id} is already {state}")
-        return self.task(await self.service.cancel(view.id))
+        try:
+            return self.task(await self.service.cancel(view.id))
+        except ServiceError as exc:  # driven by another server process
+            raise TaskNotCancelableError(message=str(exc)) from None
 
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
