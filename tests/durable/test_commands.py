@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -166,6 +167,26 @@ def test_resume_finds_the_spec_and_continues_with_decisions(project, capsys):
     (project.project / "spec.plait").rename(project.project / "moved.plait")
     code, _, err = cli(capsys, "resume", waiting)
     assert code == 2 and "is gone; pass --spec FILE" in err
+
+
+def test_an_exported_run_removed_from_the_journal_comes_back_from_its_export_and_resumes(project, capsys):
+    from plait.runtime.engine import Engine
+    from plait.runtime.outcomes import Decision
+
+    waiting = ids(capsys, "--status", "interrupt")[0]["id"]
+    exported = json.loads(cli(capsys, "runs", "export", waiting)[1])
+    assert cli(capsys, "runs", "rm", waiting)[0] == 0 and ids(capsys, "--status", "interrupt") == []
+    spec = project.project / "spec.plait"
+    engine = Engine.from_spec(spec, **({"store": project.url} if project.url else {}))
+    run = engine.restore(exported)
+    [pending] = run.last["pending"]
+    result = asyncio.run(run.resume({pending["id"]: Decision("approve")}))
+    asyncio.run(engine.aclose())
+    assert (result.stop_reason, result.output) == ("done", "sent")
+    # The reply that asked for the send, and the script's cursor after it, came back from the exported rows.
+    assert [c["name"] for c in result.report.tool_calls] == ["send"]
+    [again] = ids(capsys, "--status", "done")[1:]
+    assert again["id"] == waiting
 
 
 def test_a_run_another_process_holds_is_refused_with_exit_2(project, capsys):
