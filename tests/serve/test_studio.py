@@ -364,18 +364,20 @@ def test_nested_input_form_in_the_browser(served: str, page: Any, tmp_path: Path
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_open_a_waiting_run_and_edit_the_call(served: str, page: Any, gate: socket.socket, tmp_path: Path):
-    # A run started by another client (plain HTTP), waiting at its ask: the studio opens on it by link.
-    body = json.dumps(
-        {"spec": "purchase", "input": {"item": "a desk", "amount": 300, "priority": "low", "express": False}}
-    )
+def start_over_http(served: str, input: dict[str, Any]) -> dict[str, Any]:
+    """A purchase run started with plain HTTP and waited for until it stops (at its ask)."""
     request = urllib.request.Request(
         served + "/runs?wait=60s",
-        data=body.encode(),
+        data=json.dumps({"spec": "purchase", "input": input}).encode(),
         headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=60) as reply:
-        run = json.loads(reply.read())
+        return json.loads(reply.read())
+
+
+def test_open_a_waiting_run_and_edit_the_call(served: str, page: Any, gate: socket.socket, tmp_path: Path):
+    # A run started by another client (plain HTTP), waiting at its ask: the studio opens on it by link.
+    run = start_over_http(served, {"item": "a desk", "amount": 300, "priority": "low", "express": False})
     assert run["status"] == "waiting"
     sign_in(page, f"{served}/#spec=purchase&run={run['id']}")
     # The events so far are replayed onto the graph: the step done, the ask waiting.
@@ -402,4 +404,24 @@ def test_open_a_waiting_run_and_edit_the_call(served: str, page: Any, gate: sock
     decisions = page.eval_on_selector_all("#timeline li.decision", "ls => ls.map(l => l.textContent)")
     assert any("edit" in d and "a standing desk" in d for d in decisions), decisions
     snapshot(page, tmp_path, "edited-done")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_reject_a_call_with_a_reason(served: str, page: Any, tmp_path: Path):
+    run = start_over_http(served, {"item": "a boat", "amount": 90000, "priority": "normal", "express": False})
+    sign_in(page, f"{served}/#spec=purchase&run={run['id']}")
+    ask = page.wait_for_selector(".pending[data-kind=ask]")
+    ask.query_selector("select[name=decision]").select_option(label="approve")
+    ask.query_selector("button[type=submit]").click()
+    card = page.wait_for_selector(".pending[data-kind=approval]")
+    card.query_selector("input[name=reason]").fill("over the <i>budget</i>")
+    card.query_selector("button[name=reject]").click()
+    # The tool never runs (no gate is opened here); the model is told why, and the run ends.
+    page.wait_for_selector("#run .pill.done")
+    page.wait_for_selector("#timeline li.decision")
+    decisions = page.eval_on_selector_all("#timeline li.decision", "ls => ls.map(l => l.textContent)")
+    assert any("reject" in d and "over the <i>budget</i>" in d for d in decisions), decisions
+    assert page.locator("#timeline li.tool_call").count() == 0
+    assert page.locator("#timeline i").count() == 0
+    snapshot(page, tmp_path, "rejected-done")
     assert page.errors == []  # type: ignore[attr-defined]

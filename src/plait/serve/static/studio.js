@@ -558,8 +558,8 @@ function timelineItem(i) {
   if (i.kind === 'decision') {
     const d = i.decision || {};
     const what = d.action || (d.answer !== undefined ? 'answered' : d.case !== undefined ? 'case ' + show(d.case) : '');
-    const detail = d.answer !== undefined ? d.answer : d.arguments !== undefined ? d.arguments
-      : d.message || d.target || d.value;
+    // What was decided: an answer, edited arguments, a rejection's message, a route's target or value.
+    const detail = [d.answer, d.arguments, d.message, d.reason, d.target, d.value].find(x => x !== undefined && x !== null);
     return li('decision', (i.of || 'decision') + ' · ' + (d.name || i.key || ''), what,
       detail !== undefined && detail !== null ? el('pre', {class: 'text'}, show(detail)) : null);
   }
