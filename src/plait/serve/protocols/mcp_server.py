@@ -21,6 +21,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from starlette.routing import Route
 
+from plait import __version__
 from plait.serve.protocols import tool_names
 from plait.serve.service import ServiceError
 
@@ -93,6 +94,7 @@ def build_server(service: RunService) -> Server[Any]:
 
     return Server(
         "plait",
+        version=__version__,
         instructions="Each tool runs one entry of a plait spec and returns its output.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
