@@ -7,7 +7,6 @@ picture and `plait diff` can print them as the spec writes them.
 
 from __future__ import annotations
 
-import json
 from typing import Union
 
 from plait.core.record import Record, record
@@ -54,6 +53,8 @@ _RANK = {"or": 1, "and": 2}
 
 def literal_text(value: Literal) -> str:
     """A literal as the spec writes it: `"accept"`, `true`, `3`."""
+    import json  # here, not at the top: only a spec with conditions needs it (~2 ms of a check's start-up)
+
     return json.dumps(value, ensure_ascii=False)
 
 

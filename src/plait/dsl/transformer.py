@@ -9,9 +9,7 @@ lark's token attributes (`plait.dsl.lexer.Token`).
 
 from __future__ import annotations
 
-import json
 from sys import intern
-import textwrap
 from dataclasses import replace
 from typing import Callable, Protocol, TypeVar, Union
 
@@ -99,6 +97,8 @@ def decode_string(raw: str) -> str:
     body = raw[1:-1]
     if "\\" not in body:
         return body
+    import json  # here, not at the top: most specs have no escape, and a check need not load it
+
     return json.loads('"' + body.replace("\\{", "\\\\{") + '"')
 
 
@@ -112,6 +112,8 @@ def decode_block_string(raw: str) -> str:
     head, sep, last = body.rpartition("\n")
     if sep and not last.strip():
         body = head
+    import textwrap  # here, not at the top: a spec without block strings need not load it
+
     return textwrap.dedent(body)
 
 

@@ -13,7 +13,6 @@ provider then fails naming the model and the agent.
 
 from __future__ import annotations
 
-import json
 import re
 from itertools import islice
 from pathlib import Path
@@ -69,6 +68,8 @@ def _read(path: Path) -> tuple[Any, str | None]:
         return None, str(exc)
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    import json  # here, not at the top: only a spec with a scripted model reads a replies file
+
     try:
         return json.loads(text), None
     except ValueError as exc:
