@@ -40,18 +40,8 @@ from typing import Annotated, TypedDict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plait.runtime.conditions import Field  # noqa: E402
-from plait.runtime.config import (  # noqa: E402
-    AgentConfig,
-    ChainConfig,
-    LoopConfig,
-    MapConfig,
-    ModelConfig,
-    ParallelConfig,
-    Program,
-    RouteConfig,
-    StepConfig,
-    ToolConfig,
-)
+from plait.runtime.config import AgentConfig, ModelConfig, Program, RouteConfig, StepConfig, ToolConfig
+from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
 
@@ -124,7 +114,7 @@ def plait_parallel(branches: int) -> tuple[float, float]:
     program = Program(entry="main")
     program.models["bench"] = ModelConfig("bench", "scripted", "bench")
     names = tuple(f"b{i}" for i in range(branches))
-    program.parallels["main"] = ParallelConfig("main", names)
+    program.parallels["main"] = ParallelNode(name="main", branches=names)
     for n in names:
         program.steps[n] = StepConfig(n, "bench")
     engine = Engine(program, providers={"bench": LoopModel(LATENCY)})
@@ -207,16 +197,18 @@ def flow_engine(kind: str, n: int, latency: float = 0.0, concurrency: int = 4) -
     for name in steps:
         program.steps[name] = StepConfig(name, "bench")
     if kind == "chain":
-        program.chains["main"] = ChainConfig("main", tuple(steps))
+        program.chains["main"] = ChainNode(name="main", elements=tuple(steps))
     elif kind == "route":
         routes = [f"r{i}" for i in range(n)]
         for route, step in zip(routes, steps):
             program.routes[route] = RouteConfig(route, ("input",), (("go", step),), step)
-        program.chains["main"] = ChainConfig("main", tuple(routes))
+        program.chains["main"] = ChainNode(name="main", elements=tuple(routes))
     elif kind == "loop":
-        program.loops["main"] = LoopConfig("main", ("s0",), n, Field(("ok",)), "last")
+        program.loops["main"] = LoopNode(
+            name="main", body=("s0",), max_iterations=n, until=Field(("ok",)), on_exhausted="last"
+        )
     elif kind == "map":
-        program.maps["main"] = MapConfig("main", ("s0",), ("input",), concurrency)
+        program.maps["main"] = MapNode(name="main", body=("s0",), over=("input",), concurrency=concurrency)
     return Engine(program, providers={"bench": TextModel(latency)})
 
 

@@ -263,7 +263,8 @@ def test_a_lease_whose_holder_died_is_taken_over(backend):
 
 
 def test_a_finished_code_step_is_replayed_not_run_again(backend):
-    from plait.runtime.config import ChainConfig, StepConfig
+    from plait.runtime.config import StepConfig
+    from plait.core.kinds import ChainNode
 
     project = backend.project
     (project / "durable_code_step.py").write_text(
@@ -277,7 +278,7 @@ def test_a_finished_code_step_is_replayed_not_run_again(backend):
         eng.program.steps["shout"] = StepConfig(
             "shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(project)}
         )
-        eng.program.chains["flow"] = ChainConfig("flow", ("shout", "main"))
+        eng.program.chains["flow"] = ChainNode(name="flow", elements=("shout", "main"))
         eng.program.entry = "flow"
         return eng
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from plait.runtime.config import AskConfig, ChainConfig, RouteConfig, StepConfig
+from plait.runtime.config import AskConfig, RouteConfig, StepConfig
+from plait.core.kinds import ChainNode
 from plait.runtime.errors import AgentError
 from plait.runtime.outcomes import PendingAsk
 from runtime_helpers import drain, go, make, program
@@ -17,7 +18,7 @@ ANSWER = {
 
 def approve_flow():
     return program(
-        chains=[ChainConfig("main", ("draft", "confirm", "decide"))],
+        chains=[ChainNode(name="main", elements=("draft", "confirm", "decide"))],
         asks=[AskConfig("confirm", "Send this reply?\n{{input}}", ANSWER)],
         routes=[RouteConfig("decide", ("input", "decision"), (("approve", "send"), ("deny", "drop")))],
         steps=[

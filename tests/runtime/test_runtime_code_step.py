@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from plait.runtime.config import ChainConfig, StepConfig
+from plait.runtime.config import StepConfig
+from plait.core.kinds import ChainNode
 from runtime_helpers import code, go, make, program
 
 
@@ -80,7 +81,7 @@ def test_absent_optional_fields_become_null_and_render_empty(tmp_path):
         },
     )
     p.steps["show"] = StepConfig("show", "m", "[{{input.name}}|{{input.nick}}]")
-    p.chains["chain"] = ChainConfig("chain", ("main", "show"))
+    p.chains["chain"] = ChainNode(name="chain", elements=("main", "show"))
     engine = make(models={"m": {"show": [{"text": "ok"}]}}, agents={}, program=p, entry="chain")
     result = go(engine.run("x"))
     assert result.output == "ok" and engine.providers["m"].requests[0]["messages"][0].text == "[ann|]"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from plait.runtime.config import AgentConfig, ChainConfig, ConsolidateConfig, ParallelConfig, Program, StepConfig
+from plait.runtime.config import AgentConfig, Program, StepConfig
+from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from runtime_helpers import call, drain, fn_tool, go, make
 
 
@@ -18,7 +19,7 @@ def program(**parts) -> Program:
 
 def test_chain_feeds_output_to_next_input_and_steps_render_templates():
     p = program(
-        chains=[ChainConfig("main", ("summarize", "translate"))],
+        chains=[ChainNode(name="main", elements=("summarize", "translate"))],
         steps=[
             StepConfig("summarize", "m", "Summarize: {{input}}"),
             StepConfig("translate", "m", "Translate to French: {{input}}", system="You translate."),
@@ -38,8 +39,8 @@ def test_chain_feeds_output_to_next_input_and_steps_render_templates():
 
 def test_parallel_record_is_keyed_by_branch_and_read_downstream():
     p = program(
-        chains=[ChainConfig("main", ("both", "join"))],
-        parallels=[ParallelConfig("both", ("a", "b"))],
+        chains=[ChainNode(name="main", elements=("both", "join"))],
+        parallels=[ParallelNode(name="both", branches=("a", "b"))],
         steps=[
             StepConfig("a", "m"),
             StepConfig("b", "m"),
@@ -59,7 +60,7 @@ def test_parallel_record_is_keyed_by_branch_and_read_downstream():
 
 def test_parallel_runs_branches_at_once():
     p = program(
-        parallels=[ParallelConfig("main", tuple(f"s{i}" for i in range(20)))],
+        parallels=[ParallelNode(name="main", branches=tuple(f"s{i}" for i in range(20)))],
         steps=[StepConfig(f"s{i}", "m") for i in range(20)],
     )
     engine = make(
@@ -78,7 +79,8 @@ def test_parallel_runs_branches_at_once():
 
 def test_parallel_fail_cancels_the_rest_and_names_the_branch():
     p = program(
-        parallels=[ParallelConfig("main", ("ok", "bad"))], steps=[StepConfig("ok", "m"), StepConfig("bad", "m")]
+        parallels=[ParallelNode(name="main", branches=("ok", "bad"))],
+        steps=[StepConfig("ok", "m"), StepConfig("bad", "m")],
     )
     engine = make(
         models={
@@ -100,7 +102,7 @@ def test_parallel_fail_cancels_the_rest_and_names_the_branch():
 
 def test_parallel_collect_keeps_going_and_attributes_failures():
     p = program(
-        parallels=[ParallelConfig("main", ("ok", "bad"), on_error="collect")],
+        parallels=[ParallelNode(name="main", branches=("ok", "bad"), on_error="collect")],
         steps=[StepConfig("ok", "m"), StepConfig("bad", "m")],
     )
     engine = make(
@@ -113,7 +115,7 @@ def test_parallel_collect_keeps_going_and_attributes_failures():
 
 
 def consolidate_engine(judge_replies, rounds=3):
-    p = program(consolidates=[ConsolidateConfig("main", ("a", "b"), "judge", rounds)])
+    p = program(consolidates=[ConsolidateNode(name="main", agents=("a", "b"), judge="judge", rounds=rounds)])
     agents = {"a": AgentConfig("a", "m", system="analyst"), "b": AgentConfig("b", "m", system="risk")}
     script = {
         "a": [{"text": f"a{i}"} for i in range(1, 4)],
@@ -183,7 +185,7 @@ def test_delegated_failure_is_an_error_result_for_the_parent():
 
 
 def test_chain_stops_at_a_bounded_stop():
-    p = program(chains=[ChainConfig("main", ("looper", "after"))], steps=[StepConfig("after", "m")])
+    p = program(chains=[ChainNode(name="main", elements=("looper", "after"))], steps=[StepConfig("after", "m")])
     agents = {"looper": AgentConfig("looper", "m", tools=("t",), max_steps=1)}
     engine = make(
         models={"m": {"looper": [call("t")], "after": [{"text": "unreached"}]}},
@@ -201,7 +203,7 @@ def _leftover_tasks() -> set:
 
 def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hanging():
     names = ("bad", *(f"s{i}" for i in range(30)))
-    p = program(parallels=[ParallelConfig("main", names)], steps=[StepConfig(n, "m") for n in names])
+    p = program(parallels=[ParallelNode(name="main", branches=names)], steps=[StepConfig(n, "m") for n in names])
     script = {
         "bad": [{"error": {"kind": "auth", "message": "nope"}}],
         **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)},
@@ -219,7 +221,7 @@ def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hang
 
 def test_cancelling_a_run_cancels_every_parallel_branch():
     names = tuple(f"s{i}" for i in range(10))
-    p = program(parallels=[ParallelConfig("main", names)], steps=[StepConfig(n, "m") for n in names])
+    p = program(parallels=[ParallelNode(name="main", branches=names)], steps=[StepConfig(n, "m") for n in names])
     engine = make(models={"m": {n: [{"text": "late", "delay": "5s"}] for n in names}}, agents={}, program=p)
 
     async def cancel_midway():

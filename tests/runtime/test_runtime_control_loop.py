@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from plait.runtime.conditions import (
     BoolOp,
@@ -12,7 +14,8 @@ from plait.runtime.conditions import (
     condition_text,
     holds,
 )
-from plait.runtime.config import ChainConfig, LoopConfig, StepConfig
+from plait.runtime.config import StepConfig
+from plait.core.kinds import ChainNode, LoopNode
 from runtime_helpers import drain, go, make, program, record
 
 ACCEPT = Compare(("verdict",), "==", "accept")
@@ -21,7 +24,7 @@ REVIEW = record(verdict=["accept", "revise"], feedback="string")
 
 def polish(until=ACCEPT, max_iterations=3, on_exhausted="fail", body=("draft", "review")):
     return program(
-        loops=[LoopConfig("main", body, max_iterations, until, on_exhausted)],
+        loops=[LoopNode(name="main", body=body, max_iterations=max_iterations, until=until, on_exhausted=on_exhausted)],
         steps=[
             StepConfig(
                 "draft",
@@ -66,9 +69,8 @@ def test_exhausted_fails_the_run_with_a_clear_reason():
 
 def test_exhausted_with_last_goes_on_with_the_last_output_and_warns():
     p = polish(max_iterations=2, on_exhausted="last")
-    p.loops["polish"] = p.loops.pop("main")
-    p.loops["polish"].name = "polish"
-    p.chains["main"] = ChainConfig("main", ("polish", "publish"))
+    p.loops["polish"] = dataclasses.replace(p.loops.pop("main"), name="polish")
+    p.chains["main"] = ChainNode(name="main", elements=("polish", "publish"))
     p.steps["publish"] = StepConfig("publish", "m", "Publish: {{input.feedback}}")
     replies = verdicts("revise", "revise")
     replies["publish"] = [{"text": "published"}]
@@ -95,7 +97,10 @@ def test_a_condition_may_name_a_runnable_inside_the_body():
 
 
 def test_without_until_the_body_runs_max_iterations_times():
-    p = program(loops=[LoopConfig("main", ("count",), 3, None)], steps=[StepConfig("count", "m", "{{loop.iteration}}")])
+    p = program(
+        loops=[LoopNode(name="main", body=("count",), max_iterations=3, until=None)],
+        steps=[StepConfig("count", "m", "{{loop.iteration}}")],
+    )
     engine = make(models={"m": {"count": [{"text": "a"}, {"text": "b"}, {"text": "c"}]}}, agents={}, program=p)
     result = go(engine.run("x"))
     assert result.output == "c" and result.report.warnings == []

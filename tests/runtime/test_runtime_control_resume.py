@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from plait.runtime.conditions import Field
-from plait.runtime.config import AskConfig, LoopConfig, MapConfig, StepConfig
+from plait.runtime.config import AskConfig, StepConfig
+from plait.core.kinds import LoopNode, MapNode
 from runtime_helpers import go, make, program
 
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -13,7 +14,7 @@ OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": [
 
 def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history():
     p = program(
-        loops=[LoopConfig("main", ("draft", "check"), 3, Field(("ok",)))],
+        loops=[LoopNode(name="main", body=("draft", "check"), max_iterations=3, until=Field(("ok",)))],
         steps=[StepConfig("draft", "m", "try {{loop.iteration}} after {{loop.history}}")],
         asks=[AskConfig("check", "Good? {{input}}", OK)],
     )
@@ -39,7 +40,7 @@ def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history(
 
 def test_a_run_stopped_inside_a_map_resumes_only_the_unfinished_items():
     p = program(
-        maps=[MapConfig("main", ("write", "check"), ("input",), concurrency=2)],
+        maps=[MapNode(name="main", body=("write", "check"), over=("input",), concurrency=2)],
         steps=[StepConfig("write", "m", "write {{map.item}}")],
         asks=[AskConfig("check", "Keep {{map.index}}: {{input}}?", OK)],
     )

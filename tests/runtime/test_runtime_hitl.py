@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plait.runtime.config import AgentConfig, ParallelConfig, Program
+from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import ParallelNode
 from plait.runtime.history import window
 from plait.runtime.providers.base import Message, TextPart, ToolCall
 from runtime_helpers import call, fn_tool, go, make, schema
@@ -89,7 +90,7 @@ def test_interrupts_from_parallel_branches_and_delegates_answered_in_one_resume(
     log: list = []
     send = sender(log)
     program = Program()
-    program.parallels["main"] = ParallelConfig("main", ("left", "right"))
+    program.parallels["main"] = ParallelNode(name="main", branches=("left", "right"))
     agents = {
         "left": AgentConfig("left", "m", tools=("send",)),
         "right": AgentConfig("right", "m", tools=("helper",)),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from plait.runtime.config import AgentConfig, ChainConfig, StepConfig
+from plait.runtime.config import AgentConfig, StepConfig
+from plait.core.kinds import ChainNode
 from plait.runtime.errors import AgentError
 from plait.runtime.tools import ToolResult
 from runtime_helpers import call, fn_tool, go, make, program
@@ -21,7 +22,7 @@ TICKET = {
 
 def ticket_flow():
     p = program(
-        chains=[ChainConfig("main", ("first", "second"))],
+        chains=[ChainNode(name="main", elements=("first", "second"))],
         steps=[
             StepConfig("first", "m", "From {{run.input.customer}}: {{input.ticket}} (p{{input.priority}})"),
             StepConfig("second", "m", "Again {{run.input.customer}}; first said {{first}}"),
@@ -78,7 +79,7 @@ STATE = {
 def state_engine(update, state=STATE):
     tool = fn_tool("save", lambda: ToolResult("saved", state=update))
     p = program(
-        chains=[ChainConfig("main", ("agent", "after"))],
+        chains=[ChainNode(name="main", elements=("agent", "after"))],
         steps=[StepConfig("after", "m", "order=[{{state.order_id}}] count=[{{state.count}}]")],
     )
     p.agents["agent"] = AgentConfig("agent", "m", tools=("save",))
@@ -132,9 +133,9 @@ def test_without_a_state_block_any_key_may_be_written():
 
 
 def test_an_agents_system_prompt_reads_the_run_input_and_the_map_item():
-    from plait.runtime.config import MapConfig
+    from plait.core.kinds import MapNode
 
-    p = program(maps=[MapConfig("main", ("helper",), ("input", "names"), concurrency=1)])
+    p = program(maps=[MapNode(name="main", body=("helper",), over=("input", "names"), concurrency=1)])
     p.agents["helper"] = AgentConfig(
         "helper", "m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}."
     )

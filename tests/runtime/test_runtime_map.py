@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import textwrap
 
-from plait.runtime.config import ChainConfig, MapConfig, StepConfig
+from plait.runtime.config import StepConfig
+from plait.core.kinds import ChainNode, MapNode
 from runtime_helpers import code, drain, go, make, program
 
 ITEMS = [{"title": "Intro"}, {"title": "Body"}, {"title": "End"}]
@@ -14,8 +15,10 @@ ITEMS = [{"title": "Intro"}, {"title": "Body"}, {"title": "End"}]
 def sections(tmp_path, body_source: str, concurrency=4, on_error="fail", body=("write",)):
     (tmp_path / "mapmod.py").write_text(textwrap.dedent(body_source))
     return program(
-        chains=[ChainConfig("main", ("plan", "write_all"))],
-        maps=[MapConfig("write_all", body, ("input", "sections"), concurrency, on_error)],
+        chains=[ChainNode(name="main", elements=("plan", "write_all"))],
+        maps=[
+            MapNode(name="write_all", body=body, over=("input", "sections"), concurrency=concurrency, on_error=on_error)
+        ],
         steps=[code("plan", "mapmod:plan", tmp_path), code("write", "mapmod:write", tmp_path)],
     )
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from plait.runtime.config import ChainConfig, RouteConfig, StepConfig
+from plait.runtime.config import RouteConfig, StepConfig
+from plait.core.kinds import ChainNode
 from runtime_helpers import drain, go, make, program, record
 
 CASES = (("billing", "billing"), ("tech", "tech"))
@@ -10,7 +11,7 @@ CASES = (("billing", "billing"), ("tech", "tech"))
 
 def triage(default: str | None = "sales", subject: tuple[str, ...] = ("input", "category")):
     p = program(
-        chains=[ChainConfig("main", ("classify", "triage"))],
+        chains=[ChainNode(name="main", elements=("classify", "triage"))],
         routes=[RouteConfig("triage", subject, CASES, default)],
         steps=[
             StepConfig("classify", "m", output=record(category="string", summary="string")),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from plait.runtime.config import AgentConfig, ChainConfig, ConsolidateConfig, ParallelConfig, StepConfig, ToolConfig
+from plait.runtime.config import AgentConfig, StepConfig, ToolConfig
+from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from plait.runtime.templates import render
 from plait.runtime.tools import ToolResult
 from runtime_helpers import call, fn_tool, go, make
@@ -35,8 +36,8 @@ def test_agent_system_reads_its_input_and_state_at_every_request():
 
 def test_agent_system_reads_a_parallel_branch_of_its_input():
     p = program(
-        chains=[ChainConfig("main", ("both", "writer"))],
-        parallels=[ParallelConfig("both", ("a", "b"))],
+        chains=[ChainNode(name="main", elements=("both", "writer"))],
+        parallels=[ParallelNode(name="both", branches=("a", "b"))],
         steps=[StepConfig("a", "m"), StepConfig("b", "m")],
     )
     p.agents["writer"] = AgentConfig("writer", "m", system="A said {{input.a}}; B said {{input.b}}.")
@@ -49,7 +50,7 @@ def test_agent_system_reads_a_parallel_branch_of_its_input():
 
 def test_step_system_and_prompt_read_state_and_input():
     p = program(
-        chains=[ChainConfig("main", ("setter", "write"))],
+        chains=[ChainNode(name="main", elements=("setter", "write"))],
         steps=[
             StepConfig(
                 "write",
@@ -74,8 +75,12 @@ def test_step_system_and_prompt_read_state_and_input():
 
 def test_consolidate_task_reads_state_and_input():
     p = program(
-        chains=[ChainConfig("main", ("setter", "panel"))],
-        consolidates=[ConsolidateConfig("panel", ("a", "b"), "judge", 1, task="{{state.q}} about {{input}}")],
+        chains=[ChainNode(name="main", elements=("setter", "panel"))],
+        consolidates=[
+            ConsolidateNode(
+                name="panel", agents=("a", "b"), judge="judge", rounds=1, task="{{state.q}} about {{input}}"
+            )
+        ],
     )
     p.agents.update(
         {

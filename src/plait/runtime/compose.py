@@ -18,17 +18,8 @@ from typing import Any, Awaitable, Callable
 from .agent import run_agent
 from .ask import run_ask
 from .code_step import run_code_step
-from .config import (
-    NO_FALLBACK,
-    AgentConfig,
-    ChainConfig,
-    ConsolidateConfig,
-    LoopConfig,
-    MapConfig,
-    ParallelConfig,
-    RouteConfig,
-    StepConfig,
-)
+from .config import NO_FALLBACK, AgentConfig, RouteConfig, StepConfig
+from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -196,7 +187,7 @@ async def _branch(ctx: RunContext, fan: _FanIn, index: int, name: str, input: An
 
 
 async def _parallel(
-    ctx: RunContext, parallel: ParallelConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+    ctx: RunContext, parallel: ParallelNode, input: Any, path: tuple[str, ...], branch: str | None = None
 ) -> Outcome:
     branches = parallel.branches
     fan = _FanIn(len(branches), parallel.on_error == "fail")
@@ -266,7 +257,7 @@ def _verdict(text: str) -> tuple[bool, str, bool]:
 
 
 async def _consolidate(
-    ctx: RunContext, cfg: ConsolidateConfig, input: Any, path: tuple[str, ...], branch: str | None
+    ctx: RunContext, cfg: ConsolidateNode, input: Any, path: tuple[str, ...], branch: str | None
 ) -> Outcome:
     task = render(cfg.task, input=input, state=ctx.state, scope=ctx.scope)
     answers: dict[str, str] = {}
@@ -326,7 +317,7 @@ async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...]
 
 
 def _chain(
-    ctx: RunContext, chain: ChainConfig, input: Any, path: tuple[str, ...], branch: str | None
+    ctx: RunContext, chain: ChainNode, input: Any, path: tuple[str, ...], branch: str | None
 ) -> Awaitable[Outcome]:
     return run_chain(ctx, chain.elements, input, path, branch)
 
@@ -337,13 +328,11 @@ def _route(
     return run_route(ctx, route, input, path, branch, run_runnable)
 
 
-def _loop(
-    ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None
-) -> Awaitable[Outcome]:
+def _loop(ctx: RunContext, loop: LoopNode, input: Any, path: tuple[str, ...], branch: str | None) -> Awaitable[Outcome]:
     return run_loop(ctx, loop, input, path, branch, run_chain)
 
 
-def _map(ctx: RunContext, cfg: MapConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Awaitable[Outcome]:
+def _map(ctx: RunContext, cfg: MapNode, input: Any, path: tuple[str, ...], branch: str | None) -> Awaitable[Outcome]:
     return run_map(ctx, cfg, input, path, branch, run_runnable, run_chain)
 
 

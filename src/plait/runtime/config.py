@@ -1,8 +1,10 @@
-"""Runtime declarations → the plain config objects the loop works on.
+"""Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-The loop never reads graph nodes or AST nodes: `graph_adapter.py` builds these
-from the compiled graph, and tests or Python callers may build them directly.
-Slotted dataclasses, because the loop reads their fields on every step.
+Chains, parallels, consolidates, loops and maps are their kind records
+(src/plait/core/kinds/), the graph's own nodes; models, tools, MCP servers,
+agents, steps, routes and asks are still slotted config dataclasses that
+`graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
+build either directly. The loop never reads AST nodes.
 """
 
 from __future__ import annotations
@@ -11,20 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from plait.core import defaults as D
+from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode
 
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = [
     "AgentConfig",
     "AskConfig",
-    "ChainConfig",
-    "ConsolidateConfig",
-    "LoopConfig",
-    "MapConfig",
     "McpConfig",
     "ModelConfig",
     "NO_FALLBACK",
-    "ParallelConfig",
     "Program",
     "RUNNABLE_TABLES",
     "RouteConfig",
@@ -140,28 +138,6 @@ class StepConfig:
 
 
 @dataclass(slots=True)
-class ChainConfig:
-    name: str
-    elements: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class ParallelConfig:
-    name: str
-    branches: tuple[str, ...]
-    on_error: str = D.ON_ERROR
-
-
-@dataclass(slots=True)
-class ConsolidateConfig:
-    name: str
-    agents: tuple[str, ...]
-    judge: str
-    rounds: int = D.ROUNDS
-    task: str = D.TASK
-
-
-@dataclass(slots=True)
 class RouteConfig:
     name: str
     #: The path the route switches on, as written: ("input", "category"), ("run", "input", "kind"), ...
@@ -170,29 +146,6 @@ class RouteConfig:
     cases: tuple[tuple[Any, str], ...]
     #: The `else` target, or None (then an unmatched value fails the run).
     default: str | None = None
-
-
-@dataclass(slots=True)
-class LoopConfig:
-    name: str
-    #: The body: one runnable, or the elements of an inline chain.
-    body: tuple[str, ...]
-    max_iterations: int
-    #: A `conditions.py` expression over the body's output; None runs exactly max_iterations.
-    until: Any = None
-    #: "fail" (the run fails) or "last" (go on with the last output, with a warning).
-    on_exhausted: str = D.ON_EXHAUSTED
-
-
-@dataclass(slots=True)
-class MapConfig:
-    name: str
-    body: tuple[str, ...]
-    #: The path of the list: ("input", "sections"), ...
-    over: tuple[str, ...]
-    concurrency: int = D.MAP_CONCURRENCY
-    #: "fail" (the first failure cancels the rest) or "collect" (a failed item's slot holds {"error": ...}).
-    on_error: str = D.ON_ERROR
 
 
 @dataclass(slots=True)
@@ -212,12 +165,12 @@ class Program:
     tools: dict[str, ToolConfig] = field(default_factory=dict)
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     steps: dict[str, StepConfig] = field(default_factory=dict)
-    chains: dict[str, ChainConfig] = field(default_factory=dict)
-    parallels: dict[str, ParallelConfig] = field(default_factory=dict)
-    consolidates: dict[str, ConsolidateConfig] = field(default_factory=dict)
+    chains: dict[str, ChainNode] = field(default_factory=dict)
+    parallels: dict[str, ParallelNode] = field(default_factory=dict)
+    consolidates: dict[str, ConsolidateNode] = field(default_factory=dict)
     routes: dict[str, RouteConfig] = field(default_factory=dict)
-    loops: dict[str, LoopConfig] = field(default_factory=dict)
-    maps: dict[str, MapConfig] = field(default_factory=dict)
+    loops: dict[str, LoopNode] = field(default_factory=dict)
+    maps: dict[str, MapNode] = field(default_factory=dict)
     asks: dict[str, AskConfig] = field(default_factory=dict)
     #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
     mcp: dict[str, McpConfig] = field(default_factory=dict)

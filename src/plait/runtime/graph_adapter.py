@@ -1,8 +1,9 @@
-"""The compiled graph's records (`plait.core.graph`) → a `Program` of runtime config objects.
+"""The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-The one place that reads graph nodes (docs/graph.md); everything after it
-works on `config.py` objects, so the loop never depends on how the compiler
-stores things. The records carry every default already (`core.defaults`).
+Chains, parallels, consolidates, loops and maps run as their kind records
+(src/plait/core/kinds/), as the graph holds them; the other kinds are still
+copied into `config.py` objects here (issue 20: until the runtime runs every
+kind record). The records carry every default already.
 """
 
 from __future__ import annotations
@@ -14,20 +15,7 @@ from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import (
-    AgentConfig,
-    AskConfig,
-    ChainConfig,
-    ConsolidateConfig,
-    LoopConfig,
-    MapConfig,
-    McpConfig,
-    ParallelConfig,
-    Program,
-    RouteConfig,
-    StepConfig,
-    ToolConfig,
-)
+from .config import AgentConfig, AskConfig, McpConfig, Program, RouteConfig, StepConfig, ToolConfig
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = ["program_from_graph"]
@@ -166,19 +154,19 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.StepNode):
             program.steps[n.name] = _step(n)
         elif isinstance(n, g.ChainNode):
-            program.chains[n.name] = ChainConfig(n.name, n.elements)
+            program.chains[n.name] = n
         elif isinstance(n, g.ParallelNode):
-            program.parallels[n.name] = ParallelConfig(n.name, n.branches, n.on_error)
+            program.parallels[n.name] = n
         elif isinstance(n, g.ConsolidateNode):
-            program.consolidates[n.name] = ConsolidateConfig(n.name, n.agents, n.judge, n.rounds, n.task)
+            program.consolidates[n.name] = n
         elif isinstance(n, g.RouteNode):
             program.routes[n.name] = RouteConfig(
                 n.name, n.subject, tuple((c.value, c.target) for c in n.cases), n.otherwise
             )
         elif isinstance(n, g.LoopNode) and n.max_iterations is not None:
-            program.loops[n.name] = LoopConfig(n.name, n.body, n.max_iterations, n.until, n.on_exhausted)
+            program.loops[n.name] = n
         elif isinstance(n, g.MapNode):
-            program.maps[n.name] = MapConfig(n.name, n.body, n.over, n.concurrency, n.on_error)
+            program.maps[n.name] = n
         elif isinstance(n, g.AskNode):
             program.asks[n.name] = AskConfig(n.name, n.question, _schema(n.output, strict=False))
         elif isinstance(n, g.InputNode):

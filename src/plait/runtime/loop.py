@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .conditions import ConditionError, condition_text, holds
-from .config import LoopConfig
+from plait.core.kinds import LoopNode
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Fail, Outcome
@@ -28,8 +28,11 @@ ChainRunner = Callable[[RunContext, tuple[str, ...], Any, tuple[str, ...], "str 
 
 
 async def run_loop(
-    ctx: RunContext, loop: LoopConfig, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner
+    ctx: RunContext, loop: LoopNode, input: Any, path: tuple[str, ...], branch: str | None, chain: ChainRunner
 ) -> Outcome:
+    bound = loop.max_iterations
+    if bound is None:  # a compiled spec cannot get here (P312); a LoopNode built in Python can
+        raise ValueError(f"loop `{loop.name}` needs max_iterations")
     key = "/".join(path)
     progress = ctx.progress.get(key)
     if progress is None:
@@ -39,7 +42,7 @@ async def run_loop(
     table = outputs(ctx)
     condition = condition_text(loop.until) if loop.until is not None else None
     last = Done(None)
-    while len(history) < loop.max_iterations:
+    while len(history) < bound:
         iteration = len(history) + 1
         frame = Frame(
             table,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .config import MapConfig
+from plait.core.kinds import MapNode
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import ChainRunner
@@ -28,7 +28,7 @@ __all__ = ["run_map"]
 
 async def run_map(
     ctx: RunContext,
-    cfg: MapConfig,
+    cfg: MapNode,
     input: Any,
     path: tuple[str, ...],
     branch: str | None,
