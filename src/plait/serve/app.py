@@ -28,7 +28,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from plait.serve.auth import BearerAuth, BodyCap
-from plait.serve.service import RunService, ServiceError
+from plait.serve.service import RunService, ServiceError, UnknownRun
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app"]
 
@@ -254,7 +254,7 @@ def build_app(
         middleware=[Middleware(BodyCap, limit=max_body), Middleware(BearerAuth, token=auth)],
         exception_handlers={
             ServiceError: service_error,
-            KeyError: missing_run,
+            UnknownRun: missing_run,
             HTTPException: http_error,
             Exception: internal,
         },

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("plait.serve")
 
-__all__ = ["EntryInfo", "RunEvent", "RunService", "RunView", "ServiceError", "SpecInfo"]
+__all__ = ["EntryInfo", "RunEvent", "RunService", "RunView", "ServiceError", "SpecInfo", "UnknownRun"]
 
 #: The statuses a run can be in, as RunView.status says them.
 STATUSES = ("running", "waiting", "done", "error", "cancelled", "max_steps")
@@ -51,6 +51,10 @@ ACTIONS = {
     "skip": "unknown_outcome",
     "raise_budget": "budget",
 }
+
+
+class UnknownRun(KeyError):
+    """No run with this id in the service's stores (a KeyError, as the contract says)."""
 
 
 class ServiceError(ValueError):
@@ -292,7 +296,7 @@ class RunService:
             return RunView(run_id, live[0], live[1], "running", started=_iso(live[2]))
         found = self._row(run_id)
         if found is None:
-            raise KeyError(run_id)
+            raise UnknownRun(run_id)
         return self._view(found[1])
 
     def _view(self, row: dict[str, Any]) -> RunView:
@@ -342,7 +346,7 @@ class RunService:
         """The run's events from its journal, after seq `after`; live until the run ends (done, error, cancelled,
         max_steps). A run waiting for a decision keeps the stream open: its stop is a `run_end` event with
         stop_reason `interrupt` or `pause`, and what follows a decision comes on the same stream."""
-        await self.get(run_id)  # KeyError for an unknown id, before the first event
+        await self.get(run_id)  # UnknownRun (a KeyError) for an unknown id, before the first event
         seen = after or 0
         while True:
             changed = self._signal(run_id)
@@ -365,7 +369,7 @@ class RunService:
 
         found = self._row(run_id)
         if found is None:
-            raise KeyError(run_id)
+            raise UnknownRun(run_id)
         journal, row = found
         row = with_totals(journal, row)
         summary = {
