@@ -143,9 +143,65 @@ def gate() -> Iterator[socket.socket]:
     server.close()
 
 
+class Server:
+    """One `plait serve` process over `folder`; `start` again after a kill takes the same port."""
+
+    def __init__(self, folder: Path, gate_port: int) -> None:
+        self.folder, self.port = folder, 0
+        self.env = os.environ | {"PLAIT_SERVE_TOKEN": TOKEN, "STUDIO_GATE_PORT": str(gate_port)}
+        self.proc: subprocess.Popen[str] | None = None
+        self.drain: threading.Thread | None = None
+        self.url = ""
+
+    def start(self) -> str:
+        proc = self.proc = subprocess.Popen(
+            [sys.executable, "-m", "plait", "serve", str(self.folder), "--port", str(self.port)],
+            cwd=self.folder,
+            env=self.env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        # The start line names the port; it is printed once the socket listens.
+        line = proc.stderr.readline()
+        if " on http://" not in line:
+            proc.kill()
+            rest = proc.stderr.read()
+            self.stop()
+            pytest.fail(f"plait serve did not start: {line}{rest}")
+        # Keep reading its stderr so the server never blocks on a full pipe.
+        self.drain = threading.Thread(target=lambda: proc.stderr and proc.stderr.read(), daemon=True)
+        self.drain.start()
+        self.url = line.split(" on ", 1)[1].strip()
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self.url
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.stop()
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        proc.wait()
+        if self.drain is not None:
+            self.drain.join()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        self.proc = self.drain = None
+
+
 @pytest.fixture
-def served(tmp_path: Path, gate: socket.socket) -> Iterator[str]:
-    """`plait serve` on a free loopback port with a bearer token; its base URL."""
+def server(tmp_path: Path, gate: socket.socket) -> Iterator[Server]:
+    """`plait serve` on a free loopback port with a bearer token, serving both specs."""
     folder = tmp_path / "specs"
     folder.mkdir()
     (folder / "purchase.plait").write_text(SPEC)
@@ -153,38 +209,18 @@ def served(tmp_path: Path, gate: socket.socket) -> Iterator[str]:
     (folder / "purchase_tools.py").write_text(TOOLS)
     (folder / "survey.plait").write_text(SURVEY)
     (folder / "survey.replies.json").write_text(json.dumps(SURVEY_REPLIES))
-    env = os.environ | {"PLAIT_SERVE_TOKEN": TOKEN, "STUDIO_GATE_PORT": str(gate.getsockname()[1])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "plait", "serve", str(folder), "--port", "0"],
-        cwd=folder,
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    # The start line names the port; it is printed once the socket listens.
-    line = proc.stderr.readline()
-    if " on http://" not in line:
-        proc.kill()
-        rest = proc.stderr.read()
-        proc.wait()
-        proc.stderr.close()
-        pytest.fail(f"plait serve did not start: {line}{rest}")
-    # Keep reading its stderr so the server never blocks on a full pipe.
-    log: list[str] = []
-    drain = threading.Thread(target=lambda: log.extend(proc.stderr or ()), daemon=True)
-    drain.start()
+    running = Server(folder, gate.getsockname()[1])
+    running.start()
     try:
-        yield line.split(" on ", 1)[1].strip()
+        yield running
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        drain.join()
-        proc.stderr.close()
+        running.stop()
+
+
+@pytest.fixture
+def served(server: Server) -> str:
+    """The server's base URL."""
+    return server.url
 
 
 @pytest.fixture
@@ -418,10 +454,36 @@ def test_reject_a_call_with_a_reason(served: str, page: Any, tmp_path: Path):
     card.query_selector("button[name=reject]").click()
     # The tool never runs (no gate is opened here); the model is told why, and the run ends.
     page.wait_for_selector("#run .pill.done")
-    page.wait_for_selector("#timeline li.decision")
+    page.wait_for_selector("#timeline li.decision:has-text('reject')")
     decisions = page.eval_on_selector_all("#timeline li.decision", "ls => ls.map(l => l.textContent)")
     assert any("reject" in d and "over the <i>budget</i>" in d for d in decisions), decisions
     assert page.locator("#timeline li.tool_call").count() == 0
     assert page.locator("#timeline i").count() == 0
     snapshot(page, tmp_path, "rejected-done")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_page_follows_a_run_across_a_killed_server(server: Server, page: Any, tmp_path: Path):
+    run = start_over_http(server.url, {"item": "a chair", "amount": 80, "priority": "low", "express": False})
+    sign_in(page, f"{server.url}/#spec=purchase&run={run['id']}")
+    ask = page.wait_for_selector(".pending[data-kind=ask]")
+    ask.query_selector("select[name=decision]").select_option(label="approve")
+    ask.query_selector("button[type=submit]").click()
+    page.wait_for_selector(".pending[data-kind=approval] button[name=approve]").click()
+    # The approved call is in flight (held by the gate, which never lets it go) when the server is killed.
+    page.wait_for_selector('[id="plait:buyer"].active')
+    server.kill()
+    page.wait_for_selector("#conn:text-matches('retrying|reconnecting')")
+    # The same port again: the page reads on from the last event it saw; the restarted server took the run up
+    # from its journal and asks what to do with a call that may or may not have happened.
+    server.start()
+    card = page.wait_for_selector(".pending[data-kind=unknown_outcome]", timeout=60_000)
+    snapshot(page, tmp_path, "unknown-outcome")
+    card.query_selector("button[name=skip]").click()
+    page.wait_for_selector("#run .pill.done")
+    # The timeline follows the run's status (it is read after it): the skip is in it.
+    page.wait_for_selector("#timeline li.decision:has-text('skip')")
+    # The call is shown as skipped; it never placed an order.
+    call = page.text_content("#timeline li.tool_call")
+    assert "skipped" in call and "order 42 placed" not in call, call
     assert page.errors == []  # type: ignore[attr-defined]

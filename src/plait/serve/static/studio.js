@@ -414,7 +414,7 @@ async function follow(runId) {
   await refreshRun();
   // A stream cut before the run finished (a restart, a proxy's timeout): read on from the last event seen.
   if (state.run === runId && !state.stream && state.view && !TERMINAL.has(state.view.status)) {
-    $('#conn').textContent = 'reconnecting…';
+    if (!$('#conn').textContent) $('#conn').textContent = 'reconnecting…';
     retry = Math.min(retry * 2, 15000);
     setTimeout(() => { if (state.run === runId && !state.stream) follow(runId); }, retry);
   }
@@ -528,7 +528,8 @@ function decisionCard(p, runId) {
     error.textContent = ''; e.target.disabled = true;
     try { await send({action}); } catch (err) { error.textContent = err.message; } finally { e.target.disabled = false; }
   }}, label);
-  card.append(el('div', {class: 'head'}, el('span', {class: 'pill waiting'}, p.kind), el('h3', {}, p.name || p.id)),
+  const kind = p.kind === 'unknown_outcome' ? 'outcome unknown' : p.kind;
+  card.append(el('div', {class: 'head'}, el('span', {class: 'pill waiting'}, kind), el('h3', {}, p.name || p.id)),
     el('p', {class: 'muted'}, 'The call may or may not have happened. Run it again, or skip it.'),
     p.arguments ? el('pre', {class: 'text'}, show(p.arguments)) : null, error,
     el('div', {class: 'actions'}, choice('retry', 'Run again'), choice('skip', 'Skip')));
@@ -578,6 +579,8 @@ async function refreshRun() {
     if (state.run !== runId) return;
     state.view = v;
   } catch (e) {
+    // The server not answering (restarting, say) keeps what is shown; the stream's retries say so in the bar.
+    if (e instanceof TypeError) { $('#conn').textContent = 'server not answering, retrying…'; return; }
     if (state.run === runId) $('#panel').replaceChildren(el('div', {class: 'card'}, el('p', {class: 'error'}, e.message)));
     return;
   }
