@@ -40,8 +40,8 @@ from typing import Annotated, TypedDict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plait.runtime.conditions import Field  # noqa: E402
-from plait.runtime.config import AgentConfig, ModelConfig, Program, RouteConfig, StepConfig, ToolConfig
-from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode
+from plait.runtime.config import AgentConfig, ModelConfig, Program, StepConfig, ToolConfig
+from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode, RouteCase, RouteNode
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
 
@@ -201,7 +201,9 @@ def flow_engine(kind: str, n: int, latency: float = 0.0, concurrency: int = 4) -
     elif kind == "route":
         routes = [f"r{i}" for i in range(n)]
         for route, step in zip(routes, steps):
-            program.routes[route] = RouteConfig(route, ("input",), (("go", step),), step)
+            program.routes[route] = RouteNode(
+                name=route, subject=("input",), cases=(RouteCase("go", step),), otherwise=step
+            )
         program.chains["main"] = ChainNode(name="main", elements=tuple(routes))
     elif kind == "loop":
         program.loops["main"] = LoopNode(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from plait.runtime.config import AskConfig, RouteConfig, StepConfig
-from plait.core.kinds import ChainNode
+from plait.runtime.config import AskConfig, StepConfig
+from plait.core.kinds import ChainNode, RouteCase, RouteNode
 from plait.runtime.errors import AgentError
 from plait.runtime.outcomes import PendingAsk
 from runtime_helpers import drain, go, make, program
@@ -20,7 +20,13 @@ def approve_flow():
     return program(
         chains=[ChainNode(name="main", elements=("draft", "confirm", "decide"))],
         asks=[AskConfig("confirm", "Send this reply?\n{{input}}", ANSWER)],
-        routes=[RouteConfig("decide", ("input", "decision"), (("approve", "send"), ("deny", "drop")))],
+        routes=[
+            RouteNode(
+                name="decide",
+                subject=("input", "decision"),
+                cases=(RouteCase("approve", "send"), RouteCase("deny", "drop")),
+            )
+        ],
         steps=[
             StepConfig("draft", "m", "Draft for {{input}}"),
             StepConfig("send", "m", "Send ({{input.note}})"),

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from plait.runtime.config import RouteConfig, StepConfig
-from plait.core.kinds import ChainNode
+from plait.runtime.config import StepConfig
+from plait.core.kinds import ChainNode, RouteCase, RouteNode
 from runtime_helpers import drain, go, make, program, record
 
-CASES = (("billing", "billing"), ("tech", "tech"))
+CASES = (RouteCase("billing", "billing"), RouteCase("tech", "tech"))
 
 
 def triage(default: str | None = "sales", subject: tuple[str, ...] = ("input", "category")):
     p = program(
         chains=[ChainNode(name="main", elements=("classify", "triage"))],
-        routes=[RouteConfig("triage", subject, CASES, default)],
+        routes=[RouteNode(name="triage", subject=subject, cases=CASES, otherwise=default)],
         steps=[
             StepConfig("classify", "m", output=record(category="string", summary="string")),
             StepConfig("billing", "m", "Billing: {{input.summary}}"),
@@ -71,7 +71,7 @@ def test_an_unmatched_value_without_else_fails_the_run_naming_the_value():
 
 def test_a_bool_case_matches_only_a_bool():
     p = program(
-        routes=[RouteConfig("main", ("input", "ok"), ((True, "yes"), (1, "one")), None)],
+        routes=[RouteNode(name="main", subject=("input", "ok"), cases=(RouteCase(True, "yes"), RouteCase(1, "one")))],
         steps=[StepConfig("yes", "m", "yes"), StepConfig("one", "m", "one")],
     )
     engine = make(models={"m": {"yes": [{"text": "Y"}], "one": [{"text": "1"}]}}, agents={}, program=p)

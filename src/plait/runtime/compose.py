@@ -18,8 +18,8 @@ from typing import Any, Awaitable, Callable
 from .agent import run_agent
 from .ask import run_ask
 from .code_step import run_code_step
-from .config import NO_FALLBACK, AgentConfig, RouteConfig, StepConfig
-from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode
+from .config import NO_FALLBACK, AgentConfig, StepConfig
+from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -323,7 +323,7 @@ def _chain(
 
 
 def _route(
-    ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None
+    ctx: RunContext, route: RouteNode, input: Any, path: tuple[str, ...], branch: str | None
 ) -> Awaitable[Outcome]:
     return run_route(ctx, route, input, path, branch, run_runnable)
 

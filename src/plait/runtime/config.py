@@ -1,8 +1,8 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-Chains, parallels, consolidates, loops and maps are their kind records
-(src/plait/core/kinds/), the graph's own nodes; models, tools, MCP servers,
-agents, steps, routes and asks are still slotted config dataclasses that
+Chains, parallels, consolidates, routes, loops and maps are their kind
+records (src/plait/core/kinds/), the graph's own nodes; models, tools, MCP
+servers, agents, steps and asks are still slotted config dataclasses that
 `graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
 build either directly. The loop never reads AST nodes.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from plait.core import defaults as D
-from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode
+from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
 
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
@@ -25,7 +25,6 @@ __all__ = [
     "NO_FALLBACK",
     "Program",
     "RUNNABLE_TABLES",
-    "RouteConfig",
     "StepConfig",
     "ToolConfig",
 ]
@@ -138,17 +137,6 @@ class StepConfig:
 
 
 @dataclass(slots=True)
-class RouteConfig:
-    name: str
-    #: The path the route switches on, as written: ("input", "category"), ("run", "input", "kind"), ...
-    subject: tuple[str, ...]
-    #: (literal, target runnable) in spec order; the first equal literal wins.
-    cases: tuple[tuple[Any, str], ...]
-    #: The `else` target, or None (then an unmatched value fails the run).
-    default: str | None = None
-
-
-@dataclass(slots=True)
 class AskConfig:
     name: str
     #: The question, a template over the ask's input.
@@ -168,7 +156,7 @@ class Program:
     chains: dict[str, ChainNode] = field(default_factory=dict)
     parallels: dict[str, ParallelNode] = field(default_factory=dict)
     consolidates: dict[str, ConsolidateNode] = field(default_factory=dict)
-    routes: dict[str, RouteConfig] = field(default_factory=dict)
+    routes: dict[str, RouteNode] = field(default_factory=dict)
     loops: dict[str, LoopNode] = field(default_factory=dict)
     maps: dict[str, MapNode] = field(default_factory=dict)
     asks: dict[str, AskConfig] = field(default_factory=dict)

@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Chains, parallels, consolidates, loops and maps run as their kind records
+Chains, parallels, consolidates, routes, loops and maps run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -15,7 +15,7 @@ from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import AgentConfig, AskConfig, McpConfig, Program, RouteConfig, StepConfig, ToolConfig
+from .config import AgentConfig, AskConfig, McpConfig, Program, StepConfig, ToolConfig
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = ["program_from_graph"]
@@ -160,9 +160,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.ConsolidateNode):
             program.consolidates[n.name] = n
         elif isinstance(n, g.RouteNode):
-            program.routes[n.name] = RouteConfig(
-                n.name, n.subject, tuple((c.value, c.target) for c in n.cases), n.otherwise
-            )
+            program.routes[n.name] = n
         elif isinstance(n, g.LoopNode) and n.max_iterations is not None:
             program.loops[n.name] = n
         elif isinstance(n, g.MapNode):

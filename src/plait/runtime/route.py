@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .conditions import same
-from .config import RouteConfig
+from plait.core.kinds import RouteNode
+
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Outcome
@@ -26,14 +27,14 @@ __all__ = ["Runner", "pick", "run_route"]
 Runner = Callable[[RunContext, str, Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
 
 
-def pick(route: RouteConfig, value: Any) -> tuple[str, Any]:
+def pick(route: RouteNode, value: Any) -> tuple[str, Any]:
     """(target, the case's literal or "else") for a subject value; AgentError naming the value when none fits."""
-    for literal, target in route.cases:
-        if same(value, literal):
-            return target, literal
-    if route.default is not None:
-        return route.default, "else"
-    cases = ", ".join(json.dumps(literal) for literal, _ in route.cases)
+    for case in route.cases:
+        if same(value, case.value):
+            return case.target, case.value
+    if route.otherwise is not None:
+        return route.otherwise, "else"
+    cases = ", ".join(json.dumps(case.value) for case in route.cases)
     raise AgentError(
         "route_unmatched",
         f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
@@ -42,7 +43,7 @@ def pick(route: RouteConfig, value: Any) -> tuple[str, Any]:
 
 
 async def run_route(
-    ctx: RunContext, route: RouteConfig, input: Any, path: tuple[str, ...], branch: str | None, run: Runner
+    ctx: RunContext, route: RouteNode, input: Any, path: tuple[str, ...], branch: str | None, run: Runner
 ) -> Outcome:
     key = "/".join(path)
     chosen = ctx.progress.get(key)
