@@ -67,7 +67,8 @@ function headers(extra) {
 async function request(path, options) {
   options = options || {};
   for (;;) {
-    const r = await fetch(path, Object.assign({}, options, {headers: headers(options.headers)}));
+    // Relative to the page, so a proxy that serves the studio under a prefix (/plait/) reaches the same API.
+    const r = await fetch(path.replace(/^\//, ''), Object.assign({}, options, {headers: headers(options.headers)}));
     if (r.status !== 401) return r;
     const had = sessionStorage.getItem(TOKEN_KEY);
     await askToken(had ? 'The server refused that token.' : '');
