@@ -1,0 +1,71 @@
+"""`plait check` start-up → only what the spec needs is imported or built (measured by bench/frontend_bench.py).
+
+A check of a spec with no string escape, condition, block string or replies file needs no JSON codec; it
+reads each code's declaration but never the code documentation (`plait explain`'s), nor the resources
+machinery that reads it; and it builds the chosen command's argument parser only. An import probe in a
+subprocess, as tests/cli/test_check.py does for the runtime.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SPEC = """\
+plait 0.1
+
+model fast = "openai/gpt-4o-mini" { temperature = 0.2, timeout = 30s }
+
+tool lookup "Look up facts about a topic." {
+  params {
+    topic: string "What to look up"
+  }
+  run = http(GET, "https://kb.example.com/search?q={{topic}}")
+}
+
+agent main "Answer questions." {
+  model = fast
+  tools = [lookup]
+}
+"""
+
+PROBE = """\
+import argparse, sys
+from plait.cli import main
+from plait.core import codes
+
+made = []
+_init = argparse.ArgumentParser.__init__
+def counted(self, *args, **kwargs):
+    made.append(kwargs.get("prog"))
+    _init(self, *args, **kwargs)
+argparse.ArgumentParser.__init__ = counted
+
+status = main(["check", "small.plait"])
+unneeded = ("json", "importlib.resources", "tempfile")
+print("LOADED", sorted(m for m in unneeded if m in sys.modules), file=sys.stderr)
+print("DOCS READ", codes.catalogue.cache_info().misses, file=sys.stderr)
+print("PARSERS", len(made), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+@pytest.mark.slow
+def test_a_plain_check_loads_no_json_codec_no_code_documentation_and_one_command_parser(tmp_path):
+    (tmp_path / "small.plait").write_text(SPEC, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "LOADED []" in done.stderr
+    assert "DOCS READ 0" in done.stderr
+    assert "PARSERS 2" in done.stderr  # `plait` and `plait check`
+
+
+@pytest.mark.slow
+def test_help_still_lists_every_command_with_the_exit_codes(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0
+    assert "fake-server" in done.stdout and "exit status (every command):" in done.stdout
