@@ -51,10 +51,10 @@ def _compile(side: str):
 def _unreadable(side: str, message: str) -> Any:
     """A side git cannot show, as the P005 compile result a missing file gets."""
     from plait.compiler.pipeline import CompileResult
-    from plait.core.diagnostics import Diagnostic, Severity
+    from plait.core.codes import make
     from plait.core.source import Span
 
-    problem = Diagnostic("P005", "unreadable-file", Severity.ERROR, message, Span(side, 1, 1, 1, 1, 0, 0))
+    problem = make("P005", message, Span(side, 1, 1, 1, 1, 0, 0))  # its name and severity as declared
     return CompileResult(None, [problem], {})
 
 
