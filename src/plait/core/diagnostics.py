@@ -116,8 +116,8 @@ class Findings(list[Diagnostic]):
         total = sum(self.omitted.values())
         counts = ", ".join(f"{n:,} {s.value}{'s' if n > 1 else ''}" for s, n in self.omitted.items())
         return Diagnostic(
-            "P008",
-            "too-many-problems",
+            P008.code,
+            P008.name,  # its severity is the worst of those left out, not the declaration's
             Severity.ERROR if Severity.ERROR in self.omitted else Severity.WARNING,
             f"{total:,} more problem{'s' if total > 1 else ''} ({counts}) found and not listed",
             first.span,
