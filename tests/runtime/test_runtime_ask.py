@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from plait.runtime.config import AskConfig, StepConfig
-from plait.core.kinds import ChainNode, RouteCase, RouteNode
+from plait.runtime.config import StepConfig
+from plait.core.kinds import AskNode, ChainNode, RouteCase, RouteNode
+from plait.core.types import TEXT, FieldType, LiteralType, ObjectType
 from plait.runtime.errors import AgentError
 from plait.runtime.outcomes import PendingAsk
 from runtime_helpers import drain, go, make, program
 
-ANSWER = {
+ANSWER = ObjectType((FieldType("decision", LiteralType(("approve", "deny"))), FieldType("note", TEXT, optional=True)))
+#: What a person answering is told: the `answer` block as JSON Schema, optional fields not required.
+ANSWER_SCHEMA = {
     "type": "object",
     "properties": {"decision": {"type": "string", "enum": ["approve", "deny"]}, "note": {"type": "string"}},
     "required": ["decision"],
@@ -19,7 +22,7 @@ ANSWER = {
 def approve_flow():
     return program(
         chains=[ChainNode(name="main", elements=("draft", "confirm", "decide"))],
-        asks=[AskConfig("confirm", "Send this reply?\n{{input}}", ANSWER)],
+        asks=[AskNode(name="confirm", question="Send this reply?\n{{input}}", output=ANSWER)],
         routes=[
             RouteNode(
                 name="decide",
@@ -59,7 +62,7 @@ def test_an_ask_stops_the_run_listing_the_question_and_the_answers_schema():
             "kind": "ask",
             "ask": "confirm",
             "question": "Send this reply?\nDear Ann",
-            "answer_schema": ANSWER,
+            "answer_schema": ANSWER_SCHEMA,
             "branch": None,
             "path": ["main", "confirm"],
         }
@@ -108,7 +111,7 @@ def test_a_stored_run_resumes_with_the_answer():
 
 
 def test_a_free_text_ask_takes_text_only():
-    flow = program(asks=[AskConfig("main", "Your name?")])
+    flow = program(asks=[AskNode(name="main", question="Your name?")])
     run = engine_for(flow).start("")
     assert go(run).pending[0].schema is None
     with pytest.raises(AgentError):

@@ -163,18 +163,19 @@ def test_a_stored_run_resumes_mid_loop_at_the_right_iteration(tmp_path, capsys):
 
 def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys):
     from plait.cli.answers import ask_answers
-    from plait.runtime.config import AskConfig, Program
+    from plait.core.kinds import AskNode
+    from plait.core.types import FieldType, LiteralType, ObjectType
+    from plait.runtime.config import Program
     from plait.runtime.outcomes import PendingAsk
 
-    schema = {
-        "type": "object",
-        "properties": {"decision": {"type": "string", "enum": ["send", "drop"]}},
-        "required": ["decision"],
-    }
-    program = Program(asks={"confirm": AskConfig("confirm", "Send?", schema)})
+    answer = ObjectType((FieldType("decision", LiteralType(("send", "drop"))),))
+    program = Program(asks={"confirm": AskNode(name="confirm", question="Send?", output=answer)})
     # A choice is asked as its choices: a word that is none of them gets them listed, and the question again.
     monkeypatch.setattr(sys, "stdin", io.StringIO("maybe\nsend\n"))
-    answers = ask_answers([PendingAsk("main/confirm", ("main", "confirm"), "confirm", "Send this?", schema)], program)
+    answers = ask_answers(
+        [PendingAsk("main/confirm", ("main", "confirm"), "confirm", "Send this?", program.asks["confirm"].answer)],
+        program,
+    )
     assert answers == {"main/confirm": {"decision": "send"}}
     err = capsys.readouterr().err
     assert "Send this?" in err and "1) send, 2) drop" in err and "one of: send, drop (or its number)" in err

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 
 from plait.runtime.conditions import Field
-from plait.runtime.config import AskConfig, StepConfig
-from plait.core.kinds import LoopNode, MapNode
+from plait.runtime.config import StepConfig
+from plait.core.types import BOOL, FieldType, ObjectType
+from plait.core.kinds import AskNode, LoopNode, MapNode
 from runtime_helpers import go, make, program
 
-OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+OK = ObjectType((FieldType("ok", BOOL),))
 
 
 def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history():
     p = program(
         loops=[LoopNode(name="main", body=("draft", "check"), max_iterations=3, until=Field(("ok",)))],
         steps=[StepConfig("draft", "m", "try {{loop.iteration}} after {{loop.history}}")],
-        asks=[AskConfig("check", "Good? {{input}}", OK)],
+        asks=[AskNode(name="check", question="Good? {{input}}", output=OK)],
     )
     engine = make(models={"m": {"draft": [{"text": "d1"}, {"text": "d2"}]}}, agents={}, program=p)
     run = engine.start("x")
@@ -42,7 +43,7 @@ def test_a_run_stopped_inside_a_map_resumes_only_the_unfinished_items():
     p = program(
         maps=[MapNode(name="main", body=("write", "check"), over=("input",), concurrency=2)],
         steps=[StepConfig("write", "m", "write {{map.item}}")],
-        asks=[AskConfig("check", "Keep {{map.index}}: {{input}}?", OK)],
+        asks=[AskNode(name="check", question="Keep {{map.index}}: {{input}}?", output=OK)],
     )
     engine = make(models={"m": {"write": [{"text": f"w{i}"} for i in range(3)]}}, agents={}, program=p)
     run = engine.start(["a", "b", "c"])

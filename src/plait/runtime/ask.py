@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .config import AskConfig, Program
+from plait.core.kinds import AskNode
+
+from .config import Program
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Interrupt, Outcome, PendingAsk
@@ -23,7 +25,7 @@ from .templates import render
 __all__ = ["accept", "accept_answers", "parse_answer", "run_ask"]
 
 
-async def run_ask(ctx: RunContext, ask: AskConfig, input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
+async def run_ask(ctx: RunContext, ask: AskNode, input: Any, path: tuple[str, ...], branch: str | None) -> Outcome:
     key = "/".join(path)
     if key in ctx.answers:
         answer = ctx.answers[key]
@@ -38,7 +40,7 @@ async def run_ask(ctx: RunContext, ask: AskConfig, input: Any, path: tuple[str, 
     return Interrupt([pending])
 
 
-def accept(ask: AskConfig, value: Any) -> Any:
+def accept(ask: AskNode, value: Any) -> Any:
     """The answer as the run will see it (absent optional fields null); AgentError `answer_invalid` saying why not."""
     if ask.answer is None:
         if not isinstance(value, str):
@@ -52,7 +54,7 @@ def accept(ask: AskConfig, value: Any) -> Any:
     return complete(value, ask.answer)
 
 
-def parse_answer(ask: AskConfig, text: str) -> Any:
+def parse_answer(ask: AskNode, text: str) -> Any:
     """A command-line answer: JSON; for a free-text ask (or a bare word for a text-typed answer) the text as written."""
     try:
         return json.loads(text)

@@ -1,8 +1,8 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-Chains, parallels, consolidates, routes, loops and maps are their kind
-records (src/plait/core/kinds/), the graph's own nodes; models, tools, MCP
-servers, agents, steps and asks are still slotted config dataclasses that
+Chains, parallels, consolidates, routes, loops, maps and asks are their
+kind records (src/plait/core/kinds/), the graph's own nodes; models, tools,
+MCP servers, agents and steps are still slotted config dataclasses that
 `graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
 build either directly. The loop never reads AST nodes.
 """
@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from plait.core import defaults as D
-from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
+from plait.core.kinds import AskNode, ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
 
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = [
     "AgentConfig",
-    "AskConfig",
     "McpConfig",
     "ModelConfig",
     "NO_FALLBACK",
@@ -137,15 +136,6 @@ class StepConfig:
 
 
 @dataclass(slots=True)
-class AskConfig:
-    name: str
-    #: The question, a template over the ask's input.
-    question: str
-    #: JSON Schema of the `answer` block (non-strict: optional fields may be left out); None = free text.
-    answer: dict[str, Any] | None = None
-
-
-@dataclass(slots=True)
 class Program:
     """Everything one spec declares, by name: what an engine runs."""
 
@@ -159,7 +149,7 @@ class Program:
     routes: dict[str, RouteNode] = field(default_factory=dict)
     loops: dict[str, LoopNode] = field(default_factory=dict)
     maps: dict[str, MapNode] = field(default_factory=dict)
-    asks: dict[str, AskConfig] = field(default_factory=dict)
+    asks: dict[str, AskNode] = field(default_factory=dict)
     #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
     mcp: dict[str, McpConfig] = field(default_factory=dict)
     entry: str | None = None

@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Chains, parallels, consolidates, routes, loops and maps run as their kind records
+Chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -15,7 +15,7 @@ from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import AgentConfig, AskConfig, McpConfig, Program, StepConfig, ToolConfig
+from .config import AgentConfig, McpConfig, Program, StepConfig, ToolConfig
 from .providers.base import FALLBACK_KINDS, ModelConfig
 
 __all__ = ["program_from_graph"]
@@ -166,7 +166,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.MapNode):
             program.maps[n.name] = n
         elif isinstance(n, g.AskNode):
-            program.asks[n.name] = AskConfig(n.name, n.question, _schema(n.output, strict=False))
+            program.asks[n.name] = n
         elif isinstance(n, g.InputNode):
             program.input = to_json_schema(n.type, strict=False)
         elif isinstance(n, g.StateNode):

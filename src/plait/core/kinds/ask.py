@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from ..types import TextType, to_json_schema
 from .base import Runnable, attr, kind_record
 
 __all__ = ["AskNode"]
@@ -17,3 +18,9 @@ class AskNode(Runnable):
     blocks: ClassVar[tuple[str, ...]] = ("answer",)
     block: ClassVar[bool] = True
     question: str = attr(default="", contract=True, doc="What the person is asked.")
+
+    @property
+    def answer(self) -> dict[str, Any] | None:
+        """The `answer` block as JSON Schema, what an answer is checked against (not strict: optional fields may
+        be left out); None for free text."""
+        return None if isinstance(self.output, TextType) else to_json_schema(self.output, strict=False)
