@@ -252,10 +252,20 @@ class RunContext:
             self.emit("warning", path, agent, code=code, message=message, details=details)
 
     def decide(self, kind: str, name: str, path: tuple[str, ...] | list[str], key: str, /, **details: Any) -> None:
-        """Record what control flow decided (route case, loop iteration, map item, ask answer): report and journal."""
+        """Record what control flow decided (route case, loop iteration, map item, ask answer): report and journal.
+
+        A resume walks again through what an earlier attempt decided (an ask answered before the run stopped at
+        the next one): the same decision at the same place is already in the journal, so it gets no second row.
+        """
+        journal = self.journal
+        if journal is not None:
+            recorded = journal.decision(kind, key)
+            if recorded is not None and recorded == {"kind": kind, "name": name, "path": list(path), **details}:
+                self.report.decisions.append(recorded)
+                return
         decision = self.report.decide(kind, name, path, **details)
-        if self.journal is not None:
-            self.journal.record_decision(kind, decision, key)
+        if journal is not None:
+            journal.record_decision(kind, decision, key)
 
     def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **data: Any) -> None:
         if agent is None:
