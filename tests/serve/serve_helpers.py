@@ -137,6 +137,7 @@ class Server:
         if found is None:
             rest = self.proc.stderr.read()
             self.proc.wait()
+            self.proc.stderr.close()
             raise AssertionError(f"plait serve did not start: {first}{rest}")
         self.url = found.group(1)
         # The rest of stderr is drained in the background, so the server never blocks on a full pipe.
