@@ -30,7 +30,8 @@ import aiohttp
 import httpx
 
 from plait.runtime.providers import make_provider
-from plait.runtime.providers.base import Message, ModelConfig, ModelRequest
+from plait.core.kinds import ModelNode
+from plait.runtime.providers.base import Message, ModelRequest
 from plait.runtime.providers.sse import SSEDecoder, loads
 from plait.runtime.providers.transport import client_timeout, direct_transport, make_client
 
@@ -102,7 +103,9 @@ class Bench:
         self.headers = {"content-type": "application/json", "authorization": "Bearer bench"}
 
     def provider(self, client: httpx.AsyncClient) -> Any:
-        config = ModelConfig("bench", "openai", "bench", base_url=self.url + "/v1", api_key_env=KEY_ENV)
+        config = ModelNode(
+            name="bench", provider="openai", model_id="bench", base_url=self.url + "/v1", api_key_env=KEY_ENV
+        )
         return make_provider(config, client=client)
 
     async def aiohttp_call(self, data: bytes) -> Any:

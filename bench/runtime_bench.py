@@ -40,7 +40,8 @@ from typing import Annotated, TypedDict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plait.runtime.conditions import Field  # noqa: E402
-from plait.runtime.config import AgentConfig, ModelConfig, Program, StepConfig, ToolConfig
+from plait.core.kinds import ModelNode
+from plait.runtime.config import AgentConfig, Program, StepConfig, ToolConfig
 from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode, RouteCase, RouteNode
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
@@ -77,7 +78,7 @@ async def echo(text: str) -> str:
 
 def loop_engine(latency: float = 0.0) -> Engine:
     program = Program(entry="main")
-    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    program.models["bench"] = ModelNode(name="bench", provider="scripted", model_id="bench")
     program.tools["echo"] = ToolConfig(
         "echo",
         "Echo.",
@@ -112,7 +113,7 @@ def plait_overhead(runs: int) -> list[float]:
 def plait_parallel(branches: int) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of a `parallel` of `branches` steps, on a fresh engine."""
     program = Program(entry="main")
-    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    program.models["bench"] = ModelNode(name="bench", provider="scripted", model_id="bench")
     names = tuple(f"b{i}" for i in range(branches))
     program.parallels["main"] = ParallelNode(name="main", branches=names)
     for n in names:
@@ -192,7 +193,7 @@ class TextModel:
 def flow_engine(kind: str, n: int, latency: float = 0.0, concurrency: int = 4) -> Engine:
     """A program whose entry runs `n` steps: chained, each behind a route, as loop iterations, or as map items."""
     program = Program(entry="main")
-    program.models["bench"] = ModelConfig("bench", "scripted", "bench")
+    program.models["bench"] = ModelNode(name="bench", provider="scripted", model_id="bench")
     steps = [f"s{i}" for i in range(n)]
     for name in steps:
         program.steps[name] = StepConfig(name, "bench")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from batch_helpers import results, write_lines
 from plait.cli import main
-from plait.runtime.providers.base import Message, ModelConfig, ModelRequest, ResponseDone, TextDelta
+from plait.core.kinds import ModelNode
+from plait.runtime.providers.base import Message, ModelRequest, ResponseDone, TextDelta
 from plait.runtime.providers.scripted import ScriptedProvider
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -44,7 +45,7 @@ def request(agent: str) -> ModelRequest:
 
 def test_a_recorded_snapshot_leaves_out_a_reply_another_branch_has_in_flight() -> None:
     script = {"left": [{"text": "left one"}, {"text": "left two"}], "right": [{"text": "right one"}]}
-    engine_wide = ScriptedProvider(ModelConfig("demo", "scripted", "demo"), replies=script)
+    engine_wide = ScriptedProvider(ModelNode(name="demo", provider="scripted", model_id="demo"), replies=script)
 
     async def go() -> dict:
         run = engine_wide.for_run(journaled=True)
@@ -74,9 +75,9 @@ def test_a_recorded_snapshot_leaves_out_a_reply_another_branch_has_in_flight() -
 
 
 def test_a_run_records_the_reply_it_took_itself() -> None:
-    run = ScriptedProvider(ModelConfig("demo", "scripted", "demo"), replies=[{"text": "a"}, {"text": "b"}]).for_run(
-        journaled=True
-    )
+    run = ScriptedProvider(
+        ModelNode(name="demo", provider="scripted", model_id="demo"), replies=[{"text": "a"}, {"text": "b"}]
+    ).for_run(journaled=True)
 
     async def go() -> dict:
         await run.complete(request("x"))
@@ -122,8 +123,10 @@ def test_replies_keyed_by_graph_path_go_to_that_map_item_whatever_the_timing(tmp
 
 def test_a_fallback_call_records_the_reply_each_model_served() -> None:
     """The primary's error and the backup's reply were both taken by the one call: both count once it is recorded."""
-    primary = ScriptedProvider(ModelConfig("a", "scripted", "a"), replies=[{"error": {"kind": "server_error"}}])
-    backup = ScriptedProvider(ModelConfig("b", "scripted", "b"), replies=[{"text": "from b"}])
+    primary = ScriptedProvider(
+        ModelNode(name="a", provider="scripted", model_id="a"), replies=[{"error": {"kind": "server_error"}}]
+    )
+    backup = ScriptedProvider(ModelNode(name="b", provider="scripted", model_id="b"), replies=[{"text": "from b"}])
     a, b = primary.for_run(journaled=True), backup.for_run(journaled=True)
 
     async def call() -> tuple[dict, dict]:

@@ -57,7 +57,6 @@ def test_an_unset_attribute_has_one_default_in_the_graph_and_the_runtime():
     """A spec that writes no optional attribute compiles to the config a Python caller gets by building it bare."""
     from plait.runtime.config import AgentConfig, StepConfig, ToolConfig
     from plait.runtime.graph_adapter import program_from_graph
-    from plait.runtime.providers.base import ModelConfig
 
     spec = """
 model m = "openai/gpt-4o-mini"
@@ -73,18 +72,17 @@ chain main = s -> p -> c
     assert result.graph is not None, [d.message for d in result.diagnostics]
     program = program_from_graph(result.graph)
     bare = {
-        "model": ModelConfig(name="m", provider="openai", model_id="gpt-4o-mini"),
         "tool": ToolConfig("t"),
         "agent": AgentConfig("b", "m"),
         "step": StepConfig("s", "m"),
     }
     built = {
-        "model": program.models["m"],
         "tool": program.tools["t"],
         "agent": program.agents["b"],
         "step": program.steps["s"],
     }
-    # A parallel and a consolidate run as their graph records: one declaration, so one set of defaults.
+    # A model, a parallel and a consolidate run as their graph records: one declaration, so one set of defaults.
+    assert program.models["m"] == result.graph.node("m")
     assert program.parallels["p"] == result.graph.node("p") and program.consolidates["c"] == result.graph.node("c")
     skip = {"description", "parameters", "run", "fn", "_agent", "output"}
     for kind, config in bare.items():

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plait.runtime.config import AgentConfig, ModelConfig, Program, ToolConfig
+from plait.core.kinds import ModelNode
+from plait.runtime.config import AgentConfig, Program, ToolConfig
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 from plait.runtime.store import Journal, journal_path, open_store
@@ -82,7 +83,7 @@ def tool(name: str, fn: Any, **kw: Any) -> ToolConfig:
 def engine(backend: Backend, replies: list[dict[str, Any]], tools: dict[str, ToolConfig], **agent_kw: Any) -> Engine:
     """A journaled engine (the backend's store) whose one agent `main` uses `tools`."""
     program = Program(entry="main", base_dir=str(backend.project))
-    config = ModelConfig("m", "scripted", "m")
+    config = ModelNode(name="m", provider="scripted", model_id="m")
     program.models["m"] = config
     program.tools.update(tools)
     program.agents["main"] = AgentConfig("main", "m", tools=tuple(tools), **agent_kw)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from plait.runtime.providers import make_provider
-from plait.runtime.providers.base import ModelConfig
+from plait.core.kinds import ModelNode
 
 from helpers import request
 
@@ -29,8 +29,12 @@ def test_fake_server_command_serves_a_script(tmp_path, monkeypatch) -> None:
         monkeypatch.setenv("K", "x")
 
         async def go():
-            a = make_provider(ModelConfig("a", "anthropic", "claude", base_url=url, api_key_env="K"))
-            b = make_provider(ModelConfig("b", "openai", "gpt-special", base_url=url + "/v1", api_key_env="K"))
+            a = make_provider(
+                ModelNode(name="a", provider="anthropic", model_id="claude", base_url=url, api_key_env="K")
+            )
+            b = make_provider(
+                ModelNode(name="b", provider="openai", model_id="gpt-special", base_url=url + "/v1", api_key_env="K")
+            )
             first = await a.complete(request())
             second = await b.complete(request(model="gpt-special"))
             await a.aclose()

@@ -264,10 +264,10 @@ def test_a_streamed_run_streams_the_structured_answer(plait_fake_server, flavour
 
 def test_scripted_output_replies_run_offline() -> None:
     from plait.runtime.providers.scripted import ScriptedProvider
-    from plait.runtime.config import ModelConfig
+    from plait.core.kinds import ModelNode
 
     program = Program(entry="review")
-    program.models["m"] = ModelConfig("m", "scripted", "m")
+    program.models["m"] = ModelNode(name="m", provider="scripted", model_id="m")
     program.agents["review"] = AgentConfig("review", "m", output=VERDICT, retry_malformed=1)
     provider = ScriptedProvider(
         program.models["m"],

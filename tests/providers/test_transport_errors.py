@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from plait.runtime.providers import make_provider
-from plait.runtime.providers.base import ModelConfig, ProviderError
+from plait.core.kinds import ModelNode
+from plait.runtime.providers.base import ProviderError
 
 from helpers import request
 
@@ -85,7 +86,9 @@ def _call(base_url: str, *, stream: bool, handler: Handler | None = None, **conf
         if handler is not None:
             server = await asyncio.start_server(handler, "127.0.0.1", 0)
             url = base_url.replace("PORT", str(server.sockets[0].getsockname()[1]))
-        provider = make_provider(ModelConfig("local", "openai-compatible", "m", base_url=url, retries=0, **config))
+        provider = make_provider(
+            ModelNode(name="local", provider="openai-compatible", model_id="m", base_url=url, retries=0, **config)
+        )
         try:
             if stream:
                 async for _ in provider.stream(request()):

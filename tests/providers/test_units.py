@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from plait.runtime.providers import errors, finish, make_provider, retry
-from plait.runtime.providers.base import ModelConfig, ProviderError, ToolCall
+from plait.core.kinds import ModelNode
+from plait.runtime.providers.base import ProviderError, ToolCall
 from plait.runtime.providers.calls import parse_arguments, tool_call
 from plait.runtime.providers.keys import resolve_key
 from plait.runtime.providers.sse import SSEDecoder
@@ -177,7 +178,9 @@ def test_with_retries_gives_up_after_the_budget(sleeps) -> None:
 
 def test_missing_key_is_an_auth_error_before_any_request(monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    provider = make_provider(ModelConfig("strong", "anthropic", "claude-x", base_url="http://127.0.0.1:9"))
+    provider = make_provider(
+        ModelNode(name="strong", provider="anthropic", model_id="claude-x", base_url="http://127.0.0.1:9")
+    )
     with pytest.raises(ProviderError) as info:
         asyncio.run(provider.complete(request()))
     assert info.value.kind == "auth" and "ANTHROPIC_API_KEY" in info.value.message
@@ -186,13 +189,13 @@ def test_missing_key_is_an_auth_error_before_any_request(monkeypatch) -> None:
 def test_google_accepts_either_variable(monkeypatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.setenv("GOOGLE_API_KEY", "g-key")
-    assert resolve_key(ModelConfig("g", "google", "gemini")).reveal() == "g-key"
-    assert resolve_key(ModelConfig("c", "openai-compatible", "llama", base_url="http://x")) is None
+    assert resolve_key(ModelNode(name="g", provider="google", model_id="gemini")).reveal() == "g-key"
+    assert resolve_key(ModelNode(name="c", provider="openai-compatible", model_id="llama", base_url="http://x")) is None
 
 
 def test_compatible_without_base_url_is_refused() -> None:
     with pytest.raises(ProviderError, match="base_url"):
-        make_provider(ModelConfig("local", "openai-compatible", "llama3"))
+        make_provider(ModelNode(name="local", provider="openai-compatible", model_id="llama3"))
 
 
 @pytest.mark.parametrize(
@@ -288,7 +291,9 @@ def test_gzip_response_is_decoded(monkeypatch) -> None:
         port = server.sockets[0].getsockname()[1]
         monkeypatch.setenv("K", "x")
         provider = make_provider(
-            ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="K")
+            ModelNode(
+                name="m", provider="openai", model_id="m", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="K"
+            )
         )
         try:
             return await provider.complete(ModelRequest("m", [Message.user("hi")]))
@@ -314,7 +319,9 @@ def test_direct_path_sends_what_client_send_sends(monkeypatch) -> None:
         server = await asyncio.start_server(_recording_handler(reply, b"", seen), "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         monkeypatch.setenv("K", "x")
-        config = ModelConfig("m", "openai", "m", base_url=f"http://127.0.0.1:{port}/v1 x", api_key_env="K")
+        config = ModelNode(
+            name="m", provider="openai", model_id="m", base_url=f"http://127.0.0.1:{port}/v1 x", api_key_env="K"
+        )
         direct = make_client()
 
         async def hook(_request: httpx.Request) -> None:

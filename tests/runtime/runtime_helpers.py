@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from plait.runtime.config import AgentConfig, ModelConfig, Program, ToolConfig
+from plait.core.kinds import ModelNode
+from plait.runtime.config import AgentConfig, Program, ToolConfig
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -80,7 +81,7 @@ def make(
     program.entry = entry
     providers = {}
     for name, script in models.items():
-        config = ModelConfig(name, "scripted", name, **(model_options or {}).get(name, {}))
+        config = ModelNode(name=name, provider="scripted", model_id=name, **(model_options or {}).get(name, {}))
         program.models[name] = config
         providers[name] = Recorder(ScriptedProvider(config, replies=script))
     program.tools.update(tools or {})

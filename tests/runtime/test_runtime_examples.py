@@ -112,7 +112,7 @@ def test_approve_asks_a_person_and_routes_on_the_answer(tmp_path, capsys):
 
 
 def test_support_passes_the_typed_label_to_the_agent(tmp_path):
-    from plait.runtime.config import ModelConfig
+    from plait.core.kinds import ModelNode
     from plait.runtime.engine import Engine
     from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -121,7 +121,7 @@ def test_support_passes_the_typed_label_to_the_agent(tmp_path):
         "classify": [{"output": {"label": "refund", "summary": "The kettle arrived broken."}}],
         "support": [call("hand_off", summary="Broken kettle; wants a refund.", priority=2)],
     }
-    quick = Recorder(ScriptedProvider(ModelConfig("quick", "scripted", "quick"), replies=replies))
+    quick = Recorder(ScriptedProvider(ModelNode(name="quick", provider="scripted", model_id="quick"), replies=replies))
     engine = Engine.from_spec(folder / "support.plait", providers={"quick": quick})
     engine.program.tools["hand_off"].run = {"type": "function"}
     engine.program.tools["hand_off"].fn = lambda summary, priority=2: "ticket T-1"

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
+from plait.core.kinds import ModelNode
+
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import (
     Message,
-    ModelConfig,
     ModelRequest,
     ProviderError,
     ResponseDone,
@@ -27,10 +28,12 @@ def request(agent="a"):
 
 def provider(script, tmp_path=None):
     if tmp_path is None:
-        return ScriptedProvider(ModelConfig("demo", "scripted", "demo"), replies=script)
+        return ScriptedProvider(ModelNode(name="demo", provider="scripted", model_id="demo"), replies=script)
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
-    return make_provider(ModelConfig("demo", "scripted", "demo", script=str(path), script_root=str(tmp_path)))
+    return make_provider(
+        ModelNode(name="demo", provider="scripted", model_id="demo", script=str(path)), root=str(tmp_path)
+    )
 
 
 def test_a_list_is_shared_by_every_caller_and_an_object_is_keyed_by_agent(tmp_path):
@@ -100,7 +103,8 @@ def test_snapshot_restores_the_cursor_and_durations_parse():
 
 def test_missing_script_file_is_a_clear_error(tmp_path):
     p = make_provider(
-        ModelConfig("demo", "scripted", "demo", script=str(tmp_path / "nope.json"), script_root=str(tmp_path))
+        ModelNode(name="demo", provider="scripted", model_id="demo", script=str(tmp_path / "nope.json")),
+        root=str(tmp_path),
     )
     with pytest.raises(ProviderError) as info:
         go(p.complete(request()))

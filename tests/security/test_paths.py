@@ -127,31 +127,30 @@ def test_a_huge_script_is_refused_before_reading(tmp_path):
     assert messages and "larger than 8 MB" in messages[0]
 
 
-def _provider_error(config) -> str:
+def _provider_error(config, root: str | None = None) -> str:
     """The error the scripted provider raises on its first call with `config` (bounded: never a hang)."""
     from plait.runtime.providers.base import ModelRequest
     from plait.runtime.providers.errors import ProviderError
     from plait.runtime.providers.scripted import ScriptedProvider
 
-    provider = ScriptedProvider(config)
+    provider = ScriptedProvider(config, root=root)
     with pytest.raises(ProviderError) as info:
         _bounded(lambda: asyncio.run(provider.complete(ModelRequest(model="demo", messages=[]))))
     return str(info.value)
 
 
 def _config(script: str, root: Path | None):
-    from plait.runtime.providers.base import ModelConfig
+    """A scripted model reading `script`, and the folder the engine confines it to (None: the working directory)."""
+    from plait.core.kinds import ModelNode
 
-    return ModelConfig(
-        name="m", provider="scripted", model_id="demo", script=script, script_root=str(root) if root else None
-    )
+    return ModelNode(name="m", provider="scripted", model_id="demo", script=script), str(root) if root else None
 
 
 def test_the_scripted_provider_refuses_special_files_at_run_time(tmp_path):
     fifo = tmp_path / "r.json"
     os.mkfifo(fifo)
-    assert "not a regular file" in _provider_error(_config(str(fifo), tmp_path))
-    assert "not a regular file" in _provider_error(_config("/dev/zero", Path("/dev")))
+    assert "not a regular file" in _provider_error(*_config(str(fifo), tmp_path))
+    assert "not a regular file" in _provider_error(*_config("/dev/zero", Path("/dev")))
 
 
 @pytest.fixture
@@ -178,7 +177,7 @@ def test_the_runtime_confines_a_script_built_without_the_compiler(how, tmp_path,
     else:
         (root / "data").symlink_to(tmp_path)
         script = "data/outside.json"
-    message = _provider_error(_config(script, root))
+    message = _provider_error(*_config(script, root))
     assert "leaves the spec's directory" in message
     assert not any(key in message for key in SECRET_KEYS) and "outside" not in message
 
@@ -188,12 +187,12 @@ def test_without_a_folder_the_working_directory_is_the_root(tmp_path, outside_re
     root.mkdir()
     (root / "r.json").write_text(json.dumps([{"text": "inside"}]))
     monkeypatch.chdir(root)
-    assert "leaves the spec's directory" in _provider_error(_config(str(outside_replies), None))
-    assert "leaves the spec's directory" in _provider_error(_config("../outside.json", None))
+    assert "leaves the spec's directory" in _provider_error(*_config(str(outside_replies), None))
+    assert "leaves the spec's directory" in _provider_error(*_config("../outside.json", None))
     from plait.runtime.providers.base import ModelRequest
     from plait.runtime.providers.scripted import ScriptedProvider
 
-    reply = asyncio.run(ScriptedProvider(_config("r.json", None)).complete(ModelRequest(model="demo", messages=[])))
+    reply = asyncio.run(ScriptedProvider(_config("r.json", None)[0]).complete(ModelRequest(model="demo", messages=[])))
     assert reply.text == "inside"
 
 

@@ -113,10 +113,10 @@ def test_an_echoed_key_is_not_in_the_span_status(spec):
 
 def test_a_provider_error_is_masked_where_it_is_created(monkeypatch):
     monkeypatch.setenv("ECHOED_KEY", KEY)
-    from plait.runtime.providers.base import ModelConfig
+    from plait.core.kinds import ModelNode
     from plait.runtime.providers.keys import resolve_key
 
-    resolve_key(ModelConfig(name="m", provider="openai", model_id="x", api_key_env="ECHOED_KEY"))
+    resolve_key(ModelNode(name="m", provider="openai", model_id="x", api_key_env="ECHOED_KEY"))
     error = ProviderError("auth", f"bad key {KEY}")
     assert KEY not in str(error) and KEY not in repr(error) and "<redacted>" in error.message
 

@@ -1,9 +1,8 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-Chains, parallels, consolidates, routes, loops, maps and asks are their
-kind records (src/plait/core/kinds/), the graph's own nodes; models, tools,
-MCP servers, agents and steps are still slotted config dataclasses that
-`graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
+Models, chains, parallels, consolidates, routes, loops, maps and asks are
+their kind records (src/plait/core/kinds/), the graph's own nodes; tools, MCP servers, agents and steps are still
+slotted config dataclasses that `graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
 build either directly. The loop never reads AST nodes.
 """
 
@@ -13,14 +12,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from plait.core import defaults as D
-from plait.core.kinds import AskNode, ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
+from plait.core.kinds import (
+    AskNode,
+    ChainNode,
+    ConsolidateNode,
+    LoopNode,
+    MapNode,
+    ModelNode,
+    ParallelNode,
+    RouteNode,
+)
 
-from .providers.base import FALLBACK_KINDS, ModelConfig
+from .providers.base import FALLBACK_KINDS
 
 __all__ = [
     "AgentConfig",
     "McpConfig",
-    "ModelConfig",
     "NO_FALLBACK",
     "Program",
     "RUNNABLE_TABLES",
@@ -139,7 +146,7 @@ class StepConfig:
 class Program:
     """Everything one spec declares, by name: what an engine runs."""
 
-    models: dict[str, ModelConfig] = field(default_factory=dict)
+    models: dict[str, ModelNode] = field(default_factory=dict)
     tools: dict[str, ToolConfig] = field(default_factory=dict)
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     steps: dict[str, StepConfig] = field(default_factory=dict)

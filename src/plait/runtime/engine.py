@@ -157,7 +157,7 @@ class Engine:
         if provider is None:
             config = self.program.models[model]
             client = None if config.provider == "scripted" else self._http_client()
-            provider = self.providers[model] = make_provider(config, client=client)
+            provider = self.providers[model] = make_provider(config, client=client, root=self.program.base_dir)
         return provider
 
     def _http_client(self) -> Any:

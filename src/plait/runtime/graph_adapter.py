@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
+Models, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -16,7 +16,7 @@ from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
 from .config import AgentConfig, McpConfig, Program, StepConfig, ToolConfig
-from .providers.base import FALLBACK_KINDS, ModelConfig
+from .providers.base import FALLBACK_KINDS
 
 __all__ = ["program_from_graph"]
 
@@ -24,26 +24,6 @@ __all__ = ["program_from_graph"]
 def _schema(output: Type, strict: bool = True) -> dict[str, Any] | None:
     """A declared type's JSON Schema; None for text (nothing to ask a provider for)."""
     return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)
-
-
-def _model(n: g.ModelNode, base_dir: str | None) -> ModelConfig:
-    return ModelConfig(
-        name=n.name,
-        provider=n.provider,
-        model_id=n.model_id,
-        temperature=n.temperature,
-        max_tokens=n.max_tokens,
-        timeout=n.timeout,
-        base_url=n.base_url,
-        api_key_env=n.api_key_env,
-        retries=n.retries,
-        headers=tuple(n.headers.items()),
-        api=n.api,
-        script=n.script,
-        # The provider confines the script to the spec's folder again where it opens it, as check did.
-        script_root=base_dir,
-        tool_choice=n.tool_choice,
-    )
 
 
 def _tool(n: g.ToolNode) -> ToolConfig:
@@ -146,7 +126,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         if n.span is not None and not n.name.startswith("@"):
             program.locations[n.name] = (n.file or n.span.file, n.span.line)
         if isinstance(n, g.ModelNode):
-            program.models[n.name] = _model(n, program.base_dir)
+            program.models[n.name] = n
         elif isinstance(n, g.ToolNode):
             program.tools[n.name] = _tool(n)
         elif isinstance(n, g.AgentNode):

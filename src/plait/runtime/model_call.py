@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable
 
+from plait.core.kinds import ModelNode
+
 from .config import AgentConfig
 from .context import RunContext
 from .providers.base import (
     FALLBACK_KINDS,
     Message,
-    ModelConfig,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -176,7 +177,7 @@ def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> A
     return ctx.provider(agent.model).complete(request)
 
 
-def _prepare(request: ModelRequest, agent: AgentConfig, config: ModelConfig) -> None:
+def _prepare(request: ModelRequest, agent: AgentConfig, config: ModelNode) -> None:
     """Point the request at one model: its id, its per-call timeout, and each setting the runnable's, else the model's.
 
     The one place the runnable's settings and its model's combine, for every

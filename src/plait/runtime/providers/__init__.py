@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import httpx
 
-    from .base import ModelConfig, Provider
+    from plait.core.kinds import ModelNode
+    from .base import Provider
 
 __all__ = ["PROVIDERS", "make_provider"]
 
@@ -26,11 +27,14 @@ PROVIDERS: dict[str, str] = {
 }
 
 
-def make_provider(config: "ModelConfig", client: "httpx.AsyncClient | None" = None) -> "Provider":
-    """Build the provider for one model declaration.
+def make_provider(
+    config: "ModelNode", client: "httpx.AsyncClient | None" = None, *, root: str | None = None
+) -> "Provider":
+    """Build the provider for one model declaration (its graph record).
 
     HTTP providers share `client` when given (one connection pool per run);
-    otherwise they create and own one.
+    otherwise they create and own one. `root` is the spec's folder: a scripted
+    model's replies file must lie inside it (None: the working directory).
     """
     target = PROVIDERS.get(config.provider)
     if target is None:
@@ -38,4 +42,8 @@ def make_provider(config: "ModelConfig", client: "httpx.AsyncClient | None" = No
 
         raise ProviderError("unsupported", f"unknown provider `{config.provider}`", model=config.name)
     module, _, cls = target.partition(":")
-    return getattr(import_module(module, __name__), cls)(config, client=client)
+    made = getattr(import_module(module, __name__), cls)
+    # Only the scripted provider reads a file; the HTTP ones take no folder.
+    if config.provider == "scripted":
+        return made(config, client=client, root=root)
+    return made(config, client=client)

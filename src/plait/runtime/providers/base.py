@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
 
 # One list for every stage: the compiler checks `fallback_on` against these, providers map failures onto them.
-from plait.core.defaults import MODEL_RETRIES
 from plait.core.vocab import ERROR_KINDS, FALLBACK_KINDS
 
 from ..secret_values import mask
@@ -24,7 +23,6 @@ __all__ = [
     "ERROR_KINDS",
     "FALLBACK_KINDS",
     "Message",
-    "ModelConfig",
     "ModelRequest",
     "ModelResponse",
     "Provider",
@@ -235,35 +233,6 @@ class ProviderError(Exception):
     def __str__(self) -> str:
         where = f"{self.provider}/{self.model}: " if self.provider and self.model else ""
         return f"{where}{self.kind}: {self.message}"
-
-
-@dataclass(slots=True, frozen=True)
-class ModelConfig:
-    """A `model` declaration as the runtime needs it (built from the compiled graph)."""
-
-    #: The plait declaration name (`fast`), for messages and fallback warnings.
-    name: str
-    #: "openai", "anthropic", "google", "openai-compatible" or "scripted".
-    provider: str
-    #: The provider's model id (`gpt-4o-mini`).
-    model_id: str
-    temperature: float | None = None
-    max_tokens: int | None = None
-    #: Seconds per model call (per step), None for the provider default.
-    timeout: float | None = None
-    base_url: str | None = None
-    #: Name of the environment variable holding the key; None = the provider's usual one.
-    api_key_env: str | None = None
-    retries: int = MODEL_RETRIES
-    headers: tuple[tuple[str, str], ...] = ()
-    #: "responses" selects OpenAI's Responses API.
-    api: str | None = None
-    #: Scripted provider: path of the replies file (absolute, or relative to `script_root`).
-    script: str | None = None
-    #: The folder the replies file must lie inside (the spec's folder); None: the working directory.
-    script_root: str | None = None
-    #: "auto" | "none" | "required": sent with the tools of agents that set no `tool_choice` of their own.
-    tool_choice: str | None = None
 
 
 @runtime_checkable

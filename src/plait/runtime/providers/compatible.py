@@ -14,7 +14,8 @@ from typing import Any
 
 import httpx
 
-from .base import ModelConfig, ModelRequest, ProviderError
+from plait.core.kinds import ModelNode
+from .base import ModelRequest, ProviderError
 from .openai import OpenAIProvider
 from .openai_chat import chat_body
 from .structured import instruction
@@ -26,7 +27,7 @@ class CompatibleProvider(OpenAIProvider):
     provider = "openai-compatible"
     default_base_url = ""
 
-    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: ModelNode, client: httpx.AsyncClient | None = None) -> None:
         if not config.base_url:
             raise ProviderError(
                 "invalid_request",

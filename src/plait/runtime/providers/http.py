@@ -16,7 +16,8 @@ from typing import Any, AsyncIterator, ClassVar, Protocol
 import httpx
 
 from . import errors, retry
-from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
+from plait.core.kinds import ModelNode
+from .base import ModelRequest, ModelResponse, ProviderError, StreamEvent
 from .keys import Secret, resolve_key
 from .sse import SSEDecoder
 from .transport import DirectResponse, client_timeout, direct_transport, make_client
@@ -39,7 +40,7 @@ class HTTPProvider:
     provider: ClassVar[str]
     default_base_url: ClassVar[str]
 
-    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: ModelNode, client: httpx.AsyncClient | None = None) -> None:
         self.config = config
         self.name = config.name
         self.base_url = (config.base_url or self.default_base_url).rstrip("/")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 
 from ..secret_values import remember
-from .base import ModelConfig, ProviderError
+from plait.core.kinds import ModelNode
+from .base import ProviderError
 
 __all__ = ["DEFAULT_KEY_ENV", "Secret", "resolve_key"]
 
@@ -40,7 +41,7 @@ class Secret:
     __str__ = __repr__
 
 
-def resolve_key(config: ModelConfig) -> Secret | None:
+def resolve_key(config: ModelNode) -> Secret | None:
     """The key for `config`, None when the provider needs none; ProviderError(auth) when missing."""
     names = (config.api_key_env,) if config.api_key_env else DEFAULT_KEY_ENV.get(config.provider, ())
     for name in names:

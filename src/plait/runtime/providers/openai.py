@@ -15,7 +15,8 @@ from typing import Any, AsyncIterator, Coroutine
 
 import httpx
 
-from .base import ModelConfig, ModelRequest, ModelResponse, ProviderError, StreamEvent
+from plait.core.kinds import ModelNode
+from .base import ModelRequest, ModelResponse, ProviderError, StreamEvent
 from .http import HTTPProvider, StreamState
 from .openai_chat import ChatStream, chat_body, parse_chat
 from .openai_responses import ResponsesStream, continuation_id, parse_responses, responses_body
@@ -30,7 +31,7 @@ class OpenAIProvider(HTTPProvider):
     provider = "openai"
     default_base_url = "https://api.openai.com/v1"
 
-    def __init__(self, config: ModelConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: ModelNode, client: httpx.AsyncClient | None = None) -> None:
         super().__init__(config, client)
         self.responses_api = config.api == "responses"
 

@@ -29,11 +29,11 @@ import time
 from contextvars import ContextVar
 from typing import Any, AsyncIterator
 
+from plait.core.kinds import ModelNode
 from plait.core.paths import UnreadableFile, read_inside
 
 from .base import (
     Message,
-    ModelConfig,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -79,9 +79,11 @@ _TAKEN: ContextVar[tuple[tuple[int, str], ...]] = ContextVar("plait_scripted_tak
 class ScriptedProvider:
     """Replies from a script; one cursor per list, per run (`for_run`), else shared by every caller."""
 
-    def __init__(self, config: ModelConfig, client: Any = None, *, replies: Any = None) -> None:
+    def __init__(self, config: ModelNode, client: Any = None, *, replies: Any = None, root: str | None = None) -> None:
         self.name = config.name
         self.config = config
+        #: The folder the replies file must lie inside (the spec's folder); None: the working directory.
+        self.root = root
         self._script = replies
         self._source: ScriptedProvider | None = None
         #: List key (an agent's name, or "" for a plain list) -> replies taken.
@@ -164,7 +166,7 @@ class ScriptedProvider:
                 )
             # As `plait check` has it: inside the spec's folder (the working directory for a config built by
             # hand), and only a regular file under the cap: /dev/zero or a FIFO is refused, never read or waited on.
-            root = self.config.script_root or os.getcwd()
+            root = self.root or os.getcwd()
             try:
                 self._script = json.loads(read_inside(path, root))
             except UnreadableFile as exc:

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any, Callable
 from urllib.parse import unquote
 
-from ..base import ModelConfig
+from plait.core.kinds import ModelNode
 from ..errors import status_kind
 from . import anthropic, google, openai_chat, openai_responses
 from .reply import Reply
@@ -154,13 +154,15 @@ class FakeServer:
 
     def config(
         self, provider: str, model_id: str = "fake-model", *, name: str | None = None, **fields: Any
-    ) -> ModelConfig:
-        """A ModelConfig pointing `provider` at this server (`provider` may be "openai-responses")."""
+    ) -> ModelNode:
+        """A ModelNode pointing `provider` at this server (`provider` may be "openai-responses")."""
         api, name = None, name or provider
         if provider == "openai-responses":
             provider, api = "openai", "responses"
         fields.setdefault("api_key_env", FAKE_KEY_ENV)
-        return ModelConfig(name, provider, model_id, base_url=self.base_url(provider), api=api, **fields)
+        return ModelNode(
+            name=name, provider=provider, model_id=model_id, base_url=self.base_url(provider), api=api, **fields
+        )
 
     # --- HTTP -------------------------------------------------------------------
 
