@@ -151,7 +151,7 @@ class Server:
 
     def client(self, token: str | None = TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=180)  # above the tests' ?wait=120s
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)

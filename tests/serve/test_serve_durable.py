@@ -159,3 +159,25 @@ def test_two_servers_on_postgres_never_run_one_run_twice(tmp_path: Path, pg_url:
         third.stop()
     lines = effects(root)
     assert len(lines) == len(runs) and len(set(lines)) == len(runs)  # each run's call acted once
+
+
+def test_a_running_server_takes_up_the_runs_of_a_replica_that_died(tmp_path: Path, pg_url: str) -> None:
+    root = tmp_path / "project"
+    spec = make_project(root, hang_writer=True)
+    survivor = Server(str(spec), "--store", pg_url, cwd=tmp_path)  # up first: nothing to take at its start
+    doomed = Server(str(spec), "--store", pg_url, cwd=tmp_path)
+    try:
+        with doomed.client() as c:
+            run_id = start_writer(c)
+            reach(c, run_id, "step_start")
+        doomed.kill()
+        # The survivor has made no model call yet: it reads the script when it first needs it, after this.
+        (root / "demo.json").write_text(json.dumps(replies()))
+        with survivor.client() as c:
+            view = settled(c, run_id)  # the survivor's sweep takes the run up, no restart of anything
+            assert view["status"] == "done" and view["output"] == "written"
+            resumes = [e for e in events(c, run_id) if e["event"] == "run_resume"]
+            assert len(resumes) == 1
+    finally:
+        survivor.stop()
+    assert [line.split()[0] for line in effects(root)] == ["w1"]

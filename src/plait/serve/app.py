@@ -12,6 +12,7 @@ origins are refused.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -36,6 +37,8 @@ log = logging.getLogger("plait.serve")
 
 #: The request body cap (`--max-body`): 1 MiB.
 DEFAULT_MAX_BODY = 2**20
+#: How often a server looks for runs another server on its store left (a third of a journal lease).
+SWEEP_SECONDS = 10.0
 #: The longest `?wait=` a request may ask for.
 MAX_WAIT_SECONDS = 300.0
 STATIC = Path(__file__).with_name("static")
@@ -238,6 +241,8 @@ def build_app(
         taken = await service.recover()
         if taken:
             log.warning("resuming %d run(s) a stopped server left: %s", len(taken), ", ".join(taken))
+        # Then, now and again: a replica on the same store that died (or shut down) leaves runs this one takes up.
+        sweeping = asyncio.get_running_loop().create_task(service.sweep(SWEEP_SECONDS), name="plait-serve-sweep")
         try:
             if protocols is not None:
                 async with protocols.running(mounted):
@@ -245,6 +250,7 @@ def build_app(
             else:
                 yield
         finally:
+            sweeping.cancel()
             await service.aclose()
 
     app = Starlette(

@@ -278,6 +278,19 @@ class RunService:
                 taken.append(row["id"])
         return taken
 
+    async def sweep(self, every: float) -> None:
+        """`recover` every `every` seconds, for good: runs a replica on the same store left (killed, its lease
+        lapsed; or stopped by its shutdown) go on here without waiting for that replica to start again."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                taken = await self.recover()
+            except Exception:  # a store that is briefly unreachable: the next sweep tries again
+                log.exception("looking for runs left by another server failed")
+                continue
+            if taken:
+                log.warning("resuming %d run(s) another server left: %s", len(taken), ", ".join(taken))
+
     # -- reading -----------------------------------------------------------------------
 
     def _row(self, run_id: str) -> tuple["Journal", dict[str, Any]] | None:
