@@ -63,6 +63,14 @@ def test_auth_is_required_and_a_wrong_token_is_refused(server: Server) -> None:
         assert anonymous.get("/").status_code in (200, 404)
     with server.client() as c:
         assert c.get("/specs").status_code == 200
+        # CORS is closed: a page on another origin gets no header that would let it read an answer.
+        cross = c.get("/specs", headers={"Origin": "https://evil.example"})
+        preflight = c.options(
+            "/runs", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+        )
+        for response in (cross, preflight):
+            assert not any(h.lower().startswith("access-control-") for h in response.headers)
+        assert preflight.status_code >= 400
 
 
 def test_specs_and_openapi_come_from_the_declared_types(client: httpx.Client) -> None:
