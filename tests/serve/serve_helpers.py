@@ -192,5 +192,7 @@ def events(client: httpx.Client, run_id: str, *, last: int | None = None, stop: 
                         return
                 current = {}
                 continue
+            if line.startswith(":"):  # a comment (the server's keep-alive): no event
+                continue
             field, _, value = line.partition(": ")
             current[field] = value

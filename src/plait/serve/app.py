@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from plait.serve.auth import BearerAuth, BodyCap
-from plait.serve.service import RunService, ServiceError, UnknownRun
+from plait.serve.service import RunEvent, RunService, ServiceError, UnknownRun
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app"]
 
@@ -39,6 +39,8 @@ log = logging.getLogger("plait.serve")
 DEFAULT_MAX_BODY = 2**20
 #: How often a server looks for runs another server on its store left (a third of a journal lease).
 SWEEP_SECONDS = 10.0
+#: How long an event stream may stay silent before it sends a comment line (`: keep-alive`).
+KEEPALIVE_SECONDS = 15.0
 #: The longest `?wait=` a request may ask for.
 MAX_WAIT_SECONDS = 300.0
 STATIC = Path(__file__).with_name("static")
@@ -176,9 +178,32 @@ def build_app(
             return agui.response(service, run_id, after)
 
         async def stream() -> AsyncIterator[str]:
-            async for event in service.events(run_id, after):
-                data = json.dumps(dataclasses.asdict(event), ensure_ascii=False, default=str)
-                yield f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
+            # The run's events come through a queue, so a quiet stretch (a run waiting for a person) can send a
+            # comment line now and again: proxies and load balancers cut connections that stay silent.
+            queue: asyncio.Queue[RunEvent | None] = asyncio.Queue(maxsize=256)
+
+            async def produce() -> None:
+                try:
+                    async for event in service.events(run_id, after):
+                        await queue.put(event)
+                except Exception:  # the store went away mid-stream: end it; the client reconnects from its last id
+                    log.exception("the events of run %s stopped", run_id)
+                await queue.put(None)
+
+            producer = asyncio.get_running_loop().create_task(produce())
+            try:
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                    except asyncio.TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if event is None:
+                        return
+                    data = json.dumps(dataclasses.asdict(event), ensure_ascii=False, default=str)
+                    yield f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
+            finally:
+                producer.cancel()
 
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
