@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from plait.cli import main
-from plait.runtime.config import McpConfig
+from plait.core.kinds import McpNode
 
 ROOT = Path(__file__).resolve().parents[2]
 #: `npm ci` in the repo root installs the reference servers here (package.json); .ci/run does it.
@@ -35,9 +35,9 @@ def new_marker() -> str:
     return "plaitmark" + "".join(random.choices(string.ascii_lowercase, k=16))
 
 
-def flaky(marker: str, *args: str, **options: object) -> McpConfig:
+def flaky(marker: str, *args: str, **options: object) -> McpNode:
     """The flaky test server over stdio; `marker` is put on its command line so a test can find its process."""
-    return McpConfig("flaky", command=(sys.executable, str(FLAKY), *args, f"--marker={marker}"), **options)  # type: ignore[arg-type]
+    return McpNode(name="flaky", command=(sys.executable, str(FLAKY), *args, f"--marker={marker}"), **options)  # type: ignore[arg-type]
 
 
 def processes_with(marker: str) -> list[int]:

@@ -21,7 +21,7 @@ pytest.importorskip("mcp")
 
 from mcp_helpers import new_marker, FLAKY, flaky, free_port, processes_with, wait_until  # noqa: E402
 
-from plait.runtime.config import McpConfig  # noqa: E402
+from plait.core.kinds import McpNode  # noqa: E402
 from plait.runtime.mcp import McpPool, McpStartError  # noqa: E402
 from plait.runtime.mcp.drift import offered_tool  # noqa: E402
 from plait.runtime.mcp.locking import lock_server  # noqa: E402
@@ -157,7 +157,7 @@ def test_a_server_that_fails_to_start_names_itself_and_its_stderr(loop):
 
 
 def test_a_command_that_does_not_exist_is_a_start_error():
-    pool = McpPool({"gone": McpConfig("gone", command=("no-such-mcp-server-3f9c",))}, Warnings())
+    pool = McpPool({"gone": McpNode(name="gone", command=("no-such-mcp-server-3f9c",))}, Warnings())
     with pytest.raises(McpStartError, match=r"`gone`.*command not found"):
         asyncio.run(pool.start("gone"))
 
@@ -211,7 +211,7 @@ def test_streamable_http_on_loopback(loop, offered, monkeypatch):
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         headers = {"X-Plait-Test": "1", "Authorization": {"env": TOKEN_ENV}}
-        config = McpConfig("flaky", url=url, headers=headers, offered=offered, lock_state="fresh")
+        config = McpNode(name="flaky", url=url, headers=headers, offered=offered, lock_state="fresh")
         warnings = Warnings()
         pool = McpPool({"flaky": config}, warnings)
         started = None
@@ -242,7 +242,7 @@ def test_a_server_that_never_answers_the_handshake_is_stopped_and_named(monkeypa
     script = (
         "import sys, time; print('silent: waiting for a licence server', file=sys.stderr, flush=True); time.sleep(120)"
     )
-    silent = McpConfig("silent", command=(sys.executable, "-c", script, marker))
+    silent = McpNode(name="silent", command=(sys.executable, "-c", script, marker))
     pool = McpPool({"silent": silent}, Warnings())
     with pytest.raises(McpStartError, match=r"`silent`.*did not answer within 4s") as caught:
         asyncio.run(pool.start("silent"))
@@ -253,7 +253,7 @@ def test_a_server_that_never_answers_the_handshake_is_stopped_and_named(monkeypa
 def test_a_start_error_never_shows_a_credential_in_the_url():
     port = free_port()  # nothing listens there
     url = f"http://127.0.0.1:{port}/mcp?api_key=sk-proj-4f9Qz7LmX2vB8nR1tK6wY3hJ"
-    pool = McpPool({"remote": McpConfig("remote", url=url)}, Warnings())
+    pool = McpPool({"remote": McpNode(name="remote", url=url)}, Warnings())
     with pytest.raises(McpStartError) as caught:
         asyncio.run(pool.start("remote"))
     assert "`remote`" in caught.value.message and "4f9Qz7LmX2vB8nR1tK6wY3hJ" not in caught.value.message
@@ -261,7 +261,7 @@ def test_a_start_error_never_shows_a_credential_in_the_url():
 
 def test_cancelled_while_a_server_starts_leaves_no_process():
     marker = new_marker()
-    silent = McpConfig("silent", command=(sys.executable, "-c", "import time; time.sleep(120)", marker))
+    silent = McpNode(name="silent", command=(sys.executable, "-c", "import time; time.sleep(120)", marker))
     pool = McpPool({"silent": silent}, Warnings())
 
     async def cancel_the_start() -> None:

@@ -17,7 +17,7 @@ from mcp_helpers import new_marker, free_port, npm_server, processes_with, wait_
 
 from plait.cli import main  # noqa: E402
 from plait.core.mcp_lock import LOCK_FILE, loads  # noqa: E402
-from plait.runtime.config import McpConfig  # noqa: E402
+from plait.core.kinds import McpNode  # noqa: E402
 from plait.runtime.mcp import McpPool, McpStartError  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -113,7 +113,7 @@ def test_no_spec_is_a_usage_error(tmp_path, capsys):
 
 def test_the_everything_server_over_stdio():
     marker = new_marker()
-    config = McpConfig("everything", command=(npm_server("mcp-server-everything"), "stdio", f"--marker={marker}"))
+    config = McpNode(name="everything", command=(npm_server("mcp-server-everything"), "stdio", f"--marker={marker}"))
 
     warnings: list[str] = []
 
@@ -144,7 +144,7 @@ def test_the_everything_server_over_streamable_http_on_loopback():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    config = McpConfig("everything", url=f"http://127.0.0.1:{port}/mcp", headers={"X-Plait": "test"})
+    config = McpNode(name="everything", url=f"http://127.0.0.1:{port}/mcp", headers={"X-Plait": "test"})
 
     async def session() -> str:
         for _ in range(150):  # node takes a moment to listen
@@ -171,8 +171,10 @@ def test_the_everything_server_over_streamable_http_on_loopback():
 def test_paths_are_read_relative_to_the_spec_folder(project):
     folder, _ = project
     marker = new_marker()
-    config = McpConfig(
-        "files", command=(npm_server("mcp-server-filesystem"), "data", f"--marker={marker}"), cwd=str(folder)
+    config = McpNode(
+        name="files",
+        command=(npm_server("mcp-server-filesystem"), "data", f"--marker={marker}"),
+        file=str(folder / "agent.plait"),  # a stdio server runs in its declaring spec's folder
     )
 
     async def read() -> str:

@@ -64,11 +64,11 @@ def test_a_server_declared_in_an_imported_module_is_locked_beside_the_module(tmp
 def test_a_json_rpc_error_is_an_error_result_with_a_warning():
     import asyncio
 
-    from plait.runtime.config import McpConfig
+    from plait.core.kinds import McpNode
     from plait.runtime.mcp import McpPool
 
     warnings: list[dict] = []
-    config = McpConfig("paged", command=(sys.executable, PAGED, f"--marker={new_marker()}"))
+    config = McpNode(name="paged", command=(sys.executable, PAGED, f"--marker={new_marker()}"))
     pool = McpPool({"paged": config}, lambda code, message, path, **details: warnings.append(details))
 
     async def refused():

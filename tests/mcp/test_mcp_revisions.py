@@ -16,7 +16,7 @@ from mcp_helpers import FLAKY, free_port, locked_spec, npm_server, wait_until  #
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 
 from plait.core.mcp_lock import LOCK_FILE, loads  # noqa: E402
-from plait.runtime.config import McpConfig  # noqa: E402
+from plait.core.kinds import McpNode  # noqa: E402
 from plait.runtime.mcp.server import McpConnection  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 STATELESS = "2026-07-28"
 
 
-async def _session(config: McpConfig, *calls: tuple[str, dict]) -> tuple[str, list[str]]:
+async def _session(config: McpNode, *calls: tuple[str, dict]) -> tuple[str, list[str]]:
     """Start a session, call each tool, close: (the revision spoken, each result's text)."""
     connection = McpConnection(config)
     await connection.start()
@@ -65,14 +65,14 @@ def _listening(port: int) -> bool:
 
 
 def test_a_stateless_server_over_stdio_is_spoken_to_in_the_stateless_revision():
-    config = McpConfig("flaky", command=(sys.executable, str(FLAKY)))
+    config = McpNode(name="flaky", command=(sys.executable, str(FLAKY)))
     revision, texts = asyncio.run(_session(config, ("echo", {"text": "hi"})))
     assert (revision, texts) == (STATELESS, ["echo: hi"])
 
 
 def test_a_stateless_server_over_http_gets_no_handshake_and_no_session(python_sdk_http):
     # The server reports the headers each call reached it with: no session id, the stateless revision on every call.
-    config = McpConfig("flaky", url=python_sdk_http)
+    config = McpNode(name="flaky", url=python_sdk_http)
     revision, texts = asyncio.run(
         _session(config, ("header", {"name": "Mcp-Session-Id"}), ("header", {"name": "MCP-Protocol-Version"}))
     )
@@ -80,7 +80,7 @@ def test_a_stateless_server_over_http_gets_no_handshake_and_no_session(python_sd
 
 
 def test_a_handshake_server_over_stdio_is_spoken_to_in_its_own_revision():
-    config = McpConfig("everything", command=(npm_server("mcp-server-everything"),))
+    config = McpNode(name="everything", command=(npm_server("mcp-server-everything"),))
     revision, texts = asyncio.run(_session(config, ("echo", {"message": "hi"})))
     assert revision in HANDSHAKE_PROTOCOL_VERSIONS and texts == ["Echo: hi"]
 
@@ -106,7 +106,7 @@ def npm_http():
 
 
 def test_a_handshake_server_over_http_is_spoken_to_in_its_own_revision(npm_http):
-    config = McpConfig("everything", url=npm_http)
+    config = McpNode(name="everything", url=npm_http)
     revision, texts = asyncio.run(_session(config, ("echo", {"message": "hi"})))
     assert revision in HANDSHAKE_PROTOCOL_VERSIONS and texts == ["Echo: hi"]
 

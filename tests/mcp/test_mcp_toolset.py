@@ -162,12 +162,12 @@ def test_without_the_sdk_a_server_start_and_the_lock_command_say_how_to_get_it(t
     import importlib.util
 
     from plait.cli import main
-    from plait.runtime.config import McpConfig
+    from plait.core.kinds import McpNode
     from plait.runtime.mcp import McpPool
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
-    pool = McpPool({"files": McpConfig("files", command=("node",))}, lambda *a, **k: None)
+    pool = McpPool({"files": McpNode(name="files", command=("node",))}, lambda *a, **k: None)
     with pytest.raises(McpStartError, match=r"pip install -e '\.\[mcp\]' in plait's clone"):
         asyncio.run(pool.start("files"))
     assert main(["mcp", "lock", str(_spec(tmp_path, locked=False))]) == 2

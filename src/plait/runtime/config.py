@@ -1,9 +1,10 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-Models, chains, parallels, consolidates, routes, loops, maps and asks are
-their kind records (src/plait/core/kinds/), the graph's own nodes; tools, MCP servers, agents and steps are still
-slotted config dataclasses that `graph_adapter.py` copies from the graph (issue 20). Tests and Python callers
-build either directly. The loop never reads AST nodes.
+Models, MCP servers, chains, parallels, consolidates, routes, loops, maps
+and asks are their kind records (src/plait/core/kinds/), the graph's own
+nodes; tools, agents and steps are still slotted config dataclasses that
+`graph_adapter.py` copies from the graph (issue 20). Tests and Python
+callers build either directly. The loop never reads AST nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from plait.core.kinds import (
     ConsolidateNode,
     LoopNode,
     MapNode,
+    McpNode,
     ModelNode,
     ParallelNode,
     RouteNode,
@@ -27,7 +29,6 @@ from .providers.base import FALLBACK_KINDS
 
 __all__ = [
     "AgentConfig",
-    "McpConfig",
     "NO_FALLBACK",
     "Program",
     "RUNNABLE_TABLES",
@@ -53,30 +54,6 @@ class ToolConfig:
     fn: Callable[..., Any] | None = None
     #: Safe to run twice: after a crash mid-call the journal re-runs it (with the same idempotency key) instead of asking.
     idempotent: bool = False
-
-
-@dataclass(slots=True)
-class McpConfig:
-    """An MCP server declaration: started on a run's first call to one of its tools (src/plait/runtime/mcp/)."""
-
-    name: str
-    #: stdio: the program and its arguments; or `url` (streamable HTTP).
-    command: tuple[str, ...] | None = None
-    url: str | None = None
-    #: Variable / header → a literal string or {"env": NAME}, read from the environment when the server starts.
-    env: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, Any] = field(default_factory=dict)
-    #: The allow-list (None: every tool); what the live tool list is compared with the lock over.
-    tools: tuple[str, ...] | None = None
-    timeout: float | None = D.TOOL_TIMEOUT
-    #: Where a stdio server runs: the declaring spec's folder.
-    cwd: str | None = None
-    #: The spec file that declares it (where `plait mcp lock` writes its entry); None for spec text.
-    file: str | None = None
-    #: "fresh" | "stale" | "missing" | "invalid": whether plait.lock has a current entry for it.
-    lock_state: str = "missing"
-    #: The locked tools the allow-list keeps ({"name", "description", "input_schema", ...}); empty unless fresh.
-    offered: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -158,7 +135,7 @@ class Program:
     maps: dict[str, MapNode] = field(default_factory=dict)
     asks: dict[str, AskNode] = field(default_factory=dict)
     #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
-    mcp: dict[str, McpConfig] = field(default_factory=dict)
+    mcp: dict[str, McpNode] = field(default_factory=dict)
     entry: str | None = None
     #: Runnables nothing else uses: the possible entries when there is no `main` (src/plait/compiler/entry.py).
     roots: tuple[str, ...] = ()

@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Models, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
+Models, MCP servers, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -8,14 +8,13 @@ kind record). The records carry every default already.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import AgentConfig, McpConfig, Program, StepConfig, ToolConfig
+from .config import AgentConfig, Program, StepConfig, ToolConfig
 from .providers.base import FALLBACK_KINDS
 
 __all__ = ["program_from_graph"]
@@ -81,30 +80,12 @@ def _step(n: g.StepNode) -> StepConfig:
     )
 
 
-def _mcp(n: g.McpNode, base_dir: str | None) -> McpConfig:
-    return McpConfig(
-        n.name,
-        command=n.command,
-        url=n.url,
-        env=dict(n.env),
-        headers=dict(n.headers),
-        tools=n.tools,
-        timeout=n.timeout,
-        # A stdio server runs in the folder of the spec that declares it, as `./data` in its command reads.
-        cwd=str(Path(n.file).parent) if n.file else base_dir,
-        file=n.file,
-        lock_state=n.lock_state,
-        offered=n.offered,
-    )
-
-
 def _mcp_tools(graph: g.GraphView, program: Program) -> None:
     """The locked MCP tools into `program.tools`; each agent's MCP references into the tools it sees."""
     from .mcp.toolset import expand_agent, mcp_tools
 
     for server in program.mcp.values():
-        approval = graph.node(server.name).approval  # type: ignore[attr-defined]
-        program.tools.update(mcp_tools(server, approval))
+        program.tools.update(mcp_tools(server, server.approval))
     uses: dict[str, dict[str, list[str | None]]] = {}
     for e in graph.edges("uses"):
         if e.target in program.mcp:
@@ -152,7 +133,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.StateNode):
             program.state = to_json_schema(n.type, strict=False)
         elif isinstance(n, g.McpNode):
-            program.mcp[n.name] = _mcp(n, program.base_dir)
+            program.mcp[n.name] = n
     if program.mcp:
         _mcp_tools(graph, program)
     return program

@@ -6,6 +6,7 @@ against plait.lock there too.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from .base import Attr, Node, attr, kind_record
@@ -52,3 +53,9 @@ class McpNode(Node):
     #: The locked tools the allow-list keeps, in the lock's order: {"name", "description", "input_schema",
     #: "output_schema", "annotations"} (the last two None when the server sent none). Empty unless the lock is fresh.
     offered: tuple[dict[str, Any], ...] = attr(default=(), contract=True, doc="The locked tools the allow-list keeps.")
+
+    @property
+    def cwd(self) -> str | None:
+        """Where a stdio server runs: the declaring spec's folder, as `./data` in its command reads (None for
+        spec text: the process's working directory)."""
+        return str(Path(self.file).parent) if self.file else None

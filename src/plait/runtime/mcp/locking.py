@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from plait.core.kinds import McpNode
 from plait.core.mcp_lock import LockedServer
 
-from ..config import McpConfig
 from .drift import locked_tool
 from .server import McpConnection
 
 __all__ = ["lock_server"]
 
 
-async def lock_server(config: McpConfig, fingerprint: str) -> LockedServer:
+async def lock_server(config: McpNode, fingerprint: str) -> LockedServer:
     """What the server offers now, as a lock entry; McpStartError when it cannot be started or listed."""
     connection = McpConnection(config)
     await connection.start()

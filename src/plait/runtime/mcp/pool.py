@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from ..config import McpConfig
+from plait.core.kinds import McpNode
+
 from ..tools import ToolResult
 from .drift import compare, locked_tool, offered_tool
 from .results import result_text
@@ -27,7 +28,7 @@ GRACE = 5.0
 
 
 class McpPool:
-    def __init__(self, servers: dict[str, McpConfig], warn: Callable[..., None]) -> None:
+    def __init__(self, servers: dict[str, McpNode], warn: Callable[..., None]) -> None:
         self._servers = servers
         self._warn = warn
         self._open: dict[str, McpConnection] = {}
@@ -57,7 +58,7 @@ class McpPool:
         # Parallel branches wait for the one start; a cancelled waiter does not cancel it for the others.
         return await asyncio.shield(task)
 
-    async def _start(self, config: McpConfig) -> McpConnection:
+    async def _start(self, config: McpNode) -> McpConnection:
         connection = McpConnection(config)
         await connection.start()  # a failed or cancelled start has stopped its process already
         try:
@@ -72,7 +73,7 @@ class McpPool:
         self._check(config, [offered_tool(t) for t in live])
         return connection
 
-    def _check(self, config: McpConfig, live: list[dict[str, Any]]) -> None:
+    def _check(self, config: McpNode, live: list[dict[str, Any]]) -> None:
         if config.lock_state != "fresh":
             return  # no lock to compare with (a run refuses such a server's tools before it is ever called)
         allowed = [t for t in live if config.tools is None or t["name"] in config.tools]

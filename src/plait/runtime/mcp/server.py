@@ -28,7 +28,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..config import McpConfig
+from plait.core.kinds import McpNode
+
 from ..errors import AgentError
 from ..secret_values import remember
 
@@ -78,7 +79,7 @@ def resolve(server: str, what: str, values: dict[str, Any]) -> dict[str, str]:
 class McpConnection:
     """One server's session: `await start()`, then `list_tools()` / `call(...)` from any task, `await aclose()`."""
 
-    def __init__(self, config: McpConfig) -> None:
+    def __init__(self, config: McpNode) -> None:
         self.config = config
         self.info: ServerInfo | None = None
         self._client: Any = None

@@ -14,12 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..config import AgentConfig, McpConfig, Program, ToolConfig
+from plait.core.kinds import McpNode
+
+from ..config import AgentConfig, Program, ToolConfig
 
 __all__ = ["expand_agent", "is_idempotent", "lock_command", "mcp_tools", "qualified"]
 
 
-def lock_command(server: McpConfig) -> str:
+def lock_command(server: McpNode) -> str:
     """The command that writes the server's lock entry, naming its spec as `plait check`'s fix does."""
     if server.file is None:
         return "plait mcp lock"
@@ -38,7 +40,7 @@ def is_idempotent(entry: dict[str, Any]) -> bool:
     return isinstance(annotations, dict) and annotations.get("idempotentHint") is True
 
 
-def mcp_tools(server: McpConfig, approval: Iterable[str] = ()) -> dict[str, ToolConfig]:
+def mcp_tools(server: McpNode, approval: Iterable[str] = ()) -> dict[str, ToolConfig]:
     """The locked, allowed tools of one server, keyed "SERVER.TOOL"; `approval` names tools every agent must approve."""
     needs_approval = set(approval)
     out: dict[str, ToolConfig] = {}
