@@ -41,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plait.runtime.conditions import Field  # noqa: E402
 from plait.core.kinds import ModelNode
-from plait.runtime.config import AgentConfig, Program, StepConfig, ToolConfig
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program, StepConfig
 from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode, RouteCase, RouteNode
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
@@ -79,11 +80,11 @@ async def echo(text: str) -> str:
 def loop_engine(latency: float = 0.0) -> Engine:
     program = Program(entry="main")
     program.models["bench"] = ModelNode(name="bench", provider="scripted", model_id="bench")
-    program.tools["echo"] = ToolConfig(
-        "echo",
-        "Echo.",
-        {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-        {"type": "function"},
+    program.tools["echo"] = FunctionTool(
+        name="echo",
+        description="Echo.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        run={"type": "function"},
         fn=echo,
     )
     program.agents["main"] = AgentConfig("main", "bench", tools=("echo",), max_steps=ROUNDS + 1)

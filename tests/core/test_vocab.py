@@ -55,7 +55,7 @@ def test_turn_step_names_are_the_pipeline_the_runtime_runs():
 
 def test_an_unset_attribute_has_one_default_in_the_graph_and_the_runtime():
     """A spec that writes no optional attribute compiles to the config a Python caller gets by building it bare."""
-    from plait.runtime.config import AgentConfig, StepConfig, ToolConfig
+    from plait.runtime.config import AgentConfig, StepConfig
     from plait.runtime.graph_adapter import program_from_graph
 
     spec = """
@@ -72,17 +72,15 @@ chain main = s -> p -> c
     assert result.graph is not None, [d.message for d in result.diagnostics]
     program = program_from_graph(result.graph)
     bare = {
-        "tool": ToolConfig("t"),
         "agent": AgentConfig("b", "m"),
         "step": StepConfig("s", "m"),
     }
     built = {
-        "tool": program.tools["t"],
         "agent": program.agents["b"],
         "step": program.steps["s"],
     }
-    # A model, a parallel and a consolidate run as their graph records: one declaration, so one set of defaults.
-    assert program.models["m"] == result.graph.node("m")
+    # A model, a tool, a parallel and a consolidate run as their graph records: one declaration, so one set of defaults.
+    assert program.models["m"] == result.graph.node("m") and program.tools["t"] == result.graph.node("t")
     assert program.parallels["p"] == result.graph.node("p") and program.consolidates["c"] == result.graph.node("c")
     skip = {"description", "parameters", "run", "fn", "_agent", "output"}
     for kind, config in bare.items():

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from plait.core.kinds import ModelNode
-from plait.runtime.config import AgentConfig, Program, ToolConfig
+from plait.core.kinds import ToolNode
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 from plait.runtime.store import Journal, journal_path, open_store
@@ -74,13 +76,15 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
-def tool(name: str, fn: Any, **kw: Any) -> ToolConfig:
+def tool(name: str, fn: Any, **kw: Any) -> ToolNode:
     props = kw.pop("props", {})
     params = {"type": "object", "properties": {k: {"type": t} for k, t in props.items()}, "required": list(props)}
-    return ToolConfig(name, f"the {name} tool", params, {"type": "function"}, fn=fn, **kw)
+    return FunctionTool(
+        name=name, description=f"the {name} tool", parameters=params, run={"type": "function"}, fn=fn, **kw
+    )
 
 
-def engine(backend: Backend, replies: list[dict[str, Any]], tools: dict[str, ToolConfig], **agent_kw: Any) -> Engine:
+def engine(backend: Backend, replies: list[dict[str, Any]], tools: dict[str, ToolNode], **agent_kw: Any) -> Engine:
     """A journaled engine (the backend's store) whose one agent `main` uses `tools`."""
     program = Program(entry="main", base_dir=str(backend.project))
     config = ModelNode(name="m", provider="scripted", model_id="m")

@@ -97,7 +97,8 @@ def test_lost_server_state_is_retried_with_the_full_history(plait_fake_server) -
 def _run_recording_continuations(provider: str, first_reply_age: float) -> list[str | None]:
     """A two-turn tool loop on a scripted model that stands for `provider`; the previous_response_id of each request."""
     from plait.core.kinds import ModelNode
-    from plait.runtime.config import AgentConfig, Program, ToolConfig
+    from plait.runtime.function_tool import FunctionTool
+    from plait.runtime.config import AgentConfig, Program
     from plait.runtime.engine import Engine
     from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -110,7 +111,7 @@ def _run_recording_continuations(provider: str, first_reply_age: float) -> list[
 
     program = Program(entry="main")
     program.models["m"] = ModelNode(name="m", provider=provider, model_id="model-id")
-    program.tools["t"] = ToolConfig("t", "a tool", run={"type": "function"}, fn=lambda: "ok")
+    program.tools["t"] = FunctionTool(name="t", description="a tool", run={"type": "function"}, fn=lambda: "ok")
     program.agents["main"] = AgentConfig("main", "m", tools=("t",))
     replies = [
         {

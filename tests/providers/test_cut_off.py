@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from plait.runtime.config import AgentConfig, Program, StepConfig, ToolConfig
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program, StepConfig
 from plait.runtime.engine import Engine
 
 SCHEMA = {
@@ -31,8 +32,12 @@ CUT = {"text": '{"answer": "a long answ', "finish_reason": "length"}
 def _run(server: Any, flavour: str, *, agent: dict[str, Any] | None = None, step: dict[str, Any] | None = None) -> Any:
     program = Program(entry="main")
     program.models["m"] = server.config(flavour, name="m", retries=0)
-    program.tools["submit"] = ToolConfig("submit", "Hand the work in.", run={"type": "function"}, fn=lambda: "ok")
-    program.tools["look"] = ToolConfig("look", "Look something up.", run={"type": "function"}, fn=lambda: "seen")
+    program.tools["submit"] = FunctionTool(
+        name="submit", description="Hand the work in.", run={"type": "function"}, fn=lambda: "ok"
+    )
+    program.tools["look"] = FunctionTool(
+        name="look", description="Look something up.", run={"type": "function"}, fn=lambda: "seen"
+    )
     if step is not None:
         program.steps["main"] = StepConfig("main", "m", "Say it: {{input}}", **step)
     else:

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from plait.runtime.config import AgentConfig, Program, StepConfig, ToolConfig
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program, StepConfig
 from plait.runtime.engine import Engine
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import Message, TextDelta
@@ -162,8 +163,11 @@ def engine(
     else:
         names: tuple[str, ...] = ()
         if tools:
-            program.tools["lookup"] = ToolConfig(
-                "lookup", "Look it up.", run={"type": "function"}, fn=lambda: "the style guide says: short"
+            program.tools["lookup"] = FunctionTool(
+                name="lookup",
+                description="Look it up.",
+                run={"type": "function"},
+                fn=lambda: "the style guide says: short",
             )
             names = ("lookup",)
         program.agents["review"] = AgentConfig(

@@ -6,7 +6,9 @@ import asyncio
 from typing import Any
 
 from plait.core.kinds import ModelNode
-from plait.runtime.config import AgentConfig, Program, ToolConfig
+from plait.core.kinds import ToolNode
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -54,12 +56,12 @@ def schema(**props: str) -> dict[str, Any]:
     return {"type": "object", "properties": {k: {"type": t} for k, t in props.items()}, "required": list(props)}
 
 
-def fn_tool(name: str, fn: Any, params: dict[str, Any] | None = None, **kw: Any) -> ToolConfig:
-    return ToolConfig(
-        name,
-        f"the {name} tool",
-        params if params is not None else {"type": "object", "properties": {}},
-        {"type": "function"},
+def fn_tool(name: str, fn: Any, params: dict[str, Any] | None = None, **kw: Any) -> ToolNode:
+    return FunctionTool(
+        name=name,
+        description=f"the {name} tool",
+        parameters=params if params is not None else {"type": "object", "properties": {}},
+        run={"type": "function"},
         fn=fn,
         **kw,
     )
@@ -69,7 +71,7 @@ def make(
     replies: Any = None,
     *,
     models: dict[str, Any] | None = None,
-    tools: dict[str, ToolConfig] | None = None,
+    tools: dict[str, ToolNode] | None = None,
     agents: dict[str, AgentConfig] | None = None,
     entry: str | None = "main",
     model_options: dict[str, dict] | None = None,

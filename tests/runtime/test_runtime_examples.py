@@ -114,6 +114,7 @@ def test_approve_asks_a_person_and_routes_on_the_answer(tmp_path, capsys):
 def test_support_passes_the_typed_label_to_the_agent(tmp_path):
     from plait.core.kinds import ModelNode
     from plait.runtime.engine import Engine
+    from plait.runtime.function_tool import FunctionTool
     from plait.runtime.providers.scripted import ScriptedProvider
 
     folder = copied(tmp_path, "support")
@@ -123,8 +124,14 @@ def test_support_passes_the_typed_label_to_the_agent(tmp_path):
     }
     quick = Recorder(ScriptedProvider(ModelNode(name="quick", provider="scripted", model_id="quick"), replies=replies))
     engine = Engine.from_spec(folder / "support.plait", providers={"quick": quick})
-    engine.program.tools["hand_off"].run = {"type": "function"}
-    engine.program.tools["hand_off"].fn = lambda summary, priority=2: "ticket T-1"
+    # The declared tool's body swapped for a Python function, as a caller would: a record with a callable.
+    declared = engine.program.tools["hand_off"]
+    engine.program.tools["hand_off"] = FunctionTool(
+        name="hand_off",
+        description=declared.description,
+        parameters=declared.parameters,
+        fn=lambda summary, priority=2: "ticket T-1",
+    )
     result = plait.run(engine, "My kettle arrived broken, I want my money back.")
     assert result.stop_reason == "until" and result.until_result == "ticket T-1"
     classify, support = quick.requests

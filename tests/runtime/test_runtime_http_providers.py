@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from plait.runtime.config import AgentConfig, Program, ToolConfig
+from plait.runtime.function_tool import FunctionTool
+from plait.runtime.config import AgentConfig, Program
 from plait.runtime.engine import Engine
 from plait.testing import plait_fake_server  # noqa: F401  (the fixture)
 
@@ -21,11 +22,15 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
     plait_fake_server.push({"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}, {"text": "it is 5"})
     program = Program(entry="main")
     program.models["m"] = plait_fake_server.config(provider, name="m")
-    program.tools["add"] = ToolConfig(
-        "add",
-        "Add.",
-        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]},
-        {"type": "function"},
+    program.tools["add"] = FunctionTool(
+        name="add",
+        description="Add.",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+        run={"type": "function"},
         fn=add,
     )
     program.agents["main"] = AgentConfig("main", "m", tools=("add",))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from plait.runtime.config import AgentConfig, StepConfig, ToolConfig
+from plait.core.kinds import ToolNode
+from plait.runtime.config import AgentConfig, StepConfig
 from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from plait.runtime.templates import render
 from plait.runtime.tools import ToolResult
@@ -109,11 +110,11 @@ def test_consolidate_task_reads_state_and_input():
 
 
 def test_http_tool_url_headers_and_body_read_state(server):  # noqa: F811
-    lookup = ToolConfig(
-        "lookup",
-        "",
-        {"type": "object", "properties": {"q": {"type": "string"}}},
-        {
+    lookup = ToolNode(
+        name="lookup",
+        description="",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+        run={
             "type": "http",
             "allow_private": True,
             "method": "GET",
@@ -121,11 +122,11 @@ def test_http_tool_url_headers_and_body_read_state(server):  # noqa: F811
             "headers": {"x-key": "{{state.tenant}}-{{q}}"},
         },
     )
-    file = ToolConfig(
-        "file",
-        "",
-        {"type": "object", "properties": {"n": {"type": "integer"}}},
-        {
+    file = ToolNode(
+        name="file",
+        description="",
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}}},
+        run={
             "type": "http",
             "allow_private": True,
             "method": "POST",

@@ -9,17 +9,18 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from plait.runtime.config import ToolConfig
+from plait.core.kinds import ToolNode
+from plait.runtime.function_tool import FunctionTool
 from plait.runtime.tools import ToolRunner
 from runtime_helpers import go, schema
 
 
-def python_tool(tmp_path, target, **kw) -> ToolConfig:
-    return ToolConfig(
-        target.split(":")[1],
-        "t",
-        schema(x="string") if "x" in kw.pop("params", "x") else {},
-        {"type": "python", "target": target, "base_dir": str(tmp_path)},
+def python_tool(tmp_path, target, **kw) -> ToolNode:
+    return ToolNode(
+        name=target.split(":")[1],
+        description="t",
+        parameters=schema(x="string") if "x" in kw.pop("params", "x") else {},
+        run={"type": "python", "target": target, "base_dir": str(tmp_path)},
         **kw,
     )
 
@@ -60,9 +61,9 @@ def test_raising_and_slow_tools_become_error_results():
         await asyncio.sleep(5)
 
     runner = ToolRunner()
-    outcome = go(runner.execute(ToolConfig("boom", fn=boom), {"x": "1"}, 5))
+    outcome = go(runner.execute(FunctionTool(name="boom", fn=boom), {"x": "1"}, 5))
     assert outcome.is_error and outcome.content == "tool `boom` failed: RuntimeError: disk full"
-    outcome = go(runner.execute(ToolConfig("slow", fn=slow), {"x": "1"}, 0.05))
+    outcome = go(runner.execute(FunctionTool(name="slow", fn=slow), {"x": "1"}, 0.05))
     assert outcome.is_error and "timed out after 0.05s" in outcome.content
 
 
@@ -99,8 +100,8 @@ def server():
 def test_http_tool_templates_url_headers_and_body(server):
     async def scenario():
         runner = ToolRunner()
-        get = ToolConfig(
-            "lookup",
+        get = ToolNode(
+            name="lookup",
             run={
                 "type": "http",
                 "allow_private": True,
@@ -109,8 +110,8 @@ def test_http_tool_templates_url_headers_and_body(server):
                 "headers": {"x-key": "k-{{limit}}"},
             },
         )
-        post = ToolConfig(
-            "file",
+        post = ToolNode(
+            name="file",
             run={
                 "type": "http",
                 "allow_private": True,
@@ -119,8 +120,8 @@ def test_http_tool_templates_url_headers_and_body(server):
                 "body": '{"title": "{{title}}", "n": {{n}}}',
             },
         )
-        missing = ToolConfig(
-            "gone", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/missing"}
+        missing = ToolNode(
+            name="gone", run={"type": "http", "allow_private": True, "method": "GET", "url": server + "/missing"}
         )
         try:
             return (

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import plait
 from plait.runtime import http_guard
-from plait.runtime.config import ToolConfig
+from plait.core.kinds import ToolNode
 from plait.runtime.tools import ToolRunner
 
 
@@ -97,7 +97,7 @@ def _call(run: dict, arguments: dict | None = None):
         runner = ToolRunner()
         try:
             return await runner.execute(
-                ToolConfig("t", run={"type": "http", "method": "GET", **run}), arguments or {}, 10
+                ToolNode(name="t", run={"type": "http", "method": "GET", **run}), arguments or {}, 10
             )
         finally:
             await runner.aclose()

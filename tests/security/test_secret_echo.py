@@ -18,7 +18,7 @@ import pytest
 import plait
 from plait.cli import main
 from plait.runtime import secret_values
-from plait.runtime.config import ToolConfig
+from plait.runtime.function_tool import FunctionTool
 from plait.runtime.mcp.server import resolve
 from plait.runtime.providers.base import ProviderError
 from plait.runtime.tools import ToolRunner
@@ -132,7 +132,7 @@ def test_mcp_env_and_header_values_are_masked_in_what_a_tool_hands_the_model(mon
     async def call():
         runner = ToolRunner()
         try:
-            return await runner.execute(ToolConfig("t", fn=fails), {}, 10)
+            return await runner.execute(FunctionTool(name="t", fn=fails), {}, 10)
         finally:
             await runner.aclose()
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Callable
 
-from .config import AgentConfig, ToolConfig
+from plait.core.kinds import ToolNode
+
+from .config import AgentConfig
 from .context import AgentRun, RunContext
 from .events import Event
+from .function_tool import FunctionTool
 from .history import ContextRegistry, repair
 from .outcomes import CONTINUE, Decision, Done, Fail, Interrupt, Outcome, Pause
 from .pipeline import run_turn
@@ -133,7 +136,7 @@ class Agent:
 
     def add_tool(
         self,
-        fn: Callable[..., Any] | ToolConfig,
+        fn: Callable[..., Any] | ToolNode,
         *,
         name: str | None = None,
         description: str = "",
@@ -143,12 +146,12 @@ class Agent:
         """Register a tool in code; a taken name warns (`tool_name_collision`, last wins) or, with policy="error", raises."""
         tool = (
             fn
-            if isinstance(fn, ToolConfig)
-            else ToolConfig(
-                name or fn.__name__,
-                description or (fn.__doc__ or "").strip(),
-                parameters or {"type": "object", "properties": {}},
-                {"type": "function"},
+            if isinstance(fn, ToolNode)
+            else FunctionTool(
+                name=name or fn.__name__,
+                description=description or (fn.__doc__ or "").strip(),
+                parameters=parameters or {"type": "object", "properties": {}},
+                run={"type": "function"},
                 fn=fn,
             )
         )

@@ -1,16 +1,17 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
-Models, MCP servers, chains, parallels, consolidates, routes, loops, maps
-and asks are their kind records (src/plait/core/kinds/), the graph's own
-nodes; tools, agents and steps are still slotted config dataclasses that
-`graph_adapter.py` copies from the graph (issue 20). Tests and Python
-callers build either directly. The loop never reads AST nodes.
+Models, tools, MCP servers, chains, parallels, consolidates, routes, loops,
+maps and asks are their kind records (src/plait/core/kinds/), the graph's
+own nodes (a tool registered in code: `FunctionTool`, its runtime-only
+subclass holding the callable); agents and steps are still slotted config
+dataclasses that `graph_adapter.py` copies from the graph (issue 20). Tests
+and Python callers build either directly. The loop never reads AST nodes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from plait.core import defaults as D
 from plait.core.kinds import (
@@ -23,6 +24,7 @@ from plait.core.kinds import (
     ModelNode,
     ParallelNode,
     RouteNode,
+    ToolNode,
 )
 
 from .providers.base import FALLBACK_KINDS
@@ -33,27 +35,7 @@ __all__ = [
     "Program",
     "RUNNABLE_TABLES",
     "StepConfig",
-    "ToolConfig",
 ]
-
-
-@dataclass(slots=True)
-class ToolConfig:
-    name: str
-    description: str = ""
-    #: JSON Schema of the arguments object.
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    #: {"type": "python", "target": "mod:fn", "base_dir": ...} | {"type": "http", ...}
-    #: | {"type": "agent", "agent": name} | {"type": "function"} (then `fn` is set).
-    run: dict[str, Any] = field(default_factory=dict)
-    approval: bool = False
-    timeout: float | None = D.TOOL_TIMEOUT
-    #: "content" or "messages" (the result arrives as messages on the next call).
-    result: str = D.TOOL_RESULT
-    #: A Python callable registered in code (sync or async), keyword arguments in.
-    fn: Callable[..., Any] | None = None
-    #: Safe to run twice: after a crash mid-call the journal re-runs it (with the same idempotency key) instead of asking.
-    idempotent: bool = False
 
 
 @dataclass(slots=True)
@@ -124,7 +106,7 @@ class Program:
     """Everything one spec declares, by name: what an engine runs."""
 
     models: dict[str, ModelNode] = field(default_factory=dict)
-    tools: dict[str, ToolConfig] = field(default_factory=dict)
+    tools: dict[str, ToolNode] = field(default_factory=dict)
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     steps: dict[str, StepConfig] = field(default_factory=dict)
     chains: dict[str, ChainNode] = field(default_factory=dict)

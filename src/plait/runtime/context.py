@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable
 
-from .config import AgentConfig, Program, ToolConfig
+from plait.core.kinds import ToolNode
+
+from .config import AgentConfig, Program
 from .errors import AgentError, ToolNameCollision
 from .events import Event, EventBus
 from .history import ContextRegistry, from_json, to_json
@@ -29,7 +31,7 @@ __all__ = ["AgentRun", "RunContext", "Toolset"]
 class Toolset:
     """What one agent can call, resolved once per agent and shared by its runs."""
 
-    tools: dict[str, ToolConfig]
+    tools: dict[str, ToolNode]
     specs: list[ToolSpec]
     #: Tool names this agent must get approval for (the tool's own flag or the agent's list).
     approval: frozenset[str]
@@ -98,7 +100,7 @@ class RunContext:
         bus: EventBus | None = None,
         should_pause: Callable[[], Any] | None = None,
         tools: ToolRunner | None = None,
-        extra_tools: dict[str, ToolConfig] | None = None,
+        extra_tools: dict[str, ToolNode] | None = None,
         contexts: dict[str, ContextRegistry] | None = None,
         make_provider: Callable[[str], Provider] | None = None,
         toolsets: dict[str, Toolset] | None = None,
@@ -193,23 +195,22 @@ class RunContext:
 
     def _resolve_tools(self, agent: AgentConfig) -> Toolset:
         program = self.program
-        tools: dict[str, ToolConfig] = {}
+        tools: dict[str, ToolNode] = {}
         for name in agent.tools:
             if name in program.tools:
                 tool = program.tools[name]
                 tools[tool.name] = tool  # an MCP tool is keyed "SERVER.TOOL" and called by its own name
             elif name in program.agents:
                 child = program.agents[name]
-                tools[name] = ToolConfig(
-                    name,
-                    child.description or f"Delegate a task to agent `{name}`.",
-                    {
+                tools[name] = ToolNode(
+                    name=name,
+                    description=child.description or f"Delegate a task to agent `{name}`.",
+                    parameters={
                         "type": "object",
                         "properties": {"task": {"type": "string", "description": "The task for the agent."}},
                         "required": ["task"],
                     },
-                    {"type": "agent", "agent": name},
-                    timeout=None,
+                    run={"type": "agent", "agent": name},
                 )
             elif name in program.mcp:
                 # graph_adapter leaves a server here only when plait.lock has no current entry for it.
@@ -231,7 +232,7 @@ class RunContext:
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
         return Toolset(tools, specs, approval)
 
-    def register_tool(self, tool: ToolConfig, policy: str = "warn") -> None:
+    def register_tool(self, tool: ToolNode, policy: str = "warn") -> None:
         """A tool added in code; a name that is already taken follows `policy` (warn: last wins)."""
         taken = tool.name in self.extra_tools or tool.name in self.program.tools or tool.name in self.program.agents
         if taken:

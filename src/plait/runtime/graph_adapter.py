@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Models, MCP servers, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
+Models, tools, MCP servers, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -14,7 +14,7 @@ from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import AgentConfig, Program, StepConfig, ToolConfig
+from .config import AgentConfig, Program, StepConfig
 from .providers.base import FALLBACK_KINDS
 
 __all__ = ["program_from_graph"]
@@ -23,19 +23,6 @@ __all__ = ["program_from_graph"]
 def _schema(output: Type, strict: bool = True) -> dict[str, Any] | None:
     """A declared type's JSON Schema; None for text (nothing to ask a provider for)."""
     return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)
-
-
-def _tool(n: g.ToolNode) -> ToolConfig:
-    return ToolConfig(
-        n.name,
-        n.description,
-        n.parameters,
-        dict(n.run),
-        approval=n.approval,
-        timeout=n.timeout,
-        result=n.result,
-        idempotent=n.idempotent,
-    )
 
 
 def _agent(n: g.AgentNode) -> AgentConfig:
@@ -109,7 +96,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         if isinstance(n, g.ModelNode):
             program.models[n.name] = n
         elif isinstance(n, g.ToolNode):
-            program.tools[n.name] = _tool(n)
+            program.tools[n.name] = n
         elif isinstance(n, g.AgentNode):
             program.agents[n.name] = _agent(n)
         elif isinstance(n, g.StepNode):

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import quote, quote_plus
 
-from .config import ToolConfig
+from plait.core.kinds import ToolNode
+
 from .providers.base import Message, TextPart
 from .records import problem
 from .secret_values import known, mask
@@ -128,7 +129,7 @@ class ToolRunner:
 
     # -- validation -----------------------------------------------------------------
 
-    def check(self, tool: ToolConfig, arguments: dict[str, Any]) -> str | None:
+    def check(self, tool: ToolNode, arguments: dict[str, Any]) -> str | None:
         """The refusal the model should read, or None when the arguments fit the schema."""
         entry = self._validators.get(tool.name)
         if entry is None or entry[0] is not tool.parameters:  # a tool re-registered under its name
@@ -152,7 +153,7 @@ class ToolRunner:
 
     async def execute(
         self,
-        tool: ToolConfig,
+        tool: ToolNode,
         arguments: dict[str, Any],
         timeout: float | None,
         state: dict[str, Any] | None = None,
@@ -180,14 +181,16 @@ class ToolRunner:
 
     async def _invoke(
         self,
-        tool: ToolConfig,
+        tool: ToolNode,
         arguments: dict[str, Any],
         timeout: float | None,
         state: dict[str, Any] | None,
         idempotency_key: str | None = None,
         mcp: Any = None,
     ) -> Any:
-        kind = tool.run.get("type") if tool.fn is None else "function"
+        # A callable registered in code is on its runtime-only record (FunctionTool); a declared tool has none.
+        fn = getattr(tool, "fn", None)
+        kind = tool.run.get("type") if fn is None else "function"
         if kind == "http":
             return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
         if kind == "mcp":
@@ -195,7 +198,8 @@ class ToolRunner:
                 return ToolResult(f"tool `{tool.name}` is an MCP tool, which runs only within a run", is_error=True)
             # The pool bounds the call itself: a timeout there is a result and a warning, as every MCP failure.
             return await mcp.call(tool.run["server"], tool.run["tool"], arguments, timeout)
-        fn = tool.fn if tool.fn is not None else self._import(tool)
+        if fn is None:
+            fn = self._import(tool)
         if idempotency_key is not None and _takes_key(fn):
             arguments = {**arguments, "idempotency_key": idempotency_key}
         is_async = self._async.get(fn)
@@ -214,7 +218,7 @@ class ToolRunner:
             value = await _bounded(value, timeout)
         return value
 
-    def _outcome(self, tool: ToolConfig, value: Any) -> ToolOutcome:
+    def _outcome(self, tool: ToolNode, value: Any) -> ToolOutcome:
         state = messages = None
         is_error = False
         if isinstance(value, ToolResult):
@@ -230,7 +234,7 @@ class ToolRunner:
 
     # -- python -----------------------------------------------------------------------
 
-    def _import(self, tool: ToolConfig) -> Callable[..., Any]:
+    def _import(self, tool: ToolNode) -> Callable[..., Any]:
         target = tool.run.get("target", "")
         base_dir = tool.run.get("base_dir")
         key = (target, base_dir)
@@ -254,7 +258,7 @@ class ToolRunner:
 
     async def _http_call(
         self,
-        tool: ToolConfig,
+        tool: ToolNode,
         arguments: dict[str, Any],
         state: dict[str, Any] | None,
         idempotency_key: str | None = None,

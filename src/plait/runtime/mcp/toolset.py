@@ -1,4 +1,4 @@
-"""An MCP declaration's locked tools → plait `ToolConfig`s, and agents' MCP references → the names the model sees.
+"""An MCP declaration's locked tools → plait `ToolNode`s, and agents' MCP references → the names the model sees.
 
 Nothing here starts a server: the tools a run offers are the ones `plait.lock`
 records (what `plait check` verified), so every agent's tool list is known
@@ -16,7 +16,9 @@ from typing import Any
 
 from plait.core.kinds import McpNode
 
-from ..config import AgentConfig, Program, ToolConfig
+from plait.core.kinds import ToolNode
+
+from ..config import AgentConfig, Program
 
 __all__ = ["expand_agent", "is_idempotent", "lock_command", "mcp_tools", "qualified"]
 
@@ -40,17 +42,17 @@ def is_idempotent(entry: dict[str, Any]) -> bool:
     return isinstance(annotations, dict) and annotations.get("idempotentHint") is True
 
 
-def mcp_tools(server: McpNode, approval: Iterable[str] = ()) -> dict[str, ToolConfig]:
+def mcp_tools(server: McpNode, approval: Iterable[str] = ()) -> dict[str, ToolNode]:
     """The locked, allowed tools of one server, keyed "SERVER.TOOL"; `approval` names tools every agent must approve."""
     needs_approval = set(approval)
-    out: dict[str, ToolConfig] = {}
+    out: dict[str, ToolNode] = {}
     for entry in server.offered:
         name = entry["name"]
-        out[qualified(server.name, name)] = ToolConfig(
-            name,
-            entry.get("description") or "",
-            _parameters(entry.get("input_schema")),
-            {"type": "mcp", "server": server.name, "tool": name},
+        out[qualified(server.name, name)] = ToolNode(
+            name=name,
+            description=entry.get("description") or "",
+            parameters=_parameters(entry.get("input_schema")),
+            run={"type": "mcp", "server": server.name, "tool": name},
             approval=name in needs_approval,
             timeout=server.timeout,
             idempotent=is_idempotent(entry),

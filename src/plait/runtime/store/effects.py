@@ -24,7 +24,8 @@ from ..tools import ToolOutcome
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig, StepConfig, ToolConfig
+    from plait.core.kinds import ToolNode
+    from ..config import AgentConfig, StepConfig
     from ..context import AgentRun, RunContext
     from ..providers.base import ToolCall
 
@@ -102,7 +103,7 @@ async def journaled_model_call(
 
 
 async def journaled_tool_call(
-    ctx: RunContext, run: AgentRun, call: ToolCall, tool: ToolConfig, arguments: dict[str, Any], timeout: float | None
+    ctx: RunContext, run: AgentRun, call: ToolCall, tool: ToolNode, arguments: dict[str, Any], timeout: float | None
 ) -> ToolOutcome | Pause:
     journal = ctx.journal
     position = journal.tool_position(run.key, run.steps, call.id)
