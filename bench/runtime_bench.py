@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plait.runtime.conditions import Field  # noqa: E402
 from plait.core.kinds import ModelNode
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program, StepConfig
+from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode, RouteCase, RouteNode
 from plait.runtime.engine import Engine  # noqa: E402
 from plait.runtime.providers.base import Message, ModelResponse, TextPart, ToolCall, Usage  # noqa: E402
@@ -118,7 +119,7 @@ def plait_parallel(branches: int) -> tuple[float, float]:
     names = tuple(f"b{i}" for i in range(branches))
     program.parallels["main"] = ParallelNode(name="main", branches=names)
     for n in names:
-        program.steps[n] = StepConfig(n, "bench")
+        program.steps[n] = StepNode(name=n, model="bench")
     engine = Engine(program, providers={"bench": LoopModel(LATENCY)})
 
     async def main():
@@ -197,7 +198,7 @@ def flow_engine(kind: str, n: int, latency: float = 0.0, concurrency: int = 4) -
     program.models["bench"] = ModelNode(name="bench", provider="scripted", model_id="bench")
     steps = [f"s{i}" for i in range(n)]
     for name in steps:
-        program.steps[name] = StepConfig(name, "bench")
+        program.steps[name] = StepNode(name=name, model="bench")
     if kind == "chain":
         program.chains["main"] = ChainNode(name="main", elements=tuple(steps))
     elif kind == "route":

@@ -55,7 +55,7 @@ def test_turn_step_names_are_the_pipeline_the_runtime_runs():
 
 def test_an_unset_attribute_has_one_default_in_the_graph_and_the_runtime():
     """A spec that writes no optional attribute compiles to the config a Python caller gets by building it bare."""
-    from plait.runtime.config import AgentConfig, StepConfig
+    from plait.runtime.config import AgentConfig
     from plait.runtime.graph_adapter import program_from_graph
 
     spec = """
@@ -73,16 +73,15 @@ chain main = s -> p -> c
     program = program_from_graph(result.graph)
     bare = {
         "agent": AgentConfig("b", "m"),
-        "step": StepConfig("s", "m"),
     }
     built = {
         "agent": program.agents["b"],
-        "step": program.steps["s"],
     }
-    # A model, a tool, a parallel and a consolidate run as their graph records: one declaration, so one set of defaults.
+    # Models, tools, steps, parallels and consolidates run as their graph records: one declaration, one set of defaults.
     assert program.models["m"] == result.graph.node("m") and program.tools["t"] == result.graph.node("t")
     assert program.parallels["p"] == result.graph.node("p") and program.consolidates["c"] == result.graph.node("c")
-    skip = {"description", "parameters", "run", "fn", "_agent", "output"}
+    assert program.steps["s"] == result.graph.node("s")
+    skip = {"description", "parameters", "run", "fn", "output"}
     for kind, config in bare.items():
         for f in dataclasses.fields(config):
             if f.name not in skip:

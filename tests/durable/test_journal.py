@@ -263,7 +263,7 @@ def test_a_lease_whose_holder_died_is_taken_over(backend):
 
 
 def test_a_finished_code_step_is_replayed_not_run_again(backend):
-    from plait.runtime.config import StepConfig
+    from plait.core.kinds import StepNode
     from plait.core.kinds import ChainNode
 
     project = backend.project
@@ -275,8 +275,8 @@ def test_a_finished_code_step_is_replayed_not_run_again(backend):
 
     def build():
         eng = engine(backend, replies, {})
-        eng.program.steps["shout"] = StepConfig(
-            "shout", "", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(project)}
+        eng.program.steps["shout"] = StepNode(
+            name="shout", run={"type": "python", "target": "durable_code_step:shout", "base_dir": str(project)}
         )
         eng.program.chains["flow"] = ChainNode(name="flow", elements=("shout", "main"))
         eng.program.entry = "flow"

@@ -17,15 +17,14 @@ from typing import Any
 import pytest
 
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program, StepConfig
+from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import StepNode
+from plait.core.types import TEXT, FieldType, ObjectType, to_json_schema
 from plait.runtime.engine import Engine
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
+#: A step declares a type; an agent (and the wire) carries its strict JSON Schema.
+ANSWER = ObjectType((FieldType("answer", TEXT),))
+SCHEMA = to_json_schema(ANSWER)
 CUT = {"text": '{"answer": "a long answ', "finish_reason": "length"}
 
 
@@ -39,7 +38,7 @@ def _run(server: Any, flavour: str, *, agent: dict[str, Any] | None = None, step
         name="look", description="Look something up.", run={"type": "function"}, fn=lambda: "seen"
     )
     if step is not None:
-        program.steps["main"] = StepConfig("main", "m", "Say it: {{input}}", **step)
+        program.steps["main"] = StepNode(name="main", model="m", prompt="Say it: {{input}}", **step)
     else:
         program.agents["main"] = AgentConfig("main", "m", **(agent or {}))
     engine = Engine(program)
@@ -69,7 +68,7 @@ def test_until_is_not_met_by_a_reply_cut_off_at_max_tokens(plait_fake_server, fl
 def test_a_typed_step_cut_off_names_max_tokens_and_is_not_retried(plait_fake_server) -> None:
     plait_fake_server.push(CUT, CUT, CUT)
     result = _run(
-        plait_fake_server, "openai-compatible", step={"output": SCHEMA, "max_tokens": 5, "retry_malformed": 2}
+        plait_fake_server, "openai-compatible", step={"output": ANSWER, "max_tokens": 5, "retry_malformed": 2}
     )
     assert result.stop_reason == "error" and result.error.kind == "output_invalid"
     message = result.error.message
@@ -96,7 +95,7 @@ def test_a_step_cut_off_is_warned_about_naming_max_tokens(plait_fake_server) -> 
 
 def test_a_retry_tells_the_model_the_schema(plait_fake_server) -> None:
     plait_fake_server.push({"text": "Sure! The answer is yes."}, {"text": '{"answer": "yes"}'})
-    result = _run(plait_fake_server, "openai", step={"output": SCHEMA, "retry_malformed": 1})
+    result = _run(plait_fake_server, "openai", step={"output": ANSWER, "retry_malformed": 1})
     assert result.output == {"answer": "yes"}
     retry = plait_fake_server.requests[1].body["messages"][-1]["content"]
     assert json.dumps(SCHEMA, separators=(",", ":")) in retry
@@ -104,8 +103,8 @@ def test_a_retry_tells_the_model_the_schema(plait_fake_server) -> None:
 
 def test_an_openai_compatible_server_is_told_the_schema_from_the_first_request(plait_fake_server) -> None:
     plait_fake_server.push({"text": '{"answer": "yes"}'}, {"text": '{"answer": "yes"}'})
-    _run(plait_fake_server, "openai-compatible", step={"output": SCHEMA, "system": "Be brief."})
-    _run(plait_fake_server, "openai", step={"output": SCHEMA, "system": "Be brief."})
+    _run(plait_fake_server, "openai-compatible", step={"output": ANSWER, "system": "Be brief."})
+    _run(plait_fake_server, "openai", step={"output": ANSWER, "system": "Be brief."})
     compatible, openai = (r.body["messages"][0] for r in plait_fake_server.requests)
     assert compatible["role"] == "system" and compatible["content"].startswith("Be brief.")
     assert '"answer"' in compatible["content"] and "JSON Schema" in compatible["content"]

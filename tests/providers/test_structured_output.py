@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program, StepConfig
+from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import StepNode
+from plait.core.types import TEXT, FieldType, LiteralType, ObjectType, to_json_schema
 from plait.runtime.engine import Engine
 from plait.runtime.providers import make_provider
 from plait.runtime.providers.base import Message, TextDelta
@@ -24,15 +26,11 @@ from plait.runtime.providers.base import Message, TextDelta
 from conftest import FLAVOURS
 from helpers import call, request
 
-VERDICT = {
-    "type": "object",
-    "properties": {
-        "verdict": {"type": "string", "enum": ["accept", "revise"]},
-        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-    },
-    "required": ["verdict", "note"],
-    "additionalProperties": False,
-}
+#: A step declares a type; an agent (and every wire) carries its strict JSON Schema.
+VERDICT_TYPE = ObjectType(
+    (FieldType("verdict", LiteralType(("accept", "revise"))), FieldType("note", TEXT, optional=True))
+)
+VERDICT = to_json_schema(VERDICT_TYPE)
 
 
 def asked_for(flavour: str, body: dict[str, Any], model: str = "fake-model") -> Any:
@@ -157,8 +155,8 @@ def engine(
     program = Program(entry="review")
     program.models["m"] = server.config(flavour, name="m", **config)
     if step:
-        program.steps["review"] = StepConfig(
-            "review", "m", "Grade: {{input}}", output=VERDICT, retry_malformed=retry_malformed
+        program.steps["review"] = StepNode(
+            name="review", model="m", prompt="Grade: {{input}}", output=VERDICT_TYPE, retry_malformed=retry_malformed
         )
     else:
         names: tuple[str, ...] = ()

@@ -123,12 +123,15 @@ def program(**parts: Any) -> Program:
 
 def code(name: str, target: str, base_dir: Any, **kw: Any) -> Any:
     """A code step calling `target` ("mod:fn") from `base_dir`."""
-    from plait.runtime.config import StepConfig
+    from plait.core.kinds import StepNode
 
-    return StepConfig(name, "", run={"type": "python", "target": target, "base_dir": str(base_dir)}, **kw)
+    return StepNode(name=name, run={"type": "python", "target": target, "base_dir": str(base_dir)}, **kw)
 
 
-def record(**fields: Any) -> dict[str, Any]:
-    """The strict JSON Schema of an output record: record(verdict=["accept", "revise"], feedback="string")."""
-    props = {k: {"type": "string", "enum": v} if isinstance(v, list) else {"type": v} for k, v in fields.items()}
-    return {"type": "object", "properties": props, "required": list(fields), "additionalProperties": False}
+def record(**fields: Any) -> Any:
+    """A step's output record type: record(verdict=["accept", "revise"], feedback="string") (a list: its values)."""
+    from plait.core.types import TEXT, FieldType, LiteralType, ObjectType
+
+    return ObjectType(
+        tuple(FieldType(k, LiteralType(tuple(v)) if isinstance(v, list) else TEXT) for k, v in fields.items())
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import AskNode, ChainNode, RouteCase, RouteNode
 from plait.core.types import TEXT, FieldType, LiteralType, ObjectType
 from plait.runtime.errors import AgentError
@@ -31,9 +31,9 @@ def approve_flow():
             )
         ],
         steps=[
-            StepConfig("draft", "m", "Draft for {{input}}"),
-            StepConfig("send", "m", "Send ({{input.note}})"),
-            StepConfig("drop", "m", "Drop"),
+            StepNode(name="draft", model="m", prompt="Draft for {{input}}"),
+            StepNode(name="send", model="m", prompt="Send ({{input.note}})"),
+            StepNode(name="drop", model="m", prompt="Drop"),
         ],
     )
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
+from plait.core.types import INT, TEXT, FieldType, ObjectType
 from plait.core.kinds import ChainNode
 from runtime_helpers import code, go, make, program
+
+
+SUM = ObjectType((FieldType("sum", INT),))
 
 
 def spec(tmp_path, source: str, **kw):
@@ -23,7 +27,7 @@ def test_a_record_input_arrives_as_keyword_arguments(tmp_path):
     def fn(a, b):
         return {"sum": a + b}
     """,
-        output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
+        output=SUM,
     )
     assert go(make(models={}, agents={}, program=p).run({"a": 2, "b": 3})).output == {"sum": 5}
 
@@ -61,7 +65,7 @@ def test_a_return_value_that_misses_output_fails_with_output_invalid(tmp_path):
     def fn(input):
         return {"sum": "five"}
     """,
-        output={"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
+        output=SUM,
     )
     result = go(make(models={}, agents={}, program=p).run("x"))
     assert result.error.kind == "output_invalid" and "$.sum: expected integer, got string" in result.error.message
@@ -74,13 +78,9 @@ def test_absent_optional_fields_become_null_and_render_empty(tmp_path):
     def fn(input):
         return {"name": "ann"}
     """,
-        output={
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "nick": {"type": "string"}},
-            "required": ["name"],
-        },
+        output=ObjectType((FieldType("name", TEXT), FieldType("nick", TEXT, optional=True))),
     )
-    p.steps["show"] = StepConfig("show", "m", "[{{input.name}}|{{input.nick}}]")
+    p.steps["show"] = StepNode(name="show", model="m", prompt="[{{input.name}}|{{input.nick}}]")
     p.chains["chain"] = ChainNode(name="chain", elements=("main", "show"))
     engine = make(models={"m": {"show": [{"text": "ok"}]}}, agents={}, program=p, entry="chain")
     result = go(engine.run("x"))

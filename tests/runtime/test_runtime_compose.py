@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from plait.runtime.config import AgentConfig, Program, StepConfig
+from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from runtime_helpers import call, drain, fn_tool, go, make
 
@@ -21,8 +22,8 @@ def test_chain_feeds_output_to_next_input_and_steps_render_templates():
     p = program(
         chains=[ChainNode(name="main", elements=("summarize", "translate"))],
         steps=[
-            StepConfig("summarize", "m", "Summarize: {{input}}"),
-            StepConfig("translate", "m", "Translate to French: {{input}}", system="You translate."),
+            StepNode(name="summarize", model="m", prompt="Summarize: {{input}}"),
+            StepNode(name="translate", model="m", prompt="Translate to French: {{input}}", system="You translate."),
         ],
     )
     engine = make(
@@ -42,9 +43,9 @@ def test_parallel_record_is_keyed_by_branch_and_read_downstream():
         chains=[ChainNode(name="main", elements=("both", "join"))],
         parallels=[ParallelNode(name="both", branches=("a", "b"))],
         steps=[
-            StepConfig("a", "m"),
-            StepConfig("b", "m"),
-            StepConfig("join", "m", "A={{input.a}} B={{input.b}} ALL={{input}}"),
+            StepNode(name="a", model="m"),
+            StepNode(name="b", model="m"),
+            StepNode(name="join", model="m", prompt="A={{input.a}} B={{input.b}} ALL={{input}}"),
         ],
     )
     engine = make(
@@ -61,7 +62,7 @@ def test_parallel_record_is_keyed_by_branch_and_read_downstream():
 def test_parallel_runs_branches_at_once():
     p = program(
         parallels=[ParallelNode(name="main", branches=tuple(f"s{i}" for i in range(20)))],
-        steps=[StepConfig(f"s{i}", "m") for i in range(20)],
+        steps=[StepNode(name=f"s{i}", model="m") for i in range(20)],
     )
     engine = make(
         models={"m": {f"s{i}": [{"text": str(i), "delay": "100ms"}] for i in range(20)}}, agents={}, program=p
@@ -80,7 +81,7 @@ def test_parallel_runs_branches_at_once():
 def test_parallel_fail_cancels_the_rest_and_names_the_branch():
     p = program(
         parallels=[ParallelNode(name="main", branches=("ok", "bad"))],
-        steps=[StepConfig("ok", "m"), StepConfig("bad", "m")],
+        steps=[StepNode(name="ok", model="m"), StepNode(name="bad", model="m")],
     )
     engine = make(
         models={
@@ -103,7 +104,7 @@ def test_parallel_fail_cancels_the_rest_and_names_the_branch():
 def test_parallel_collect_keeps_going_and_attributes_failures():
     p = program(
         parallels=[ParallelNode(name="main", branches=("ok", "bad"), on_error="collect")],
-        steps=[StepConfig("ok", "m"), StepConfig("bad", "m")],
+        steps=[StepNode(name="ok", model="m"), StepNode(name="bad", model="m")],
     )
     engine = make(
         models={"m": {"ok": [{"text": "fine"}], "bad": [{"error": {"kind": "rate_limit"}}]}}, agents={}, program=p
@@ -185,7 +186,9 @@ def test_delegated_failure_is_an_error_result_for_the_parent():
 
 
 def test_chain_stops_at_a_bounded_stop():
-    p = program(chains=[ChainNode(name="main", elements=("looper", "after"))], steps=[StepConfig("after", "m")])
+    p = program(
+        chains=[ChainNode(name="main", elements=("looper", "after"))], steps=[StepNode(name="after", model="m")]
+    )
     agents = {"looper": AgentConfig("looper", "m", tools=("t",), max_steps=1)}
     engine = make(
         models={"m": {"looper": [call("t")], "after": [{"text": "unreached"}]}},
@@ -203,7 +206,9 @@ def _leftover_tasks() -> set:
 
 def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hanging():
     names = ("bad", *(f"s{i}" for i in range(30)))
-    p = program(parallels=[ParallelNode(name="main", branches=names)], steps=[StepConfig(n, "m") for n in names])
+    p = program(
+        parallels=[ParallelNode(name="main", branches=names)], steps=[StepNode(name=n, model="m") for n in names]
+    )
     script = {
         "bad": [{"error": {"kind": "auth", "message": "nope"}}],
         **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)},
@@ -221,7 +226,9 @@ def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hang
 
 def test_cancelling_a_run_cancels_every_parallel_branch():
     names = tuple(f"s{i}" for i in range(10))
-    p = program(parallels=[ParallelNode(name="main", branches=names)], steps=[StepConfig(n, "m") for n in names])
+    p = program(
+        parallels=[ParallelNode(name="main", branches=names)], steps=[StepNode(name=n, model="m") for n in names]
+    )
     engine = make(models={"m": {n: [{"text": "late", "delay": "5s"}] for n in names}}, agents={}, program=p)
 
     async def cancel_midway():

@@ -14,8 +14,9 @@ from plait.runtime.conditions import (
     condition_text,
     holds,
 )
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, LoopNode
+from plait.core.types import TEXT
 from runtime_helpers import drain, go, make, program, record
 
 ACCEPT = Compare(("verdict",), "==", "accept")
@@ -26,12 +27,12 @@ def polish(until=ACCEPT, max_iterations=3, on_exhausted="fail", body=("draft", "
     return program(
         loops=[LoopNode(name="main", body=body, max_iterations=max_iterations, until=until, on_exhausted=on_exhausted)],
         steps=[
-            StepConfig(
-                "draft",
-                "m",
-                "Topic: {{input}} | try {{loop.iteration}} | last: {{loop.last.feedback}} | history: {{loop.history}}",
+            StepNode(
+                name="draft",
+                model="m",
+                prompt="Topic: {{input}} | try {{loop.iteration}} | last: {{loop.last.feedback}} | history: {{loop.history}}",
             ),
-            StepConfig("review", "m", "Grade: {{input}}", output=REVIEW),
+            StepNode(name="review", model="m", prompt="Grade: {{input}}", output=REVIEW),
         ],
     )
 
@@ -71,7 +72,7 @@ def test_exhausted_with_last_goes_on_with_the_last_output_and_warns():
     p = polish(max_iterations=2, on_exhausted="last")
     p.loops["polish"] = dataclasses.replace(p.loops.pop("main"), name="polish")
     p.chains["main"] = ChainNode(name="main", elements=("polish", "publish"))
-    p.steps["publish"] = StepConfig("publish", "m", "Publish: {{input.feedback}}")
+    p.steps["publish"] = StepNode(name="publish", model="m", prompt="Publish: {{input.feedback}}")
     replies = verdicts("revise", "revise")
     replies["publish"] = [{"text": "published"}]
     engine = make(models={"m": replies}, agents={}, program=p)
@@ -83,7 +84,7 @@ def test_exhausted_with_last_goes_on_with_the_last_output_and_warns():
 
 def test_a_condition_may_name_a_runnable_inside_the_body():
     p = polish(until=Compare(("review", "verdict"), "==", "accept"), body=("review", "summarize"))
-    p.steps["summarize"] = StepConfig("summarize", "m", "Summarize {{input}}")
+    p.steps["summarize"] = StepNode(name="summarize", model="m", prompt="Summarize {{input}}")
     replies = {
         "review": [
             {"output": {"verdict": "revise", "feedback": "a"}},
@@ -99,7 +100,7 @@ def test_a_condition_may_name_a_runnable_inside_the_body():
 def test_without_until_the_body_runs_max_iterations_times():
     p = program(
         loops=[LoopNode(name="main", body=("count",), max_iterations=3, until=None)],
-        steps=[StepConfig("count", "m", "{{loop.iteration}}")],
+        steps=[StepNode(name="count", model="m", prompt="{{loop.iteration}}")],
     )
     engine = make(models={"m": {"count": [{"text": "a"}, {"text": "b"}, {"text": "c"}]}}, agents={}, program=p)
     result = go(engine.run("x"))
@@ -116,7 +117,7 @@ def test_each_iteration_is_an_event_with_the_conditions_value():
 
 def test_a_condition_reading_a_missing_field_fails_the_run_naming_it():
     p = polish()
-    p.steps["review"].output = None  # text: a JSON object without `verdict`
+    p.steps["review"] = dataclasses.replace(p.steps["review"], output=TEXT)  # text: a JSON object without `verdict`
     engine = make(
         models={"m": {"draft": [{"text": "d"}], "review": [{"text": '{"grade": "A"}'}]}}, agents={}, program=p
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from plait.runtime.conditions import Field
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
 from plait.core.types import BOOL, FieldType, ObjectType
 from plait.core.kinds import AskNode, LoopNode, MapNode
 from runtime_helpers import go, make, program
@@ -16,7 +16,7 @@ OK = ObjectType((FieldType("ok", BOOL),))
 def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history():
     p = program(
         loops=[LoopNode(name="main", body=("draft", "check"), max_iterations=3, until=Field(("ok",)))],
-        steps=[StepConfig("draft", "m", "try {{loop.iteration}} after {{loop.history}}")],
+        steps=[StepNode(name="draft", model="m", prompt="try {{loop.iteration}} after {{loop.history}}")],
         asks=[AskNode(name="check", question="Good? {{input}}", output=OK)],
     )
     engine = make(models={"m": {"draft": [{"text": "d1"}, {"text": "d2"}]}}, agents={}, program=p)
@@ -42,7 +42,7 @@ def test_a_run_stopped_inside_a_loop_resumes_at_that_iteration_with_its_history(
 def test_a_run_stopped_inside_a_map_resumes_only_the_unfinished_items():
     p = program(
         maps=[MapNode(name="main", body=("write", "check"), over=("input",), concurrency=2)],
-        steps=[StepConfig("write", "m", "write {{map.item}}")],
+        steps=[StepNode(name="write", model="m", prompt="write {{map.item}}")],
         asks=[AskNode(name="check", question="Keep {{map.index}}: {{input}}?", output=OK)],
     )
     engine = make(models={"m": {"write": [{"text": f"w{i}"} for i in range(3)]}}, agents={}, program=p)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from plait.runtime.config import AgentConfig, StepConfig
+from plait.runtime.config import AgentConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode
 from plait.runtime.errors import AgentError
 from plait.runtime.tools import ToolResult
@@ -24,8 +27,10 @@ def ticket_flow():
     p = program(
         chains=[ChainNode(name="main", elements=("first", "second"))],
         steps=[
-            StepConfig("first", "m", "From {{run.input.customer}}: {{input.ticket}} (p{{input.priority}})"),
-            StepConfig("second", "m", "Again {{run.input.customer}}; first said {{first}}"),
+            StepNode(
+                name="first", model="m", prompt="From {{run.input.customer}}: {{input.ticket}} (p{{input.priority}})"
+            ),
+            StepNode(name="second", model="m", prompt="Again {{run.input.customer}}; first said {{first}}"),
         ],
     )
     p.input = TICKET
@@ -63,7 +68,7 @@ def test_an_input_that_does_not_fit_is_refused_naming_the_field(given, named):
 def test_plain_text_becomes_the_one_string_field():
     p = ticket_flow()
     p.input = {"type": "object", "properties": {"ticket": {"type": "string"}}, "required": ["ticket"]}
-    p.steps["first"].prompt = "{{input.ticket}}/{{run.input}}"
+    p.steps["first"] = dataclasses.replace(p.steps["first"], prompt="{{input.ticket}}/{{run.input}}")
     engine = engine_for(p)
     go(engine.run("printer jam"))
     assert engine.providers["m"].requests[0]["messages"][0].text == 'printer jam/{"ticket": "printer jam"}'
@@ -80,7 +85,7 @@ def state_engine(update, state=STATE):
     tool = fn_tool("save", lambda: ToolResult("saved", state=update))
     p = program(
         chains=[ChainNode(name="main", elements=("agent", "after"))],
-        steps=[StepConfig("after", "m", "order=[{{state.order_id}}] count=[{{state.count}}]")],
+        steps=[StepNode(name="after", model="m", prompt="order=[{{state.order_id}}] count=[{{state.count}}]")],
     )
     p.agents["agent"] = AgentConfig("agent", "m", tools=("save",))
     p.state = state

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import textwrap
 
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, MapNode
 from runtime_helpers import code, drain, go, make, program
 
@@ -81,7 +81,7 @@ def test_map_index_and_item_read_from_any_element_of_the_body(tmp_path):
     """,
         body=("write", "polish"),
     )
-    p.steps["polish"] = StepConfig("polish", "m", "#{{map.index}} {{map.item.title}}: {{input.text}}")
+    p.steps["polish"] = StepNode(name="polish", model="m", prompt="#{{map.index}} {{map.item.title}}: {{input.text}}")
     engine = make(models={"m": {"polish": [{"text": "p"}] * 3}}, agents={}, program=p)
     result = go(engine.run("x"))
     assert result.output == ["p", "p", "p"]

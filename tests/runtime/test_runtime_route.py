@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.runtime.config import StepConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, RouteCase, RouteNode
 from runtime_helpers import drain, go, make, program, record
 
@@ -14,10 +14,10 @@ def triage(default: str | None = "sales", subject: tuple[str, ...] = ("input", "
         chains=[ChainNode(name="main", elements=("classify", "triage"))],
         routes=[RouteNode(name="triage", subject=subject, cases=CASES, otherwise=default)],
         steps=[
-            StepConfig("classify", "m", output=record(category="string", summary="string")),
-            StepConfig("billing", "m", "Billing: {{input.summary}}"),
-            StepConfig("tech", "m", "Tech: {{input}}"),
-            StepConfig("sales", "m", "Sales: {{input.summary}}"),
+            StepNode(name="classify", model="m", output=record(category="string", summary="string")),
+            StepNode(name="billing", model="m", prompt="Billing: {{input.summary}}"),
+            StepNode(name="tech", model="m", prompt="Tech: {{input}}"),
+            StepNode(name="sales", model="m", prompt="Sales: {{input.summary}}"),
         ],
     )
     return p
@@ -72,7 +72,7 @@ def test_an_unmatched_value_without_else_fails_the_run_naming_the_value():
 def test_a_bool_case_matches_only_a_bool():
     p = program(
         routes=[RouteNode(name="main", subject=("input", "ok"), cases=(RouteCase(True, "yes"), RouteCase(1, "one")))],
-        steps=[StepConfig("yes", "m", "yes"), StepConfig("one", "m", "one")],
+        steps=[StepNode(name="yes", model="m", prompt="yes"), StepNode(name="one", model="m", prompt="one")],
     )
     engine = make(models={"m": {"yes": [{"text": "Y"}], "one": [{"text": "1"}]}}, agents={}, program=p)
     assert go(engine.run({"ok": 1})).output == "1"

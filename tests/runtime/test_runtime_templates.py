@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from plait.core.kinds import ToolNode
-from plait.runtime.config import AgentConfig, StepConfig
+from plait.runtime.config import AgentConfig
+from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from plait.runtime.templates import render
 from plait.runtime.tools import ToolResult
@@ -39,7 +40,7 @@ def test_agent_system_reads_a_parallel_branch_of_its_input():
     p = program(
         chains=[ChainNode(name="main", elements=("both", "writer"))],
         parallels=[ParallelNode(name="both", branches=("a", "b"))],
-        steps=[StepConfig("a", "m"), StepConfig("b", "m")],
+        steps=[StepNode(name="a", model="m"), StepNode(name="b", model="m")],
     )
     p.agents["writer"] = AgentConfig("writer", "m", system="A said {{input.a}}; B said {{input.b}}.")
     engine = make(
@@ -53,9 +54,9 @@ def test_step_system_and_prompt_read_state_and_input():
     p = program(
         chains=[ChainNode(name="main", elements=("setter", "write"))],
         steps=[
-            StepConfig(
-                "write",
-                "m",
+            StepNode(
+                name="write",
+                model="m",
                 prompt=r"Write on {{state.topic}} from {{input}} \{{not a path}}",
                 system="Audience: {{state.audience}}; given {{input}}",
             )

@@ -16,7 +16,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .config import StepConfig
+from plait.core.kinds import StepNode
+
 from .errors import AgentError
 from .outcomes import Done
 from .records import complete, problems
@@ -25,7 +26,7 @@ from .tool_modules import load
 __all__ = ["run_code_step"]
 
 
-def _function(step: StepConfig) -> Callable[..., Any]:
+def _function(step: StepNode) -> Callable[..., Any]:
     run = step.run or {}
     target = run.get("target", "")
     module_name, _, attr = target.partition(":")
@@ -41,7 +42,7 @@ def _function(step: StepConfig) -> Callable[..., Any]:
     return fn
 
 
-async def run_code_step(step: StepConfig, input: Any, path: tuple[str, ...]) -> Done:
+async def run_code_step(step: StepNode, input: Any, path: tuple[str, ...]) -> Done:
     fn = _function(step)
     kwargs = input if isinstance(input, dict) else {"input": input}
     try:
@@ -55,13 +56,14 @@ async def run_code_step(step: StepConfig, input: Any, path: tuple[str, ...]) -> 
         raise AgentError(
             "code_step_failed", f"step `{step.name}` raised {type(exc).__name__}: {exc}", path=path
         ) from exc
-    if step.output is not None:
-        found = problems(value, step.output)
+    schema = step.output_schema()
+    if schema is not None:
+        found = problems(value, schema)
         if found:
             raise AgentError(
                 "output_invalid",
                 f"step `{step.name}` returned a value that does not fit its `output`: {'; '.join(found)}",
                 path=path,
             )
-        value = complete(value, step.output)
+        value = complete(value, schema)
     return Done(value)

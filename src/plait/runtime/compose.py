@@ -18,8 +18,8 @@ from typing import Any, Awaitable, Callable
 from .agent import run_agent
 from .ask import run_ask
 from .code_step import run_code_step
-from .config import NO_FALLBACK, AgentConfig, StepConfig
-from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode
+from .config import NO_FALLBACK, AgentConfig
+from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode, StepNode
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -65,7 +65,7 @@ async def run_runnable(
 
 
 def _step(
-    ctx: RunContext, step: StepConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+    ctx: RunContext, step: StepNode, input: Any, path: tuple[str, ...], branch: str | None = None
 ) -> Awaitable[Outcome]:
     # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
     if step.run is not None:
@@ -77,7 +77,25 @@ def _step(
         return run_code_step(step, input, path)
     prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
     system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
-    return _one_shot(ctx, step.as_agent(), prompt, system, path)
+    return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
+
+
+def _call_of(ctx: RunContext, step: StepNode) -> AgentConfig:
+    """A model step is one model call, seen as an agent with no tools so it shares the call machinery."""
+    made = ctx.program.step_calls.get(step.name)
+    if made is not None and made[0] is step:  # made for this very record (a caller may swap one between runs)
+        return made[1]
+    agent = AgentConfig(
+        step.name,
+        step.model or "",
+        temperature=step.temperature,
+        max_tokens=step.max_tokens,
+        fallback_on=NO_FALLBACK,
+        output=step.output_schema(),
+        retry_malformed=step.retry_malformed,
+    )
+    ctx.program.step_calls[step.name] = (step, agent)
+    return agent
 
 
 async def _one_shot(

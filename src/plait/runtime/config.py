@@ -1,9 +1,9 @@
 """Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
 
 Models, tools, MCP servers, chains, parallels, consolidates, routes, loops,
-maps and asks are their kind records (src/plait/core/kinds/), the graph's
+maps, asks and steps are their kind records (src/plait/core/kinds/), the graph's
 own nodes (a tool registered in code: `FunctionTool`, its runtime-only
-subclass holding the callable); agents and steps are still slotted config
+subclass holding the callable); agents are still slotted config
 dataclasses that `graph_adapter.py` copies from the graph (issue 20). Tests
 and Python callers build either directly. The loop never reads AST nodes.
 """
@@ -24,6 +24,7 @@ from plait.core.kinds import (
     ModelNode,
     ParallelNode,
     RouteNode,
+    StepNode,
     ToolNode,
 )
 
@@ -34,7 +35,6 @@ __all__ = [
     "NO_FALLBACK",
     "Program",
     "RUNNABLE_TABLES",
-    "StepConfig",
 ]
 
 
@@ -72,43 +72,13 @@ NO_FALLBACK: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
-class StepConfig:
-    name: str
-    model: str
-    prompt: str = D.PROMPT
-    system: str | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    #: JSON Schema of the declared `output`: what a model is asked for (strict form), or what a code step must return.
-    output: dict[str, Any] | None = None
-    #: A code step: {"type": "python", "target": "mod:fn", "base_dir": ...}; then `model` is "" and no model is called.
-    run: dict[str, Any] | None = None
-    retry_malformed: int = D.RETRY_MALFORMED
-    _agent: AgentConfig | None = field(default=None, repr=False, compare=False)
-
-    def as_agent(self) -> AgentConfig:
-        """A step is one model call, seen through an agent config so it shares the call machinery."""
-        if self._agent is None:
-            self._agent = AgentConfig(
-                self.name,
-                self.model,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                fallback_on=NO_FALLBACK,
-                output=self.output,
-                retry_malformed=self.retry_malformed,
-            )
-        return self._agent
-
-
-@dataclass(slots=True)
 class Program:
     """Everything one spec declares, by name: what an engine runs."""
 
     models: dict[str, ModelNode] = field(default_factory=dict)
     tools: dict[str, ToolNode] = field(default_factory=dict)
     agents: dict[str, AgentConfig] = field(default_factory=dict)
-    steps: dict[str, StepConfig] = field(default_factory=dict)
+    steps: dict[str, StepNode] = field(default_factory=dict)
     chains: dict[str, ChainNode] = field(default_factory=dict)
     parallels: dict[str, ParallelNode] = field(default_factory=dict)
     consolidates: dict[str, ConsolidateNode] = field(default_factory=dict)
@@ -128,6 +98,8 @@ class Program:
     state: dict[str, Any] | None = None
     #: Where each declaration is written: name → (file, line); telemetry links spans to it.
     locations: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: A model step's one call as the call machinery sees it (an agent with no tools), made on its first run.
+    step_calls: dict[str, tuple[StepNode, AgentConfig]] = field(default_factory=dict, repr=False, compare=False)
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""

@@ -1,6 +1,6 @@
 """The compiled graph's records (`plait.core.graph`) → a `Program`: the records themselves, or config objects.
 
-Models, tools, MCP servers, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
+Models, tools, MCP servers, steps, chains, parallels, consolidates, routes, loops, maps and asks run as their kind records
 (src/plait/core/kinds/), as the graph holds them; the other kinds are still
 copied into `config.py` objects here (issue 20: until the runtime runs every
 kind record). The records carry every default already.
@@ -14,7 +14,7 @@ from plait.core import graph as g
 from plait.core.types import TextType, Type, to_json_schema
 from plait.core.redact import reveal_record
 
-from .config import AgentConfig, Program, StepConfig
+from .config import AgentConfig, Program
 from .providers.base import FALLBACK_KINDS
 
 __all__ = ["program_from_graph"]
@@ -52,21 +52,6 @@ def _agent(n: g.AgentNode) -> AgentConfig:
     )
 
 
-def _step(n: g.StepNode) -> StepConfig:
-    return StepConfig(
-        n.name,
-        n.model or "",
-        n.prompt,
-        n.system,
-        n.max_tokens,
-        n.temperature,
-        # A model is held to the strict form; a Python function may leave optional fields out.
-        output=_schema(n.output, strict=not n.run),
-        run=dict(n.run) if n.run else None,
-        retry_malformed=n.retry_malformed,
-    )
-
-
 def _mcp_tools(graph: g.GraphView, program: Program) -> None:
     """The locked MCP tools into `program.tools`; each agent's MCP references into the tools it sees."""
     from .mcp.toolset import expand_agent, mcp_tools
@@ -100,7 +85,7 @@ def program_from_graph(graph: g.GraphView) -> Program:
         elif isinstance(n, g.AgentNode):
             program.agents[n.name] = _agent(n)
         elif isinstance(n, g.StepNode):
-            program.steps[n.name] = _step(n)
+            program.steps[n.name] = n
         elif isinstance(n, g.ChainNode):
             program.chains[n.name] = n
         elif isinstance(n, g.ParallelNode):

@@ -610,7 +610,7 @@ def _output(program: Any, name: str) -> dict[str, Any] | None:
     """The entry's output type as JSON Schema (a step's `output`, or a chain's last member's); None = text."""
     step = program.steps.get(name)
     if step is not None:
-        return step.output
+        return step.output_schema()
     chain = program.chains.get(name)
     if chain is not None and chain.elements and chain.elements[-1] != name:
         return _output(program, chain.elements[-1])

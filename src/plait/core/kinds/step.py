@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, ClassVar
 
+from ..types import TextType, Type, to_json_schema
 from .agent import RETRY_MALFORMED
 from .base import Attr, Runnable, attr, kind_record
 
@@ -42,3 +44,15 @@ class StepNode(Runnable):
     run: dict[str, Any] | None = attr(
         default=None, spec=Attr("run"), contract=True, doc='A code step: `python("module:function")`.'
     )
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of `output`; None for text (nothing to ask for or to check).
+
+        A model is held to the strict form; a Python function may leave optional fields out."""
+        return _schema(self.output, self.run is None)
+
+
+@lru_cache(maxsize=1024)
+def _schema(output: Type, strict: bool) -> dict[str, Any] | None:
+    # Types are frozen records: one schema per declared type, not one per call. Callers only read it.
+    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)

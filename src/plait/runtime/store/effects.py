@@ -24,8 +24,8 @@ from ..tools import ToolOutcome
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
-    from plait.core.kinds import ToolNode
-    from ..config import AgentConfig, StepConfig
+    from plait.core.kinds import StepNode, ToolNode
+    from ..config import AgentConfig
     from ..context import AgentRun, RunContext
     from ..providers.base import ToolCall
 
@@ -152,10 +152,10 @@ async def journaled_tool_call(
 
 async def journaled_code_step(
     ctx: RunContext,
-    step: StepConfig,
+    step: StepNode,
     input: Any,
     path: tuple[str, ...],
-    run: Callable[[StepConfig, Any, tuple[str, ...]], Awaitable[Done]],
+    run: Callable[[StepNode, Any, tuple[str, ...]], Awaitable[Done]],
 ) -> Done:
     """A code step's result replayed when it finished before; run (again, if it was cut off) when not.
 
