@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 
+from plait.runtime.providers.fake import FAKE_KEY_ENV
+
 TOKEN = "serve-test-token-42"
 
 #: An ask with a typed answer, then an agent whose tool needs approval and a tool that waits on a file.
@@ -196,3 +198,27 @@ def events(client: httpx.Client, run_id: str, *, last: int | None = None, stop: 
                 continue
             field, _, value = line.partition(": ")
             current[field] = value
+
+
+#: A spec whose tool reads the model's key from the environment and returns it: what must never reach a client.
+VAULT = """plait 0.2
+
+model m = "openai-compatible/vault-model" {{ base_url = "{url}", api_key = env("{env}") }}
+
+tool peek "Read the vault." {{
+  params {{ what: string }}
+  run = python("vault_tools:peek")
+}}
+
+agent main "Reads the vault." {{
+  model = m
+  tools = [peek]
+  max_steps = 3
+}}
+"""
+TOOLS = f'''import os
+
+
+def peek(what: str) -> str:
+    return "the key is " + os.environ["{FAKE_KEY_ENV}"]
+'''

@@ -20,6 +20,7 @@ from google.protobuf.json_format import MessageToJson  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from protocol_server import TOKEN, serving  # noqa: E402
+from serve_helpers import TOOLS, VAULT  # noqa: E402
 
 from plait.runtime.providers.fake import FAKE_KEY_ENV  # noqa: E402
 from plait.testing import plait_fake_server  # noqa: E402, F401  (the fixture)
@@ -28,28 +29,6 @@ pytestmark = pytest.mark.slow
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SECRET = "sk-serve-7f3a9c1e5b2d8046aa91"
-
-VAULT = """plait 0.2
-
-model m = "openai-compatible/vault-model" {{ base_url = "{url}", api_key = env("{env}") }}
-
-tool peek "Read the vault." {{
-  params {{ what: string }}
-  run = python("vault_tools:peek")
-}}
-
-agent main "Reads the vault." {{
-  model = m
-  tools = [peek]
-  max_steps = 3
-}}
-"""
-TOOLS = f'''import os
-
-
-def peek(what: str) -> str:
-    return "the key is " + os.environ["{FAKE_KEY_ENV}"]
-'''
 
 
 def test_a_key_the_run_resolved_is_masked_in_every_protocol(plait_fake_server, tmp_path, monkeypatch):  # noqa: F811

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from serve_helpers import Server, events
+from serve_helpers import TOOLS, VAULT, Server, events
 
 from plait.runtime.providers.fake import FAKE_KEY_ENV
 from plait.testing import plait_fake_server  # noqa: F401  (the fixture)
@@ -13,28 +13,6 @@ from plait.testing import plait_fake_server  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.slow
 
 SECRET = "sk-serve-api-51c0ffee9d7a4be2"
-
-VAULT = """plait 0.2
-
-model m = "openai-compatible/vault-model" {{ base_url = "{url}", api_key = env("{env}") }}
-
-tool peek "Read the vault." {{
-  params {{ what: string }}
-  run = python("vault_tools:peek")
-}}
-
-agent main "Reads the vault." {{
-  model = m
-  tools = [peek]
-  max_steps = 3
-}}
-"""
-TOOLS = f'''import os
-
-
-def peek(what: str) -> str:
-    return "the key is " + os.environ["{FAKE_KEY_ENV}"]
-'''
 
 
 def test_a_key_the_run_resolved_is_masked_everywhere(plait_fake_server, tmp_path: Path, monkeypatch) -> None:  # noqa: F811
