@@ -216,7 +216,7 @@ agent main "Reads the vault." {{
   max_steps = 3
 }}
 """
-TOOLS = f'''import os
+VAULT_TOOLS = f'''import os
 
 
 def peek(what: str) -> str:

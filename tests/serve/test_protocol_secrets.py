@@ -20,7 +20,7 @@ from google.protobuf.json_format import MessageToJson  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from protocol_server import TOKEN, serving  # noqa: E402
-from serve_helpers import TOOLS, VAULT  # noqa: E402
+from serve_helpers import VAULT, VAULT_TOOLS  # noqa: E402
 
 from plait.runtime.providers.fake import FAKE_KEY_ENV  # noqa: E402
 from plait.testing import plait_fake_server  # noqa: E402, F401  (the fixture)
@@ -36,7 +36,7 @@ def test_a_key_the_run_resolved_is_masked_in_every_protocol(plait_fake_server, t
     for _ in range(3):  # one run per protocol: the model calls the tool, then answers
         plait_fake_server.push({"tool_calls": [{"name": "peek", "arguments": {"what": "key"}}]}, {"text": "done"})
     (tmp_path / "vault.plait").write_text(VAULT.format(url=plait_fake_server.base_url("openai"), env=FAKE_KEY_ENV))
-    (tmp_path / "vault_tools.py").write_text(TOOLS)
+    (tmp_path / "vault_tools.py").write_text(VAULT_TOOLS)
 
     async def a2a_and_mcp(base):
         seen = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from serve_helpers import TOOLS, VAULT, Server, events
+from serve_helpers import VAULT, VAULT_TOOLS, Server, events
 
 from plait.runtime.providers.fake import FAKE_KEY_ENV
 from plait.testing import plait_fake_server  # noqa: F401  (the fixture)
@@ -21,7 +21,7 @@ def test_a_key_the_run_resolved_is_masked_everywhere(plait_fake_server, tmp_path
         {"tool_calls": [{"name": "peek", "arguments": {"what": "key"}}]}, {"text": f"it says {SECRET}"}
     )
     (tmp_path / "vault.plait").write_text(VAULT.format(url=plait_fake_server.base_url("openai"), env=FAKE_KEY_ENV))
-    (tmp_path / "vault_tools.py").write_text(TOOLS)
+    (tmp_path / "vault_tools.py").write_text(VAULT_TOOLS)
     server = Server(str(tmp_path / "vault.plait"), cwd=tmp_path)
     try:
         with server.client() as c:
