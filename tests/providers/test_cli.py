@@ -100,8 +100,8 @@ def test_fake_server_command_prints_each_providers_base_url_and_serves_an_agent_
         printed = {name.strip(): where.strip() for name, where in lines}
         assert printed == {"openai:": url + "/v1", "openai-compatible:": url + "/v1", "anthropic:": url, "google:": url}
         assert f"{url}/agents/NAME/v1" in proc.stdout.readline()
-        client = openai.OpenAI(base_url=f"{url}/agents/triage/v1", api_key="any", max_retries=0)
-        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        with openai.OpenAI(base_url=f"{url}/agents/triage/v1", api_key="any", max_retries=0) as client:
+            reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
         assert reply.choices[0].message.content == "triage's reply"
     finally:
         proc.terminate()

@@ -44,6 +44,24 @@ VERDICT = {
 }
 
 
+# Every client a test makes is closed when the test ends: a client left to the garbage
+# collector closes its pooled socket whenever collection happens to run, which is inside
+# some later test, where the ResourceWarning fails that test instead.
+_clients: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _clients:
+        _clients.pop().close()
+
+
+def _held(client: Any) -> Any:
+    _clients.append(client)
+    return client
+
+
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
     with FakeServer() as fake:
@@ -51,18 +69,18 @@ def server() -> Iterator[FakeServer]:
 
 
 def oai(server: FakeServer, agent: str | None = None) -> Any:
-    return openai.OpenAI(base_url=server.base_url("openai", agent), api_key="any", max_retries=0)
+    return _held(openai.OpenAI(base_url=server.base_url("openai", agent), api_key="any", max_retries=0))
 
 
 def claude(server: FakeServer) -> Any:
-    return anthropic.Anthropic(base_url=server.base_url("anthropic"), api_key="any", max_retries=0)
+    return _held(anthropic.Anthropic(base_url=server.base_url("anthropic"), api_key="any", max_retries=0))
 
 
-def gemini(server: FakeServer) -> Any:
+def gemini(server: FakeServer, agent: str | None = None) -> Any:
     options = genai_types.HttpOptions(
-        base_url=server.base_url("google"), retry_options=genai_types.HttpRetryOptions(attempts=1)
+        base_url=server.base_url("google", agent), retry_options=genai_types.HttpRetryOptions(attempts=1)
     )
-    return genai.Client(api_key="any", http_options=options)
+    return _held(genai.Client(api_key="any", http_options=options))
 
 
 # --- OpenAI Chat Completions -------------------------------------------------------
@@ -191,11 +209,13 @@ def _recorded(name: str) -> Any:
     transport = httpx2.MockTransport(
         lambda _: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
     )
-    return openai.OpenAI(
-        base_url="http://recorded.invalid/v1",
-        api_key="any",
-        max_retries=0,
-        http_client=httpx2.Client(transport=transport),
+    return _held(
+        openai.OpenAI(
+            base_url="http://recorded.invalid/v1",
+            api_key="any",
+            max_retries=0,
+            http_client=httpx2.Client(transport=transport),
+        )
     )
 
 
@@ -322,7 +342,7 @@ def test_gemini_errors_are_the_sdks_own_exceptions(server: FakeServer) -> None:
 def test_gemini_structured_output(server: FakeServer) -> None:
     server.push({"output": {"verdict": "accept"}})
     config = genai_types.GenerateContentConfig(response_mime_type="application/json", response_json_schema=VERDICT)
-    client = gemini(server)  # held: a Client closes its connection pool when collected
+    client = gemini(server)
     reply = client.models.generate_content(model="gemini-x", contents="grade", config=config)
     assert json.loads(reply.text) == {"verdict": "accept"}
     assert server.requests[-1].body["generationConfig"]["responseJsonSchema"] == VERDICT
@@ -330,9 +350,7 @@ def test_gemini_structured_output(server: FakeServer) -> None:
 
 def test_gemini_reaches_an_agents_replies_through_the_base_url(server: FakeServer) -> None:
     server.script.extend({"triage": [{"text": "from triage"}]})
-    client = genai.Client(
-        api_key="any", http_options=genai_types.HttpOptions(base_url=server.base_url("google", "triage"))
-    )
+    client = gemini(server, "triage")
     assert client.models.generate_content(model="gemini-x", contents="hi").text == "from triage"
 
 
