@@ -312,7 +312,7 @@ def _enum_type(values: tuple[Literal, ...]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def to_json_schema(t: Type, *, strict: bool = True) -> dict[str, Any]:
+def to_json_schema(t: Type, *, strict: bool = True, nullable: bool = False) -> dict[str, Any]:
     """`t` as JSON Schema.
 
     strict (what a model is asked for; OpenAI's structured-output rules, which
@@ -320,7 +320,9 @@ def to_json_schema(t: Type, *, strict: bool = True) -> dict[str, Any]:
     and lists every field in `required`; an optional field is `anyOf [T, null]`;
     no defaults. Not strict (a tool's parameters, as the model sees a function):
     optional fields and fields with a default are simply not required, and
-    defaults are given."""
+    defaults are given; `nullable` also lets an optional field be null (what a
+    code step's return value is checked against: absent or null, as the
+    reference says)."""
     if isinstance(t, TextType | IntType | FloatType | BoolType):
         return {"type": _JSON_TYPES[t.kind]}
     if isinstance(t, AnyType):
@@ -329,17 +331,17 @@ def to_json_schema(t: Type, *, strict: bool = True) -> dict[str, Any]:
         kind = _enum_type(t.values)
         return {"type": kind, "enum": list(t.values)} if kind else {"enum": list(t.values)}
     if isinstance(t, ListType):
-        return {"type": "array", "items": to_json_schema(t.item, strict=strict)}
+        return {"type": "array", "items": to_json_schema(t.item, strict=strict, nullable=nullable)}
     if isinstance(t, OptionalType):
-        inner = to_json_schema(t.inner, strict=strict)
-        return {"anyOf": [inner, {"type": "null"}]} if strict else inner
+        inner = to_json_schema(t.inner, strict=strict, nullable=nullable)
+        return {"anyOf": [inner, {"type": "null"}]} if strict or nullable else inner
     if isinstance(t, UnionType):
-        return {"anyOf": [to_json_schema(o, strict=strict) for o in t.options]}
+        return {"anyOf": [to_json_schema(o, strict=strict, nullable=nullable) for o in t.options]}
     properties: dict[str, Any] = {}
     required: list[str] = []
     for f in t.fields:
-        schema = to_json_schema(f.type, strict=strict)
-        if strict and f.optional:
+        schema = to_json_schema(f.type, strict=strict, nullable=nullable)
+        if (strict or nullable) and f.optional:
             schema = {"anyOf": [schema, {"type": "null"}]}
         if f.description is not None:
             schema["description"] = f.description

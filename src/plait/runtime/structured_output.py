@@ -4,7 +4,9 @@ The provider was asked for the schema natively where it can be, but nothing on
 the wire guarantees it (older models, compatible servers, a schema told in
 words), so every structured answer is parsed and checked here (with the same
 validator as every other record, `records.problems`) before a runnable's output
-becomes a record. An invalid answer is a malformed turn: the guidance names the
+becomes a record. The model is asked for the strict form (every field listed,
+an optional one as `T | null`), but an answer that leaves an optional field
+out is accepted too, as the reference says (`complete` then makes it null). An invalid answer is a malformed turn: the guidance names the
 schema errors so a retry can fix them.
 """
 
@@ -21,6 +23,8 @@ __all__ = ["GUIDANCE", "check_output", "guidance", "output_cut_off", "output_inv
 
 #: How many schema errors a message names; the rest are counted.
 _SHOWN = 5
+#: id(strict schema) → (it, the same schema with optional fields not required); schemas live as long as the program.
+_ACCEPTED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 #: A model told the schema in words may still wrap its JSON in a code fence.
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 
@@ -45,10 +49,38 @@ def check_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:
         shown = text.strip()[:80]
         start = f"it begins {shown!r}" if shown else "the reply is empty"
         return None, [f"the answer is not JSON ({exc.args[0].split(':')[0]}; {start})"]
-    errors = problems(value, schema)
+    errors = problems(value, _accepted(schema))
     if errors:
         return None, errors
     return complete(value, schema), []
+
+
+def _accepted(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (strict) with every nullable field dropped from `required`: an optional field may also be absent."""
+    entry = _ACCEPTED.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = _ACCEPTED[id(schema)] = (schema, _absent_ok(schema))
+    return entry[1]
+
+
+def _absent_ok(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_absent_ok(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _absent_ok(v) if k in ("items", "anyOf") else v for k, v in schema.items()}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _absent_ok(v) for k, v in schema["properties"].items()}
+        props = out["properties"]
+        if isinstance(schema.get("required"), list):
+            out["required"] = [n for n in schema["required"] if not _nullable(props.get(n))]
+    return out
+
+
+def _nullable(schema: Any) -> bool:
+    return isinstance(schema, dict) and any(
+        isinstance(o, dict) and o.get("type") == "null" for o in schema.get("anyOf") or ()
+    )
 
 
 def summary(errors: list[str]) -> str:

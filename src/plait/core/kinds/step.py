@@ -48,11 +48,11 @@ class StepNode(Runnable):
     def output_schema(self) -> dict[str, Any] | None:
         """The JSON Schema of `output`; None for text (nothing to ask for or to check).
 
-        A model is held to the strict form; a Python function may leave optional fields out."""
+        A model is held to the strict form; a Python function may leave an optional field out or return null for it."""
         return _schema(self.output, self.run is None)
 
 
 @lru_cache(maxsize=1024)
 def _schema(output: Type, strict: bool) -> dict[str, Any] | None:
     # Types are frozen records: one schema per declared type, not one per call. Callers only read it.
-    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict)
+    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict, nullable=not strict)
