@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, get_args
 
+from .catalogue import ModelInfo
 from .conditions import Condition, condition_text
 from .kinds import (
     NODE_TYPES,
@@ -164,6 +165,8 @@ def _jsonable(value: Any, relative: Callable[[str], str]) -> Any:
         return to_json_schema(value, strict=False)
     if isinstance(value, _CONDITIONS):
         return condition_text(value)
+    if isinstance(value, ModelInfo):
+        return value.to_json()
     return value
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..catalogue import CAPABILITIES, ModelInfo
 from .base import TOOL_CHOICES, Attr, Node, attr, kind_record
 
 __all__ = ["ModelNode"]
@@ -15,6 +16,18 @@ RETRIES = 2
 @kind_record
 class ModelNode(Node):
     kind: ClassVar[str] = "model"
+    # The model's own catalogue entry, for a self-hosted or compatible server the catalogue does not list (or to
+    # correct it): folded into `catalogue` over the `plait.lock` entry, field by field.
+    folded: ClassVar[dict[str, Attr]] = {
+        "price": Attr(
+            "map", doc="USD per million tokens: `{ input = 0.15, output = 0.60 }` (`cached_input`, `per_request`)."
+        ),
+        "context_window": Attr("int", minimum=1, doc="Most tokens of input and output one call may hold."),
+        "max_output": Attr("int", minimum=1, doc="Most tokens one reply may have (the model's limit)."),
+        "capabilities": Attr(
+            "symbols", choices=CAPABILITIES, doc="What the model can do: `[tools, structured_output, streaming]`."
+        ),
+    }
     provider: str = attr(default="", contract=True, doc="The target's provider prefix (`openai`).")
     model_id: str = attr(default="", contract=True, doc="The target's model id (`gpt-4o-mini`).")
     temperature: float | None = attr(
@@ -49,3 +62,5 @@ class ModelNode(Node):
         spec=Attr("tool_choice", choices=TOOL_CHOICES),
         doc="`auto`, `none` or `required`: the default for agents on this model.",
     )
+    #: Price, limits and capabilities: the spec's overrides over the `plait.lock` entry; None when neither says.
+    catalogue: ModelInfo | None = attr(default=None, doc="Its price, limits and capabilities (spec, then plait.lock).")
