@@ -42,10 +42,11 @@ def test_an_entry_survives_its_json_and_unknown_capabilities_stay_unknown():
         context_window=128_000,
         max_output=16_384,
         capabilities=frozenset({"tools", "structured_output"}),
-        capabilities_known=True,
+        lacks=frozenset({"vision"}),
     )
+    assert info.to_json()["capabilities"] == {"structured_output": True, "tools": True, "vision": False}
     assert ModelInfo.from_json(info.to_json()) == info
-    assert info.can("tools") is True and info.can("vision") is False
+    assert info.can("tools") is True and info.can("vision") is False and info.can("streaming") is None
     bare = ModelInfo.from_json({"provider": "openai", "model_id": "x", "price": {"input": 1, "output": 2}})
     assert bare.can("tools") is None  # nothing known is not "cannot"
 
@@ -57,7 +58,7 @@ def test_an_entry_survives_its_json_and_unknown_capabilities_stay_unknown():
         ({"provider": "openai", "model_id": "x", "price": {"input": 1}}, "both `input` and `output`"),
         ({"provider": "openai", "model_id": "x", "price": {"input": -1, "output": 1}}, "`input`"),
         ({"provider": "openai", "model_id": "x", "context_window": 1.5}, "`context_window`"),
-        ({"provider": "openai", "model_id": "x", "capabilities": "tools"}, "`capabilities`"),
+        ({"provider": "openai", "model_id": "x", "capabilities": ["tools"]}, "`capabilities`"),
     ],
 )
 def test_a_malformed_entry_is_a_value_error_naming_the_field(data, wrong):

@@ -127,16 +127,18 @@ class ModelInfo(Record):
     context_window: int | None = None
     #: Most tokens one reply may have.
     max_output: int | None = None
-    #: Words of CAPABILITIES. Meaningful only when `capabilities_known`: an override that sets a price alone
-    #: says nothing of what the model can do, and no check may read an empty set as "can do nothing".
+    #: Words of CAPABILITIES the source says the model has, and those it says the model lacks; a word in neither
+    #: is unknown (the source does not say), and no check may read an unknown as "cannot".
     capabilities: frozenset[str] = field(default_factory=frozenset)
-    capabilities_known: bool = False
+    lacks: frozenset[str] = field(default_factory=frozenset)
     #: Where the entry came from: `spec`, `lock`, or `spec+lock` when an override sits on a locked entry.
     source: str = "lock"
 
     def can(self, capability: str) -> bool | None:
-        """Whether the model has `capability`; None when nothing is known of its capabilities."""
-        return (capability in self.capabilities) if self.capabilities_known else None
+        """Whether the model has `capability`; None when its source does not say."""
+        if capability in self.capabilities:
+            return True
+        return False if capability in self.lacks else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,7 +147,7 @@ class ModelInfo(Record):
             "price": self.price.to_json() if self.price is not None else None,
             "context_window": self.context_window,
             "max_output": self.max_output,
-            "capabilities": sorted(self.capabilities) if self.capabilities_known else None,
+            "capabilities": {c: c in self.capabilities for c in sorted(self.capabilities | self.lacks)},
             "source": self.source,
         }
 
@@ -158,11 +160,9 @@ class ModelInfo(Record):
         price = data.get("price")
         if price is not None and not isinstance(price, Mapping):
             raise ValueError("`price` is not an object")
-        capabilities = data.get("capabilities")
-        if capabilities is not None and (
-            not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities)
-        ):
-            raise ValueError("`capabilities` is not a list of strings")
+        capabilities = data.get("capabilities") or {}
+        if not isinstance(capabilities, Mapping) or not all(isinstance(v, bool) for v in capabilities.values()):
+            raise ValueError("`capabilities` is not an object of true/false")
         for key in ("context_window", "max_output"):
             if data.get(key) is not None and not _whole(data[key]):
                 raise ValueError(f"`{key}` is not a whole number")
@@ -172,9 +172,9 @@ class ModelInfo(Record):
             price=Price.from_json(price) if price is not None else None,
             context_window=data.get("context_window"),
             max_output=data.get("max_output"),
-            # Words this plait does not know (a newer lock) are kept out: no check reads them.
-            capabilities=frozenset(c for c in capabilities or () if c in CAPABILITIES),
-            capabilities_known=capabilities is not None,
+            # Words this plait does not know (a newer lock) are left out: no check reads them.
+            capabilities=frozenset(c for c, has in capabilities.items() if has and c in CAPABILITIES),
+            lacks=frozenset(c for c, has in capabilities.items() if not has and c in CAPABILITIES),
             source=str(data.get("source", "lock")),
         )
 
