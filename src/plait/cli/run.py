@@ -84,6 +84,16 @@ def register(parser: argparse.ArgumentParser) -> None:
         "for a call whose outcome a crash left unknown: ID=retry or ID=skip; for an ask: NAME=JSON, as --answer",
     )
     parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write every model reply of the run into this cassette file (keyed by request; secrets masked)",
+    )
+    parser.add_argument(
+        "--cassette",
+        metavar="FILE",
+        help="serve every model reply from this cassette, offline; a request it has no recording of fails the run",
+    )
+    parser.add_argument(
         "--answer",
         metavar="NAME=JSON",
         action="append",
@@ -109,7 +119,13 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(engine, int):
         return engine
     try:
-        return run_engine(engine, args, traced)
+        recorder = cassettes(engine, args)
+        if isinstance(recorder, int):
+            return recorder
+        code = run_engine(engine, args, traced)
+        if recorder is not None:
+            code = save_cassette(recorder, engine, args) or code
+        return code
     finally:
         if engine.store is not None:  # a run that never started (a bad input, a held lease) still lets go of it
             with contextlib.suppress(Exception):
@@ -170,6 +186,36 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
     return code
 
 
+def cassettes(engine: Any, args: argparse.Namespace) -> Any:
+    """`--cassette`: serve the models from it; `--record`: the recorder to save after the run (or an exit code)."""
+    record_to, replay_from = getattr(args, "record", None), getattr(args, "cassette", None)
+    if record_to is None and replay_from is None:
+        return None
+    from plait.runtime import cassettes
+
+    if replay_from is not None:
+        try:
+            cassettes.replay(engine, cassettes.Cassette.load(replay_from))
+        except cassettes.CassetteError as exc:
+            return fail(str(exc), EXIT_USAGE)
+    return cassettes.record(engine) if record_to is not None else None
+
+
+def save_cassette(recorder: Any, engine: Any, args: argparse.Namespace) -> int:
+    """Write what the run asked and was answered, whatever its end (a failed run's replies are data too)."""
+    from pathlib import Path
+
+    from plait.runtime.cassettes import CassetteError
+
+    spec = Path(args.file).name
+    try:
+        recorder.cassette(spec=spec, entry=args.entry or engine.program.entry).save(args.record)
+    except CassetteError as exc:
+        return fail(str(exc), EXIT_ERRORS)
+    print(f"plait: recorded {len(recorder.interactions)} model call(s) into {clean(args.record)}", file=sys.stderr)
+    return 0
+
+
 def events_printer(event: Any) -> None:
     """`--events`: every event as a JSON line (JSON escapes every control character: exact and safe)."""
     print(json.dumps(event.to_dict(), default=str), flush=True)
@@ -225,6 +271,9 @@ def load_engine(file: str, store: str | None = None, *, journaled: bool = True) 
     except StoreError as exc:
         return fail(str(exc), EXIT_USAGE)
     engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
+    from plait.compiler.pin import pin_of
+
+    engine.pinned = pin_of(compiled.sources, engine.spec)  # and its text: a resume compares it with the spec then
     return engine
 
 

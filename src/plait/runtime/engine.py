@@ -80,6 +80,8 @@ class Engine:
         self.store = store
         #: The spec file the engine was built from, recorded with each run so `plait resume ID` can find it.
         self.spec: str | None = None
+        #: (digest, sources) of the spec it was compiled from (compiler/pin.py): each run is pinned to it.
+        self.pinned: tuple[str, str] | None = None
         self.observers: list[tuple[str, Callable[[Event], Any] | str]] = []
         #: Layered system prompts per agent, shared by every run of this engine.
         self.contexts: dict[str, ContextRegistry] = {}
@@ -87,6 +89,8 @@ class Engine:
         self.tools = ToolRunner()
         self._toolsets: dict[str, Any] = {}
         self._http: Any = None
+        #: Wraps each provider the engine makes (a cassette recorder: src/plait/runtime/cassettes/record.py).
+        self.wrap_provider: Callable[[str, Provider], Provider] | None = None
 
     # -- construction ------------------------------------------------------------------
 
@@ -112,7 +116,10 @@ class Engine:
             raise SpecError(list(result.diagnostics))
         engine = cls.from_graph(result.graph, **options)
         if isinstance(source, os.PathLike):
+            from plait.compiler.pin import pin_of
+
             engine.spec = str(Path(source).resolve())
+            engine.pinned = pin_of(result.sources, engine.spec)
         return engine
 
     # -- running -------------------------------------------------------------------------
@@ -157,7 +164,10 @@ class Engine:
         if provider is None:
             config = self.program.models[model]
             client = None if config.provider == "scripted" else self._http_client()
-            provider = self.providers[model] = make_provider(config, client=client, root=self.program.base_dir)
+            provider = make_provider(config, client=client, root=self.program.base_dir)
+            if self.wrap_provider is not None:
+                provider = self.wrap_provider(model, provider)
+            self.providers[model] = provider
         return provider
 
     def _http_client(self) -> Any:

@@ -126,6 +126,14 @@ class Journal(Protocol):
     def settle(self) -> None: ...
     def admit(self, run_id: str, entry: str, spec: str | None, input: Any) -> None: ...
     def acquire(self, run_id: str) -> None: ...
+    def pin(self, run_id: str, digest: str, source: str) -> None:
+        """Buffer the run's spec: its sources (kept once per digest) and the digest on the run's row."""
+        ...
+
+    def pinned(self, run_id: str) -> tuple[str, str | None] | None:
+        """(digest, sources) the run was pinned to (sources None if they were never stored); None: not pinned."""
+        ...
+
     def stopped(
         self, run_id: str, status: str, result: dict[str, Any], steps: int, tokens: tuple[int, int]
     ) -> None: ...
@@ -191,6 +199,8 @@ class SQLJournal:
         self._renewal: asyncio.TimerHandle | None = None
         #: A write failed and the run waiting on it was told (it stopped): close need not say it again.
         self._failed = False
+        #: Spec digests whose sources this journal has written: a spec's text goes in once, not once per run.
+        self._specs: set[str] = set()
 
     # -- backend ---------------------------------------------------------------------
 
@@ -352,6 +362,18 @@ class SQLJournal:
         self.later(q.ADMIT_LEASE, (run_id, self.owner, self.pid, self.host, now + LEASE_SECONDS))
         self._active += 1
         self._hold(run_id)
+
+    def pin(self, run_id: str, digest: str, source: str) -> None:
+        """Buffer the run's spec pin (after its admission or import): the sources once per digest per process."""
+        if digest not in self._specs:
+            self.later(q.INSERT_SPEC, (digest, source))
+            self._specs.add(digest)
+        self.later(q.PIN_RUN, (digest, run_id))
+
+    def pinned(self, run_id: str) -> tuple[str, str | None] | None:
+        self.sync()
+        row = self.conn.execute(self.dialect.sql(q.SELECT_PIN), (run_id,)).fetchone()
+        return None if row is None or row[0] is None else (row[0], row[1])
 
     def acquire(self, run_id: str) -> None:
         """Take the lease of an existing run, now; LeaseHeld when a live process owns it."""
@@ -547,7 +569,15 @@ class SQLJournal:
 #: The order a flush applies buffered statements in, each kind in one executemany (a thousand runs stopping in one
 #: loop iteration are one statement, not a thousand): a run's row before its lease, both before its stop, the
 #: release after it. Within a kind, the order they were buffered in; each is harmless to repeat (dialect.py).
-_PHASES = {q.INSERT_RUN: 0, q.ADMIT_LEASE: 1, q.RUN_STOPPED: 2, q.RELEASE_LEASE: 3, q.RENEW_LEASES: 4}
+_PHASES = {
+    q.INSERT_RUN: 0,
+    q.ADMIT_LEASE: 1,
+    q.INSERT_SPEC: 2,
+    q.PIN_RUN: 3,
+    q.RUN_STOPPED: 4,
+    q.RELEASE_LEASE: 5,
+    q.RENEW_LEASES: 6,
+}
 
 
 def _phased(buffered: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
@@ -574,6 +604,7 @@ _RUN_FIELDS = (
     "input_tokens",
     "output_tokens",
     "snapshot",
+    "spec_digest",
 )
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 #: What a listing reads of each run: its index row, never its input or snapshot (either can be megabytes).

@@ -87,8 +87,19 @@ SELECT_EVENTS = "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? OR
 DELETE_EVENTS = "DELETE FROM events WHERE run_id = ?"
 DELETE_LEASE = "DELETE FROM leases WHERE run_id = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
+#: A run's spec, pinned: its sources stored once per digest, and the run's row naming the digest.
+INSERT_SPEC = "INSERT INTO specs (digest, source) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"
+PIN_RUN = "UPDATE runs SET spec_digest = ? WHERE id = ?"
+SELECT_PIN = "SELECT r.spec_digest, s.source FROM runs r LEFT JOIN specs s ON s.digest = r.spec_digest WHERE r.id = ?"
 #: The buffered statements by name: a segment line names one (never carries SQL text).
-DEFERRED = {"run": INSERT_RUN, "lease": ADMIT_LEASE, "stopped": RUN_STOPPED, "release": RELEASE_LEASE}
+DEFERRED = {
+    "run": INSERT_RUN,
+    "lease": ADMIT_LEASE,
+    "spec": INSERT_SPEC,
+    "pin": PIN_RUN,
+    "stopped": RUN_STOPPED,
+    "release": RELEASE_LEASE,
+}
 DEFERRED_NAMES = {sql: name for name, sql in DEFERRED.items()}
 #: PostgreSQL: taken inside a lease's transaction, so two processes acquiring one run take turns (see postgres.py).
 LOCK_RUN = "SELECT id FROM runs WHERE id = ? FOR UPDATE"

@@ -21,6 +21,7 @@ from ..history import from_json, message_from_json, message_to_json, to_json
 from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
 from ..tools import ToolOutcome
+from .requests import describe_request
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
@@ -61,11 +62,20 @@ async def journaled_model_call(
         )
         served(ctx, agent, hit["model"], request, response, path, replayed=True)
         return response
-    # What was asked, not the messages themselves: each is already a row (the input, a reply, a tool's completion).
+    # What was asked: a digest per message, and a message's body only the first time this run sends it
+    # (requests.py), so `plait runs diff` can say which message two runs sent differently.
+    config = ctx.program.models.get(agent.model)
     journal.record(
         "model_request",
         position,
-        {"agent": agent.name, "step": request.step, "model": agent.model, "messages": len(request.messages)},
+        {
+            "agent": agent.name,
+            "step": request.step,
+            "model": agent.model,
+            "target": f"{config.provider}/{config.model_id}" if config is not None else None,
+            "messages": len(request.messages),
+            **describe_request(request, journal.bodies, journal.digests),
+        },
     )
     await journal.durable()
     started = time.perf_counter()

@@ -42,6 +42,8 @@ async def admit(run: Run) -> None:
         # before any effect, not at its stop with every effect done and nothing recorded.
         journal.store.open()
         journal.store.admit(run.id, run.entry, run.engine.spec, run.input)
+        if run.engine.pinned is not None:
+            journal.store.pin(run.id, *run.engine.pinned)
         journal.admitted = True
         journal.record("admit", None, {"entry": run.entry, "input": run.input})
         await journal.durable()

@@ -47,6 +47,8 @@ class RunJournal:
         "unknown",
         "effect_decisions",
         "base",
+        "bodies",
+        "digests",
     )
 
     def __init__(self, store: Journal, run_id: str, events: list[dict[str, Any]] | None = None) -> None:
@@ -73,6 +75,10 @@ class RunJournal:
         self.effect_decisions: dict[str, tuple[str, int]] = {}
         #: The JSON snapshot a run continued from when it came into the journal mid-way (plait 0.1's store, an import).
         self.base: dict[str, Any] | None = None
+        #: Digests of the messages whose bodies a request row of this run holds (requests.py), and each message
+        #: object's digest, so a conversation's messages are digested and stored once.
+        self.bodies: set[str] = set()
+        self.digests: dict[int, tuple[Any, str, dict[str, Any]]] = {}
         for row in events or ():
             self._load(row)
 
@@ -81,6 +87,8 @@ class RunJournal:
         self.seq = max(self.seq, row["seq"])
         if kind == "base":
             self.base = data
+        elif kind == "model_request":
+            self.bodies.update(data.get("bodies") or ())
         elif kind == "model_reply":
             self._replies[key] = data
             self.provider_state.update(data.get("providers") or {})

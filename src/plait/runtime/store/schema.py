@@ -51,6 +51,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires REAL NOT NULL
         )""",
     ),
+    (
+        # Runs pinned to their spec: the digest of the spec's sources a run started with (NULL: a run journaled
+        # before runs were pinned, which resumes unchecked), and each digest's sources once, however many runs
+        # share them (`{"main": path, "files": {path: text}}`, paths relative to the spec's folder).
+        "ALTER TABLE runs ADD COLUMN spec_digest TEXT",
+        """CREATE TABLE specs (
+            digest TEXT PRIMARY KEY,
+            source TEXT NOT NULL
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
