@@ -19,6 +19,7 @@ EXIT_ERRORS = 1
 EXIT_USAGE = 2
 EXIT_HUMAN = 3
 EXIT_MAX_STEPS = 4
+EXIT_SPEC_CHANGED = 5
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -31,6 +32,8 @@ EXIT_CODES: dict[int, str] = {
     "a run does anything), or an internal failure",
     EXIT_HUMAN: "the run stopped for a human: an approval, an ask or a pause (resume it)",
     EXIT_MAX_STEPS: "the run stopped at max_steps",
+    EXIT_SPEC_CHANGED: "resume or fork refused: the spec changed since the run started in a way that can affect what "
+    "is left to run (the changes are listed; --accept-changes goes on)",
     EXIT_INTERRUPTED: "interrupted by Ctrl-C (the shell's convention, 128 + SIGINT)",
     EXIT_TERMINATED: "terminated by SIGTERM (128 + 15); a run is stored first, so `plait resume` continues it",
 }
