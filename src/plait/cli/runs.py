@@ -62,6 +62,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    export.add_argument(
+        "--cassette",
+        action="store_true",
+        help="write the run's model replies as a cassette (`plait run --cassette FILE` replays it offline)",
+    )
     add_where(export)
     rm = actions.add_parser(
         "rm", help="delete runs and their history", description="Delete runs and their whole history."
@@ -242,10 +247,16 @@ def export(journal: Journal, args: argparse.Namespace) -> int:
     row = find_run(journal, args.id)
     if isinstance(row, int):
         return row
-    from plait.runtime.store.export import export as exported
+    if getattr(args, "cassette", False):
+        from plait.runtime.cassettes.export import from_rows
 
-    snapshot = exported(journal, row)  # made from the run's rows: the journal stores a run once
-    text = json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n"
+        spec = Path(row["spec"]).name if row.get("spec") else None
+        text = from_rows(journal.events(row["id"]), spec=spec, entry=row["entry"]).dumps()
+    else:
+        from plait.runtime.store.export import export as exported
+
+        snapshot = exported(journal, row)  # made from the run's rows: the journal stores a run once
+        text = json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 from .agent import Agent
 from .ask import accept_answers
 from .compose import run_runnable
-from .config import Program
+from .program import Program
 from .context import RunContext
 from .errors import AgentError
 from .gc_scope import relaxed_gc
@@ -96,7 +96,7 @@ class Engine:
 
     @classmethod
     def from_graph(cls, graph: GraphView, **options: Any) -> "Engine":
-        from .graph_adapter import program_from_graph
+        from .program import program_from_graph
 
         program = program_from_graph(graph)
         store = options.get("store")

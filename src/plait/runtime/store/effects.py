@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from ..cassettes.request import request_key
 from ..history import from_json, message_from_json, message_to_json, to_json
 from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
@@ -25,8 +26,7 @@ from .requests import describe_request
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
-    from plait.core.kinds import StepNode, ToolNode
-    from ..config import AgentConfig
+    from plait.core.kinds import AgentNode, StepNode, ToolNode
     from ..context import AgentRun, RunContext
     from ..providers.base import ToolCall
 
@@ -40,10 +40,10 @@ SKIPPED = (
 
 async def journaled_model_call(
     ctx: RunContext,
-    agent: AgentConfig,
+    agent: AgentNode,
     request: ModelRequest,
     path: tuple[str, ...],
-    call: Callable[[RunContext, AgentConfig, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]],
+    call: Callable[[RunContext, AgentNode, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]],
 ) -> ModelResponse:
     """`call` (the fallback loop, which records the serving model itself) runs only when the journal has no reply."""
     from ..model_call import served
@@ -91,6 +91,7 @@ async def journaled_model_call(
                 "message": str(error),
                 "latency_ms": _ms(started),
                 "providers": ctx.provider_snapshots(),
+                "request_key": request_key(request),
             },
         )
         raise
@@ -107,6 +108,8 @@ async def journaled_model_call(
             "usage": (usage.input_tokens, usage.output_tokens),
             "latency_ms": _ms(started),
             "providers": ctx.provider_snapshots(),
+            # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.
+            "request_key": request_key(request),
         },
     )
     return response

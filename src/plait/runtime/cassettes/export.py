@@ -1,0 +1,61 @@
+"""A journaled run's rows → a cassette of its model replies (`plait runs export ID --cassette`).
+
+Each `model_reply` (and `model_error`) row names the key of the request as the
+serving model was asked (store/effects.py), so the cassette serves the same
+run offline. The journal keeps no request bodies (every message is already a
+row of its own), so an exported cassette's recordings carry no `request`: a
+miss names the nearest recording by its place in the run but cannot show the
+differing message, which a cassette made by `--record` does. A call that
+failed over to a fallback model is kept as the reply of the model that served
+it; runs recorded before request keys were journaled have none to export.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .file import Cassette, Interaction
+
+__all__ = ["from_rows"]
+
+
+def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry: str | None = None) -> Cassette:
+    """The cassette of one run's history rows, in the order they were recorded."""
+    agents: dict[str, str] = {}
+    interactions = []
+    for row in rows:
+        kind, position, data = row["kind"], row.get("key") or "", row.get("data")
+        if not isinstance(data, dict):
+            continue
+        if kind == "model_request":
+            agents[position] = str(data.get("agent") or "")
+            continue
+        if kind not in ("model_reply", "model_error") or not isinstance(data.get("request_key"), str):
+            continue
+        path, _, step = position.partition("#")
+        outcome: dict[str, Any]
+        if kind == "model_reply":
+            outcome = {
+                "reply": {
+                    "message": data["message"],
+                    "finish_reason": data.get("finish_reason"),
+                    "raw_finish_reason": data.get("raw_finish_reason"),
+                    "usage": list(data.get("usage") or (0, 0)),
+                    "model": data.get("model"),
+                    "response_id": data.get("response_id"),
+                }
+            }
+        else:
+            outcome = {"error": {"kind": data.get("kind"), "message": data.get("message"), "status": None}}
+        interactions.append(
+            Interaction(
+                data["request_key"],
+                str(data.get("model") or ""),
+                agents.get(position),
+                path,
+                int(step.partition("~")[0]) if step.partition("~")[0].isdigit() else 0,
+                None,
+                **outcome,
+            )
+        )
+    return Cassette(interactions, spec, entry)

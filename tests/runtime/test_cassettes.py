@@ -1,0 +1,218 @@
+"""Cassettes: a run recorded (`plait run --record`, `plait runs export --cassette`) replays offline as it ran; a
+request with no recording fails the run, naming the nearest recording and the first difference; no secret is kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plait.cli import main
+from plait.runtime.cassettes import Cassette, Recorder, ReplayProvider, canonical, request_key
+from plait.runtime.providers.base import Message, ModelRequest, ProviderError
+from plait.runtime.secret_values import forget_all, remember
+
+SECRET = "sk-cassette-test-key-0123456789abcdefXYZ"
+
+COMPATIBLE = """
+model m = "openai-compatible/fake-model" {{ base_url = "{url}", api_key = env("PLAIT_FAKE_API_KEY") }}
+
+tool add "Add two numbers." {{
+  params {{
+    a: int
+    b: int
+  }}
+  run = python("cassette_tools:add")
+}}
+
+agent main {{
+  model = m
+  system = "{system}"
+  tools = [add]
+  max_steps = 4
+}}
+"""
+
+TRIAGE = """
+model fast = "scripted/fast" { script = "replies.json" }
+
+step classify {
+  model  = fast
+  prompt = "Sort: {{input}}"
+  output { category: "billing" | "tech" }
+}
+
+step billing { model = fast, prompt = "Billing: {{input.category}}" }
+step tech { model = fast, prompt = "Tech: {{input.category}}" }
+
+route triage on input.category {
+  "billing" -> billing
+  else      -> tech
+}
+
+chain main = classify -> triage
+"""
+
+REPLIES = {
+    "classify": [{"output": {"category": "billing"}}],
+    "billing": [{"text": "Refunded."}],
+    "tech": [{"text": "Restart it."}],
+}
+
+
+def report_of(out: str) -> dict:
+    report = json.loads(out)
+    report.pop("run_id")
+    return report
+
+
+def scripted(tmp_path):
+    (tmp_path / "triage.plait").write_text(TRIAGE)
+    (tmp_path / "replies.json").write_text(json.dumps(REPLIES))
+    return str(tmp_path / "triage.plait")
+
+
+@pytest.mark.slow
+def test_a_run_recorded_against_a_real_server_replays_offline_identically(tmp_path, monkeypatch, capsys):
+    from plait.runtime.providers.fake import FakeServer
+
+    monkeypatch.setenv("PLAIT_FAKE_API_KEY", SECRET)
+    (tmp_path / "cassette_tools.py").write_text("def add(a, b):\n    return a + b\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cassette = tmp_path / "add.cassette.json"
+    spec = tmp_path / "add.plait"
+    with FakeServer() as server:
+        server.push({"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}, {"text": "2 + 3 = 5"})
+        spec.write_text(COMPATIBLE.format(url=server.base_url("openai-compatible"), system="You add."))
+        code = main(["run", str(spec), "--input", "What is 2 + 3?", "--json", "--record", str(cassette)])
+        recorded = capsys.readouterr()
+        assert code == 0, recorded.err
+        assert len(server.requests) == 2
+    # The server is gone: the replay reaches no network and reads no key.
+    monkeypatch.delenv("PLAIT_FAKE_API_KEY")
+    code = main(["run", str(spec), "--input", "What is 2 + 3?", "--json", "--cassette", str(cassette)])
+    replayed = capsys.readouterr()
+    assert code == 0, replayed.err
+    assert report_of(replayed.out) == report_of(recorded.out)
+    assert report_of(replayed.out)["output"] == "2 + 3 = 5"
+    text = cassette.read_text()
+    assert SECRET not in text and "Authorization" not in text and "Bearer" not in text
+    assert json.loads(text)["version"] == 1
+
+    # A prompt edit: the replay fails on the first request and shows what changed.
+    spec.write_text(COMPATIBLE.format(url="http://127.0.0.1:9/v1", system="You add numbers."))
+    code = main(["run", str(spec), "--input", "What is 2 + 3?", "--cassette", str(cassette)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "has no recording of the request agent `main` at main step 1 made" in err
+    assert "nearest recording: `main` at main step 1" in err
+    assert "first difference: `system`" in err
+    assert 'recorded: "You add."' in err and 'asked:    "You add numbers."' in err
+
+
+def test_a_changed_input_names_the_first_differing_message(tmp_path, capsys):
+    spec = scripted(tmp_path)
+    cassette = str(tmp_path / "t.json")
+    assert main(["run", spec, "--input", "charged twice", "--record", cassette]) == 0
+    # Replay never reads the script.
+    (tmp_path / "replies.json").write_text(json.dumps({"classify": [{"output": {"category": "tech"}}]}))
+    assert main(["run", spec, "--input", "charged twice", "--cassette", cassette]) == 0
+    assert capsys.readouterr().out.strip().endswith("Refunded.")
+    assert main(["run", spec, "--input", "charged three times", "--cassette", cassette]) == 1
+    err = capsys.readouterr().err
+    assert "first difference: message 1 (user)" in err
+    assert 'recorded: "Sort: charged twice"' in err
+    assert 'asked:    "Sort: charged three times"' in err
+    assert "Traceback" not in err
+
+
+def test_a_run_exported_from_the_journal_replays(tmp_path, capsys, monkeypatch):
+    spec = scripted(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", spec, "--input", "charged twice", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    cassette = tmp_path / "exported.json"
+    assert main(["runs", "export", run_id, "--cassette", "-o", str(cassette)]) == 0
+    document = json.loads(cassette.read_text())
+    assert [i["agent"] for i in document["interactions"]] == ["classify", "billing"]
+    assert all(i["request"] is None for i in document["interactions"])
+    (tmp_path / "replies.json").write_text(json.dumps({"classify": [{"output": {"category": "tech"}}]}))
+    assert main(["run", spec, "--input", "charged twice", "--cassette", str(cassette)]) == 0
+    assert capsys.readouterr().out.strip().endswith("Refunded.")  # the journal's replies, not the script's
+    assert main(["run", spec, "--input", "other", "--cassette", str(cassette)]) == 1
+    err = capsys.readouterr().err
+    assert "nearest recording: `classify` at main/classify step 1 (exported from a run's journal" in err
+
+
+def test_a_request_asked_more_often_than_recorded_fails(tmp_path):
+    import asyncio
+
+    request = ModelRequest("m", [Message.user("hi")], agent="a", path=("main",), step=1)
+    recorder = Recorder()
+
+    class Echo:
+        name = "m"
+
+        async def complete(self, req):
+            from plait.runtime.providers.base import ModelResponse
+
+            return ModelResponse(Message("assistant", [], model="m"), "stop")
+
+    provider = recorder.wrap("m", Echo())
+    asyncio.run(provider.complete(request))
+    path = tmp_path / "c.json"
+    recorder.cassette().save(path)
+    replay = ReplayProvider(Cassette.load(path), "m").for_run()
+    asyncio.run(replay.complete(request))
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(replay.complete(request))
+    assert caught.value.kind == "invalid_request"
+    assert "has 1 recording(s) of the request agent `a` at main step 1 made, and the run asked it again" in str(
+        caught.value
+    )
+    # Each run starts from the first recording.
+    asyncio.run(ReplayProvider(Cassette.load(path), "m").for_run().complete(request))
+
+
+def test_secrets_never_enter_a_cassette_and_volatile_fields_do_not_change_the_key(tmp_path):
+    remember(SECRET)
+    try:
+        asked = Message.user(f"my key is {SECRET}")
+        request = ModelRequest("m", [asked], agent="a", step=1)
+        later = ModelRequest("m", [Message.user(f"my key is {SECRET}")], agent="b", step=7, timeout=3.0)
+        later.messages[0].created_at = 123.0
+        assert request_key(request) == request_key(later)
+        assert request_key(request) != request_key(ModelRequest("m", [Message.user("other")]))
+        recorder = Recorder()
+        from plait.runtime.providers.base import ModelResponse
+
+        recorder.add("m", request, canonical(request), reply={"message": {"role": "assistant", "content": []}})
+        recorder.interactions[0].reply = {
+            "message": {"role": "assistant", "content": [{"text": f"noted {SECRET} and ghp_" + "a1B2" * 9}]},
+        }
+        recorder.cassette().save(tmp_path / "c.json")
+        text = (tmp_path / "c.json").read_text()
+        assert SECRET not in text and "ghp_a1B2" not in text
+        assert "<redacted>" in text
+        assert ModelResponse  # imported for the recorder's types
+    finally:
+        forget_all()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "is not JSON"),
+        ('{"format": "plait-cassette", "version": 9, "interactions": []}', "has version 9"),
+        ('{"format": "other"}', "is not a plait cassette"),
+        ('{"format": "plait-cassette", "version": 1, "interactions": [{"key": 1}]}', "interaction 1 is not"),
+    ],
+)
+def test_a_bad_cassette_is_a_usage_error(tmp_path, capsys, content, message):
+    spec = scripted(tmp_path)
+    (tmp_path / "bad.json").write_text(content)
+    assert main(["run", spec, "--input", "x", "--cassette", str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert main(["run", spec, "--input", "x", "--cassette", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read cassette" in capsys.readouterr().err
