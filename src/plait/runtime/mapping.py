@@ -47,6 +47,13 @@ async def run_map(
             f"map `{cfg.name}`: `{'.'.join(cfg.over)}` is {type(items).__name__}, not a list",
             path=path,
         )
+    if cfg.max_items is not None and len(items) > cfg.max_items:
+        # Refused whole, before any item runs: `max_items` is what the spec's cost bound was computed from.
+        raise AgentError(
+            "map_too_long",
+            f"map `{cfg.name}`: `{'.'.join(cfg.over)}` has {len(items)} items, more than max_items = {cfg.max_items}",
+            path=path,
+        )
     progress = ctx.progress.get(key)
     if progress is None:
         progress = ctx.progress[key] = {"kind": "map", "done": {}}
@@ -57,6 +64,7 @@ async def run_map(
     parent = FRAME.get()
     table = outputs(ctx)
     loop_frame = parent.loop if parent is not None else None
+    named = (parent.named or {}) if parent is not None else {}
     fail_fast = cfg.on_error != "collect"
     stops: list[Outcome] = []
     failure: list[tuple[int, Fail]] = []
@@ -76,7 +84,8 @@ async def run_map(
         try:
             for index in todo:
                 item = items[index]
-                FRAME.set(Frame(dict(table), loop_frame, {"index": index, "item": item}))
+                scope = {"index": index, "item": item}
+                FRAME.set(Frame(dict(table), loop_frame, scope, {**named, cfg.name: scope}))
                 at = path + (f"[{index}]",)
                 # A one-runnable body is run directly: no chain frame per item.
                 outcome = await (

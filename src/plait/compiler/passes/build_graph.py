@@ -186,6 +186,7 @@ class _Builder:
             "over": values.get("over") or _path(_attr(block, "over")),
             "concurrency": values.get("concurrency") or _literal(_attr(block, "concurrency")),
             "on_error": values.get("on_error") or _literal(_attr(block, "on_error")),
+            "max_items": values.get("max_items"),
         }
         self.graph.add(
             g.MapNode(

@@ -29,3 +29,11 @@ class MapNode(Runnable):
         doc="Items run at once (default 4).",
     )
     on_error: str = attr(default=ON_ERROR, spec=ON_ERROR_ATTR, contract=True)
+    #: The most items the list may hold: what bounds the map's cost (`plait cost`); a longer list fails the map
+    # before any item runs (src/plait/runtime/mapping.py). None: no bound is declared.
+    max_items: int | None = attr(
+        default=None,
+        spec=Attr("int", minimum=1),
+        contract=True,
+        doc="The most items it runs; a longer list fails it before any item runs.",
+    )
