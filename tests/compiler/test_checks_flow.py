@@ -160,7 +160,7 @@ chain main = polish -> after
 """
     )
     found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P316"]
-    assert found == ["`{{polish}}` reads `polish`, which has not finished on every path to `draft`"]
+    assert found == ["`{{polish}}` reads loop `polish` inside its own body, where it has not finished"]
 
 
 def test_a_map_body_may_not_have_run_at_all(tmp_path):

@@ -31,7 +31,7 @@ P402 = declare(
     "P402", "unknown-field", Severity.ERROR, "a template path naming a field its record type does not declare"
 )
 
-__all__ = ["Resolved", "describe_use", "resolve", "show"]
+__all__ = ["Resolved", "cases_without", "describe_use", "resolve", "show"]
 
 
 @record(kw_only=False)
@@ -160,6 +160,24 @@ def walk_fields(
                 ),
             )
         whose = _whose(ctx, producer, head[0])
+        cases = cases_without(ctx, producer, part) if isinstance(current, t.UnionType) else None
+        if cases:
+            route, lacking = cases
+            return Resolved(
+                None,
+                make(
+                    "P402",
+                    f"`{{{{{path}}}}}` does not resolve: {whose} has no field `{part}`: not every case of route"
+                    f" `{route}` declares it",
+                    span,
+                    labels=labels + lacking,
+                    notes=[
+                        "a route's output is the output of the case that ran, so a path reads only the fields"
+                        f" common to all its cases: {listed}"
+                    ],
+                    fix=fix or Fix(f"declare `{part}` in the `output` of every case of `{route}`"),
+                ),
+            )
         return Resolved(
             None,
             make(
@@ -172,6 +190,23 @@ def walk_fields(
             ),
         )
     return Resolved(shape)
+
+
+def cases_without(ctx: CompileContext, producer: str | None, part: str) -> tuple[str, list[Label]] | None:
+    """(the route `producer` ends in, a label at each of its cases whose output lacks `part`), or None.
+
+    A route's output is a union of its cases' outputs; a path into it reads only
+    their common fields, so a finding there names that rule and the cases."""
+    route = source(ctx, producer) if producer is not None else None
+    decl = ctx.decls.get(route) if route is not None else None
+    if route is None or decl is None or decl.kind != "route":
+        return None
+    lacking = []
+    for case in getattr(decl, "cases", ()):
+        typed = ctx.types.get(case.target.name)
+        if typed is not None and t.step(typed, part) is None:
+            lacking.append(Label(case.span, f"`{case.target.name}` declares no `{part}` in its `output`"))
+    return (route, lacking) if lacking else None
 
 
 def _frame(inst: Instance, kind: str) -> Frame | None:
@@ -201,8 +236,15 @@ def _scoped(ctx: CompileContext, inst: Instance, path: str, span: Span, parts: t
                 notes=[f"`{{{{{head}...}}}}` reads the {head} a runnable is part of: place it in a {head}'s body"],
             ),
         )
+    return _in_frame(ctx, inst, path, span, parts, frame, head)
+
+
+def _in_frame(
+    ctx: CompileContext, inst: Instance, path: str, span: Span, parts: tuple[str, ...], frame: Frame, head: str
+) -> Resolved:
+    """`loop.last...` or, by name, `outer.last...`: what a loop iteration or map item around the reader gives."""
     word = parts[1] if len(parts) > 1 else None
-    allowed = _SCOPE_WORDS[head]
+    allowed = _SCOPE_WORDS[frame.kind]
     if word not in allowed:
         hint = suggest(word or "", allowed)
         listed = ", ".join(f"`{head}.{w}`" for w in allowed)
@@ -223,8 +265,36 @@ def _scoped(ctx: CompileContext, inst: Instance, path: str, span: Span, parts: t
         typed = frame.type
     if len(parts) == 2:
         return Resolved(typed)
-    producer = frame.name if head == "loop" else None
+    producer = frame.name if frame.kind == "loop" else None
     return walk_fields(ctx, inst, path, span, parts[:2], typed, producer, parts[2:], False)
+
+
+def _own_frame(ctx: CompileContext, inst: Instance, path: str, span: Span, parts: tuple[str, ...]) -> Resolved | None:
+    """A read of a loop or map by name inside its own body: its iteration's (item's) words, or why not; else None.
+
+    Inside `outer`'s body `outer` has not finished, so its output cannot be read;
+    what it gives there is what `loop...` gives, by name, so an inner loop can
+    read an outer one (`outer.iteration`, `outer.last.verdict`)."""
+    head = parts[0]
+    frame = next((f for f in reversed(inst.frames) if f.name == head), None)
+    if frame is None:
+        return None
+    if len(parts) > 1 and parts[1] in _SCOPE_WORDS[frame.kind]:
+        return _in_frame(ctx, inst, path, span, parts, frame, head)
+    words = ", ".join(f"`{head}.{w}`" for w in _SCOPE_WORDS[frame.kind])
+    rest = ".".join(parts[1:])
+    better = f"{head}.last.{rest}" if frame.kind == "loop" and rest else f"{head}.last" if frame.kind == "loop" else ""
+    return Resolved(
+        None,
+        make(
+            "P316",
+            f"`{{{{{path}}}}}` reads {frame.kind} `{head}` inside its own body, where it has not finished",
+            span,
+            labels=_labels(ctx, inst),
+            notes=[f"inside its body, {frame.kind} `{head}` gives {words} (and `{frame.kind}...` the innermost)"],
+            fix=Fix(f"did you mean `{better}`?", span, better) if better else None,
+        ),
+    )
 
 
 def _state(ctx: CompileContext, path: str, span: Span, parts: tuple[str, ...]) -> Resolved:
@@ -296,6 +366,10 @@ def resolve(
         declared = ctx.input_type if ctx.input_type is not None else t.ANY
         return walk_fields(ctx, inst, path, span, ("run", "input"), declared, None, parts[2:], False)
     kind = ctx.kind(head)
+    if kind in ("loop", "map") and inst.frames:
+        own = _own_frame(ctx, inst, path, span, parts)
+        if own is not None:
+            return own
     if kind in ("agent", "step", "consolidate", "ask", "chain", "parallel", "route", "loop", "map"):
         found = walk_fields(
             ctx, inst, path, span, (head,), ctx.types.get(head, t.ANY), source(ctx, head), parts[1:], False

@@ -44,11 +44,10 @@ async def run_loop(
     last = Done(None)
     while len(history) < bound:
         iteration = len(history) + 1
-        frame = Frame(
-            table,
-            {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)},
-            parent.map if parent is not None else None,
-        )
+        scope = {"iteration": iteration, "last": history[-1] if history else None, "history": list(history)}
+        named = dict(parent.named) if parent is not None and parent.named else {}
+        named[loop.name] = scope
+        frame = Frame(table, scope, parent.map if parent is not None else None, named)
         token = FRAME.set(frame)
         try:
             outcome = await chain(ctx, loop.body, input, path + (f"#{iteration}",), branch)

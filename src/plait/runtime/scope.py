@@ -30,6 +30,8 @@ class Frame:
     loop: dict[str, Any] | None = None
     #: {"index", "item"} of the innermost map item, or None.
     map: dict[str, Any] | None = None
+    #: Every loop and map around the running code by name (`outer.iteration`, `each.item`): the same dicts.
+    named: dict[str, dict[str, Any]] | None = None
 
 
 FRAME: ContextVar[Frame | None] = ContextVar("plait_frame", default=None)
@@ -64,8 +66,13 @@ def lookup(ctx: RunContext, head: str) -> Any:
         return frame.loop if frame is not None and frame.loop is not None else MISSING
     if head == "map":
         return frame.map if frame is not None and frame.map is not None else MISSING
-    table = ctx.outputs if frame is None else frame.outputs
-    return table.get(head, MISSING)
+    if frame is None:
+        return ctx.outputs.get(head, MISSING)
+    # Inside its own body a loop or map has not finished: its name reads what `loop`/`map` gives (the compiler
+    # allows only those words there).
+    if frame.named is not None and head in frame.named:
+        return frame.named[head]
+    return frame.outputs.get(head, MISSING)
 
 
 def resolve(ctx: RunContext, parts: tuple[str, ...], input: Any) -> Any:

@@ -22,7 +22,7 @@ from plait.dsl import ast
 
 from ..context import CompileContext
 from ..flow import Instance, RunGraph, walk
-from ..paths import Resolved, describe_use, resolve, show
+from ..paths import Resolved, cases_without, describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
 from ..schema import TEMPLATES, suggest
@@ -73,6 +73,21 @@ def _declared_here(typed: t.Type, what: str) -> list[Label]:
 
 def _literal_text(value: object) -> str:
     return t.describe(t.LiteralType((value,))) if isinstance(value, str | int | float | bool) else str(value)
+
+
+def _fits(value: object, typed: t.Type) -> bool:
+    """Whether a case literal can equal a value of `typed` (a number, text, ...); a record or list never can."""
+    if isinstance(typed, t.TextType):
+        return isinstance(value, str)
+    if isinstance(typed, t.IntType):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(typed, t.FloatType):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(typed, t.LiteralType):
+        return any(value == v and type(value) is type(v) for v in typed.values)
+    if isinstance(typed, t.UnionType):
+        return any(_fits(value, o) for o in typed.options)
+    return False
 
 
 class _Flow:
@@ -158,6 +173,7 @@ class _Flow:
             values = None
         declared = _declared_here(typed, f"`{path}`")
         if values is None:
+            self.case_types(decl, typed, path, declared)
             if otherwise is None and not isinstance(typed, t.AnyType):
                 self.emit(
                     make(
@@ -205,6 +221,28 @@ class _Flow:
                     labels=declared,
                     notes=[f"every value of `{path}` needs a case when there is no `else`"],
                     fix=Fix(f"add `{_literal_text(missing[0])} -> RUNNABLE` for each, or `else -> RUNNABLE`"),
+                )
+            )
+
+    def case_types(self, decl: ast.RouteDecl, typed: t.Type, path: str, declared: list[Label]) -> None:
+        """P309 for a case whose literal can never equal a subject of an open type (`1` on a `string`)."""
+        if isinstance(typed, t.AnyType):
+            return
+        for case in decl.cases:
+            if case.literal is None:
+                continue
+            value = case.literal.value
+            if _fits(value, typed):
+                continue
+            shown = t.describe(typed)
+            self.emit(
+                make(
+                    "P309",
+                    f"case {_literal_text(value)} is not a value of `{path}`, which is `{shown}`",
+                    case.literal.span,
+                    labels=declared,
+                    notes=[f"a case on a `{shown}` subject is a `{shown}` literal"],
+                    fix=Fix(f"write the case as a `{shown}` literal, or route on another field"),
                 )
             )
 
@@ -338,8 +376,10 @@ class Condition:
         path = ".".join(parts)
         if parts[0] in self.inside and self.flow.ctx.kind(parts[0]) is not None:
             base, rest, whose = self.flow.ctx.types.get(parts[0], t.ANY), parts[1:], f"`{parts[0]}`'s output"
+            producer = parts[0]
         else:
             base, rest, whose = self.body, parts, f"the output of loop `{self.loop}`'s body"
+            producer = self.loop
         current: t.Type = base
         for part in rest:
             bare = t.strip_optional(current)
@@ -348,10 +388,18 @@ class Condition:
                 names = t.field_names(bare)
                 hint = suggest(part, names)
                 labels = _declared_here(bare, whose)
+                listed = ", ".join(f"`{n}`" for n in names) or "none"
+                cases = cases_without(self.flow.ctx, producer, part) if current is base else None
                 if isinstance(bare, t.TextType):
                     note = f"{whose} is text: declare an `output` with the fields `until` reads"
+                elif isinstance(bare, t.UnionType) and cases:
+                    labels = cases[1]
+                    note = (
+                        f"{whose} is the output of the case of route `{cases[0]}` that ran, so `until` reads only"
+                        f" the fields common to all its cases: {listed}"
+                    )
                 else:
-                    note = "its fields are " + (", ".join(f"`{n}`" for n in names) or "none")
+                    note = f"its fields are {listed}"
                 self.bad(
                     f"`until` reads `{path}`, which {whose} does not have",
                     node.span,
