@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plait.runtime.conditions import Field  # noqa: E402
 from plait.core.kinds import ModelNode
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, LoopNode, MapNode, ParallelNode, RouteCase, RouteNode
 from plait.runtime.engine import Engine  # noqa: E402
@@ -88,7 +89,7 @@ def loop_engine(latency: float = 0.0) -> Engine:
         run={"type": "function"},
         fn=echo,
     )
-    program.agents["main"] = AgentConfig("main", "bench", tools=("echo",), max_steps=ROUNDS + 1)
+    program.agents["main"] = AgentNode(name="main", model="bench", tools=("echo",), max_steps=ROUNDS + 1)
     return Engine(program, providers={"bench": LoopModel(latency)})
 
 

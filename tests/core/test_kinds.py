@@ -49,6 +49,6 @@ def test_every_attribute_has_a_doc_line():
 def test_every_runnable_kind_has_one_executor_and_one_program_table():
     from plait.core.kinds import RUNNABLE_KINDS
     from plait.runtime.compose import EXECUTORS
-    from plait.runtime.config import RUNNABLE_TABLES
+    from plait.runtime.program import RUNNABLE_TABLES
 
     assert set(EXECUTORS) == set(RUNNABLE_KINDS) == {kind for kind, _ in RUNNABLE_TABLES}

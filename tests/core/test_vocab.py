@@ -54,15 +54,16 @@ def test_turn_step_names_are_the_pipeline_the_runtime_runs():
 
 
 def test_an_unset_attribute_has_one_default_in_the_graph_and_the_runtime():
-    """A spec that writes no optional attribute compiles to the config a Python caller gets by building it bare."""
-    from plait.runtime.config import AgentConfig
-    from plait.runtime.graph_adapter import program_from_graph
+    """A spec that writes no optional attribute runs the very records it compiles to: one declaration, one set of
+    defaults, the same a Python caller gets by building the record bare."""
+    from plait.core.kinds import AgentNode
+    from plait.runtime.program import program_from_graph
 
     spec = """
 model m = "openai/gpt-4o-mini"
 tool t "T." { run = python("tools:t") }
 agent a "A." { model = m, tools = [t] }
-agent b "B." { model = m }
+agent b { model = m }
 step s { model = m, prompt = "{{input}}" }
 parallel p = [a, b]
 consolidate c { agents = [a, b], judge = m }
@@ -71,18 +72,10 @@ chain main = s -> p -> c
     result = plait.compile(spec)
     assert result.graph is not None, [d.message for d in result.diagnostics]
     program = program_from_graph(result.graph)
-    bare = {
-        "agent": AgentConfig("b", "m"),
-    }
-    built = {
-        "agent": program.agents["b"],
-    }
-    # Models, tools, steps, parallels and consolidates run as their graph records: one declaration, one set of defaults.
-    assert program.models["m"] == result.graph.node("m") and program.tools["t"] == result.graph.node("t")
-    assert program.parallels["p"] == result.graph.node("p") and program.consolidates["c"] == result.graph.node("c")
-    assert program.steps["s"] == result.graph.node("s")
-    skip = {"description", "parameters", "run", "fn", "output"}
-    for kind, config in bare.items():
-        for f in dataclasses.fields(config):
-            if f.name not in skip:
-                assert getattr(built[kind], f.name) == getattr(config, f.name), (kind, f.name)
+    graph = result.graph
+    for table, name in [("models", "m"), ("tools", "t"), ("agents", "a"), ("agents", "b"), ("steps", "s")]:
+        assert getattr(program, table)[name] == graph.node(name), name
+    assert program.parallels["p"] == graph.node("p") and program.consolidates["c"] == graph.node("c")
+    assert program.chains["main"] == graph.node("main")
+    declared = dataclasses.replace(program.agents["b"], span=None, file=None)
+    assert declared == AgentNode(name="b", model="m")

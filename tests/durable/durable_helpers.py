@@ -11,7 +11,8 @@ from typing import Any
 from plait.core.kinds import ModelNode
 from plait.core.kinds import ToolNode
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 from plait.runtime.store import Journal, journal_path, open_store
@@ -90,7 +91,7 @@ def engine(backend: Backend, replies: list[dict[str, Any]], tools: dict[str, Too
     config = ModelNode(name="m", provider="scripted", model_id="m")
     program.models["m"] = config
     program.tools.update(tools)
-    program.agents["main"] = AgentConfig("main", "m", tools=tuple(tools), **agent_kw)
+    program.agents["main"] = AgentNode(name="main", model="m", tools=tuple(tools), **agent_kw)
     return Engine(program, providers={"m": ScriptedProvider(config, replies=replies)}, store=backend.open())
 
 

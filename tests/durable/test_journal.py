@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -40,7 +41,7 @@ def test_a_run_is_admitted_and_each_tool_intent_is_committed_before_the_tool_run
     eng.program.tools["add"] = tool(
         "add", lambda a: seen.append(committed(backend, run.id)) or a, props={"a": "integer"}
     )
-    eng.program.agents["main"].tools = ("add",)
+    eng.program.agents["main"] = replace(eng.program.agents["main"], tools=("add",))
     run = eng.start("go")
     result = go(run)
     assert (result.stop_reason, result.output) == ("done", "3")

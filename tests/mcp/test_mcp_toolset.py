@@ -14,7 +14,7 @@ from plait import compile
 from plait.core.mcp_lock import Lock, LockedServer, LockedTool, dumps, fingerprint
 from plait.runtime.context import RunContext
 from plait.runtime.errors import AgentError
-from plait.runtime.graph_adapter import program_from_graph
+from plait.runtime.program import program_from_graph
 from plait.runtime.mcp.drift import Drift, compare
 from plait.runtime.mcp.server import McpStartError, resolve
 from plait.runtime.mcp.toolset import is_idempotent

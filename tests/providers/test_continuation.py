@@ -98,7 +98,8 @@ def _run_recording_continuations(provider: str, first_reply_age: float) -> list[
     """A two-turn tool loop on a scripted model that stands for `provider`; the previous_response_id of each request."""
     from plait.core.kinds import ModelNode
     from plait.runtime.function_tool import FunctionTool
-    from plait.runtime.config import AgentConfig, Program
+    from plait.core.kinds import AgentNode
+    from plait.runtime.program import Program
     from plait.runtime.engine import Engine
     from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -112,7 +113,7 @@ def _run_recording_continuations(provider: str, first_reply_age: float) -> list[
     program = Program(entry="main")
     program.models["m"] = ModelNode(name="m", provider=provider, model_id="model-id")
     program.tools["t"] = FunctionTool(name="t", description="a tool", run={"type": "function"}, fn=lambda: "ok")
-    program.agents["main"] = AgentConfig("main", "m", tools=("t",))
+    program.agents["main"] = AgentNode(name="main", model="m", tools=("t",))
     replies = [
         {
             "response_id": "resp_1",

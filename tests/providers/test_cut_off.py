@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.core.kinds import StepNode
 from plait.core.types import TEXT, FieldType, ObjectType, to_json_schema
 from plait.runtime.engine import Engine
@@ -40,7 +41,7 @@ def _run(server: Any, flavour: str, *, agent: dict[str, Any] | None = None, step
     if step is not None:
         program.steps["main"] = StepNode(name="main", model="m", prompt="Say it: {{input}}", **step)
     else:
-        program.agents["main"] = AgentConfig("main", "m", **(agent or {}))
+        program.agents["main"] = AgentNode(name="main", model="m", **(agent or {}))
     engine = Engine(program)
 
     async def go() -> Any:
@@ -80,7 +81,7 @@ def test_a_typed_step_cut_off_names_max_tokens_and_is_not_retried(plait_fake_ser
 
 def test_a_typed_agent_cut_off_fails_naming_the_limit_instead_of_passing_on_text(plait_fake_server) -> None:
     plait_fake_server.push(CUT)
-    result = _run(plait_fake_server, "openai", agent={"output": SCHEMA, "max_tokens": 6})
+    result = _run(plait_fake_server, "openai", agent={"output": ANSWER, "max_tokens": 6})
     assert result.stop_reason == "error" and result.error.kind == "output_invalid"
     assert "max_tokens = 6" in result.error.message
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.runtime.engine import Engine
 
 from test_provider_truth import GEMINI_ENDINGS
@@ -16,7 +17,7 @@ from test_provider_truth import GEMINI_ENDINGS
 def run_on(server: Any, flavour: str, **agent: Any) -> Any:
     program = Program(entry="main")
     program.models["m"] = server.config(flavour, name="m", retries=0)
-    program.agents["main"] = AgentConfig("main", "m", **agent)
+    program.agents["main"] = AgentNode(name="main", model="m", **agent)
     engine = Engine(program)
 
     async def go():
@@ -56,7 +57,7 @@ def test_an_empty_body_falls_back_to_the_next_model(plait_fake_server, sleeps) -
     program = Program(entry="main")
     program.models["p"] = plait_fake_server.config("anthropic", name="p", retries=1)
     program.models["b"] = plait_fake_server.config("openai", name="b", retries=0)
-    program.agents["main"] = AgentConfig("main", "p", fallback=("b",))
+    program.agents["main"] = AgentNode(name="main", model="p", fallback=("b",))
     plait_fake_server.push({"body": {}}, {"body": {}}, {"text": "from the backup"})
     engine = Engine(program)
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.core.kinds import StepNode
 from plait.core.types import TEXT, FieldType, LiteralType, ObjectType, to_json_schema
 from plait.runtime.engine import Engine
@@ -26,7 +27,7 @@ from plait.runtime.providers.base import Message, TextDelta
 from conftest import FLAVOURS
 from helpers import call, request
 
-#: A step declares a type; an agent (and every wire) carries its strict JSON Schema.
+#: A runnable declares a type; every wire carries its strict JSON Schema.
 VERDICT_TYPE = ObjectType(
     (FieldType("verdict", LiteralType(("accept", "revise"))), FieldType("note", TEXT, optional=True))
 )
@@ -168,8 +169,8 @@ def engine(
                 fn=lambda: "the style guide says: short",
             )
             names = ("lookup",)
-        program.agents["review"] = AgentConfig(
-            "review", "m", tools=names, output=VERDICT, retry_malformed=retry_malformed
+        program.agents["review"] = AgentNode(
+            name="review", model="m", tools=names, output=VERDICT_TYPE, retry_malformed=retry_malformed
         )
     return Engine(program)
 
@@ -270,7 +271,7 @@ def test_scripted_output_replies_run_offline() -> None:
 
     program = Program(entry="review")
     program.models["m"] = ModelNode(name="m", provider="scripted", model_id="m")
-    program.agents["review"] = AgentConfig("review", "m", output=VERDICT, retry_malformed=1)
+    program.agents["review"] = AgentNode(name="review", model="m", output=VERDICT_TYPE, retry_malformed=1)
     provider = ScriptedProvider(
         program.models["m"],
         replies=[{"output": {"verdict": "nope", "note": None}}, {"output": {"verdict": "accept", "note": None}}],

@@ -8,7 +8,8 @@ from typing import Any
 from plait.core.kinds import ModelNode
 from plait.core.kinds import ToolNode
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.runtime.engine import Engine
 from plait.runtime.providers.scripted import ScriptedProvider
 
@@ -72,7 +73,7 @@ def make(
     *,
     models: dict[str, Any] | None = None,
     tools: dict[str, ToolNode] | None = None,
-    agents: dict[str, AgentConfig] | None = None,
+    agents: dict[str, AgentNode] | None = None,
     entry: str | None = "main",
     model_options: dict[str, dict] | None = None,
     program: Program | None = None,
@@ -88,7 +89,7 @@ def make(
         providers[name] = Recorder(ScriptedProvider(config, replies=script))
     program.tools.update(tools or {})
     if agents is None:
-        agents = {"main": AgentConfig("main", "m", tools=tuple(tools or ()), **agent_kw)}
+        agents = {"main": AgentNode(name="main", model="m", tools=tuple(tools or ()), **agent_kw)}
     program.agents.update(agents)
     return Engine(program, providers=providers)
 

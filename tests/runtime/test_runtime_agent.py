@@ -6,14 +6,16 @@ import json
 
 import pytest
 
-from plait.runtime.config import AgentConfig
+from plait.core.kinds import AgentNode
 from plait.runtime.errors import ToolNameCollision
 from plait.runtime.providers.base import ProviderError
 from runtime_helpers import call, drain, fn_tool, go, make, schema
 
 
 def two_models(primary, backup, **kw):
-    return make(models={"p": primary, "b": backup}, agents={"main": AgentConfig("main", "p", fallback=("b",), **kw)})
+    return make(
+        models={"p": primary, "b": backup}, agents={"main": AgentNode(name="main", model="p", fallback=("b",), **kw)}
+    )
 
 
 def test_fallback_serves_the_step_warns_and_names_the_serving_model():
@@ -43,7 +45,7 @@ def test_fallback_on_overrides_the_set_and_last_error_is_raised():
     engine = two_models(
         [{"error": {"kind": "auth", "message": "p says no"}}],
         [{"error": {"kind": "auth", "message": "b says no"}}],
-        fallback_on=frozenset({"auth"}),
+        fallback_on=("auth",),
     )
     result = go(engine.run("go"))
     assert result.error.message == "b says no"
@@ -52,7 +54,7 @@ def test_fallback_on_overrides_the_set_and_last_error_is_raised():
 def test_timeout_falls_over_to_backup():
     engine = make(
         models={"p": [{"text": "slow", "delay": "300ms"}], "b": [{"text": "fast"}]},
-        agents={"main": AgentConfig("main", "p", fallback=("b",))},
+        agents={"main": AgentNode(name="main", model="p", fallback=("b",))},
         model_options={"p": {"timeout": 0.05}},
     )
     result = go(engine.run("go"))
@@ -139,7 +141,10 @@ def test_function_and_agent_observers():
     engine = make(
         models={"m": {"main": [call("t"), {"text": "done"}], "watcher": [{"text": "noted"}]}},
         tools={"t": fn_tool("t", lambda: "r")},
-        agents={"main": AgentConfig("main", "m", tools=("t",)), "watcher": AgentConfig("watcher", "m")},
+        agents={
+            "main": AgentNode(name="main", model="m", tools=("t",)),
+            "watcher": AgentNode(name="watcher", model="m"),
+        },
     )
     engine.observe("tool_call_end", lambda e: seen.append(e.data["name"]))
     engine.observe("tool_call_end", "watcher")
@@ -225,7 +230,7 @@ def test_server_state_is_only_offered_to_the_model_that_issued_it():
 def test_an_observer_agent_watching_everything_does_not_watch_itself():
     engine = make(
         models={"m": {"main": [{"text": "done"}], "watcher": [{"text": "noted"}] * 20}},
-        agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")},
+        agents={"main": AgentNode(name="main", model="m"), "watcher": AgentNode(name="watcher", model="m")},
     )
     engine.observe("run_end", "watcher")
     engine.observe("*", lambda e: None)

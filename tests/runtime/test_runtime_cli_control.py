@@ -165,7 +165,7 @@ def test_at_a_terminal_an_ask_is_asked_until_the_answer_fits(monkeypatch, capsys
     from plait.cli.answers import ask_answers
     from plait.core.kinds import AskNode
     from plait.core.types import FieldType, LiteralType, ObjectType
-    from plait.runtime.config import Program
+    from plait.runtime.program import Program
     from plait.runtime.outcomes import PendingAsk
 
     answer = ObjectType((FieldType("decision", LiteralType(("send", "drop"))),))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from runtime_helpers import call, drain, fn_tool, go, make
@@ -117,7 +118,7 @@ def test_parallel_collect_keeps_going_and_attributes_failures():
 
 def consolidate_engine(judge_replies, rounds=3):
     p = program(consolidates=[ConsolidateNode(name="main", agents=("a", "b"), judge="judge", rounds=rounds)])
-    agents = {"a": AgentConfig("a", "m", system="analyst"), "b": AgentConfig("b", "m", system="risk")}
+    agents = {"a": AgentNode(name="a", model="m", system="analyst"), "b": AgentNode(name="b", model="m", system="risk")}
     script = {
         "a": [{"text": f"a{i}"} for i in range(1, 4)],
         "b": [{"text": f"b{i}"} for i in range(1, 4)],
@@ -154,8 +155,8 @@ def test_consolidate_without_agreement_runs_every_round_and_returns_last_summary
 
 def test_delegation_passes_task_and_returns_the_sub_agents_answer_with_nested_paths():
     agents = {
-        "main": AgentConfig("main", "m", tools=("researcher",)),
-        "researcher": AgentConfig("researcher", "m", tools=("look",), description="Look things up."),
+        "main": AgentNode(name="main", model="m", tools=("researcher",)),
+        "researcher": AgentNode(name="researcher", model="m", tools=("look",), description="Look things up."),
     }
     script = {
         "main": [call("researcher", task="height of the Eiffel Tower"), {"text": "330 m"}],
@@ -177,7 +178,10 @@ def test_delegation_passes_task_and_returns_the_sub_agents_answer_with_nested_pa
 
 
 def test_delegated_failure_is_an_error_result_for_the_parent():
-    agents = {"main": AgentConfig("main", "m", tools=("helper",)), "helper": AgentConfig("helper", "m")}
+    agents = {
+        "main": AgentNode(name="main", model="m", tools=("helper",)),
+        "helper": AgentNode(name="helper", model="m"),
+    }
     script = {"main": [call("helper", task="t"), {"text": "coped"}], "helper": [{"error": {"kind": "server_error"}}]}
     engine = make(models={"m": script}, agents=agents)
     result = go(engine.run("go"))
@@ -189,7 +193,7 @@ def test_chain_stops_at_a_bounded_stop():
     p = program(
         chains=[ChainNode(name="main", elements=("looper", "after"))], steps=[StepNode(name="after", model="m")]
     )
-    agents = {"looper": AgentConfig("looper", "m", tools=("t",), max_steps=1)}
+    agents = {"looper": AgentNode(name="looper", model="m", tools=("t",), max_steps=1)}
     engine = make(
         models={"m": {"looper": [call("t")], "after": [{"text": "unreached"}]}},
         tools={"t": fn_tool("t", lambda: "r")},

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.core.kinds import ParallelNode
 from plait.runtime.history import window
 from plait.runtime.providers.base import Message, TextPart, ToolCall
@@ -92,9 +93,9 @@ def test_interrupts_from_parallel_branches_and_delegates_answered_in_one_resume(
     program = Program()
     program.parallels["main"] = ParallelNode(name="main", branches=("left", "right"))
     agents = {
-        "left": AgentConfig("left", "m", tools=("send",)),
-        "right": AgentConfig("right", "m", tools=("helper",)),
-        "helper": AgentConfig("helper", "m", tools=("send",), description="sends things"),
+        "left": AgentNode(name="left", model="m", tools=("send",)),
+        "right": AgentNode(name="right", model="m", tools=("helper",)),
+        "helper": AgentNode(name="helper", model="m", tools=("send",), description="sends things"),
     }
     script = {
         "left": [call("send", to="L"), {"text": "left done"}],

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from plait.runtime.function_tool import FunctionTool
-from plait.runtime.config import AgentConfig, Program
+from plait.core.kinds import AgentNode
+from plait.runtime.program import Program
 from plait.runtime.engine import Engine
 from plait.testing import plait_fake_server  # noqa: F401  (the fixture)
 
@@ -33,7 +34,7 @@ def test_tool_loop_over_the_wire(plait_fake_server, provider, streamed):  # noqa
         run={"type": "function"},
         fn=add,
     )
-    program.agents["main"] = AgentConfig("main", "m", tools=("add",))
+    program.agents["main"] = AgentNode(name="main", model="m", tools=("add",))
     engine = Engine(program)
 
     async def scenario():

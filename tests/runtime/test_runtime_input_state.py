@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from plait.runtime.config import AgentConfig
+from plait.core.kinds import AgentNode
 from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode
 from plait.runtime.errors import AgentError
@@ -87,7 +87,7 @@ def state_engine(update, state=STATE):
         chains=[ChainNode(name="main", elements=("agent", "after"))],
         steps=[StepNode(name="after", model="m", prompt="order=[{{state.order_id}}] count=[{{state.count}}]")],
     )
-    p.agents["agent"] = AgentConfig("agent", "m", tools=("save",))
+    p.agents["agent"] = AgentNode(name="agent", model="m", tools=("save",))
     p.state = state
     return make(
         models={"m": {"agent": [call("save"), {"text": "ok"}], "after": [{"text": "done"}]}},
@@ -141,8 +141,8 @@ def test_an_agents_system_prompt_reads_the_run_input_and_the_map_item():
     from plait.core.kinds import MapNode
 
     p = program(maps=[MapNode(name="main", body=("helper",), over=("input", "names"), concurrency=1)])
-    p.agents["helper"] = AgentConfig(
-        "helper", "m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}."
+    p.agents["helper"] = AgentNode(
+        name="helper", model="m", system="Greet {{map.item}} (#{{map.index}}) for {{run.input.host}}."
     )
     engine = make(models={"m": {"helper": [{"text": "hi A"}, {"text": "hi B"}]}}, agents={}, program=p)
     result = go(engine.run({"names": ["A", "B"], "host": "Ann"}))

@@ -7,7 +7,7 @@ import asyncio
 
 from runtime_helpers import call, drain, fn_tool, go, make
 
-from plait.runtime.config import AgentConfig
+from plait.core.kinds import AgentNode
 
 
 def _codes(result) -> list[str]:
@@ -48,7 +48,7 @@ def test_a_failing_observer_agent_leaves_a_warning_in_the_report_and_the_events(
     # The watcher's script is empty: its one model call fails.
     engine = make(
         models={"m": {"main": [{"text": "done"}], "watcher": []}},
-        agents={"main": AgentConfig("main", "m"), "watcher": AgentConfig("watcher", "m")},
+        agents={"main": AgentNode(name="main", model="m"), "watcher": AgentNode(name="watcher", model="m")},
     )
     engine.observe("agent_end", "watcher")
     run = engine.start("go")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from plait.core.kinds import ToolNode
-from plait.runtime.config import AgentConfig
+from plait.core.kinds import AgentNode
 from plait.core.kinds import StepNode
 from plait.core.kinds import ChainNode, ConsolidateNode, ParallelNode
 from plait.runtime.templates import render
@@ -42,7 +42,7 @@ def test_agent_system_reads_a_parallel_branch_of_its_input():
         parallels=[ParallelNode(name="both", branches=("a", "b"))],
         steps=[StepNode(name="a", model="m"), StepNode(name="b", model="m")],
     )
-    p.agents["writer"] = AgentConfig("writer", "m", system="A said {{input.a}}; B said {{input.b}}.")
+    p.agents["writer"] = AgentNode(name="writer", model="m", system="A said {{input.a}}; B said {{input.b}}.")
     engine = make(
         models={"m": {"a": [{"text": "x"}], "b": [{"text": "y"}], "writer": [{"text": "done"}]}}, agents={}, program=p
     )
@@ -62,7 +62,7 @@ def test_step_system_and_prompt_read_state_and_input():
             )
         ],
     )
-    p.agents["setter"] = AgentConfig("setter", "m", tools=("remember",))
+    p.agents["setter"] = AgentNode(name="setter", model="m", tools=("remember",))
     engine = make(
         models={"m": {"setter": [call("remember"), {"text": "notes"}], "write": [{"text": "essay"}]}},
         tools={"remember": set_state(topic="tides", audience="kids")},
@@ -86,10 +86,10 @@ def test_consolidate_task_reads_state_and_input():
     )
     p.agents.update(
         {
-            "setter": AgentConfig("setter", "m", tools=("remember",)),
-            "a": AgentConfig("a", "m"),
-            "b": AgentConfig("b", "m"),
-            "judge": AgentConfig("judge", "m"),
+            "setter": AgentNode(name="setter", model="m", tools=("remember",)),
+            "a": AgentNode(name="a", model="m"),
+            "b": AgentNode(name="b", model="m"),
+            "judge": AgentNode(name="judge", model="m"),
         }
     )
     engine = make(

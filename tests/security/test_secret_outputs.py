@@ -79,7 +79,7 @@ def test_a_run_still_gets_the_real_values(tmp_path):
     model = graph.protected().node("m")
     assert model.headers["X-Api-Key"] == REDACTED and isinstance(model.headers["X-Api-Key"], Secret)
     assert reveal_record(model).headers["X-Api-Key"] == header
-    from plait.runtime.graph_adapter import program_from_graph
+    from plait.runtime.program import program_from_graph
 
     assert dict(program_from_graph(graph).models["m"].headers)["X-Api-Key"] == header
 

@@ -152,7 +152,7 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
     from plait.core.graph import McpNode
     from plait.core.mcp_lock import fingerprint
     from plait.dsl.loader import load
-    from plait.runtime.graph_adapter import program_from_graph
+    from plait.runtime.program import program_from_graph
 
     passes = tuple(p for p in PASSES if p is not check_mcp)
     folders: dict[Path, _Folder] = {}

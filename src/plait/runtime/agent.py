@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Callable
 
-from plait.core.kinds import ToolNode
+from plait.core.kinds import AgentNode, ToolNode
 
-from .config import AgentConfig
 from .context import AgentRun, RunContext
 from .events import Event
 from .function_tool import FunctionTool
@@ -31,7 +30,7 @@ __all__ = ["Agent", "drive", "run_agent"]
 _STATUS = {Done: "done", Interrupt: "interrupted", Pause: "paused", Fail: "error"}
 
 
-def new_run(ctx: RunContext, agent: AgentConfig, path: tuple[str, ...], branch: str | None) -> AgentRun:
+def new_run(ctx: RunContext, agent: AgentNode, path: tuple[str, ...], branch: str | None) -> AgentRun:
     key = "/".join(path)
     run = AgentRun(agent, path, key, ctx.toolset(agent), ctx.context_for(agent), branch=branch)
     ctx.runs[key] = run
@@ -90,7 +89,7 @@ async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
 
 
 async def run_agent(
-    ctx: RunContext, agent: AgentConfig, input: Any, path: tuple[str, ...], branch: str | None = None
+    ctx: RunContext, agent: AgentNode, input: Any, path: tuple[str, ...], branch: str | None = None
 ) -> Outcome:
     run = ctx.runs.get("/".join(path))
     if run is None or run.status == "done":

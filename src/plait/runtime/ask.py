@@ -15,7 +15,7 @@ from typing import Any
 
 from plait.core.kinds import AskNode
 
-from .config import Program
+from .program import Program
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Interrupt, Outcome, PendingAsk

@@ -18,8 +18,16 @@ from typing import Any, Awaitable, Callable
 from .agent import run_agent
 from .ask import run_ask
 from .code_step import run_code_step
-from .config import NO_FALLBACK, AgentConfig
-from plait.core.kinds import ChainNode, ConsolidateNode, LoopNode, MapNode, ParallelNode, RouteNode, StepNode
+from plait.core.kinds import (
+    AgentNode,
+    ChainNode,
+    ConsolidateNode,
+    LoopNode,
+    MapNode,
+    ParallelNode,
+    RouteNode,
+    StepNode,
+)
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -80,27 +88,26 @@ def _step(
     return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
 
 
-def _call_of(ctx: RunContext, step: StepNode) -> AgentConfig:
+def _call_of(ctx: RunContext, step: StepNode) -> AgentNode:
     """A model step is one model call, seen as an agent with no tools so it shares the call machinery."""
     made = ctx.program.step_calls.get(step.name)
     if made is not None and made[0] is step:  # made for this very record (a caller may swap one between runs)
         return made[1]
-    agent = AgentConfig(
-        step.name,
-        step.model or "",
+    # No fallback models and an empty `fallback_on`; the step's output type, asked for in its strict form.
+    agent = AgentNode(
+        name=step.name,
+        model=step.model or "",
         temperature=step.temperature,
         max_tokens=step.max_tokens,
-        fallback_on=NO_FALLBACK,
-        output=step.output_schema(),
+        fallback_on=(),
+        output=step.output,
         retry_malformed=step.retry_malformed,
     )
     ctx.program.step_calls[step.name] = (step, agent)
     return agent
 
 
-async def _one_shot(
-    ctx: RunContext, agent: AgentConfig, prompt: str, system: str | None, path: tuple[str, ...]
-) -> Done:
+async def _one_shot(ctx: RunContext, agent: AgentNode, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
     request = model_request(agent, [Message.user(prompt)], system=system, path=path)
     if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
         ctx.emit("step_start", path, agent, step=1)
@@ -121,7 +128,7 @@ async def _one_shot(
             finish_reason=response.finish_reason,
             raw_finish_reason=response.raw_finish_reason,
         )
-    if agent.output is not None:
+    if agent.output_schema() is not None:
         response = await structured_answer(ctx, agent, request, response, path)
         return Done(response.output, "done", finish_reason=response.finish_reason)
     return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
@@ -322,7 +329,7 @@ def _with_peers(task: str, me: str, answers: dict[str, str]) -> str:
 async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...], branch: str | None) -> Outcome:
     if judge in ctx.program.agents:
         return await run_runnable(ctx, judge, prompt, path, branch)
-    agent = AgentConfig(judge, judge, fallback_on=NO_FALLBACK)
+    agent = AgentNode(name=judge, model=judge, fallback_on=())
     try:
         return await _one_shot(ctx, agent, prompt, None, path)
     except Exception as exc:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable
 
-from plait.core.kinds import ToolNode
+from plait.core.kinds import AgentNode, ToolNode
 
-from .config import AgentConfig, Program
+from .program import Program
 from .errors import AgentError, ToolNameCollision
 from .events import Event, EventBus
 from .history import ContextRegistry, from_json, to_json
@@ -39,7 +39,7 @@ class Toolset:
 
 @dataclass(slots=True)
 class AgentRun:
-    agent: AgentConfig
+    agent: AgentNode
     path: tuple[str, ...]
     key: str
     toolset: Toolset
@@ -181,19 +181,19 @@ class RunContext:
         if pool is not None:
             await pool.aclose()
 
-    def context_for(self, agent: AgentConfig) -> ContextRegistry:
+    def context_for(self, agent: AgentNode) -> ContextRegistry:
         registry = self.contexts.get(agent.name)
         if registry is None:
             registry = self.contexts[agent.name] = ContextRegistry(agent.system)
         return registry
 
-    def toolset(self, agent: AgentConfig) -> Toolset:
+    def toolset(self, agent: AgentNode) -> Toolset:
         toolset = self._toolsets.get(agent.name)
         if toolset is None:
             toolset = self._toolsets[agent.name] = self._resolve_tools(agent)
         return toolset
 
-    def _resolve_tools(self, agent: AgentConfig) -> Toolset:
+    def _resolve_tools(self, agent: AgentNode) -> Toolset:
         program = self.program
         tools: dict[str, ToolNode] = {}
         for name in agent.tools:
@@ -213,7 +213,7 @@ class RunContext:
                     run={"type": "agent", "agent": name},
                 )
             elif name in program.mcp:
-                # graph_adapter leaves a server here only when plait.lock has no current entry for it.
+                # program_from_graph leaves a server here only when plait.lock has no current entry for it.
                 from .mcp.toolset import lock_command
 
                 server = program.mcp[name]
@@ -246,7 +246,7 @@ class RunContext:
     # -- records and events ----------------------------------------------------------
 
     def warn(
-        self, code: str, message: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **details: Any
+        self, code: str, message: str, path: tuple[str, ...], agent: AgentNode | None = None, /, **details: Any
     ) -> None:
         self.report.warn(code, message, path, **details)
         if self.bus.active:
@@ -268,7 +268,7 @@ class RunContext:
         if journal is not None:
             journal.record_decision(kind, decision, key)
 
-    def emit(self, type: str, path: tuple[str, ...], agent: AgentConfig | None = None, /, **data: Any) -> None:
+    def emit(self, type: str, path: tuple[str, ...], agent: AgentNode | None = None, /, **data: Any) -> None:
         if agent is None:
             self.bus.emit(Event(type, path, data))
         else:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 from .agent import Agent
 from .ask import accept_answers
 from .compose import run_runnable
-from .program import Program
+from .program import Program, program_from_graph
 from .context import RunContext
 from .errors import AgentError
 from .gc_scope import relaxed_gc
@@ -96,8 +96,6 @@ class Engine:
 
     @classmethod
     def from_graph(cls, graph: GraphView, **options: Any) -> "Engine":
-        from .program import program_from_graph
-
         program = program_from_graph(graph)
         store = options.get("store")
         if isinstance(store, str):  # a store URL (`--store postgresql://...`): every run of the engine goes there

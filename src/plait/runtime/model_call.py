@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable
 
-from plait.core.kinds import ModelNode
+from plait.core.kinds import AgentNode, ModelNode
 
-from .config import AgentConfig
 from .context import RunContext
 from .providers.base import (
     FALLBACK_KINDS,
@@ -58,7 +57,7 @@ def cut_off(request: ModelRequest, response: ModelResponse) -> tuple[str, str]:
 
 
 def model_request(
-    agent: AgentConfig,
+    agent: AgentNode,
     messages: list[Message],
     *,
     tools: list[ToolSpec] | None = None,
@@ -73,12 +72,19 @@ def model_request(
     fallback gets its own model's defaults under the same runnable's settings.
     """
     return ModelRequest(
-        "", messages, tools or [], system=system, agent=agent.name, step=step, output_schema=agent.output, path=path
+        "",
+        messages,
+        tools or [],
+        system=system,
+        agent=agent.name,
+        step=step,
+        output_schema=agent.output_schema(),
+        path=path,
     )
 
 
 async def complete_with_fallbacks(
-    ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]
+    ctx: RunContext, agent: AgentNode, request: ModelRequest, path: tuple[str, ...]
 ) -> ModelResponse:
     """Primary then each fallback, once each, per call; only failures another model could survive move on.
 
@@ -92,7 +98,7 @@ async def complete_with_fallbacks(
 
 
 async def _with_fallbacks(
-    ctx: RunContext, agent: AgentConfig, request: ModelRequest, path: tuple[str, ...]
+    ctx: RunContext, agent: AgentNode, request: ModelRequest, path: tuple[str, ...]
 ) -> ModelResponse:
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
@@ -123,14 +129,14 @@ async def _with_fallbacks(
 
 
 async def structured_answer(
-    ctx: RunContext, agent: AgentConfig, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]
+    ctx: RunContext, agent: AgentNode, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]
 ) -> ModelResponse:
     """A one-shot call's answer checked against `agent.output`, asked again while it misses (`retry_malformed`).
 
     The agent loop does the same turn by turn in `call_model`; a step or judge
     has no loop, so its retries happen here. `response.output` holds the record.
     """
-    schema = agent.output
+    schema = agent.output_schema()
     assert schema is not None
     attempt = 0
     while True:
@@ -161,7 +167,7 @@ async def structured_answer(
         response = await complete_with_fallbacks(ctx, agent, request, path)
 
 
-def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> Awaitable[ModelResponse] | None:
+def direct_call(ctx: RunContext, agent: AgentNode, request: ModelRequest) -> Awaitable[ModelResponse] | None:
     """The provider's call, ready to await, when it needs none of the fallback, timer and event plumbing.
 
     That is the common case: one model, no per-call timeout, nobody streaming or
@@ -177,7 +183,7 @@ def direct_call(ctx: RunContext, agent: AgentConfig, request: ModelRequest) -> A
     return ctx.provider(agent.model).complete(request)
 
 
-def _prepare(request: ModelRequest, agent: AgentConfig, config: ModelNode) -> None:
+def _prepare(request: ModelRequest, agent: AgentNode, config: ModelNode) -> None:
     """Point the request at one model: its id, its per-call timeout, and each setting the runnable's, else the model's.
 
     The one place the runnable's settings and its model's combine, for every
@@ -201,7 +207,7 @@ def _prepare(request: ModelRequest, agent: AgentConfig, config: ModelNode) -> No
 
 
 async def _one_call(
-    ctx: RunContext, agent: AgentConfig, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]
+    ctx: RunContext, agent: AgentNode, name: str, request: ModelRequest, path: tuple[str, ...], started: list[bool]
 ) -> ModelResponse:
     provider = ctx.provider(name)
     timeout = request.timeout
@@ -217,7 +223,7 @@ async def _one_call(
 
 async def _fetch(
     ctx: RunContext,
-    agent: AgentConfig,
+    agent: AgentNode,
     provider: Any,
     request: ModelRequest,
     path: tuple[str, ...],
@@ -268,7 +274,7 @@ async def _fetch(
 
 def served(
     ctx: RunContext,
-    agent: AgentConfig,
+    agent: AgentNode,
     name: str,
     request: ModelRequest,
     response: ModelResponse,

@@ -37,7 +37,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .config import Program
+from .program import Program
 from .events import Event
 from .secret_values import mask
 

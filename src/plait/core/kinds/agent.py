@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, ClassVar
 
+from ..types import TextType, Type, to_json_schema
 from ..vocab import ERROR_KINDS
 from .base import TOOL_CHOICES, Attr, Runnable, attr, kind_record
 
-__all__ = ["AgentNode"]
+__all__ = ["AgentNode", "schema_of"]
 
 #: LLM calls in one run.
 MAX_STEPS = 16
@@ -99,3 +101,14 @@ class AgentNode(Runnable):
     attributes: dict[str, Any] = attr(
         default_factory=dict, spec=Attr("map", default={}), doc="Telemetry: attributes on its spans."
     )
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of `output` in its strict form, what the model is asked for; None for text."""
+        return schema_of(self.output, True)
+
+
+@lru_cache(maxsize=1024)
+def schema_of(output: Type, strict: bool) -> dict[str, Any] | None:
+    """A declared output's JSON Schema (non-strict: optional fields may be absent or null); None for text."""
+    # Types are frozen records: one schema per declared type, not one per call. Callers only read it.
+    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict, nullable=not strict)

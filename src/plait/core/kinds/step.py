@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, ClassVar
 
-from ..types import TextType, Type, to_json_schema
-from .agent import RETRY_MALFORMED
+from .agent import RETRY_MALFORMED, schema_of
 from .base import Attr, Runnable, attr, kind_record
 
 __all__ = ["StepNode"]
@@ -49,10 +47,4 @@ class StepNode(Runnable):
         """The JSON Schema of `output`; None for text (nothing to ask for or to check).
 
         A model is held to the strict form; a Python function may leave an optional field out or return null for it."""
-        return _schema(self.output, self.run is None)
-
-
-@lru_cache(maxsize=1024)
-def _schema(output: Type, strict: bool) -> dict[str, Any] | None:
-    # Types are frozen records: one schema per declared type, not one per call. Callers only read it.
-    return None if isinstance(output, TextType) else to_json_schema(output, strict=strict, nullable=not strict)
+        return schema_of(self.output, self.run is None)

@@ -11,14 +11,14 @@ timeouts and the journal then treat it as any tool.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plait.core.kinds import McpNode
+from plait.core.kinds import AgentNode, McpNode, ToolNode
 
-from plait.core.kinds import ToolNode
-
-from ..config import AgentConfig, Program
+if TYPE_CHECKING:
+    from ..program import Program
 
 __all__ = ["expand_agent", "is_idempotent", "lock_command", "mcp_tools", "qualified"]
 
@@ -77,12 +77,12 @@ def _parameters(schema: Any) -> dict[str, Any]:
     return schema
 
 
-def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, list[str | None]]) -> None:
-    """An agent's MCP references, resolved in place: tools → "SERVER.TOOL" keys; until, approval → the names called.
+def expand_agent(agent: AgentNode, program: Program, uses: dict[str, list[str | None]]) -> AgentNode:
+    """An agent with its MCP references resolved: tools → "SERVER.TOOL" keys; until, approval → the names called.
 
     `uses` maps each server the agent uses to the tools named, in spec order (None: all of them, in the
     lock's order). A server with no usable lock stays in `tools` under its own name: the run stops there
-    with a message naming the fix.
+    with a message naming the fix. The record is a new one: the graph's own stays as declared.
     """
     tools: dict[str, None] = {}  # ordered, without repeats
     for name in agent.tools:
@@ -97,9 +97,12 @@ def expand_agent(agent: AgentConfig, program: Program, uses: dict[str, list[str 
             for wanted in [member] if dot else (uses.get(server.name) or [None]):
                 for tool in offered if wanted is None else [wanted] if wanted in offered else []:
                     tools[qualified(server.name, tool)] = None
-    agent.tools = tuple(tools)
-    agent.until = tuple(n for name in agent.until for n in _called(name, program))
-    agent.approval = tuple(n for name in agent.approval for n in _called(name, program))
+    return replace(
+        agent,
+        tools=tuple(tools),
+        until=tuple(n for name in agent.until for n in _called(name, program)),
+        approval=tuple(n for name in agent.approval for n in _called(name, program)),
+    )
 
 
 def _called(name: str, program: Program) -> tuple[str, ...]:

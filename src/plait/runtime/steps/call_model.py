@@ -79,7 +79,7 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         )
         return NEXT_TURN
     if (
-        agent.output is not None
+        agent.output_schema() is not None
         and not response.message.tool_calls
         and finish not in TRUNCATED
         and finish not in RETRY_ON
@@ -120,8 +120,9 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
 def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Outcome | None:
     """None when the answer matches the declared `output` (then `response.output` holds it); else the retry or failure."""
     agent = run.agent
-    assert agent.output is not None
-    value, errors = check_output(final_answer_text(response.message), agent.output)
+    schema = agent.output_schema()
+    assert schema is not None
+    value, errors = check_output(final_answer_text(response.message), schema)
     if not errors:
         response.output = value
         return None
@@ -130,7 +131,7 @@ def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Ou
     run.streak += 1
     # Kept, unlike a malformed call: the model corrects an answer best when it sees it beside what was wrong.
     run.messages.append(response.message)
-    run.messages.append(Message.user(guidance(run.streak, agent.retry_malformed, errors, agent.output)))
+    run.messages.append(Message.user(guidance(run.streak, agent.retry_malformed, errors, schema)))
     ctx.warn(
         "output_invalid_retried",
         f"agent `{agent.name}` retried an answer that missed its `output` (attempt {run.streak})",
@@ -155,7 +156,7 @@ def _cut_short(run: AgentRun, why: str, fix: str) -> Fail | None:
                 path=run.path,
             )
         )
-    if agent.output is not None:
+    if agent.output_schema() is not None:
         return Fail(output_cut_off(agent, why, fix, run.path))
     return None
 

@@ -1,11 +1,13 @@
-"""Runtime declarations → what the loop works on: a `Program` of kind records and config objects.
+"""The compiled graph's records (`plait.core.graph`) → a `Program`: every declaration's kind record, by name.
 
-Models, tools, MCP servers, chains, parallels, consolidates, routes, loops,
-maps, asks and steps are their kind records (src/plait/core/kinds/), the graph's
-own nodes (a tool registered in code: `FunctionTool`, its runtime-only
-subclass holding the callable); agents are still slotted config
-dataclasses that `graph_adapter.py` copies from the graph (issue 20). Tests
-and Python callers build either directly. The loop never reads AST nodes.
+A `Program` is what an engine runs. Each table holds the graph's own records
+(src/plait/core/kinds/), the same objects the compiler built, so a field
+added to a kind is there with no copy to update. The exceptions are derived,
+not copied: a tool registered in code is a `FunctionTool` (a runtime-only
+`ToolNode` holding the callable), an agent that uses an MCP server gets a new
+record naming the server's locked tools (src/plait/runtime/mcp/toolset.py),
+and `input` and `state` are JSON Schemas. Tests and Python callers build
+records with keywords, as the compiler does. The loop never reads AST nodes.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.core import defaults as D
+from plait.core import graph as g
 from plait.core.kinds import (
+    AgentNode,
     AskNode,
     ChainNode,
     ConsolidateNode,
@@ -27,48 +30,10 @@ from plait.core.kinds import (
     StepNode,
     ToolNode,
 )
+from plait.core.redact import reveal_record
+from plait.core.types import to_json_schema
 
-from .providers.base import FALLBACK_KINDS
-
-__all__ = [
-    "AgentConfig",
-    "NO_FALLBACK",
-    "Program",
-    "RUNNABLE_TABLES",
-]
-
-
-@dataclass(slots=True)
-class AgentConfig:
-    name: str
-    model: str
-    description: str | None = None
-    fallback: tuple[str, ...] = ()
-    fallback_on: frozenset[str] = FALLBACK_KINDS
-    system: str | None = None
-    #: Tool and agent names, in spec order (an agent here is delegated to).
-    tools: tuple[str, ...] = ()
-    max_steps: int = D.MAX_STEPS
-    until: tuple[str, ...] = ()
-    until_succeeded: bool = False
-    retry_malformed: int = D.RETRY_MALFORMED
-    validate_arguments: bool = True
-    keep_last: int | None = None
-    approval: tuple[str, ...] = ()
-    tool_timeout: float | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    #: "auto" | "none" | "required" | one of `tools`; None: the model's default, else the provider's.
-    tool_choice: str | None = None
-    label: str | None = None
-    source: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    #: JSON Schema of the declared `output` (strict form, what the model is asked for); None = text.
-    output: dict[str, Any] | None = None
-
-
-#: What a step falls back on: nothing. One shared set rather than a new one per step.
-NO_FALLBACK: frozenset[str] = frozenset()
+__all__ = ["Program", "RUNNABLE_TABLES", "program_from_graph"]
 
 
 @dataclass(slots=True)
@@ -77,7 +42,7 @@ class Program:
 
     models: dict[str, ModelNode] = field(default_factory=dict)
     tools: dict[str, ToolNode] = field(default_factory=dict)
-    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    agents: dict[str, AgentNode] = field(default_factory=dict)
     steps: dict[str, StepNode] = field(default_factory=dict)
     chains: dict[str, ChainNode] = field(default_factory=dict)
     parallels: dict[str, ParallelNode] = field(default_factory=dict)
@@ -99,7 +64,7 @@ class Program:
     #: Where each declaration is written: name → (file, line); telemetry links spans to it.
     locations: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: A model step's one call as the call machinery sees it (an agent with no tools), made on its first run.
-    step_calls: dict[str, tuple[StepNode, AgentConfig]] = field(default_factory=dict, repr=False, compare=False)
+    step_calls: dict[str, tuple[StepNode, AgentNode]] = field(default_factory=dict, repr=False, compare=False)
 
     def runnables(self) -> list[str]:
         """Names a run can start at, in declaration order within each kind; inline parallels excluded."""
@@ -133,3 +98,46 @@ RUNNABLE_TABLES: tuple[tuple[str, str], ...] = (
     ("ask", "asks"),
 )
 _NAMED_TABLES = RUNNABLE_TABLES + (("tool", "tools"), ("model", "models"))
+
+
+#: Kind → the `Program` table of its records, for every kind a program keeps by name.
+_TABLES = dict(_NAMED_TABLES + (("mcp", "mcp"),))
+
+
+def program_from_graph(graph: g.GraphView) -> Program:
+    from plait.compiler.entry import roots
+
+    program = Program(
+        entry=graph.entry,
+        roots=tuple(roots(graph)),  # type: ignore[arg-type]
+        base_dir=str(graph.base_dir) if graph.base_dir else None,
+    )
+    # Secrets are hidden in the records (every output shows "<redacted>"); a run sends the real values.
+    for n in map(reveal_record, graph.nodes()):
+        if n.span is not None and not n.name.startswith("@"):
+            program.locations[n.name] = (n.file or n.span.file, n.span.line)
+        table = _TABLES.get(n.kind)
+        if table is not None:
+            if not isinstance(n, LoopNode) or n.max_iterations is not None:
+                getattr(program, table)[n.name] = n
+        elif isinstance(n, g.InputNode):
+            program.input = to_json_schema(n.type, strict=False)
+        elif isinstance(n, g.StateNode):
+            program.state = to_json_schema(n.type, strict=False)
+    if program.mcp:
+        _mcp_tools(graph, program)
+    return program
+
+
+def _mcp_tools(graph: g.GraphView, program: Program) -> None:
+    """The locked MCP tools into `program.tools`; each agent's MCP references into the tools it sees."""
+    from .mcp.toolset import expand_agent, mcp_tools
+
+    for server in program.mcp.values():
+        program.tools.update(mcp_tools(server, server.approval))
+    uses: dict[str, dict[str, list[str | None]]] = {}
+    for e in graph.edges("uses"):
+        if e.target in program.mcp:
+            uses.setdefault(e.source, {}).setdefault(e.target, []).append(e.tool)
+    for name, agent in program.agents.items():
+        program.agents[name] = expand_agent(agent, program, uses.get(name, {}))
