@@ -20,6 +20,7 @@ EXIT_USAGE = 2
 EXIT_HUMAN = 3
 EXIT_MAX_STEPS = 4
 EXIT_SPEC_CHANGED = 5
+EXIT_BUDGET = 6
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -34,6 +35,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_MAX_STEPS: "the run stopped at max_steps",
     EXIT_SPEC_CHANGED: "resume or fork refused: the spec changed since the run started in a way that can affect what "
     "is left to run (the changes are listed; --accept-changes goes on)",
+    EXIT_BUDGET: "the run stopped at a budget whose `on_exceeded` is `fail` (error kind budget_exceeded)",
     EXIT_INTERRUPTED: "interrupted by Ctrl-C (the shell's convention, 128 + SIGINT)",
     EXIT_TERMINATED: "terminated by SIGTERM (128 + 15); a run is stored first, so `plait resume` continues it",
 }
