@@ -109,3 +109,10 @@ loop outer = review { max_iterations = 2, until = done }
         ),
         ("P316", "`{{outer}}` reads loop `outer` inside its own body, where it has not finished", "outer.last"),
     ]
+
+
+def test_p201_lists_an_agents_and_a_steps_output_block(tmp_path):
+    text = HEAD + 'agent a { model = fast, outptu = 1 }\nstep s { model = fast, prompt = "x", bogus = 1 }\n'
+    found = [d for d in compile_text(text, tmp_path).diagnostics if d.code == "P201"]
+    assert [d.notes[0].endswith("`output { ... }`") for d in found] == [True, True]
+    assert found[0].fix.message == "did you mean `output { ... }`?"

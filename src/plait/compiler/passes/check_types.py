@@ -344,15 +344,24 @@ class _Checker:
             seen[key] = entry
             spec = schema.get(key)
             if spec is None or entry.quoted:
-                hint = suggest(key, list(schema))
-                listed = ", ".join(f"`{k}`" for k in schema) or "none"
+                # Typed blocks (`output { ... }`) are attributes to the reader too: list them, and hint at them.
+                blocks = TYPED_BLOCKS.get(kind, ())
+                hint = suggest(key, [*schema, *blocks])
+                listed = ", ".join([*(f"`{k}`" for k in schema), *(f"`{b} {{ ... }}`" for b in blocks)]) or "none"
+                fix: Fix | None
+                if key in blocks:
+                    fix = Fix(f"`{key}` is a block: write `{key} {{ field: type }}`")
+                elif hint in blocks:
+                    fix = Fix(f"did you mean `{hint} {{ ... }}`?")
+                else:
+                    fix = Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None
                 self.report(
                     make(
                         "P201",
                         f"unknown attribute `{key}` for {kind} `{name}`",
                         entry.key.span,
                         notes=[f"{kind} attributes: {listed}"],
-                        fix=Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None,
+                        fix=fix,
                     )
                 )
                 continue
