@@ -134,7 +134,22 @@ def test_several_files_make_one_json_document(spec, capsys):
     status, out, _ = check(capsys, "--format", "json", a, b)
     doc = json.loads(out)  # one document, not two
     assert [d["file"] for d in doc["diagnostics"]] == ["a.plait", "a.plait", "b.plait"]
-    assert doc["summary"] == {"errors": 2, "warnings": 1, "files": 2, "checked": 2}
+    assert doc["summary"] == {"errors": 2, "warnings": 1, "files": 2, "files_with_problems": 2, "checked": 2}
+
+
+def test_the_json_summary_counts_the_files_checked_and_those_with_problems(spec, capsys):
+    clean, broken = spec(CLEAN, "a.plait"), spec(ERRORS, "b.plait")
+    _, out, _ = check(capsys, "--format", "json", clean)
+    assert json.loads(out)["summary"] == {
+        "errors": 0,
+        "warnings": 0,
+        "files": 1,
+        "files_with_problems": 0,
+        "checked": 1,
+    }
+    _, out, _ = check(capsys, "--format", "json", clean, broken)
+    summary = json.loads(out)["summary"]
+    assert (summary["files"], summary["files_with_problems"]) == (2, 1)
 
 
 def test_several_files_make_one_sarif_log(spec, capsys):

@@ -200,7 +200,7 @@ def test_json_shape_and_key_order(report):
         "end_column": 11,
     }
     assert doc["diagnostics"][3]["fix"] is None
-    assert doc["summary"] == {"errors": 5, "warnings": 1, "files": 1, "checked": 2}
+    assert doc["summary"] == {"errors": 5, "warnings": 1, "files": 2, "files_with_problems": 1, "checked": 2}
 
 
 # --- github -------------------------------------------------------------------------------

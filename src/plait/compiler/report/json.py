@@ -53,6 +53,14 @@ def render_json(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceF
     s = summarize(diagnostics, sources)
     document = {
         "diagnostics": [to_dict(d, sources) for d in diagnostics],
-        "summary": {"errors": s.errors, "warnings": s.warnings, "files": s.files, "checked": s.checked},
+        # `files` is the files checked, as a reader takes it (it once counted only those with problems, which read
+        # as 0 files for a clean check); `checked` says the same for older readers.
+        "summary": {
+            "errors": s.errors,
+            "warnings": s.warnings,
+            "files": s.checked,
+            "files_with_problems": s.files,
+            "checked": s.checked,
+        },
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
