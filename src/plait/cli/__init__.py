@@ -21,6 +21,7 @@ EXIT_HUMAN = 3
 EXIT_MAX_STEPS = 4
 EXIT_SPEC_CHANGED = 5
 EXIT_BUDGET = 6
+EXIT_COVERAGE = 7
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -36,6 +37,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_SPEC_CHANGED: "resume or fork refused: the spec changed since the run started in a way that can affect what "
     "is left to run (the changes are listed; --accept-changes goes on)",
     EXIT_BUDGET: "the run stopped at a budget whose `on_exceeded` is `fail` (error kind budget_exceeded)",
+    EXIT_COVERAGE: "graph coverage below --min-coverage N (`plait runs coverage`, `plait test --coverage`)",
     EXIT_INTERRUPTED: "interrupted by Ctrl-C (the shell's convention, 128 + SIGINT)",
     EXIT_TERMINATED: "terminated by SIGTERM (128 + 15); a run is stored first, so `plait resume` continues it",
 }
@@ -60,6 +62,7 @@ COMMANDS: dict[str, str] = {
     "render": "draw the compiled graph (svg, png, pdf, dot, mermaid, json, html)",
     "graph": "print the compiled graph as JSON",
     "diff": "semantic diff of two specs",
+    "cost": "the most model calls, tokens and USD a run of a spec can spend, with the formulas (nothing runs)",
     "run": "execute a spec",
     "resume": "continue a stored run from its journal (nothing that finished runs again)",
     "runs": "list, export, delete and prune the stored runs of a project",
@@ -68,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "chat": "talk to one agent of a spec, keeping history",
     "mcp": "MCP: `plait mcp lock` writes the tools each declared server offers to plait.lock; "
     "`plait mcp serve SPEC` serves a spec's entries as MCP tools over stdio",
+    "models": "`plait models lock` writes the price, limits and capabilities of the models specs use to plait.lock",
     "fake-server": "serve scripted replies in the providers' wire formats on loopback",
     "completion": "print a shell completion script (bash, zsh or fish)",
     "lsp": "the language server on stdio: diagnostics, hover, definition, references, completion, rename, formatting",
