@@ -52,3 +52,46 @@ def test_every_runnable_kind_has_one_executor_and_one_program_table():
     from plait.runtime.program import RUNNABLE_TABLES
 
     assert set(EXECUTORS) == set(RUNNABLE_KINDS) == {kind for kind, _ in RUNNABLE_TABLES}
+
+
+def test_the_program_holds_each_kinds_own_record():
+    """What the runtime runs is the graph's record of each kind, never a copy made for the runtime."""
+    import typing
+
+    from plait.runtime.program import RUNNABLE_TABLES, Program
+
+    hints = typing.get_type_hints(Program)
+    for kind, table in (*RUNNABLE_TABLES, ("model", "models"), ("tool", "tools"), ("mcp", "mcp")):
+        assert hints[table] == dict[str, KINDS[kind]], (table, hints[table])
+
+
+RUNTIME = Path(__file__).resolve().parents[2] / "src" / "plait" / "runtime"
+
+
+def _copies(root: Path) -> list[str]:
+    """Classes under `root` with a declaration's `name` and half or more of a kind's attributes: a copy of its record."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            own = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+            for kind, cls in KINDS.items():
+                attrs = set(kinds.metas(cls)) - {"output"}
+                if "name" in own and len(attrs) >= 4 and len(own & attrs) * 2 >= len(attrs):
+                    found.append(f"{path.relative_to(root).as_posix()}: {node.name} copies {kind}")
+    return found
+
+
+def test_no_runtime_class_copies_a_kinds_record():
+    assert _copies(RUNTIME) == []
+
+
+def test_a_copy_of_a_kinds_fields_is_found(tmp_path):
+    fields = "\n".join(f"    {name}: object = None" for name in kinds.metas(KINDS["agent"]))
+    (tmp_path / "config.py").write_text(f"class AgentConfig:\n    name: str\n{fields}\n")
+    (tmp_path / "toolset.py").write_text("class Toolset:\n    name: str\n    tools: dict\n    approval: frozenset\n")
+    found = _copies(tmp_path)
+    assert "config.py: AgentConfig copies agent" in found and not [f for f in found if "Toolset" in f]

@@ -62,8 +62,8 @@ async def run_runnable(
         found = ctx.program.runnable(name)
         if found is None:
             raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec", path=path)
-        kind, config = found
-        outcome = await EXECUTORS[kind](ctx, config, input, path, branch)
+        kind, record = found
+        outcome = await EXECUTORS[kind](ctx, record, input, path, branch)
     except Exception as exc:
         outcome = Fail(exc)
     if isinstance(outcome, Done):
@@ -337,7 +337,7 @@ async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...]
 
 
 # --- one executor per runnable kind --------------------------------------------------
-# Each is called as (ctx, config, input, path, branch); those that run other runnables get the runners here
+# Each is called as (ctx, record, input, path, branch); those that run other runnables get the runners here
 # (route, loop and map are below compose: they are handed run_runnable and run_chain rather than importing them).
 
 

@@ -71,11 +71,11 @@ class Program:
         return [n for _, table in RUNNABLE_TABLES for n in getattr(self, table) if "/" not in n]
 
     def runnable(self, name: str) -> tuple[str, Any] | None:
-        """The runnable declared as `name`: its kind and its config (None when no runnable has that name)."""
+        """The runnable declared as `name`: its kind and its record (None when no runnable has that name)."""
         for kind, table in RUNNABLE_TABLES:
-            config = getattr(self, table).get(name)
-            if config is not None:
-                return kind, config
+            record = getattr(self, table).get(name)
+            if record is not None:
+                return kind, record
         return None
 
     def kind_of(self, name: str) -> str | None:
@@ -85,7 +85,7 @@ class Program:
         return None
 
 
-#: Runnable kind → the `Program` table of its configs, in the order a name is looked up.
+#: Runnable kind → the `Program` table of its records, in the order a name is looked up.
 RUNNABLE_TABLES: tuple[tuple[str, str], ...] = (
     ("agent", "agents"),
     ("step", "steps"),
