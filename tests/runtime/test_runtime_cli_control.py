@@ -224,3 +224,26 @@ def test_a_stored_run_resumes_mid_map_running_only_the_unfinished_items(tmp_path
     done = json.loads(out)
     assert code == 0 and done["output"] == [{"ok": True}, {"ok": True}, {"ok": False}] and done["model_calls"] == 3
     assert sorted(d["index"] for d in done["decisions"] if d["kind"] == "map") == [0, 1, 2]
+
+
+TEXT_SPEC = r"""plait 0.2
+
+model fast = "scripted/fast" { script = "text.replies.json" }
+
+ask answer "How many seats?"
+
+step book { model = fast, prompt = "Book {{input}} seats" }
+
+chain main = answer -> book
+"""
+
+
+def test_a_text_answer_is_taken_as_written_even_when_it_reads_as_json(tmp_path, capsys):
+    (tmp_path / "text.plait").write_text(TEXT_SPEC)
+    (tmp_path / "text.replies.json").write_text(json.dumps({"book": [{"text": "booked"}]}))
+    spec = str(tmp_path / "text.plait")
+    run_id = json.loads(cli(capsys, "run", spec, "--input", "x", "--json")[1])["run_id"]
+    code, out, err = cli(capsys, "run", spec, "--resume", run_id, "--answer", "answer=8", "--json")
+    done = json.loads(out)
+    assert code == 0, err
+    assert [d.get("answer") for d in done["decisions"] if d["kind"] == "ask"] == ["8"]

@@ -55,13 +55,18 @@ def accept(ask: AskNode, value: Any) -> Any:
 
 
 def parse_answer(ask: AskNode, text: str) -> Any:
-    """A command-line answer: JSON; for a free-text ask (or a bare word for a text-typed answer) the text as written."""
+    """A command-line answer: JSON; where the answer is text (or one of some words) the text as written when
+    its JSON reading is not such a value, so `--answer note=8` answers a text ask with "8", quote-free."""
+    textual = ask.answer is None or ask.answer.get("type") == "string" or "enum" in ask.answer
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
-        if ask.answer is None or ask.answer.get("type") == "string" or "enum" in ask.answer:
+        if textual:
             return text
         raise AgentError("answer_invalid", f"the answer to ask `{ask.name}` is not JSON: {text!r}") from None
+    if textual and not isinstance(value, str) and not (ask.answer and value in ask.answer.get("enum", ())):
+        return text
+    return value
 
 
 def accept_answers(program: Program, pending: list[dict[str, Any]], answers: dict[str, Any]) -> dict[str, Any]:
