@@ -67,6 +67,7 @@ COMMANDS: dict[str, str] = {
     "resume": "continue a stored run from its journal (nothing that finished runs again)",
     "runs": "list, export, delete and prune the stored runs of a project",
     "trace": "the timeline of a stored run: model calls, tool calls, decisions",
+    "coverage": "graph coverage of a spec's runs: the route cases, loop exits, asks... they reached",
     "batch": "run a spec once per line of a JSON-lines file, results in input order (resumable)",
     "chat": "talk to one agent of a spec, keeping history",
     "mcp": "MCP: `plait mcp lock` writes the tools each declared server offers to plait.lock; "
