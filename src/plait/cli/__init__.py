@@ -64,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "diff": "semantic diff of two specs",
     "cost": "the most model calls, tokens and USD a run of a spec can spend, with the formulas (nothing runs)",
     "run": "execute a spec",
+    "test": "run the `test` blocks of specs: offline, in parallel, a report of what failed and where",
     "resume": "continue a stored run from its journal (nothing that finished runs again)",
     "runs": "list, export, delete and prune the stored runs of a project",
     "trace": "the timeline of a stored run: model calls, tool calls, decisions",

@@ -1,0 +1,601 @@
+"""AgentGraph + an entry → its worst case before it runs: model calls, tokens and USD, with the formula of each.
+
+Every source of model calls the runtime has is counted here, as the runtime
+makes them (src/plait/runtime/compose.py, agent.py, loop.py, mapping.py,
+model_call.py): an agent makes at most `max_steps` calls a run (its malformed
+and `output` retries are turns, inside that bound); a model step one call,
+plus `retry_malformed` when it declares `output`; a consolidate `rounds` ×
+(its agents + its judge); a loop `max_iterations` × its body; a map
+`max_items` × its body; a parallel and a chain the sum of their elements; a
+route the largest case. A call that fails over to a fallback model is still
+one answered call (the failed attempt returns no tokens), priced at the
+dearest of the models that may answer it. What plait cannot bound is named,
+never guessed: a map without `max_items`, a reply's number of tool calls (so
+delegations and tool results, unless a context window caps the call), a
+python or MCP tool's result, a person's answer.
+
+Tokens are bounded from text, without a tokenizer: no tokenizer spends more
+than one token on a byte of UTF-8, so a template's bytes bound its tokens;
+each message and call adds a framing allowance. A call's output is its
+`max_tokens` (the runnable's, else its model's, else the catalogue's output
+limit; Anthropic's implicit 4096). A call's input is also at most its model's
+context window when the catalogue knows it (a longer request is refused, not
+billed). Docs: docs/cost.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from plait.core.catalogue import cost_usd
+from plait.core.defaults import MAX_INPUT_BYTES
+from plait.core.record import Record, record
+from plait.core.types import TextType, to_json_schema
+
+from .entry import entry_point, roots
+
+if TYPE_CHECKING:
+    from plait.core.kinds import ModelNode
+
+    from .graph import AgentGraph
+
+__all__ = ["Cost", "EntryBound", "Quantity", "Row", "bound_entry", "bounds", "entries_of", "parse_percent"]
+
+#: Tokens of framing per call (roles, the request's envelope) and per message, beyond their text's bytes.
+CALL_OVERHEAD = 16
+MESSAGE_OVERHEAD = 8
+#: The runtime's own text around a retry (structured_output.guidance) and a judge's verdict prompt, in bytes.
+GUIDANCE = 1024
+VERDICT = 512
+PEERS = 256
+#: What Anthropic gets when neither the runnable nor its model sets max_tokens (providers/anthropic.py).
+ANTHROPIC_MAX_TOKENS = 4096
+#: Small values a template may read: `loop.iteration`, `map.index`.
+SMALL = 8
+#: The text a runnable that stopped at max_steps answers with, bounded.
+STOPPED = 64
+
+_PLACEHOLDER = re.compile(r"\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}")
+
+
+@record(kw_only=False)
+class Quantity(Record):
+    """A bound: `value` (None when unbounded) and, when unbounded, what makes it so, named."""
+
+    value: float | None = 0
+    why: tuple[str, ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        return self.value is not None
+
+    def __add__(self, other: Quantity) -> Quantity:
+        if self.value is None or other.value is None:
+            return Quantity(None, _union(self.why, other.why))
+        return Quantity(self.value + other.value, _union(self.why, other.why))
+
+    def times(self, n: Quantity) -> Quantity:
+        """This many times over; nothing times anything is nothing, so a zero side wins over an unbounded one."""
+        if self.value == 0 or n.value == 0:
+            return Quantity(0)
+        if self.value is None or n.value is None:
+            return Quantity(None, _union(n.why, self.why))
+        return Quantity(self.value * n.value, _union(n.why, self.why))
+
+    def most(self, other: Quantity) -> Quantity:
+        if self.value is None or other.value is None:
+            return Quantity(None, _union(self.why, other.why))
+        return Quantity(max(self.value, other.value), _union(self.why, other.why))
+
+    def capped(self, cap: int | None) -> Quantity:
+        """At most `cap` (a context window), which bounds even an unbounded quantity."""
+        if cap is None:
+            return self
+        if self.value is None:
+            return Quantity(cap)
+        return Quantity(min(self.value, cap), self.why)
+
+    def text(self, usd: bool = False) -> str:
+        if self.value is None:
+            return "unbounded"
+        return f"${self.value:,.4f}" if usd else f"{int(self.value):,}"
+
+    def to_json(self) -> dict[str, Any]:
+        value = self.value if self.value is None or not float(self.value).is_integer() else int(self.value)
+        out: dict[str, Any] = {"value": value}
+        if self.why:
+            out["unbounded_by"] = list(self.why)
+        return out
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return a + tuple(x for x in b if x not in a) if b else a
+
+
+def unbounded(why: str) -> Quantity:
+    return Quantity(None, (why,))
+
+
+ZERO = Quantity(0)
+ONE = Quantity(1)
+
+
+@record(kw_only=False)
+class Cost(Record):
+    """The four bounds of a piece of a run: answered model calls, input and output tokens, USD."""
+
+    calls: Quantity = ZERO
+    input_tokens: Quantity = ZERO
+    output_tokens: Quantity = ZERO
+    usd: Quantity = ZERO
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.usd + other.usd,
+        )
+
+    def times(self, n: Quantity) -> Cost:
+        return Cost(self.calls.times(n), self.input_tokens.times(n), self.output_tokens.times(n), self.usd.times(n))
+
+    def most(self, other: Cost) -> Cost:
+        return Cost(
+            self.calls.most(other.calls),
+            self.input_tokens.most(other.input_tokens),
+            self.output_tokens.most(other.output_tokens),
+            self.usd.most(other.usd),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model_calls": self.calls.to_json(),
+            "input_tokens": self.input_tokens.to_json(),
+            "output_tokens": self.output_tokens.to_json(),
+            "usd": self.usd.to_json(),
+        }
+
+
+@record
+class Row(Record):
+    """One runnable where it runs under the entry: its bound and the formula that gives its calls."""
+
+    name: str
+    kind: str
+    depth: int
+    cost: Cost
+    formula: str
+    #: How each of its own model calls is bounded (input and output tokens), when it makes any.
+    per_call: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"name": self.name, "kind": self.kind, "depth": self.depth, "formula": self.formula}
+        if self.per_call:
+            out["per_call"] = self.per_call
+        return {**out, **self.cost.to_json()}
+
+
+@record
+class EntryBound(Record):
+    entry: str
+    #: The run's input, in tokens: `--input-tokens`, else the run's input cap.
+    input_tokens: int
+    input_assumed: bool
+    rows: tuple[Row, ...]
+
+    @property
+    def total(self) -> Cost:
+        return self.rows[0].cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "run_input_tokens": self.input_tokens,
+            "input_from": "the run's input cap" if self.input_assumed else "--input-tokens",
+            **self.total.to_json(),
+            "runnables": [r.to_json() for r in self.rows],
+        }
+
+
+def entries_of(graph: AgentGraph) -> list[str]:
+    """What a run may start at: `main`, else every root (a library of entries)."""
+    main = entry_point(graph)
+    return [main] if main == "main" else roots(graph)
+
+
+def bounds(graph: AgentGraph, entries: list[str] | None = None, input_tokens: int | None = None) -> list[EntryBound]:
+    return [bound_entry(graph, e, input_tokens) for e in (entries if entries is not None else entries_of(graph))]
+
+
+def bound_entry(graph: AgentGraph, entry: str, input_tokens: int | None = None) -> EntryBound:
+    """The worst case of a run of `entry` whose input is at most `input_tokens` (default: the run's input cap)."""
+    size = input_tokens if input_tokens is not None else MAX_INPUT_BYTES
+    walker = _Walker(graph, Quantity(size))
+    walker.visit(entry, Quantity(size), 0, _Frame())
+    return EntryBound(entry=entry, input_tokens=size, input_assumed=input_tokens is None, rows=tuple(walker.rows))
+
+
+def parse_percent(text: str) -> float:
+    """`20%` or `20` → 20.0; ValueError for anything else."""
+    raw = text.strip().removesuffix("%").strip()
+    value = float(raw)
+    if value != value or value < 0:
+        raise ValueError(text)
+    return value
+
+
+@record
+class _Frame(Record):
+    """What a template inside a loop or map body may read besides its input: `loop.*`, `map.*`."""
+
+    loop_last: Quantity | None = None
+    loop_iterations: int = 0
+    map_item: Quantity | None = None
+
+
+class _Walker:
+    """One entry's walk: each runnable visited where it runs, with the size of the input it gets there."""
+
+    def __init__(self, graph: AgentGraph, run_input: Quantity) -> None:
+        self.graph = graph
+        self.run_input = run_input
+        self.rows: list[Row] = []
+        self.results: dict[str, Quantity] = {}
+        self.active: set[str] = set()
+
+    # --- a runnable where it runs --------------------------------------------------------------------------------
+
+    def visit(self, name: str, input: Quantity, depth: int, frame: _Frame) -> Cost:
+        node = self.graph.get(name)
+        if node is None:
+            return Cost(unbounded(f"`{name}` is not declared"))
+        if name in self.active:  # the compiler reports the cycle; here it only must not recurse forever
+            return Cost(*(unbounded(f"`{name}` runs inside itself"),) * 4)
+        index = len(self.rows)
+        self.rows.append(Row(name=name, kind=node.kind, depth=depth, cost=Cost(), formula=""))
+        self.active.add(name)
+        try:
+            cost, formula, per_call = getattr(self, f"_{node.kind}")(node, input, depth + 1, frame)
+        finally:
+            self.active.discard(name)
+        self.rows[index] = Row(name=name, kind=node.kind, depth=depth, cost=cost, formula=formula, per_call=per_call)
+        return cost
+
+    def _sequence(self, elements: tuple[str, ...], input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str]:
+        total, parts = Cost(), []
+        for element in elements:
+            cost = self.visit(element, input, depth, frame)
+            total = total + cost
+            parts.append(f"{element} {cost.calls.text()}")
+            input = self.result(element)
+        return total, " + ".join(parts) or "0"
+
+    def _chain(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        cost, formula = self._sequence(node.elements, input, depth, frame)
+        return cost, formula, ""
+
+    def _parallel(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        total, parts = Cost(), []
+        for branch in node.branches:
+            cost = self.visit(branch, input, depth, frame)
+            total = total + cost
+            parts.append(f"{branch} {cost.calls.text()}")
+        return total, " + ".join(parts), ""
+
+    def _route(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        most: Cost | None = None
+        parts = []
+        for target in node.targets():
+            cost = self.visit(target, input, depth, frame)
+            most = cost if most is None else most.most(cost)
+            parts.append(f"{target} {cost.calls.text()}")
+        return most or Cost(), f"max({', '.join(parts)})", ""
+
+    def _loop(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        n = node.max_iterations
+        times = Quantity(n) if n is not None else unbounded(f"loop `{node.name}` has no max_iterations")
+        inner = _Frame(loop_last=self.result(node.body[-1]), loop_iterations=n or 0, map_item=frame.map_item)
+        body, formula = self._sequence(node.body, input, depth, inner)
+        return body.times(times), f"max_iterations {times.text()} × ({formula})", ""
+
+    def _map(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        where = ".".join(node.over)
+        if node.max_items is not None:
+            times, label = Quantity(node.max_items), f"max_items {node.max_items}"
+        else:
+            times = unbounded(f"map `{node.name}`: the list `{where}` has no declared bound (max_items)")
+            label = f"unbounded items of `{where}`"
+        item = self.path_size(node.over, input, frame)
+        inner = _Frame(loop_last=frame.loop_last, loop_iterations=frame.loop_iterations, map_item=item)
+        body, formula = self._sequence(node.body, item, depth, inner)
+        return body.times(times), f"{label} × ({formula})", ""
+
+    def _consolidate(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        task = self.template(node.task, input, frame)
+        answers = Quantity(0)
+        for agent in node.agents:
+            answers = answers + self.result(agent) + Quantity(len(agent) + MESSAGE_OVERHEAD)
+        # Every round after the first adds the peers' answers; the bound uses that larger prompt for all rounds.
+        prompt = task + answers + Quantity(PEERS)
+        round_cost, parts = Cost(), []
+        for agent in node.agents:
+            cost = self.visit(agent, prompt, depth, frame)
+            round_cost = round_cost + cost
+            parts.append(f"{agent} {cost.calls.text()}")
+        verdict = task + answers + Quantity(VERDICT)
+        judge = self.graph.get(node.judge)
+        if judge is not None and judge.kind == "agent":
+            judged = self.visit(node.judge, verdict, depth, frame)
+        else:
+            judged, _ = self.calls(
+                (node.judge,),
+                None,
+                Quantity(CALL_OVERHEAD + MESSAGE_OVERHEAD) + verdict,
+                ZERO,
+                1,
+                f"judge `{node.judge}`",
+            )
+            self.rows.append(
+                Row(name=node.judge, kind="model", depth=depth, cost=judged, formula="1 (the judge's call)")
+            )
+        parts.append(f"judge {judged.calls.text()}")
+        return (round_cost + judged).times(Quantity(node.rounds)), f"rounds {node.rounds} × ({' + '.join(parts)})", ""
+
+    def _ask(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        return Cost(), "0 (a person answers)", ""
+
+    def _step(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        if node.run is not None:
+            return Cost(), "0 (a code step)", ""
+        schema = self.schema(node.output)
+        base = (
+            Quantity(CALL_OVERHEAD + 2 * MESSAGE_OVERHEAD)
+            + self.template(node.prompt, input, frame)
+            + (self.template(node.system, input, frame) if node.system else ZERO)
+            + schema
+        )
+        retries = node.retry_malformed if not isinstance(node.output, TextType) else 0
+        out = self.output_limit((node.model,), node.max_tokens)
+        # A retry resends the conversation with the rejected answer and the runtime's guidance.
+        growth = out + schema + Quantity(GUIDANCE + 2 * MESSAGE_OVERHEAD)
+        cost, per_call = self.calls((node.model,), node.max_tokens, base, growth, 1 + retries, f"step `{node.name}`")
+        formula = f"1 + retry_malformed {retries}" if retries else "1"
+        return cost, formula, per_call
+
+    def _agent(self, node: Any, input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str, str]:
+        models = (node.model, *node.fallback)
+        out = self.output_limit(models, node.max_tokens)
+        specs, results, delegated = ZERO, ZERO, []
+        for tool in node.tools:
+            spec, result = self.tool_sizes(tool)
+            specs, results = specs + spec, results.most(result)
+            target = self.graph.get(tool)
+            if target is not None and target.kind == "agent":
+                delegated.append(tool)
+        base = (
+            Quantity(CALL_OVERHEAD + 2 * MESSAGE_OVERHEAD)
+            + input
+            + specs
+            + (self.template(node.system, input, frame) if node.system else ZERO)
+            + self.schema(node.output)
+        )
+        growth = out + Quantity(MESSAGE_OVERHEAD)
+        if node.tools:
+            # Each turn's results: as many calls as one reply makes, which nothing bounds.
+            growth = growth + results.times(unbounded(f"the number of tool calls in one reply of `{node.name}`"))
+        if node.retry_malformed:
+            growth = growth + self.schema(node.output) + Quantity(GUIDANCE)
+        steps = node.max_steps
+        cost, per_call = self.calls(models, node.max_tokens, base, growth, steps, f"agent `{node.name}`")
+        parts = [f"max_steps {steps}"]
+        for name in delegated:
+            per = self.visit(name, out, depth, frame)  # its `task` is part of one reply
+            many = unbounded(f"how many times one reply of `{node.name}` delegates to `{name}`")
+            cost = cost + per.times(many)
+            parts.append(f"unbounded × {name} {per.calls.text()}")
+        return cost, " + ".join(parts), per_call
+
+    # --- model calls -------------------------------------------------------------------------------------------
+
+    def calls(
+        self, models: tuple[Any, ...], max_tokens: int | None, base: Quantity, growth: Quantity, count: int, who: str
+    ) -> tuple[Cost, str]:
+        """`count` calls of a conversation whose k-th call's input is base + (k-1) × growth, on any of `models`."""
+        records = [self.model(m) for m in models]
+        total = Cost()
+        for k in range(count):
+            input = base + growth.times(Quantity(k))
+            one: Cost | None = None
+            for name, node in zip(models, records):
+                window = _info(node, "context_window")
+                sent = input.capped(window)
+                if node is None:
+                    out = unbounded(f"model `{name}` is not declared")
+                else:
+                    out = self.output_of(node, max_tokens)
+                usd = self.price(name, node, sent, out)
+                cost = Cost(ONE, sent, out, usd)
+                one = cost if one is None else one.most(cost)
+            total = total + (one or Cost())
+        per_call = ""
+        if count:
+            first = base.capped(_widest_window(records))
+            out = self.output_limit(models, max_tokens)
+            per_call = f"input ≤ {first.text()} tokens on the first call" + (
+                f", growing by {growth.text()} per call" if count > 1 else ""
+            )
+            per_call += f"; output ≤ {out.text()} tokens per call"
+        return total, per_call
+
+    def model(self, name: str) -> ModelNode | None:
+        node = self.graph.get(name)
+        return node if node is not None and node.kind == "model" else None  # type: ignore[return-value]
+
+    def output_of(self, model: ModelNode, max_tokens: int | None) -> Quantity:
+        if max_tokens is not None:
+            return Quantity(max_tokens)
+        if model.max_tokens is not None:
+            return Quantity(model.max_tokens)
+        limit = _info(model, "max_output")
+        if limit is not None:
+            return Quantity(limit)
+        if model.provider == "anthropic":
+            return Quantity(ANTHROPIC_MAX_TOKENS)
+        return unbounded(f"model `{model.name}` sets no max_tokens and its catalogue entry no output limit")
+
+    def output_limit(self, models: tuple[Any, ...], max_tokens: int | None) -> Quantity:
+        most = ZERO
+        for name in models:
+            record = self.model(name)
+            most = most.most(
+                self.output_of(record, max_tokens) if record is not None else unbounded(f"`{name}` is not a model")
+            )
+        return most
+
+    def price(self, name: str, model: ModelNode | None, input: Quantity, output: Quantity) -> Quantity:
+        if model is not None and model.provider == "scripted":
+            return ZERO  # offline replies cost nothing
+        info = getattr(model, "catalogue", None)
+        if info is None or info.price is None:
+            return unbounded(f"model `{name}` has no price (`plait models lock`, or `price` on the model)")
+        if input.value is None or output.value is None:
+            return Quantity(None, _union(input.why, output.why))
+        usd = cost_usd(info, int(input.value), int(output.value))
+        return Quantity(usd) if usd is not None else unbounded(f"model `{name}` has no price")
+
+    # --- sizes of what flows -----------------------------------------------------------------------------------
+
+    def result(self, name: str) -> Quantity:
+        """The most tokens `name`'s output may hold as text: what the next element reads as `{{input}}`."""
+        found = self.results.get(name)
+        if found is None:
+            self.results[name] = unbounded(f"`{name}` reads its own output")  # a cycle (the compiler reports it)
+            found = self.results[name] = self._result(name)
+        return found
+
+    def _result(self, name: str) -> Quantity:
+        node: Any = self.graph.get(name)
+        if node is None:
+            return unbounded(f"`{name}` is not declared")
+        kind = node.kind
+        if kind == "step":
+            if node.run is not None:
+                return unbounded(f"what code step `{name}` returns")
+            return self.output_limit((node.model,), node.max_tokens)
+        if kind == "agent":
+            if node.until:
+                return Quantity(STOPPED).most(self._tools_result(node.until))
+            return Quantity(STOPPED).most(self.output_limit((node.model, *node.fallback), node.max_tokens))
+        if kind == "chain":
+            return self.result(node.elements[-1]) if node.elements else ZERO
+        if kind == "parallel":
+            total = Quantity(2)
+            for branch in node.branches:
+                total = total + self.result(branch) + Quantity(len(branch) + SMALL)
+            return total
+        if kind == "route":
+            most = ZERO
+            for target in node.targets():
+                most = most.most(self.result(target))
+            return most
+        if kind == "loop":
+            return self.result(node.body[-1]) if node.body else ZERO
+        if kind == "map":
+            times = (
+                Quantity(node.max_items)
+                if node.max_items is not None
+                else unbounded(f"map `{name}`: the list `{'.'.join(node.over)}` has no declared bound (max_items)")
+            )
+            each = self.result(node.body[-1]) if node.body else ZERO
+            return Quantity(2) + (each + Quantity(2)).times(times)
+        if kind == "consolidate":
+            judge = self.graph.get(node.judge)
+            if judge is not None and judge.kind == "agent":
+                return self.result(node.judge)
+            return self.output_limit((node.judge,), None)
+        if kind == "ask":
+            return unbounded(f"what a person answers to `{name}`")
+        return unbounded(f"the output of `{name}`")
+
+    def _tools_result(self, tools: tuple[str, ...]) -> Quantity:
+        most = ZERO
+        for tool in tools:
+            most = most.most(self.tool_sizes(tool)[1])
+        return most
+
+    def tool_sizes(self, ref: str) -> tuple[Quantity, Quantity]:
+        """(the tokens of a tool's definition as the model is sent it, the most its one result may hold)."""
+        node: Any = self.graph.get(ref)
+        if node is None:
+            server = ref.split(".", 1)[0]
+            return unbounded(f"MCP tool `{ref}`'s schema"), unbounded(f"what MCP server `{server}` returns")
+        if node.kind == "mcp":
+            return unbounded(f"MCP server `{ref}`'s tool schemas"), unbounded(f"what MCP server `{ref}` returns")
+        if node.kind == "agent":
+            spec = Quantity(_bytes(node.name) + _bytes(node.description or "") + 64 + MESSAGE_OVERHEAD)
+            return spec, self.result(ref)
+        spec_text = json.dumps({"name": node.name, "description": node.description, "parameters": node.parameters})
+        spec = Quantity(_bytes(spec_text) + MESSAGE_OVERHEAD)
+        run = node.run or {}
+        if run.get("type") == "http":
+            limit = run.get("max_response")
+            return spec, Quantity(limit) if isinstance(limit, int) else unbounded(f"what http tool `{ref}` returns")
+        return spec, unbounded(f"what tool `{ref}` returns")
+
+    def schema(self, output: Any) -> Quantity:
+        if output is None or isinstance(output, TextType):
+            return ZERO
+        return Quantity(_bytes(json.dumps(to_json_schema(output))))
+
+    def template(self, text: str | None, input: Quantity, frame: _Frame) -> Quantity:
+        """A template's bytes, with each `{{path}}` replaced by the most its value may hold."""
+        if not text:
+            return ZERO
+        total = Quantity(_bytes(_PLACEHOLDER.sub("", text)) + MESSAGE_OVERHEAD)
+        for match in _PLACEHOLDER.finditer(text):
+            if match.group(1) is not None:
+                total = total + self.path_size(tuple(match.group(1).split(".")), input, frame)
+        return total
+
+    def path_size(self, path: tuple[str, ...], input: Quantity, frame: _Frame) -> Quantity:
+        head = path[0]
+        if head == "input":
+            return input
+        if head == "run":
+            return self.run_input
+        if head == "state":
+            return unbounded(f"`state.{'.'.join(path[1:])}` (written by tools)")
+        if head == "loop":
+            last = frame.loop_last if frame.loop_last is not None else ZERO
+            field = path[1] if len(path) > 1 else ""
+            if field == "iteration":
+                return Quantity(SMALL)
+            if field == "history":
+                return Quantity(2) + (last + Quantity(2)).times(Quantity(max(frame.loop_iterations, 1)))
+            return last
+        if head == "map":
+            if len(path) > 1 and path[1] == "index":
+                return Quantity(SMALL)
+            return frame.map_item if frame.map_item is not None else input
+        node = self.graph.get(head)
+        if node is not None and node.kind != "model":
+            return self.result(head)
+        return unbounded(f"`{'.'.join(path)}`")
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _info(model: ModelNode | None, field: str) -> int | None:
+    info = getattr(model, "catalogue", None)
+    value = getattr(info, field, None) if info is not None else None
+    return value if isinstance(value, int) else None
+
+
+def _widest_window(records: list[Any]) -> int | None:
+    windows = [_info(r, "context_window") for r in records]
+    return None if not windows or any(w is None for w in windows) else max(w for w in windows if w is not None)
