@@ -5,8 +5,11 @@ project moved). Whatever finished is replayed, not redone: model replies and
 tool results come from the journal. Tool calls whose outcome is unknown (the
 run stopped while they ran) can be settled up front, one by one with
 `--decide ID=retry|skip` or all at once with `--unknown retry|skip`, even on
-a run that crashed and never paused on them. Exit codes are `plait run`'s (0, 1, 3, 4),
-and 2 when the run is unknown, its spec is gone, or another process holds it.
+a run that crashed and never paused on them. The run is pinned to the spec it
+started with: when the spec changed since in a way that can affect what is left
+to run, the resume is refused with the changes listed (exit 5) unless
+`--accept-changes` (src/plait/cli/pinned.py). Exit codes are `plait run`'s (0,
+1, 3, 4), and 2 when the run is unknown, its spec is gone, or another process holds it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="pause",
         help="every tool call whose outcome is unknown: pause on it (default), retry them all, or skip them all",
     )
+    parser.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="go on under the spec even if it changed since the run started in ways that can affect what is left "
+        "to run (else exit 5, the changes listed)",
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     add_where(parser)
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(prog="plait run")
     run_command.register(parser)
     argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in decide), *(f"--answer={a}" for a in args.answer)]
-    argv += ["--json"] * args.json + ["--events"] * args.events
+    argv += ["--json"] * args.json + ["--events"] * args.events + ["--accept-changes"] * args.accept_changes
     if (url := store_url(args)) is not None:
         argv.append(f"--store={url}")
     return run_command.run(parser.parse_args(argv))

@@ -100,6 +100,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)",
     )
+    parser.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="when resuming: go on under this spec even if it changed since the run started in ways that can "
+        "affect what is left to run (else exit 5, the changes listed)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,6 +157,12 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
     except (OSError, ValueError, AgentError) as exc:
         return fail(str(exc), EXIT_USAGE)
 
+    if args.resume:
+        from .pinned import check_spec
+
+        refused = check_spec(engine, args.resume, getattr(args, "accept_changes", False))
+        if refused is not None:
+            return refused
     try:
         if args.resume:
             started = engine.restore(args.resume)

@@ -1,4 +1,4 @@
-"""`plait runs [list|export|rm|prune]`: the project's run journal → a listing, an exported snapshot, or fewer runs.
+"""`plait runs [list|export|rm|prune|doctor|fork|diff]`: the project's run journal → a listing, an export, fewer runs.
 
 Runs are kept in `.plait/journal.db` beside their spec (`--dir`, default the
 current directory), or in the PostgreSQL database `--store URL` names
@@ -8,7 +8,8 @@ at a time; `export ID` prints a run's rows as JSON;
 `rm ID...` deletes runs; `prune --older-than 30d` deletes every stopped run
 that started before then; `doctor` lists what in the journal cannot be read,
 each with its file, and `doctor --repair` moves it to the quarantine folder
-(copies kept). Damage found while opening is a warning on stderr; the other
+(copies kept); `fork ID --at STEP` starts a run from another's history
+(runs_fork.py) and `diff A B` compares two runs (runs_diff.py). Damage found while opening is a warning on stderr; the other
 runs list as usual. Exit 0 ok, 1 when `doctor` finds damage, 2 for a usage
 error (an unknown id, no journal, a store that cannot be reached, a bad
 duration).
@@ -43,7 +44,8 @@ def status_word(text: str) -> str:
 def register(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "examples:  plait runs --status crashed   ·   plait runs export ID -o run.json   ·   "
-        "plait runs rm ID   ·   plait runs prune --older-than 30d   ·   plait runs doctor --repair"
+        "plait runs rm ID   ·   plait runs prune --older-than 30d   ·   plait runs doctor --repair   ·   "
+        "plait runs fork ID --at STEP   ·   plait runs diff A B"
     )
     add_where(parser)
     parser.add_argument(
@@ -92,6 +94,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     doctor.add_argument("--repair", action="store_true", help="quarantine what is damaged (copies kept)")
     add_where(doctor)
+    # argparse only: each imports what it runs when it runs
+    from plait.cli.runs_diff import register as register_diff
+    from plait.cli.runs_fork import register as register_fork
+
+    register_fork(actions)
+    register_diff(actions)
 
 
 def add_where(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +129,10 @@ def store_url(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "action", None) in ("fork", "diff"):
+        from importlib import import_module
+
+        return import_module(f"plait.cli.runs_{args.action}").run(args)
     journal = open_journal(args)
     if isinstance(journal, int):
         return journal

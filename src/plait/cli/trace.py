@@ -1,6 +1,7 @@
 """`plait trace ID`: a run's journal rows → its timeline (model calls with latency and tokens, tool calls, decisions).
 
-Text by default, one line per moment, offset from the run's first row;
+Text by default, one line per moment, offset from the run's first row, a
+call's or decision's position after `@` (the STEP `plait runs fork --at` takes);
 `--json` prints the timeline as one JSON object (`{"run": ..., "timeline":
 [...]}`) for other tools. Exit 0, or 2 when there is no such run.
 """
@@ -48,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     for item in timeline:
-        print(f"{item['t']:>9.3f}s  {clean(line(item))}")
+        # A call's or decision's position: what `plait runs fork ID --at STEP` names.
+        where = item.get("position") or (item.get("key") if item["kind"] == "decision" else None)
+        print(f"{item['t']:>9.3f}s  {clean(line(item))}" + (f"  @ {clean(where)}" if where else ""))
     return EXIT_OK
 
 
@@ -137,7 +140,7 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             items.append(item)
         elif kind == "state":
             items.append(base | {"kind": "state", "path": key, "updates": data})
-        elif kind in ("pause", "stop", "resume", "admit", "base"):
+        elif kind in ("pause", "stop", "resume", "admit", "base", "fork"):
             items.append(
                 base
                 | {"kind": kind}
@@ -234,6 +237,8 @@ def line(item: dict[str, Any]) -> str:
         return f"start  {item.get('entry')} input {_short(item.get('input', ''), 60)}"
     if kind == "base":
         return "start  (from a stored snapshot)"
+    if kind == "fork":
+        return f"fork   of run {item.get('from')} at {item.get('at')}: what came before is its history, live from here"
     if kind == "damaged":
         return f"damaged {item['row']} row {item['seq']}: {item['problem']} (see `plait runs doctor`)"
     return kind
