@@ -21,6 +21,7 @@ from .passes.build_graph import build_graph
 from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
+from .passes.check_tests import check_tests
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
 from .passes.infer_types import infer_types
@@ -43,6 +44,7 @@ PASSES: tuple[Pass, ...] = (
     check_flow,
     validate_graph,
     lint,
+    check_tests,
 )
 
 
@@ -52,6 +54,8 @@ class CompileResult:
     graph: AgentGraph | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict = field(default_factory=dict)
+    #: The spec's checked `test` declarations (core.kinds.test.TestNode), in the order written.
+    tests: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -74,7 +78,7 @@ def run_passes(loaded: LoadResult, passes: tuple[Pass, ...] = PASSES) -> Compile
     if left_out is not None:
         diagnostics.append(left_out)  # last in every format, after the ones it counts
     graph = ctx.graph if not any(d.is_error for d in diagnostics) else None
-    return CompileResult(graph, diagnostics, loaded.sources)
+    return CompileResult(graph, diagnostics, loaded.sources, ctx.tests if graph is not None else [])
 
 
 def compile_spec(path_or_text: str | os.PathLike, *, path: str | None = None) -> CompileResult:

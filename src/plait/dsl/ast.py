@@ -66,6 +66,8 @@ __all__ = [
     "StepDecl",
     "String",
     "Succeeded",
+    "TestDecl",
+    "Expect",
     "ToolDecl",
     "TypeExpr",
     "Value",
@@ -496,6 +498,34 @@ class AskDecl(Node):
     block: Block | None = None
 
 
+@_node
+class Expect(Node):
+    """`expect CONDITION` or `expect SUBJECT WORD VALUE` in a test: `op` is the word (`in`, `matches`, ...),
+    None for a plain condition (then `subject` is the whole condition and `value` None)."""
+
+    kind: Literal["expect"] = "expect"
+    subject: Value | Compare | Not | BoolOp
+    op: Ident | None = None
+    value: Value | None = None
+
+
+@_node
+class TestDecl(Node):
+    """`test NAME ["description"] { attribute ... expect ... }`."""
+
+    kind: Literal["test"] = "test"
+    name: Ident
+    description: String | None = None
+    attributes: tuple[Attribute, ...]
+    expects: tuple[Expect, ...]
+
+    def get(self, key: str) -> Attribute | None:
+        for attr in self.attributes:
+            if attr.key.name == key:
+                return attr
+        return None
+
+
 Decl = Union[
     ModelDecl,
     ToolDecl,
@@ -512,6 +542,7 @@ Decl = Union[
     MapDecl,
     AskDecl,
     McpDecl,
+    TestDecl,
 ]
 
 

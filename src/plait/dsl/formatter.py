@@ -296,6 +296,8 @@ class _Layout:
         """
         middle: list[str | None]
         body: list[str | None]
+        if isinstance(d, ast.TestDecl):
+            return None  # a test's expectations read best one per line
         if isinstance(d, ast.ImportDecl):
             head, middle, body = "import", [self.inline(d.path)], []
         elif isinstance(d, ast.InputDecl | ast.StateDecl):
@@ -371,6 +373,9 @@ class _Layout:
                 self.write(" ")
                 self.block(d.block, "")
             return
+        if isinstance(d, ast.TestDecl):
+            self.test(d)
+            return
         if isinstance(d, ast.ModelDecl):
             self.write(" = ")
             self.string(d.target, "")
@@ -383,6 +388,34 @@ class _Layout:
         if d.body is not None:
             self.write(" ")
             self.block(d.body, "")
+
+    def test(self, d: ast.TestDecl) -> None:
+        """`test NAME ["description"] { ... }`: attributes and `expect` lines in the order written."""
+        if d.description is not None:
+            self.write(" ")
+            self.string(d.description, "")
+        self.write(" ")
+        members: list[ast.Attribute | ast.Expect] = sorted((*d.attributes, *d.expects), key=lambda m: m.span.offset)
+        keys = [self.key(m) if isinstance(m, ast.Attribute) else None for m in members]
+        open_at = self.skip_to((d.description or d.name).span.end_offset)
+        self.members(open_at, d.span.end_offset - 1, members, keys, "", self.test_member)
+
+    def test_member(self, m: ast.Attribute | ast.Expect, key: str | None, indent: str) -> None:
+        if isinstance(m, ast.Attribute):
+            self.member(m, key, indent)
+            return
+        self.emit("expect", m.span.offset, m.span.offset + len("expect"))
+        self.write(" ")
+        subject = self.inline(m.subject)
+        if subject is None:
+            self.value(m.subject, indent)
+        else:
+            self.emit_node(subject, m.subject)
+        if m.op is not None and m.value is not None:
+            self.write(" ")
+            self.emit_node(m.op.name, m.op)
+            self.write(" ")
+            self.value(m.value, indent)
 
     def chain(self, d: ast.ChainDecl) -> None:
         self.write(" = ")

@@ -33,6 +33,8 @@ PACK_AFTER = 64
 # The parser builds about one node per token: constructors without the frozen __init__'s cost.
 _AgentDecl = ast.constructor(ast.AgentDecl)
 _AskDecl = ast.constructor(ast.AskDecl)
+_TestDecl = ast.constructor(ast.TestDecl)
+_Expect = ast.constructor(ast.Expect)
 _BoolOp = ast.constructor(ast.BoolOp)
 _Compare = ast.constructor(ast.Compare)
 _InputDecl = ast.constructor(ast.InputDecl)
@@ -316,6 +318,24 @@ class AstBuilder:
     def ask_decl(self, c: list) -> ast.AskDecl:
         kw, name, question, block = c
         return _AskDecl(span=self._span(kw, block or question), name=self._ident(name), question=question, block=block)
+
+    def test_decl(self, c: list) -> ast.TestDecl:
+        kw, name, description, _lbrace, *members, rbrace = c
+        members = [m for m in members if m is not None]
+        return _TestDecl(
+            span=self._span(kw, rbrace),
+            name=self._ident(name),
+            description=description,
+            attributes=tuple(m for m in members if isinstance(m, ast.Attribute)),
+            expects=tuple(m for m in members if isinstance(m, ast.Expect)),
+        )
+
+    def expect(self, c: list) -> ast.Expect:
+        return _Expect(span=self._span(c[0], c[1]), subject=c[1])
+
+    def expect_word(self, c: list) -> ast.Expect:
+        kw, subject, word, value = c
+        return _Expect(span=self._span(kw, value), subject=subject, op=self._ident(word), value=value)
 
     def path(self, c: list) -> ast.PathValue:
         # The head is a token; later parts went through `name` (keywords allowed there).

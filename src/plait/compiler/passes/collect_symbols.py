@@ -21,6 +21,9 @@ def collect_symbols(ctx: CompileContext) -> None:
             if isinstance(decl, ast.InputDecl | ast.StateDecl):  # unnamed: one of each per spec
                 _block(ctx, decl)
                 continue
+            if isinstance(decl, ast.TestDecl):  # tests are not graph nodes: a namespace of their own
+                _test(ctx, decl)
+                continue
             name = decl.name.name
             first = ctx.decls.get(name)
             if first is None:
@@ -49,5 +52,22 @@ def _block(ctx: CompileContext, decl: ast.InputDecl | ast.StateDecl) -> None:
             decl.span,
             labels=[Label(first.span, "first declared here")],
             fix=Fix(f"merge the fields into one `{decl.kind}` block"),
+        )
+    )
+
+
+def _test(ctx: CompileContext, decl: ast.TestDecl) -> None:
+    name = decl.name.name
+    first = next((t for t in ctx.tests_written if t.name.name == name), None)
+    if first is None:
+        ctx.tests_written.append(decl)
+        return
+    ctx.diagnostics.append(
+        make(
+            "P102",
+            f"test `{name}` is declared twice",
+            decl.name.span,
+            labels=[Label(first.name.span, "first declared here")],
+            fix=Fix("rename one of them; tests share one namespace"),
         )
     )

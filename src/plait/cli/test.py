@@ -1,0 +1,183 @@
+"""`plait test [PATH...]`: the `test` blocks of spec files → their runs, judged → a report and an exit code.
+
+Exit 0 when every test selected passed (skipped ones allowed), 1 when one failed or could not run, a spec has
+errors, or `--fail-on-missing` finds a test that expects nothing; 2 on a usage problem (no tests found, a bad
+option). Runs are offline unless `--live`: a test's model replies are its inline `replies` or the spec's
+scripted models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+
+FORMATS = ("text", "json", "junit", "github")
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="spec files, or directories to search for *.plait files with tests (default: the current directory)",
+    )
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        metavar="EXPR",
+        help="run only the tests whose `FILE::NAME` id "
+        "contains these words, combined with and, or, not and brackets (as pytest's -k)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the tests selected (FILE::NAME), run nothing")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="let tests call real models (`replies = live`, and models that are not scripted)",
+    )
+    parser.add_argument("--jobs", "-j", type=int, default=8, metavar="N", help="tests run at once (default: 8)")
+    parser.add_argument("--fail-on-missing", action="store_true", help="fail a test that expects nothing")
+    color = parser.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")
+    color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
+    parser.epilog = "A test is a `test NAME { ... }` block in a spec or in a `*.test.plait` beside it that imports it."
+
+
+def run(args: argparse.Namespace) -> int:
+    from plait.dsl.discover import spec_files
+    from plait.spectest.runner import has_tests, load_tests
+
+    if args.jobs < 1:
+        return _usage("--jobs must be 1 or more")
+    try:
+        selected = _selector(args.keyword)
+    except ValueError as exc:
+        return _usage(str(exc))
+    files: list[Path] = []
+    for given in args.paths or ["."]:
+        path = Path(given)
+        if path.is_dir():
+            files.extend(p for p in spec_files(path) if has_tests(p))
+        elif path.exists():
+            files.append(path)
+        else:
+            return _usage(f"no such file or directory: `{given}`")
+    specs = load_tests(dict.fromkeys(files))
+    broken = [s for s in specs if s.graph is None or any(d.is_error for d in s.diagnostics)]
+    if broken:
+        from plait.cli import print_diagnostics
+
+        for spec in broken:
+            print_diagnostics([d for d in spec.diagnostics if d.is_error], spec.sources)
+    tests = [(spec, test) for spec in specs for test in spec.tests if selected(f"{test.file}::{test.name}")]
+    if args.list:
+        for _, test in tests:
+            print(f"{test.file}::{test.name}")
+        return EXIT_ERRORS if broken else EXIT_OK
+    if not tests and not broken:
+        where = ", ".join(f"`{p}`" for p in args.paths or ["."])
+        return _usage(f"no tests found under {where}" + (" matching -k" if args.keyword else ""))
+    outcomes, seconds = _run(specs, args, selected)
+    if args.fail_on_missing:
+        from plait.spectest.runner import Failure
+
+        for outcome in outcomes:
+            if not outcome.test.expects and outcome.status == "passed":
+                outcome.status = "failed"
+                outcome.failures.append(Failure("the test expects nothing (--fail-on-missing)"))
+    from plait.compiler.report import wants_color
+    from plait.spectest.report import render
+
+    color = args.color if args.color is not None else wants_color(sys.stdout)
+    sys.stdout.write(render(outcomes, args.format, seconds, color=args.format == "text" and color))
+    failed = broken or any(o.status in ("failed", "error") for o in outcomes)
+    return EXIT_ERRORS if failed else EXIT_OK
+
+
+def _run(specs: list[Any], args: argparse.Namespace, selected: Callable[[str], bool]) -> tuple[list[Any], float]:
+    import asyncio
+
+    from plait.spectest.runner import Session
+
+    session = Session(live=args.live, jobs=args.jobs)
+    started = time.perf_counter()
+    try:
+        outcomes = asyncio.run(session.run(specs, lambda test: selected(f"{test.file}::{test.name}")))
+    finally:
+        session.close()
+    return outcomes, time.perf_counter() - started
+
+
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def _selector(expression: str | None) -> Callable[[str], bool]:
+    """`-k` as pytest reads it: words matched as substrings of the id, with and / or / not and brackets."""
+    if not expression:
+        return lambda id: True
+    tokens = _TOKEN.findall(expression)
+    # Checked once on a sample id: a malformed expression is a usage error before anything runs.
+    _match(tokens, "", expression)
+    return lambda id: _match(tokens, id.lower(), expression)
+
+
+def _match(tokens: list[str], id: str, expression: str) -> bool:
+    position = 0
+
+    def fail() -> ValueError:
+        return ValueError(f"-k: cannot read `{expression}`")
+
+    def disjunction() -> bool:
+        nonlocal position
+        value = conjunction()
+        while position < len(tokens) and tokens[position] == "or":
+            position += 1
+            value = conjunction() or value
+        return value
+
+    def conjunction() -> bool:
+        nonlocal position
+        value = negation()
+        while position < len(tokens) and tokens[position] == "and":
+            position += 1
+            value = negation() and value
+        return value
+
+    def negation() -> bool:
+        nonlocal position
+        if position < len(tokens) and tokens[position] == "not":
+            position += 1
+            return not negation()
+        return atom()
+
+    def atom() -> bool:
+        nonlocal position
+        if position >= len(tokens):
+            raise fail()
+        token = tokens[position]
+        position += 1
+        if token == "(":
+            value = disjunction()
+            if position >= len(tokens) or tokens[position] != ")":
+                raise fail()
+            position += 1
+            return value
+        if token in (")", "and", "or"):
+            raise fail()
+        return token.lower() in id
+
+    result = disjunction()
+    if position != len(tokens):
+        raise fail()
+    return result
+
+
+def _usage(message: str) -> int:
+    print(f"plait test: {message}", file=sys.stderr)
+    return EXIT_USAGE
