@@ -55,7 +55,6 @@ HOMES = (
     "plait.compiler.passes.validate_graph",
     "plait.compiler.passes.check_flow",
     "plait.compiler.passes.check_mcp",
-    "plait.compiler.passes.check_tests",
     "plait.compiler.rules.model_unreachable",
     "plait.compiler.rules.tool_name_collision",
     "plait.compiler.rules.script_invalid",
@@ -63,6 +62,7 @@ HOMES = (
     "plait.compiler.rules.unresolved_template",
     "plait.compiler.rules.literal_secret",
     "plait.compiler.rules.unused_declaration",
+    "plait.compiler.rules.budget_unpriced",
 )
 
 #: Every code with its documentation, made on first read (see `__getattr__` below).

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, get_args
 
+from .budget import Budget
 from .catalogue import ModelInfo
 from .conditions import Condition, condition_text
 from .kinds import (
@@ -139,6 +140,7 @@ RUN_EDGES = ("next", "branch", "join", "case", "body", "back", "each")
 # --- JSON ------------------------------------------------------------------------
 
 _OWN = ("name", "span", "file")
+_LAST = ("budget", "output")
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -146,9 +148,9 @@ def node_attrs(cls: type[Node]) -> tuple[str, ...]:
     """The attribute names a node kind carries beyond name/span/file, in declaration order."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
-        names = tuple(name for name in field_names(cls) if name not in _OWN and name != "output")
-        # The output type last: it reads after what the runnable is.
-        names = _FIELD_NAMES[cls] = names + (("output",) if issubclass(cls, Runnable) else ())
+        names = tuple(name for name in field_names(cls) if name not in _OWN and name not in _LAST)
+        # The budget and the output type last: they read after what the runnable is.
+        names = _FIELD_NAMES[cls] = names + (_LAST if issubclass(cls, Runnable) else ())
     return names
 
 
@@ -165,7 +167,7 @@ def _jsonable(value: Any, relative: Callable[[str], str]) -> Any:
         return to_json_schema(value, strict=False)
     if isinstance(value, _CONDITIONS):
         return condition_text(value)
-    if isinstance(value, ModelInfo):
+    if isinstance(value, ModelInfo | Budget):
         return value.to_json()
     return value
 

@@ -167,7 +167,10 @@ class _Builder:
         values, block = self.values(name), decl.block
         until = condition_of(_attr(block, "until"))
         bound = values.get("max_iterations", _literal(_attr(block, "max_iterations")))
-        attrs = {"on_exhausted": values.get("on_exhausted") or _literal(_attr(block, "on_exhausted"))}
+        attrs = {
+            "on_exhausted": values.get("on_exhausted") or _literal(_attr(block, "on_exhausted")),
+            "budget": values.get("budget"),
+        }
         self.graph.add(
             g.LoopNode(
                 **self.base(name, decl.name.span),
@@ -187,6 +190,7 @@ class _Builder:
             "concurrency": values.get("concurrency") or _literal(_attr(block, "concurrency")),
             "on_error": values.get("on_error") or _literal(_attr(block, "on_error")),
             "max_items": values.get("max_items"),
+            "budget": values.get("budget"),
         }
         self.graph.add(
             g.MapNode(

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from plait.core.budget import BUDGET_KEYS, ON_EXCEEDED, UNPRICED, Budget
 from plait.core.codes import declare, make
 from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.source import Span
@@ -160,6 +161,8 @@ class _Checker:
             return self.path(attr, spec, value)
         if t == "condition":
             return value  # typed against the loop body's output by check_flow
+        if t == "budget":
+            return self.budget(attr, spec, value)
         raise AssertionError(f"unknown attribute type {t}")
 
     def path(self, attr: str, spec: Attr, value: ast.Node) -> tuple[str, ...] | None:
@@ -182,6 +185,58 @@ class _Checker:
             if v is not None:
                 out[key] = v
         return out
+
+    def budget(self, attr: str, spec: Attr, value: ast.Node) -> Budget | None:
+        """`{ usd = 2.00, tokens = 50000, model_calls = 20, on_exceeded = fail, unpriced = allow }` → a Budget."""
+        if not isinstance(value, ast.Block) or value.params:
+            self.wrong_type(attr, spec, value)
+            return None
+        items: dict[str, Any] = {}
+        reported = len(self.ctx.diagnostics)
+        for entry in value.attributes:
+            key = entry.key.name
+            if key not in BUDGET_KEYS:
+                hint = suggest(key, list(BUDGET_KEYS))
+                self.report(
+                    make(
+                        "P201",
+                        f"unknown budget key `{key}`",
+                        entry.key.span,
+                        notes=["budget keys: " + ", ".join(f"`{k}`" for k in BUDGET_KEYS)],
+                        fix=Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None,
+                    )
+                )
+                continue
+            v = entry.value
+            if key in ("on_exceeded", "unpriced"):
+                choices = ON_EXCEEDED if key == "on_exceeded" else UNPRICED
+                word = self.symbol(f"{attr}.{key}", Attr("symbol", choices=choices), v)
+                if word is not None:
+                    items[key] = word
+                continue
+            whole = key != "usd"
+            if not isinstance(v, ast.Number) or (whole and not isinstance(v.value, int)):
+                kind = "a whole number" if whole else "a number of US dollars"
+                self.report(make("P203", f"budget `{key}` takes {kind}", v.span))
+                continue
+            if v.value < 0:
+                self.report(make("P204", f"budget `{key}` must be at least 0, found {_show(v.value)}", v.span))
+                continue
+            items[key] = v.value
+        if len(self.ctx.diagnostics) != reported:
+            return None  # one report per mistake: a budget with a wrong key is not also "limits nothing"
+        budget = Budget().with_items(items)
+        if not budget.limited:
+            self.report(
+                make(
+                    "P202",
+                    "a budget limits nothing without `usd`, `tokens` or `model_calls`",
+                    value.span,
+                    fix=Fix("add `usd = 2.00` (or `tokens`, `model_calls`)"),
+                )
+            )
+            return None
+        return budget
 
     def plain(self, attr: str) -> Callable[[ast.Node], Any]:
         def value(v: ast.Node) -> Any:

@@ -8,6 +8,7 @@ Modules starting with `_` are shared helpers, not rules.
 from __future__ import annotations
 
 from .agent_lists import agent_lists
+from .budget_unpriced import budget_unpriced
 from .duplicate_member import duplicate_member
 from .literal_secret import literal_secret
 from .model_unreachable import model_unreachable
@@ -27,6 +28,7 @@ RULES = (
     tool_name_collision,
     agent_lists,
     duplicate_member,
+    budget_unpriced,
     unresolved_template,
     unused_declaration,
 )

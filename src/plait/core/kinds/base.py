@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import MISSING, Field, field
 from typing import Any, Callable, ClassVar, TypeVar, dataclass_transform
 
+from ..budget import Budget
 from ..record import Record, record
 from ..source import Span
 from ..types import TEXT, Type
@@ -46,7 +47,7 @@ class Attr(Record):
     (`4MB`, or a whole number of bytes), strings (a non-empty list of
     strings), names (a list of bare words, not resolved: an MCP server's tool
     names), env_map (`{ KEY = env("NAME") }` or literal strings), tool_choice,
-    condition, path. `default` is the value a spec that leaves it out has,
+    condition, path, budget (`{ usd = 2.00, ... }`, core.budget). `default` is the value a spec that leaves it out has,
     as the spec would write it (`approval = never`); the record's own field
     default is the same value normalised (False).
     """
@@ -134,6 +135,13 @@ class Runnable(Node):
     """A node a chain can place: it takes an input and produces `output`."""
 
     output: Type = attr(default=TEXT, contract=True, doc="What it produces (inferred from its `output` block).")
+    #: Limits on its model calls (nested runnables' included), enforced at run time (src/plait/runtime/budget.py).
+    budget: Budget | None = attr(
+        default=None,
+        spec=Attr("budget"),
+        contract=True,
+        doc="`{ usd = 2.00, tokens = N, model_calls = N, on_exceeded = pause|fail, unpriced = allow }`.",
+    )
 
 
 def metas(cls: type[Node]) -> dict[str, Meta]:
