@@ -31,8 +31,8 @@ def test_an_ask_and_the_route_it_feeds_read_as_sentences(tmp_path, capsys, monke
     assert main(["resume", run_id, "--answer", answer]) == 0
     capsys.readouterr()
     assert decision_lines(capsys, run_id, tmp_path) == [
-        "ask    approval answered: decision = approve, note = under budget next quarter",
-        "route  decide: input.decision = approve → case approve → place_order",
+        "ask    approval answered: decision = approve, note = under budget next quarter  @ main/approval",
+        "route  decide: input.decision = approve → case approve → place_order  @ main/decide",
     ]
 
 

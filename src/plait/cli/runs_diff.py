@@ -84,6 +84,10 @@ def describe(first: dict[str, Any]) -> list[tuple[str, str]]:
         lines.append(("how", "only A made this call (B went another way or stopped before it)"))
     elif what == "only_b":
         lines.append(("how", "only B made this call (A went another way or stopped before it)"))
+    elif what == "unanswered":
+        side = first["side"].upper()
+        lines.append(("how", f"{side} stopped while this call was in flight: it has no outcome recorded"))
+        lines += [("A", _short(first.get("a"))), ("B", _short(first.get("b")))]
     elif what == "message":
         count_a, count_b = first["messages"]
         lines.append(("how", f"the request's message {first['index'] + 1} differs (A sent {count_a}, B {count_b})"))

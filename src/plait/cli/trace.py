@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     )
     for item in timeline:
         # A call's or decision's position: what `plait runs fork ID --at STEP` names.
-        where = item.get("position") or (item.get("key") if item["kind"] == "decision" else None)
+        # A person's decision names its pending id already.
+        decided = item["kind"] == "decision" and item.get("of") not in ("approval", "effect")
+        where = item.get("position") or (item.get("key") if decided else None)
         print(f"{item['t']:>9.3f}s  {clean(line(item))}" + (f"  @ {clean(where)}" if where else ""))
     return EXIT_OK
 

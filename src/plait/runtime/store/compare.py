@@ -103,6 +103,8 @@ def _differs(
                 "b": _body(bodies_b, db[index] if index < len(db) else None),
             }
         pa, pb = a.get("reply") or {}, b.get("reply") or {}
+        if bool(pa) != bool(pb):  # one run stopped (was killed) while the call was in flight
+            return head | {"what": "unanswered", "side": "a" if not pa else "b", "a": _reply(pa), "b": _reply(pb)}
         va, vb = _reply(pa), _reply(pb)
         if va != vb:
             return head | {"what": "reply", "a": va, "b": vb}
@@ -114,6 +116,8 @@ def _differs(
         if changed:
             return head | {"what": "arguments", "arguments": changed}
         pa, pb = a.get("reply") or {}, b.get("reply") or {}
+        if bool(pa) != bool(pb):
+            return head | {"what": "unanswered", "side": "a" if not pa else "b", "a": _result(pa), "b": _result(pb)}
         ca, cb = _result(pa), _result(pb)
         if ca != cb:
             return head | {"what": "result", "a": ca, "b": cb}
