@@ -26,6 +26,7 @@ billed). Docs: docs/cost.md.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +101,9 @@ class Quantity(Record):
     def text(self, usd: bool = False) -> str:
         if self.value is None:
             return "unbounded"
-        return f"${self.value:,.4f}" if usd else f"{int(self.value):,}"
+        if usd:  # rounded up: a bound shown must not read below itself
+            return f"${math.ceil(self.value * 1e6) / 1e6:,.6f}"
+        return f"{math.ceil(self.value):,}"
 
     def to_json(self) -> dict[str, Any]:
         value = self.value if self.value is None or not float(self.value).is_integer() else int(self.value)
