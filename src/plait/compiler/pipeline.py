@@ -21,6 +21,7 @@ from .passes.build_graph import build_graph
 from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
+from .passes.check_models import check_models
 from .passes.check_tests import check_tests
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
@@ -38,6 +39,7 @@ PASSES: tuple[Pass, ...] = (
     resolve_names,
     check_types,
     check_mcp,
+    check_models,
     check_chains,
     infer_types,
     build_graph,

@@ -1,4 +1,9 @@
-"""`plait.lock` text ⇄ the tools each declared MCP server offers, and a declaration's fingerprint.
+"""`plait.lock` text ⇄ the tools each declared MCP server offers (and the models section), and a declaration's fingerprint.
+
+One lock file holds both: `servers` (this module's, below) and `models`, the
+catalogue entries `plait models lock` writes for the models a spec uses
+(`LockedModel`, its entry a `plait.core.catalogue.ModelInfo`). Each command
+rewrites its own section and keeps the other as read.
 
 `plait mcp lock` starts each server once and writes what it offers here;
 `plait check` reads it so MCP tools are checked offline, with nothing started;
@@ -24,11 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .catalogue import ModelInfo
+
 __all__ = [
     "LOCK_FILE",
     "LOCK_VERSION",
     "Lock",
     "LockError",
+    "LockedModel",
     "LockedServer",
     "LockedTool",
     "dumps",
@@ -71,13 +79,29 @@ class LockedServer:
         return next((t for t in self.tools if t.name == name), None)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedModel:
+    #: `provider/model-id` as the spec writes it (`openai/gpt-4o-mini`).
+    ref: str
+    #: Its catalogue entry; None when the catalogue has no such model.
+    info: ModelInfo | None = None
+    #: For an unknown model: the catalogue's nearest ids of that provider, nearest first (the did-you-mean).
+    near: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Lock:
     servers: Mapping[str, LockedServer] = field(default_factory=dict)
+    #: `provider/model-id` → its entry.
+    models: Mapping[str, LockedModel] = field(default_factory=dict)
 
     def merged(self, *servers: LockedServer) -> Lock:
         """This lock with `servers` added or replaced; the others are kept (another spec in the folder may use them)."""
-        return Lock({**self.servers, **{s.name: s for s in servers}})
+        return Lock({**self.servers, **{s.name: s for s in servers}}, self.models)
+
+    def with_models(self, *models: LockedModel) -> Lock:
+        """This lock with `models` added or replaced; the other entries are kept, as `merged` keeps servers."""
+        return Lock(self.servers, {**self.models, **{m.ref: m for m in models}})
 
 
 def fingerprint(
@@ -123,9 +147,19 @@ def dumps(lock: Lock) -> str:
             "protocol_version": s.protocol_version,
             "tools": tools,
         }
-    return (
-        json.dumps({"version": LOCK_VERSION, "servers": servers}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    )
+    data: dict[str, Any] = {"version": LOCK_VERSION, "servers": servers}
+    if lock.models:
+        data["models"] = {ref: _model_json(lock.models[ref]) for ref in sorted(lock.models)}
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _model_json(model: LockedModel) -> dict[str, Any]:
+    if model.info is None:
+        return {"unknown": True, "near": list(model.near)}
+    entry = model.info.to_json()
+    for key in ("provider", "model_id", "source"):  # the key says the first two; a lock entry's source is the lock
+        del entry[key]
+    return entry
 
 
 def loads(text: str) -> Lock:
@@ -144,7 +178,30 @@ def loads(text: str) -> Lock:
     raw = data.get("servers")
     if not isinstance(raw, dict):
         raise LockError("has no `servers` object")
-    return Lock({name: _server(name, entry) for name, entry in raw.items()})
+    models = data.get("models", {})
+    if not isinstance(models, dict):
+        raise LockError("has a `models` that is not an object")
+    return Lock(
+        {name: _server(name, entry) for name, entry in raw.items()},
+        {ref: _model(ref, entry) for ref, entry in models.items()},
+    )
+
+
+def _model(ref: str, entry: object) -> LockedModel:
+    where = f"models.{ref}"
+    provider, sep, model_id = ref.partition("/")
+    if not sep or not isinstance(entry, dict):
+        raise LockError(f"`{where}` needs a `provider/model-id` key and an object")
+    if entry.get("unknown") is True:
+        near = entry.get("near", [])
+        if not isinstance(near, list) or not all(isinstance(n, str) for n in near):
+            raise LockError(f"`{where}.near` is not a list of strings")
+        return LockedModel(ref=ref, near=tuple(near))
+    try:
+        info = ModelInfo.from_json({**entry, "provider": provider, "model_id": model_id, "source": "lock"})
+    except ValueError as exc:
+        raise LockError(f"`{where}`: {exc}") from None
+    return LockedModel(ref=ref, info=info)
 
 
 def _server(name: str, entry: object) -> LockedServer:
