@@ -323,8 +323,10 @@ class _Test:
         graph = self.graph
         assert graph is not None
         node = graph.get(name)
-        if node is None or node.kind != kind:
-            candidates = graph.nodes_of(kind)
+        # A tool call may be an agent delegated to: the trajectory records it by the agent's name.
+        kinds = ("tool", "agent") if kind == "tool" else (kind,)
+        if node is None or node.kind not in kinds:
+            candidates = graph.nodes_of(*kinds)
             hint = suggest(name, candidates)
             self.report(
                 "P702",
