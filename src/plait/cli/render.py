@@ -41,6 +41,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--entry", metavar="NAME", help="draw only what running this runnable can reach")
     parser.add_argument(
+        "--coverage",
+        metavar="FILE",
+        help="mark what no run reached, from a coverage report (`plait coverage SPEC -o FILE`, `plait test --coverage`)",
+    )
+    parser.add_argument(
         "--expand",
         metavar="AGENT",
         nargs="+",
@@ -60,6 +65,15 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="fold these into the labels of what uses them: models,tools (the default); `none` draws them as nodes",
     )
+
+
+def _coverage(path: str | None) -> object:
+    """--coverage FILE: the report (compiler/coverage.py; the runtime is never imported), or a one-line error."""
+    if path is None:
+        return None
+    from plait.compiler.coverage import Report
+
+    return Report.load(path)
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -90,7 +104,14 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(result.diagnostics, result.sources)
         return EXIT_ERRORS
     hide = None if args.hide is None else tuple(w.strip() for w in args.hide.split(",") if w.strip())
-    options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide)
+    from plait.compiler.coverage import CoverageError
+
+    try:
+        coverage = _coverage(args.coverage)
+    except CoverageError as exc:
+        print(f"plait render: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide, coverage)
     try:
         out = render(result.graph, fmt, options, result.sources)
     except RenderError as exc:

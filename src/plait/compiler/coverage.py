@@ -107,7 +107,9 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
         elif kind == "ask":
             items.append(Item(item_id("ask", name), "ask", name))
     for edge in graph.edges("uses"):
-        if edge.approval and edge.source in reached:
+        # Gated by the agent (`approval = [tool]`) or by the tool itself (`approval = required`).
+        gated = edge.approval or getattr(_node(graph, edge.target), "approval", False)
+        if gated and edge.source in reached:
             for action in ("approve", "reject", "edit"):
                 detail = f"{edge.target}:{action}"
                 items.append(Item(item_id("approval", edge.source, detail), "approval", edge.source, detail))
@@ -125,6 +127,13 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
     order = {k: i for i, k in enumerate(KINDS)}
     items.sort(key=lambda it: order[it.kind])  # stable: graph order within a kind
     return items
+
+
+def _node(graph: GraphView, name: str) -> Any:
+    try:
+        return graph.node(name)
+    except KeyError:
+        return None
 
 
 def _reachable(graph: GraphView, entry: str) -> list[str]:

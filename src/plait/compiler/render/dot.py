@@ -58,8 +58,18 @@ _NODE_STYLE = {kind: _node_style(style) for kind, style in NODE_STYLES.items()}
 _GATE_STYLE = _node_style(GATE) + ", penwidth=2.5"
 
 
+#: Coverage marks (`plait render --coverage`), drawn over the kind's own style.
+MISSED = {
+    "missed": ', color="#c0392b", fillcolor="#f5b7b1", penwidth=2.5',
+    "partial": ', color="#d68910", penwidth=2.5, style="rounded,filled,dashed"',
+}
+MISSED_EDGE = ', color="#c0392b", fontcolor="#c0392b", style=dashed, penwidth=2'
+
+
 def _node(node: Any, indent: str) -> str:
     style = _GATE_STYLE if node.gate else _NODE_STYLE[node.kind]
+    if node.missed:
+        style += MISSED[node.missed]
     extra = ", fontsize=9" if node.kind in ("entry", "exit") else ""
     return f"{indent}{quote(node.id)} [id={quote('plait:' + node.id)}, {style}, label={_label(node.lines)}{extra}];"
 
@@ -101,6 +111,8 @@ def _edge(edge: Any, enclosing: dict[str, tuple[str, ...]]) -> str:
     attrs = [_EDGE_STYLE[edge.kind]]
     if edge.label:
         attrs += [f"label={quote(edge.label)}", f"fontcolor={quote(EDGE_STYLES[edge.kind].color)}"]
+    if edge.missed:
+        attrs.append(MISSED_EDGE[2:])
     # A container's edges to the outside start or end at its cluster's border (compound=true).
     own = f"cluster:{edge.source}"
     if own in enclosing.get(edge.source, ()) and own not in enclosing.get(edge.target, ()):

@@ -91,6 +91,15 @@ def _class_defs(scene: Scene) -> list[str]:
     if gated:
         out.append(f"  classDef gate fill:{GATE.fill},stroke:{GATE.stroke},stroke-width:3px,color:#17202a")
         out.append(f"  class {','.join(gated)} gate")
+    # Coverage marks (`plait render --coverage`), after the kinds' classes so they win.
+    for mark, style in (
+        ("missed", "fill:#f5b7b1,stroke:#c0392b,stroke-width:3px,color:#17202a"),
+        ("partial", "stroke:#d68910,stroke-width:3px,stroke-dasharray:5 3"),
+    ):
+        marked = [mermaid_id(n.id) for n in scene.nodes if n.missed == mark]
+        if marked:
+            out.append(f"  classDef {mark} {style}")
+            out.append(f"  class {','.join(marked)} {mark}")
     return out
 
 
@@ -106,6 +115,9 @@ def _link_styles(scene: Scene) -> list[str]:
             continue
         dash = f",stroke-dasharray:{style.dasharray}" if style.dasharray else ""
         out.append(f"  linkStyle {','.join(indexes)} stroke:{style.color},stroke-width:{style.penwidth:g}px{dash}")
+    missed = [str(i) for i, edge in enumerate(scene.edges) if edge.missed]
+    if missed:
+        out.append(f"  linkStyle {','.join(missed)} stroke:#c0392b,stroke-width:2px,stroke-dasharray:5 3")
     return out
 
 

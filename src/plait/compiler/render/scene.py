@@ -9,6 +9,7 @@ order (lists and dicts, never sets) so output is byte-identical across runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from plait.core import graph as g
 from plait.core.vocab import RENDER_DIRECTIONS
@@ -57,6 +58,8 @@ class RenderOptions:
     #: Words of HIDEABLE ("none": draw them all); None folds models and tools into the labels of what uses them,
     #: since their dotted edges cross everything else (`--hide none` draws them).
     hide: tuple[str, ...] | None = None
+    #: A coverage report (compiler/coverage.py): what no run reached is marked (`plait render --coverage FILE`).
+    coverage: Any = None
 
 
 @dataclass
@@ -66,6 +69,8 @@ class SceneNode:
     lines: list[str]
     #: A tool behind a human approval gate.
     gate: bool = False
+    #: Coverage: "missed" (no run reached it) or "partial" (reached, but not every case, exit or answer of it).
+    missed: str | None = None
 
 
 @dataclass
@@ -74,6 +79,8 @@ class SceneEdge:
     target: str
     kind: str
     label: str = ""
+    #: Coverage: no run took this edge (a route case, a fallback).
+    missed: bool = False
 
 
 @dataclass
@@ -275,4 +282,9 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
         edges += [SceneEdge(*e) for e in turn_edges]
         clusters.append(Cluster(f"cluster:{agent}@turn", "turn", f"one turn of {agent}", [i for i, _, _ in turn_nodes]))
     direction = choose_direction(nodes, edges) if options.direction == "auto" else options.direction
-    return Scene(direction, nodes, edges, clusters, note)
+    scene = Scene(direction, nodes, edges, clusters, note)
+    if options.coverage is not None:
+        from .coverage_marks import mark
+
+        mark(scene, options.coverage)
+    return scene
