@@ -263,3 +263,43 @@ def test_the_examples_scripted_runs_stay_within_their_bound(tmp_path, capsys, na
     assert bound.value is None or bound.value >= report["model_calls"]
     if bound.value is None:
         assert bound.why  # named: report's map has no max_items, briefing's writer delegates
+
+
+# --- plait diff --max-cost-increase ---------------------------------------------------------------------------------
+
+
+def LOOP(n: int) -> str:
+    return PRICED + f'step a {{ model = gpt, prompt = "a" }}\nloop main = a {{ max_iterations = {n} }}\n'
+
+
+def _sides(tmp_path, old: str, new: str) -> tuple[str, str]:
+    (tmp_path / "old.plait").write_text(old)
+    (tmp_path / "new.plait").write_text(new)
+    return str(tmp_path / "old.plait"), str(tmp_path / "new.plait")
+
+
+def test_diff_fails_when_the_bound_rises_past_the_limit_and_passes_within_it(tmp_path, capsys):
+    old, new = _sides(tmp_path, LOOP(5), LOOP(7))
+    assert main(["diff", old, new, "--max-cost-increase", "20%"]) == 1
+    out = capsys.readouterr().out
+    assert "cost: entry main: model calls 5 → 7 (+40.0%): over the limit" in out
+    assert main(["diff", old, new, "--max-cost-increase", "50"]) == 0  # the specs differ, the cost is within
+    assert main(["diff", new, old, "--max-cost-increase", "0%"]) == 0  # a fall never fails
+
+
+def test_diff_fails_when_a_bound_becomes_unbounded(tmp_path, capsys):
+    bounded = PRICED + 'input { items: list[string] }\nstep a { model = gpt, prompt = "a" }\n'
+    old, new = _sides(
+        tmp_path,
+        bounded + "map main = a { over = run.input.items, max_items = 3 }\n",
+        bounded + "map main = a { over = run.input.items }\n",
+    )
+    assert main(["diff", old, new, "--max-cost-increase", "1000%", "-f", "json"]) == 1
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert cost["over"] and cost["rises"][0]["percent"] is None and cost["rises"][0]["new"]["value"] is None
+
+
+def test_diff_cost_limit_must_be_a_percentage(tmp_path, capsys):
+    old, new = _sides(tmp_path, LOOP(1), LOOP(1))
+    assert main(["diff", old, new, "--max-cost-increase", "lots"]) == 2
+    assert "takes a percentage" in capsys.readouterr().err

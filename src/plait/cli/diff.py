@@ -2,7 +2,8 @@
 
 Each side is a file or `git:REV:path` (read with `git show REV:path`).
 Exit codes follow src/plait/cli/__init__.py's table: 0 when they mean the same, 1 when they
-differ (like `diff`) or when a side has errors, `plait check`'s diagnostics
+differ (like `diff`) or when a side has errors (with `--max-cost-increase PCT`: 1 only when an entry's
+static cost bound rises more than PCT percent, src/plait/compiler/bounds.py), `plait check`'s diagnostics
 printed (a missing file is P005, as there; so is a `git:` side git cannot
 show); 2 for a usage error (`git:` without a path, git not installed).
 """
@@ -23,6 +24,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="a spec file, or git:REV:path")
     parser.add_argument("new", metavar="NEW", help="a spec file, or git:REV:path")
     parser.add_argument("-f", "--format", choices=DIFF_FORMATS, default="text")
+    parser.add_argument(
+        "--max-cost-increase",
+        metavar="PCT",
+        help="compare each entry's static cost bound (model calls and USD, as `plait cost`) and exit 1 only when "
+        "one rises more than PCT percent (`20%%`); differences alone then exit 0",
+    )
 
 
 class _Unusable(Exception):
@@ -61,6 +68,16 @@ def _unreadable(side: str, message: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     from plait.compiler.diff import diff_graphs, render_changes
 
+    limit = None
+    if args.max_cost_increase is not None:
+        from plait.compiler.bounds import parse_percent
+
+        try:
+            limit = parse_percent(args.max_cost_increase)
+        except ValueError:
+            print(f"plait diff: --max-cost-increase takes a percentage such as 20%, not `{args.max_cost_increase}`",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_USAGE
     graphs = []
     for side in (args.old, args.new):
         try:
@@ -73,5 +90,33 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
         graphs.append(result.graph)
     changes = diff_graphs(*graphs)
-    sys.stdout.write(render_changes(args.format, graphs[0], graphs[1], changes))
-    return EXIT_ERRORS if changes else EXIT_OK
+    shown = render_changes(args.format, graphs[0], graphs[1], changes)
+    if limit is None:
+        sys.stdout.write(shown)
+        return EXIT_ERRORS if changes else EXIT_OK
+    return _cost_gate(args.format, shown, graphs, limit)
+
+
+def _cost_gate(format: str, shown: str, graphs: list, limit: float) -> int:
+    """The diff, then how each entry's cost bound rose; exit 1 only when one rose past `limit` percent."""
+    import json
+
+    from plait.compiler.bounds import compare
+    from plait.term import clean
+
+    rises = compare(graphs[0], graphs[1], limit)
+    over = [r for r in rises if r.over]
+    if format == "json":
+        doc = json.loads(shown)
+        doc["cost"] = {"max_increase_percent": limit, "rises": [r.to_json() for r in rises], "over": bool(over)}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(shown)
+        # Mermaid's text must stay a diagram: the cost lines go to stderr there.
+        out = sys.stdout if format == "text" else sys.stderr
+        for rise in rises:
+            mark = "over the limit" if rise.over else "within the limit"
+            print(f"cost: {clean(rise.text())}: {mark}", file=out)
+        verdict = f"{len(over)} over" if over else "none over"
+        print(f"cost: {len(rises)} bound(s) rose, {verdict} the {limit:g}% limit", file=out)
+    return EXIT_ERRORS if over else EXIT_OK

@@ -42,7 +42,18 @@ if TYPE_CHECKING:
 
     from .graph import AgentGraph
 
-__all__ = ["Cost", "EntryBound", "Quantity", "Row", "bound_entry", "bounds", "entries_of", "parse_percent"]
+__all__ = [
+    "Cost",
+    "EntryBound",
+    "Quantity",
+    "Rise",
+    "Row",
+    "bound_entry",
+    "bounds",
+    "compare",
+    "entries_of",
+    "parse_percent",
+]
 
 #: Tokens of framing per call (roles, the request's envelope) and per message, beyond their text's bytes.
 CALL_OVERHEAD = 16
@@ -602,3 +613,59 @@ def _info(model: ModelNode | None, field: str) -> int | None:
 def _widest_window(records: list[Any]) -> int | None:
     windows = [_info(r, "context_window") for r in records]
     return None if not windows or any(w is None for w in windows) else max(w for w in windows if w is not None)
+
+
+@record
+class Rise(Record):
+    """One entry's bound, old → new, for one quantity; `percent` None when it became unbounded or rose from 0."""
+
+    entry: str
+    quantity: str
+    old: Quantity
+    new: Quantity
+    percent: float | None
+    over: bool
+
+    def text(self) -> str:
+        usd = self.quantity == "usd"
+        change = "unbounded now" if self.percent is None else f"{self.percent:+.1f}%"
+        line = f"entry {self.entry}: {self.quantity.replace('_', ' ')} {self.old.text(usd)} → {self.new.text(usd)} ({change})"
+        if self.new.why and not self.new.bounded:
+            line += f"; unbounded by {self.new.why[0]}"
+        return line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "quantity": self.quantity,
+            "old": self.old.to_json(),
+            "new": self.new.to_json(),
+            "percent": self.percent,
+            "over_limit": self.over,
+        }
+
+
+#: What `plait diff --max-cost-increase` compares: what a run may cost, in calls and in money.
+COMPARED = ("calls", "usd")
+_NAMES = {"calls": "model_calls", "usd": "usd"}
+
+
+def compare(old: AgentGraph, new: AgentGraph, limit: float, input_tokens: int | None = None) -> list[Rise]:
+    """Every bound of an entry both sides have that rose (percent above the old one); `over` past `limit` percent.
+
+    A bound that was finite and is now unbounded, or rose from nothing, is over any limit; one unbounded on both
+    sides cannot be compared and is left out (what is unbounded is named by `plait cost`)."""
+    before = {b.entry: b.total for b in bounds(old, input_tokens=input_tokens)}
+    rises = []
+    for after in bounds(new, input_tokens=input_tokens):
+        was = before.get(after.entry)
+        if was is None:
+            continue
+        for field in COMPARED:
+            a, b = getattr(was, field), getattr(after.total, field)
+            if a.value is None or (b.value is not None and b.value <= a.value):
+                continue
+            percent = None if b.value is None or a.value == 0 else (b.value - a.value) / a.value * 100
+            over = percent is None or percent > limit
+            rises.append(Rise(entry=after.entry, quantity=_NAMES[field], old=a, new=b, percent=percent, over=over))
+    return rises
