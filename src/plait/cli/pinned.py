@@ -25,7 +25,11 @@ def check_spec(engine: Any, run_id: str, accept: bool) -> int | None:
     if store is None or engine.pinned is None or engine.spec is None:
         return None
     pin = store.pinned(run_id)
-    if pin is None or pin[0] == engine.pinned[0]:
+    if pin is None:  # journaled before runs were pinned, or by the Python API: nothing to compare with
+        if store.run(run_id) is not None:
+            store.pin(run_id, *engine.pinned)  # from now on it is pinned to what it goes on under
+        return None
+    if pin[0] == engine.pinned[0]:
         return None
     row = store.run(run_id)
     refused = compare(engine, run_id, pin, list(store.events(run_id)), row["entry"] if row else None, accept)
