@@ -89,6 +89,15 @@ def test_agents_see_the_tools_they_name_and_until_names_the_called_tool(tmp_path
     assert [s.name for s in toolset.specs] == ["list_directory", "read_text_file", "write_file"]
 
 
+def test_the_graph_keeps_the_agent_as_declared(tmp_path):
+    """The resolved tools are the run's view: `plait graph` and a second program from the same graph see the spec's."""
+    graph = compile(_spec(tmp_path)).graph
+    assert graph is not None
+    first = program_from_graph(graph)
+    assert graph.node("writer").tools == ("files",) and graph.node("writer").until == ("files.write_file",)
+    assert program_from_graph(graph).agents["writer"] == first.agents["writer"]
+
+
 def test_a_stdio_server_runs_in_the_spec_folder_with_env_read_later(tmp_path):
     server = _program(_spec(tmp_path)).mcp["files"]
     assert server.cwd == str(tmp_path)
