@@ -83,11 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
 def emit(report: Any, args: argparse.Namespace) -> int:
     """Print the report (table or JSON), write `--output`, and apply `--min-coverage`: shared with `plait test`."""
-    if getattr(args, "output", None):
-        try:
-            Path(args.output).write_text(report.dumps(), encoding="utf-8")
-        except OSError as exc:
-            return fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    if getattr(args, "output", None) and (problem := write(report, args.output)) is not None:
+        return problem
     if getattr(args, "json", False):
         sys.stdout.write(json_text(report.dumps()))
     else:
@@ -99,15 +96,27 @@ def emit(report: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def table(report: Any) -> None:
+def write(report: Any, path: str) -> int | None:
+    """The JSON report into `path`; an exit code after saying why it could not be written."""
+    try:
+        Path(path).write_text(report.dumps(), encoding="utf-8")
+    except OSError as exc:
+        return fail(f"cannot write {path}: {exc.strerror or exc}")
+    return None
+
+
+def table(report: Any, file: Any = None) -> None:
     """One rich table per entry: each item, whether a run reached it and how many did."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=False)
+    console = Console(file=file or sys.stdout, highlight=False, soft_wrap=False)
     for entry in report.entries:
-        title = f"{entry.entry}: {entry.hit}/{len(entry.items)} reached ({entry.percent:.1f}%), {entry.runs} run(s)"
+        where = f"{report.spec} " if report.spec else ""
+        title = (
+            f"{where}{entry.entry}: {entry.hit}/{len(entry.items)} reached ({entry.percent:.1f}%), {entry.runs} run(s)"
+        )
         grid = Table(title=Text(clean(title)), title_justify="left")
         grid.add_column("kind")
         grid.add_column("item")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli import EXIT_COVERAGE, EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 
 FORMATS = ("text", "json", "junit", "github")
 
@@ -43,6 +43,22 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--jobs", "-j", type=int, default=8, metavar="N", help="tests run at once (default: 8)")
     parser.add_argument("--fail-on-missing", action="store_true", help="fail a test that expects nothing")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="run the tests whose `replies = cassette(FILE)` against their real models and write FILE",
+    )
+    parser.add_argument(
+        "--coverage",
+        nargs="?",
+        const=True,
+        metavar="FILE",
+        help="report the graph coverage of the tests' runs; with FILE (one spec) also write it as JSON, "
+        "for `plait render --coverage FILE`",
+    )
+    from plait.cli.coverage import add_min_coverage
+
+    add_min_coverage(parser)
     color = parser.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_const", const=True, help="colour text output always")
     color.add_argument("--no-color", dest="color", action="store_const", const=False, help="never colour text output")
@@ -83,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if not tests and not broken:
         where = ", ".join(f"`{p}`" for p in args.paths or ["."])
         return _usage(f"no tests found under {where}" + (" matching -k" if args.keyword else ""))
-    outcomes, seconds = _run(specs, args, selected)
+    measured = args.coverage is not None or args.min_coverage is not None
+    if isinstance(args.coverage, str) and len({spec.path for spec, _ in tests}) > 1:
+        return _usage("--coverage FILE holds one spec's coverage: select the tests of one spec (or leave out FILE)")
+    reports: list[Any] = []
+    outcomes, seconds = _run(specs, args, selected, reports if measured else None)
     if args.fail_on_missing:
         from plait.spectest.runner import Failure
 
@@ -97,21 +117,58 @@ def run(args: argparse.Namespace) -> int:
     color = args.color if args.color is not None else wants_color(sys.stdout)
     sys.stdout.write(render(outcomes, args.format, seconds, color=args.format == "text" and color))
     failed = broken or any(o.status in ("failed", "error") for o in outcomes)
-    return EXIT_ERRORS if failed else EXIT_OK
+    covered = _coverage(reports, args) if measured else EXIT_OK
+    return EXIT_ERRORS if failed else covered
 
 
-def _run(specs: list[Any], args: argparse.Namespace, selected: Callable[[str], bool]) -> tuple[list[Any], float]:
+def _coverage(reports: list[Any], args: argparse.Namespace) -> int:
+    """Each spec's coverage table (to stderr when stdout carries a machine format); exit 7 below --min-coverage."""
+    from plait.cli.coverage import table, write
+
+    for report in reports:
+        if isinstance(args.coverage, str):
+            problem = write(report, args.coverage)
+            if problem is not None:
+                return problem
+        table(report, sys.stdout if args.format == "text" else sys.stderr)
+    items = [it for report in reports for entry in report.entries for it in entry.items]
+    percent = 100.0 * sum(it.hit for it in items) / len(items) if items else 100.0
+    if args.min_coverage is not None and percent < args.min_coverage:
+        print(f"plait: coverage {percent:.1f}% is below --min-coverage {args.min_coverage:g}%", file=sys.stderr)
+        return EXIT_COVERAGE
+    return EXIT_OK
+
+
+def _run(
+    specs: list[Any], args: argparse.Namespace, selected: Callable[[str], bool], reports: list[Any] | None = None
+) -> tuple[list[Any], float]:
     import asyncio
 
     from plait.spectest.runner import Session
 
-    session = Session(live=args.live, jobs=args.jobs)
+    session = Session(live=args.live, jobs=args.jobs, record=args.record)
     started = time.perf_counter()
     try:
         outcomes = asyncio.run(session.run(specs, lambda test: selected(f"{test.file}::{test.name}")))
+        seconds = time.perf_counter() - started
+        if reports is not None:
+            reports.extend(_measure(session, outcomes))
     finally:
         session.close()
-    return outcomes, time.perf_counter() - started
+    return outcomes, seconds
+
+
+def _measure(session: Any, outcomes: list[Any]) -> list[Any]:
+    """One coverage report per spec, from the journal rows of its tests' runs (before the session drops them)."""
+    from plait.runtime.coverage import measure
+
+    by_spec: dict[int, tuple[Any, list[tuple[str, list[dict[str, Any]]]]]] = {}
+    for outcome in outcomes:
+        if outcome.run_id is None or outcome.spec.graph is None:
+            continue
+        runs = by_spec.setdefault(id(outcome.spec), (outcome.spec, []))[1]
+        runs.append((outcome.test.entry, list(session.store.events(outcome.run_id))))
+    return [measure(spec.graph, runs, Path(spec.path).name) for spec, runs in by_spec.values()]
 
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")

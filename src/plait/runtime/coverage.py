@@ -38,12 +38,23 @@ def measure(graph: GraphView, runs: Iterable[tuple[str, Iterable[dict[str, Any]]
 def exercised(graph: GraphView, rows: Iterable[dict[str, Any]]) -> set[str]:
     """The item ids one run's rows show it reached."""
     runnables = set(graph.nodes_of(*RUNNABLE_KINDS))
+    # A generated runnable's name holds the path it stands at (`main/parallel#1`): found whole in a row's key.
+    generated = [name for name in runnables if "/" in name or "#" in name]
     hits: set[str] = set()
 
     def on_path(path: Iterable[str]) -> None:
         for part in path:
+            part = part.partition("[")[0]  # a delegated agent's run: `researcher[CALL_ID]`
             if part in runnables:
                 hits.add(item_id("runnable", part))
+
+    def on_key(key: str) -> None:
+        where = key.rpartition("#")[0] or key  # `PATH#STEP` or `PATH#STEP:CALL_ID`
+        on_path(where.split("/"))
+        framed = f"/{where}/"
+        for name in generated:
+            if f"/{name}/" in framed:
+                hits.add(item_id("runnable", name))
 
     agents: dict[str, str] = {}
     pending: dict[str, tuple[str, str]] = {}
@@ -53,7 +64,7 @@ def exercised(graph: GraphView, rows: Iterable[dict[str, Any]]) -> set[str]:
         if not isinstance(data, dict):
             continue
         if kind in ("model_request", "tool_intent", "tool_completed"):
-            on_path(key.partition("#")[0].split("/"))
+            on_key(key)
             if kind == "model_request" and isinstance(data.get("agent"), str):
                 agents[key] = data["agent"]
                 hits.add(item_id("runnable", data["agent"]))

@@ -102,8 +102,11 @@ class Session:
         jobs: int = 8,
         store: Any = None,
         on_outcome: Callable[[Outcome], Any] | None = None,
+        record: bool = False,
     ) -> None:
         self.live = live
+        #: Run the tests that read a cassette against their real models, and write what they answered into it.
+        self.record = record
         self.jobs = max(1, jobs)
         self._folder: str | None = None
         #: The journal every run of the session is kept in (a store URL or Journal; default: a temporary SQLite
@@ -175,9 +178,15 @@ class Session:
         from plait.runtime.engine import Engine
         from plait.runtime.errors import AgentError
 
-        providers = providers_for(test, spec.program, self.live)
+        recording = self.record and test.replies == "cassette"
+        providers = {} if recording else providers_for(test, spec.program, self.live)
         engine = Engine(spec.program, providers=providers, store=store)
         engine.spec = str(Path(test.file).resolve())
+        recorder = None
+        if recording:
+            from plait.runtime.cassettes import record
+
+            recorder = record(engine)
         judges: dict[str, Any] = {}
         try:
             try:
@@ -211,6 +220,20 @@ class Session:
         finally:
             engine.store = None  # the session's journal outlives this engine: aclose must not close it
             await engine.aclose()
+            if recorder is not None:
+                _save(recorder, test, outcome)
+
+
+def _save(recorder: Any, test: TestNode, outcome: Outcome) -> None:
+    """`plait test --record`: the test's cassette, whatever the run's end (its replies are data either way)."""
+    from plait.runtime.cassettes import CassetteError
+
+    from .sources import cassette_path
+
+    try:
+        recorder.cassette(spec=Path(test.file).name, entry=test.entry).save(cassette_path(test))
+    except CassetteError as exc:
+        outcome.failures.append(Failure(str(exc)))
 
 
 def _answer(test: TestNode, pending: list[Any], seen: Observed) -> tuple[dict[str, Any], dict[str, Any], str | None]:

@@ -8,6 +8,7 @@ test's outcome, never a traceback. Offline is the default: a real model is calle
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from plait.core.kinds import ModelNode
@@ -15,7 +16,7 @@ from plait.core.kinds.test import TestNode
 from plait.runtime.providers.base import ProviderError
 from plait.runtime.providers.scripted import ScriptedProvider
 
-__all__ = ["REPLY_SOURCES", "Offline", "Skip", "SourceError", "providers_for"]
+__all__ = ["REPLY_SOURCES", "Offline", "Skip", "SourceError", "cassette_path", "providers_for"]
 
 
 class Skip(Exception):
@@ -74,8 +75,21 @@ def _live(test: TestNode, program: Any, live: bool) -> dict[str, Any]:
     return {}
 
 
+def cassette_path(test: TestNode) -> Path:
+    """`replies = cassette("FILE")`: FILE beside the file the test is written in."""
+    return Path(test.file).parent / str((test.reply_data or {}).get("path", ""))
+
+
 def _cassette(test: TestNode, program: Any, live: bool) -> dict[str, Any]:
-    raise SourceError("cassettes are not supported yet")
+    # Every model served from the recordings (runtime/cassettes/replay.py): a request with none fails the run.
+    from plait.runtime.cassettes import Cassette, CassetteError, ReplayProvider
+
+    path = cassette_path(test)
+    try:
+        cassette = Cassette.load(path)
+    except CassetteError as exc:
+        raise SourceError(f"{exc} (record it with `plait test --record`)") from None
+    return {name: ReplayProvider(cassette, name) for name in program.models}
 
 
 #: Source name → how its providers are made. Another source (or a better cassette) replaces its entry.
