@@ -74,15 +74,18 @@ def _check(args: argparse.Namespace, paths: list[str], configs, select: tuple, i
 
     from plait.compiler.report import render, wants_color
 
-    diagnostics, sources, failed = _diagnose(roots, configs, select, ignore)
+    graphs: dict = {}  # spec → its graph when it compiled without errors: what `--format json`'s cost bound reads
+    diagnostics, sources, failed = _diagnose(roots, configs, select, ignore, graphs)
     if args.diff:
         return _show_fixes(diagnostics, sources)
     if args.fix and _fix(diagnostics, sources):
-        diagnostics, sources, failed = _diagnose(roots, configs, select, ignore)
+        diagnostics, sources, failed = _diagnose(roots, configs, select, ignore, graphs)
     sources = {**sources, **_undecodable(diagnostics, sources)}
     options = {"summary": not args.quiet} if args.format == "text" else {}
     color = args.color if args.color is not None else wants_color(sys.stdout)
     output = render(diagnostics, sources, args.format, color=args.format == "text" and color, **options)
+    if args.format == "json":
+        output = _with_cost(output, graphs)
     _write(output)
     if failed:
         return EXIT_USAGE
@@ -94,12 +97,28 @@ def _check(args: argparse.Namespace, paths: list[str], configs, select: tuple, i
     return EXIT_ERRORS if failing else EXIT_OK
 
 
-def _diagnose(roots: list[tuple[Path, bool]], configs, select: tuple, ignore: tuple) -> tuple[list, dict, bool]:
+def _with_cost(output: str, graphs: dict) -> str:
+    """The JSON report with each error-free spec's static cost bound under `cost` (as `plait cost --format json`)."""
+    import json
+
+    from plait.compiler.bounds import bounds
+
+    found = [{"file": str(path), "entries": [b.to_json() for b in bounds(graph)]} for path, graph in graphs.items()]
+    if not found:
+        return output
+    document = json.loads(output)
+    document["cost"] = found
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _diagnose(
+    roots: list[tuple[Path, bool]], configs, select: tuple, ignore: tuple, graphs: dict | None = None
+) -> tuple[list, dict, bool]:
     """Compile, apply inline suppressions, then the filters: `--select` over the config's, `--ignore` added to it."""
     from plait.compiler.project import reported
     from plait.compiler.suppress import apply
 
-    diagnostics, sources, failed = _compile(roots)
+    diagnostics, sources, failed = _compile(roots, graphs)
     return reported(apply(diagnostics, sources), configs, select, ignore), sources, failed
 
 
@@ -209,7 +228,7 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
+def _compile(roots: list[tuple[Path, bool]], graphs: dict | None = None) -> tuple[list, dict, bool]:
     """Every root compiled; a file found in a directory that another root imports is checked as part of it."""
     from plait.compiler.pipeline import compile_spec
     from plait.dsl.loader import resolve_path
@@ -233,6 +252,8 @@ def _compile(roots: list[tuple[Path, bool]]) -> tuple[list, dict, bool]:
             continue
         diagnostics.update(dict.fromkeys(result.diagnostics))
         sources.update(result.sources)
+        if graphs is not None and result.graph is not None and not any(d.is_error for d in result.diagnostics):
+            graphs[path] = result.graph
     return list(diagnostics), sources, failed
 
 
