@@ -9,7 +9,9 @@ appends to effects.txt, so an effect done again shows up as a second line.
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
+import time
 from typing import Any
 
 import pytest
@@ -329,3 +331,59 @@ def test_runs_of_one_spec_share_one_stored_copy(project, capsys, backend):
     [(digest,)] = {row for row in backend.sql("SELECT spec_digest FROM runs")}
     [(source,)] = backend.sql("SELECT source FROM specs")
     assert digest.startswith("sha256:") and json.loads(source)["files"]["spec.plait"] == SPEC
+
+
+# -- a run killed mid-way ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_map_forks_and_diffs(tmp_path, capsys, monkeypatch, backend):
+    """Killed (SIGKILL) while the map's second item is in flight, held there by a reply scripted to wait an hour
+    (the crash tests' technique: the run stops at the point and the test sees it arrive in the journal)."""
+    from test_crash import ARRIVAL, HANG, Journal, PostgresJournal
+    from test_crash import plait as start
+
+    root = tmp_path
+    (root / "spec.plait").write_text(SPEC)
+    (root / "forkdiff_tools.py").write_text(TOOLS)
+    (root / "alt.json").write_text(json.dumps(ALT))
+    held = json.loads(json.dumps(DEMO))
+    held["item"][1] = held["item"][1] | {"delay": HANG}
+    (root / "demo.json").write_text(json.dumps(held))
+    journal = PostgresJournal(root, backend.url) if backend.url else Journal(root)
+    process = start(root, "run", "spec.plait", "--input", "go", "--json", store=backend.url)
+    try:
+        deadline = time.monotonic() + ARRIVAL
+        while not any(kind == "model_request" and key == ITEM_B for kind, key, _ in journal.rows()):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the run never reached the map's second item"
+            time.sleep(0.01)  # polling a state the run holds: how often we look, not when we kill
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+        source = journal.run_id()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        journal.close()
+    (root / "demo.json").write_text(json.dumps(DEMO))  # the script without the hold, as a resume would have it
+    monkeypatch.chdir(root)
+    code, out, _ = plait(capsys, backend, "runs", "--json")
+    assert [json.loads(line)["status"] for line in out.splitlines()] == ["crashed"]
+    # Forked at the call that was in flight: everything before it replays, it runs live.
+    code, out, err = plait(capsys, backend, "runs", "fork", source, "--at", ITEM_B, "--json")
+    assert code == 3, err
+    fork = json.loads(out)["run_id"]
+    assert (root / "effects.txt").read_text() == "w1\n"  # the tool before the kill did not run again
+    code, compared = diff(capsys, backend, source, fork)
+    first = compared["divergence"]
+    assert (first["position"], first["what"], first["side"]) == (ITEM_B, "unanswered", "a")
+    assert compared["runs"][0]["status"] == "crashed" and compared["runs"][1]["status"] == "interrupt"
+    code, out, _ = plait(capsys, backend, "runs", "diff", source, fork)
+    assert "A stopped while this call was in flight" in out
+    # The crashed run itself still resumes, and then made the same calls as its fork.
+    code, _, err = plait(capsys, backend, "resume", source)
+    assert code == 3, err
+    code, compared = diff(capsys, backend, source, fork)
+    assert compared["divergence"] is None and code == 0
+    assert (root / "effects.txt").read_text() == "w1\n"
