@@ -277,6 +277,23 @@ def test_a_resume_is_refused_when_the_edit_can_affect_what_is_left(project, caps
     assert code == 0
 
 
+def test_a_fork_inside_a_loop_counts_the_loop_body_as_still_to_run(project, capsys, backend):
+    """Forked at the loop's second iteration: `review` ran in the first, but runs again, so an edit to it can affect
+    what is left; `classify` ran before the loop and is replayed as recorded, so an edit to it cannot."""
+    source = first_run(capsys, backend)
+    spec = project / "spec.plait"
+    at = "main/pick/polish/#2/writer#1"
+    spec.write_text(SPEC.replace("Grade {{input}}", "Grade {{input}} strictly"))
+    code, _, err = plait(capsys, backend, "runs", "fork", source, "--at", at)
+    assert code == 5 and "step review: prompt changed" in err
+    spec.write_text(SPEC.replace("Classify {{input}}", "Classify {{input}} carefully"))
+    code, out, err = plait(capsys, backend, "runs", "fork", source, "--at", at, "--json")
+    assert code == 3, err
+    assert "none can affect what is left to run" in err
+    code, compared = diff(capsys, backend, source, json.loads(out)["run_id"])
+    assert code == 0 and compared["divergence"] is None  # the edit never reached a call
+
+
 def test_an_edit_to_comments_only_is_no_change(project, capsys, backend):
     source = first_run(capsys, backend)
     (project / "spec.plait").write_text(SPEC + "\n# a note\n")
