@@ -109,6 +109,8 @@ _KEYWORDS = {
     "MAP": "map",
     "ASK": "ask",
     "MCP": "mcp",
+    "TEST": "test",
+    "EXPECT": "expect",
     "ON": "on",
     "ELSE": "else",
     "NOT": "not",
@@ -147,6 +149,7 @@ DECLARATION_TERMINALS = frozenset(
         "MAP",
         "ASK",
         "MCP",
+        "TEST",
     }
 )
 _VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "SIZE", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
@@ -194,7 +197,7 @@ def _expected(expected: set[str]) -> str:
     elif DECLARATION_TERMINALS <= names and "NAME" not in names:
         phrases.append(
             "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"
-            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`)"
+            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`, `test`)"
         )
         names -= DECLARATION_TERMINALS
     elif _TYPED_BLOCKS <= names and "NAME" in names:
