@@ -303,3 +303,15 @@ def test_diff_cost_limit_must_be_a_percentage(tmp_path, capsys):
     old, new = _sides(tmp_path, LOOP(1), LOOP(1))
     assert main(["diff", old, new, "--max-cost-increase", "lots"]) == 2
     assert "takes a percentage" in capsys.readouterr().err
+
+
+# --- plait render --cost --------------------------------------------------------------------------------------------
+
+
+def test_render_cost_writes_each_runnables_worst_case_in_its_label(tmp_path, capsys):
+    (tmp_path / "s.plait").write_text(LOOP(3))
+    assert main(["render", str(tmp_path / "s.plait"), "-f", "mermaid", "--cost"]) == 0
+    drawn = capsys.readouterr().out
+    assert "≤ 3 calls, ≤ $" in drawn and "≤ 1 calls, ≤ $" in drawn and "cost: the most model calls" in drawn
+    assert main(["render", str(tmp_path / "s.plait"), "-f", "mermaid"]) == 0
+    assert "calls, ≤ $" not in capsys.readouterr().out  # only on demand

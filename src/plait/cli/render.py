@@ -46,6 +46,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="mark what no run reached, from a coverage report (`plait coverage SPEC -o FILE`, `plait test --coverage`)",
     )
     parser.add_argument(
+        "--cost",
+        action="store_true",
+        help="write each runnable's worst case (most model calls and USD per run, as `plait cost`) in its label",
+    )
+    parser.add_argument(
         "--expand",
         metavar="AGENT",
         nargs="+",
@@ -111,7 +116,13 @@ def run(args: argparse.Namespace) -> int:
     except CoverageError as exc:
         print(f"plait render: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide, coverage)
+    cost = None
+    if args.cost:
+        from plait.compiler.bounds import bounds, entries_of
+
+        known = result.graph.runnables()
+        cost = bounds(result.graph, [args.entry] if args.entry in known else entries_of(result.graph))
+    options = RenderOptions(args.entry, tuple(args.expand), args.direction, hide, coverage, cost)
     try:
         out = render(result.graph, fmt, options, result.sources)
     except RenderError as exc:

@@ -113,7 +113,7 @@ class Quantity(Record):
         if self.value is None:
             return "unbounded"
         if usd:  # rounded up: a bound shown must not read below itself
-            return f"${math.ceil(self.value * 1e6) / 1e6:,.6f}"
+            return f"${math.ceil(self.value * 1e6) / 1e6:,.6f}" if self.value else "$0"
         return f"{math.ceil(self.value):,}"
 
     def to_json(self) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class RenderOptions:
     hide: tuple[str, ...] | None = None
     #: A coverage report (compiler/coverage.py): what no run reached is marked (`plait render --coverage FILE`).
     coverage: Any = None
+    #: The static cost bound (compiler/bounds.py: a list of EntryBound): each runnable's worst case in its label.
+    cost: Any = None
 
 
 @dataclass
@@ -287,4 +289,8 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
         from .coverage_marks import mark
 
         mark(scene, options.coverage)
+    if options.cost is not None:
+        from .cost_marks import mark as mark_cost
+
+        mark_cost(scene, options.cost)
     return scene
