@@ -5,8 +5,9 @@ run's pinned spec (the sources it started with, compiler/pin.py) and the spec
 given now are compiled and compared by meaning (compiler/diff.py); a change
 that can affect the part not yet run (compiler/pin.py's `affecting`, over what
 the journal shows done: runtime/store/fork.py's `progress`) stops it with exit
-5 and every such change listed, unless `--accept-changes`. A run journaled
-before runs were pinned has nothing to compare with and goes on as before.
+5 and every such change listed, unless `--accept-changes`. A run that goes on
+is pinned to the spec it goes on under; one journaled before runs were pinned
+has nothing to compare with and goes on as before.
 """
 
 from __future__ import annotations
@@ -20,22 +21,23 @@ from plait.term import clean
 
 
 def check_spec(engine: Any, run_id: str, accept: bool) -> int | None:
-    """None to go on (the run is then pinned to the engine's spec), or EXIT_SPEC_CHANGED after listing why not."""
+    """None to go on, or EXIT_SPEC_CHANGED after listing why not. A run journaled before runs were pinned (or by
+    the Python API) has nothing to compare with: it goes on."""
     store = engine.store
     if store is None or engine.pinned is None or engine.spec is None:
         return None
     pin = store.pinned(run_id)
-    if pin is None:  # journaled before runs were pinned, or by the Python API: nothing to compare with
-        if store.run(run_id) is not None:
-            store.pin(run_id, *engine.pinned)  # from now on it is pinned to what it goes on under
-        return None
-    if pin[0] == engine.pinned[0]:
+    if pin is None or pin[0] == engine.pinned[0]:
         return None
     row = store.run(run_id)
-    refused = compare(engine, run_id, pin, list(store.events(run_id)), row["entry"] if row else None, accept)
-    if refused is None:
-        store.pin(run_id, *engine.pinned)  # what it goes on under: the next resume compares with this
-    return refused
+    return compare(engine, run_id, pin, list(store.events(run_id)), row["entry"] if row else None, accept)
+
+
+def repin(engine: Any, run_id: str) -> None:
+    """Once the run is taken up (its lease held): pinned to the spec it goes on under, which the next resume
+    compares with."""
+    if engine.store is not None and engine.pinned is not None:
+        engine.store.pin(run_id, *engine.pinned)
 
 
 def compare(

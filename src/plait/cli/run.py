@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from plait.cli import (
+    EXIT_BUDGET,
     EXIT_ERRORS,
     EXIT_HUMAN,
     EXIT_MAX_STEPS,
@@ -101,6 +102,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="an answer for a pending ask when resuming: the ask's name (or pending id) = JSON (text for a text answer)",
     )
     parser.add_argument(
+        "--budget",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="the run's own budget (usd=2, tokens=N, model_calls=N, on_exceeded=pause|fail, unpriced=allow); "
+        "when resuming a run stopped on a budget: that budget's new limits (usd=5)",
+    )
+    parser.add_argument(
         "--accept-changes",
         action="store_true",
         help="when resuming: go on under this spec even if it changed since the run started in ways that can "
@@ -154,11 +163,12 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
         decide, asked = split_ask_decisions(args.decide, engine.program)
         decisions = parse_decisions(decide)
         answers = parse_answers([*args.answer, *asked], engine.program)
+        budget = parse_budget(getattr(args, "budget", []))
     except (OSError, ValueError, AgentError) as exc:
         return fail(str(exc), EXIT_USAGE)
 
     if args.resume:
-        from .pinned import check_spec
+        from .pinned import check_spec, repin
 
         refused = check_spec(engine, args.resume, getattr(args, "accept_changes", False))
         if refused is not None:
@@ -166,8 +176,9 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
     try:
         if args.resume:
             started = engine.restore(args.resume)
+            repin(engine, started.id)
         else:
-            started = engine.start(text, entry=args.entry)
+            started = engine.start(text, entry=args.entry, budget=budget)
     except (AgentError, KeyError, ValueError) as exc:
         # Another process holds the run (its lease in the journal): a usage error, like an unknown id.
         locked = getattr(exc, "kind", None) == "run_locked"
@@ -184,7 +195,9 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
 
     view = quiet_view() if args.events else view_for()
     try:
-        result = asyncio.run(drive(started, args, decisions if args.resume else None, engine, answers, view))
+        result = asyncio.run(
+            drive(started, args, decisions if args.resume else None, engine, answers, view, budget=budget)
+        )
     except AgentError as exc:  # a refused answer or decision changes nothing: the run still waits
         return fail(str(exc), EXIT_USAGE)
     except Terminated:
@@ -333,6 +346,22 @@ def parse_decisions(items: list[str]) -> dict[str, Any]:
     return decisions
 
 
+def parse_budget(items: list[str]) -> dict[str, str] | None:
+    """`--budget usd=5 --budget tokens=none` → {"usd": "5", "tokens": "none"}, checked (ValueError when bad)."""
+    if not items:
+        return None
+    from plait.core.budget import Budget
+
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"--budget wants KEY=VALUE (usd=2, tokens=50000, model_calls=20), got `{item}`")
+        out[key.strip()] = value.strip()
+    Budget().with_items(out)
+    return out
+
+
 def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -373,6 +402,8 @@ async def drive(
     engine: Any,
     answers: dict[str, Any] | None = None,
     view: Any = None,
+    *,
+    budget: dict[str, Any] | None = None,
 ) -> Any:
     progress = view if view is not None else quiet_view()
     started.ctx.bus.listen(events_printer if args.events else progress)
@@ -392,7 +423,7 @@ async def drive(
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
         pass
     try:
-        result = await (started.resume(decisions, answers=answers) if decisions is not None else started)
+        result = await (started.resume(decisions, answers=answers, budget=budget) if decisions is not None else started)
         while result.stop_reason == "interrupt" and interactive() and not args.json and not args.events:
             progress.pause()
             calls = [p for p in result.pending if p not in asks_of(result.pending)]
@@ -421,6 +452,8 @@ async def drive(
 
 def finish(result: Any, args: argparse.Namespace) -> int:
     code = EXIT_FOR.get(result.stop_reason, EXIT_ERRORS)
+    if result.stop_reason == "error" and getattr(result.error, "kind", None) == "budget_exceeded":
+        code = EXIT_BUDGET
     if args.json:
         print(json_text(json.dumps(result.to_dict(), default=str, ensure_ascii=False)))
     elif not args.events and result.stop_reason in ("done", "until", "max_steps"):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.cli.runs import add_where, fail, find_run, open_journal, store_url
+from plait.term import clean
 
 
 def register(actions: Any) -> None:
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             new_id = fork(engine, row, events, args.at, fresh)
         except AgentError as exc:
             return fail(exc.message)
-        print(f"plait: run {new_id} is a fork of run {args.id} at {args.at}", file=sys.stderr)
+        print(clean(f"plait: run {new_id} is a fork of run {args.id} at {args.at}"), file=sys.stderr)
         parser = argparse.ArgumentParser(prog="plait run")
         run_command.register(parser)
         argv = [spec, "--resume", new_id, *["--json"] * args.json, *["--events"] * args.events]
