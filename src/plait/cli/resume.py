@@ -51,6 +51,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="go on under the spec even if it changed since the run started in ways that can affect what is left "
         "to run (else exit 5, the changes listed)",
     )
+    parser.add_argument(
+        "--budget",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="new limits for the budget the run stopped on (usd=5, tokens=N, model_calls=N; `none` lifts one); "
+        "on a run that stopped on none, the run's own budget",
+    )
     parser.add_argument("--json", action="store_true", help="print the run report as one JSON object")
     parser.add_argument("--events", action="store_true", help="print every event as a JSON line")
     add_where(parser)
@@ -83,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(prog="plait run")
     run_command.register(parser)
     argv = [spec, "--resume", args.id, *(f"--decide={d}" for d in decide), *(f"--answer={a}" for a in args.answer)]
+    argv += [f"--budget={b}" for b in args.budget]
     argv += ["--json"] * args.json + ["--events"] * args.events + ["--accept-changes"] * args.accept_changes
     if (url := store_url(args)) is not None:
         argv.append(f"--store={url}")

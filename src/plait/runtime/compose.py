@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable
 
 from .agent import run_agent
 from .ask import run_ask
+from .bindings import bind
 from .code_step import run_code_step
 from plait.core.kinds import (
     AgentNode,
@@ -28,6 +29,7 @@ from plait.core.kinds import (
     RouteNode,
     StepNode,
 )
+from .budget import BudgetExceeded, open_scope, stop_for
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import run_loop
@@ -49,6 +51,9 @@ from .templates import as_text, render
 
 __all__ = ["EXECUTORS", "run_chain", "run_runnable"]
 
+#: The kinds that may bind their input with `with`.
+_BINDS = frozenset({"step", "agent", "ask"})
+
 
 async def run_runnable(
     ctx: RunContext, name: str, input: Any, path: tuple[str, ...], branch: str | None = None
@@ -63,7 +68,13 @@ async def run_runnable(
         if found is None:
             raise AgentError("unknown_runnable", f"`{name}` is not a runnable declared in the spec", path=path)
         kind, record = found
+        if kind in _BINDS and record.bindings:  # `with`: the record it binds is its input (runtime/bindings.py)
+            input = bind(ctx, record, input, path)
+        if record.budget is not None:
+            open_scope(ctx, record, path)
         outcome = await EXECUTORS[kind](ctx, record, input, path, branch)
+    except BudgetExceeded as exc:  # a step's or a judge's one call refused (an agent's turn stops on its own)
+        outcome = stop_for(ctx, exc, path)
     except Exception as exc:
         outcome = Fail(exc)
     if isinstance(outcome, Done):
@@ -76,6 +87,8 @@ def _step(
     ctx: RunContext, step: StepNode, input: Any, path: tuple[str, ...], branch: str | None = None
 ) -> Awaitable[Outcome]:
     # Not a coroutine itself: the caller awaits the model call directly, one frame less per step.
+    if step.model is None and step.run is None and step.bindings:
+        return _built(input)  # a record builder: `with` alone, its input is its output
     if step.run is not None:
         # Its result is replayed on a resume, like a tool's (src/plait/runtime/store/effects.py).
         if ctx.journal is not None:
@@ -86,6 +99,10 @@ def _step(
     prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
     system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
     return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
+
+
+async def _built(record: Any) -> Done:
+    return Done(record)
 
 
 def _call_of(ctx: RunContext, step: StepNode) -> AgentNode:
@@ -236,6 +253,8 @@ async def _parallel(
             record[b] = outcome.output
             bounded = bounded or outcome.reason == "max_steps"
         elif isinstance(outcome, Fail):
+            if isinstance(outcome.error, BudgetExceeded):
+                return outcome  # a budget that fails the run fails it whatever the parallel collects
             info = error_info(outcome.error)
             info["branch"] = b
             ctx.warn(
@@ -332,6 +351,8 @@ async def _judge(ctx: RunContext, judge: str, prompt: str, path: tuple[str, ...]
     agent = AgentNode(name=judge, model=judge, fallback_on=())
     try:
         return await _one_shot(ctx, agent, prompt, None, path)
+    except BudgetExceeded as exc:
+        return stop_for(ctx, exc, path)
     except Exception as exc:
         return Fail(exc)
 

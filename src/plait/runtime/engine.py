@@ -23,8 +23,11 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from plait.core.budget import Budget
+
 from .agent import Agent
 from .ask import accept_answers
+from .budget import raise_budget, settle, start_budget
 from .compose import run_runnable
 from .program import Program, program_from_graph
 from .context import RunContext
@@ -176,9 +179,19 @@ class Engine:
             self._http = make_client()
         return self._http
 
-    def start(self, input: Any = None, *, entry: str | None = None, run_id: str | None = None) -> "Run":
-        """A new run of `entry` (default: the spec's) on `input`; `run_id` names it (default: a fresh one)."""
+    def start(
+        self,
+        input: Any = None,
+        *,
+        entry: str | None = None,
+        run_id: str | None = None,
+        budget: Budget | dict[str, Any] | None = None,
+    ) -> "Run":
+        """A new run of `entry` (default: the spec's) on `input`; `run_id` names it (default: a fresh one).
+        `budget` (`{"usd": 2}` or a Budget) is the run's own, around everything it runs (ValueError when bad)."""
         name = self.entry_of(entry)
+        if budget is not None and not isinstance(budget, Budget):
+            budget = Budget().with_items(budget)
         if self.program.input is not None:
             input = check_input("" if input is None else input, self.program.input)
         if input_too_large(input):
@@ -188,7 +201,10 @@ class Engine:
                 "most a run takes, as it is stored with the run: put the data in a file and pass its path, for a "
                 "tool to read",
             )
-        return lifecycle.attach(Run(self, self.new_context(), name, "" if input is None else input, run_id))
+        ctx = self.new_context()
+        if budget is not None:
+            start_budget(ctx, budget, name)
+        return lifecycle.attach(Run(self, ctx, name, "" if input is None else input, run_id))
 
     def entry_of(self, entry: str | None = None) -> str:
         """The runnable a run of `entry` starts at; AgentError `no_entry` or `unknown_runnable` when there is none."""
@@ -261,6 +277,8 @@ class Run:
         #: The stored result dict of a restored run (what it stopped with).
         self.last: dict[str, Any] | None = None
         self._task: asyncio.Future[RunResult] | None = None
+        #: Whether this Run has read its budgets' raises from the journal (once: later attempts hold them).
+        self._settled = False
 
     def __await__(self):
         return self._wait().__await__()
@@ -292,9 +310,17 @@ class Run:
         decisions: dict[str, Decision | str | dict[str, Any]] | None = None,
         *,
         answers: dict[str, Any] | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> RunResult:
         """Continue after an interrupt (a decision per pending call id: approve, edit or reject; an answer per
-        pending ask, by its id or its name) or a pause. A bad answer raises `answer_invalid` and changes nothing."""
+        pending ask, by its id or its name) or a pause. A bad answer raises `answer_invalid` and changes nothing.
+        `budget` (`{"usd": 5}`) gives the budget the run stopped on new limits (the run's own when it stopped on
+        none); a key or value a budget cannot have raises `resume_invalid`."""
+        if budget:
+            try:
+                Budget().with_items(budget)
+            except ValueError as exc:
+                raise AgentError("resume_invalid", str(exc)) from None
         listed = (
             [p.to_dict() for p in self.result.pending] if self.result else list((self.last or {}).get("pending", []))
         )
@@ -308,6 +334,8 @@ class Run:
         # retry/skip go to the journal's effects ledger; approvals to the run's decisions
         self.ctx.decisions.update(lifecycle.take_decisions(self, given, accepted))
         self.ctx.answers.update(accepted)
+        if budget:
+            raise_budget(self.ctx, budget, self.entry, (self.last or {}).get("budget") if self.result is None else None)
         self._task = None
         self.result = None
         return await self
@@ -316,6 +344,8 @@ class Run:
         ctx = self.ctx
         bus = ctx.bus
         await lifecycle.admit(self)
+        settle(ctx, load=not self._settled)  # the budgets' raises: the journal's back in, this attempt's written
+        self._settled = True
         if bus.active:
             ctx.emit("run_start", (self.entry,), None, run_id=self.id, entry=self.entry)
         outcome = None

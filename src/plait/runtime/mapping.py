@@ -107,7 +107,8 @@ async def run_map(
                     ctx.decide("map", cfg.name, where, f"{key}[{index}]", index=index, status="error", error=info)
                     if active:
                         ctx.emit("map_item", path, None, map=cfg.name, index=index, status="error", error=info)
-                    if fail_fast:
+                    # A budget that fails the run fails it whatever the map collects.
+                    if fail_fast or getattr(outcome.error, "kind", None) == "budget_exceeded":
                         if not failure:
                             failure.append((index, outcome))
                             me = asyncio.current_task()

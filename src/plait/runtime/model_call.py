@@ -16,6 +16,7 @@ from typing import Any, Awaitable
 
 from plait.core.kinds import AgentNode, ModelNode
 
+from .budget import call_cost
 from .context import RunContext
 from .providers.base import (
     FALLBACK_KINDS,
@@ -35,6 +36,7 @@ from .structured_output import check_output, guidance, output_cut_off, output_in
 
 __all__ = [
     "TRUNCATED",
+    "check_budget",
     "complete_with_fallbacks",
     "cut_off",
     "direct_call",
@@ -103,6 +105,8 @@ async def _with_fallbacks(
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
     for index, name in enumerate(models):
+        if index or ctx.journal is None:  # a journaled call's first model is checked before its request is recorded
+            check_budget(ctx, name, request, path)
         _prepare(request, agent, ctx.program.models[name])
         started: list[bool] = [False]
         try:
@@ -174,13 +178,21 @@ def direct_call(ctx: RunContext, agent: AgentNode, request: ModelRequest) -> Awa
     listening. Otherwise None: go through complete_with_fallbacks. The caller
     records the response with `served`.
     """
-    if agent.fallback or ctx.stream or ctx.bus.active or ctx.journal is not None:
+    if agent.fallback or ctx.stream or ctx.bus.active or ctx.journal is not None or ctx.report.budget is not None:
         return None
     config = ctx.program.models[agent.model]
     if config.timeout:
         return None
     _prepare(request, agent, config)
     return ctx.provider(agent.model).complete(request)
+
+
+def check_budget(ctx: RunContext, name: str, request: ModelRequest, path: tuple[str, ...]) -> None:
+    """BudgetExceeded (src/plait/runtime/budget.py) when a call to model `name` would take a budget around `path`
+    over its limit; nothing when the run has no budget."""
+    ledger = ctx.report.budget
+    if ledger is not None and ledger.scopes:
+        ledger.check(name, ctx.program.models[name].catalogue, request, path)
 
 
 def _prepare(request: ModelRequest, agent: AgentNode, config: ModelNode) -> None:
@@ -293,8 +305,16 @@ def served(
     usage = response.usage
     report.input_tokens += usage.input_tokens
     report.output_tokens += usage.output_tokens
+    model = ctx.program.models.get(name)
+    cost = call_cost(model.catalogue if model is not None else None, usage.input_tokens, usage.output_tokens)
+    if cost is None:
+        report.unpriced_calls += 1
+    else:
+        report.cost_usd += cost
+    if report.budget is not None:
+        report.budget.charge(path, cost, usage.input_tokens + usage.output_tokens)
     report.add_step(
-        agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens
+        agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens, cost
     )
     if ctx.bus.active:
         ctx.emit(
@@ -306,6 +326,7 @@ def served(
             finish_reason=response.finish_reason,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
+            cost_usd=cost,
             request_model=request.model,
             response_model=wire_model,
             **({"replayed": True} if replayed else {}),

@@ -6,21 +6,36 @@ One `Report` per run, shared by every nested agent, so `tool_calls` and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from .budget import Ledger
 from .providers.base import Usage
 
 __all__ = ["Report"]
 
 
-_STEP_FIELDS = ("agent", "path", "step", "model", "finish_reason", "input_tokens", "output_tokens")
+_STEP_FIELDS = ("agent", "path", "step", "model", "finish_reason", "input_tokens", "output_tokens", "cost_usd")
+#: Path elements that are not a runnable's name: a loop's iteration, a map's item, a consolidate's round.
+_NOT_A_NAME = re.compile(r"#\d+|\[\d+\]|round\d+")
 _TOOL_FIELDS = ("name", "arguments", "is_error", "agent", "path")
 
 
 class Report:
     """Records are kept as tuples on the hot path and become dicts only when read."""
 
-    __slots__ = ("model_calls", "_tool_calls", "warnings", "decisions", "_steps", "input_tokens", "output_tokens")
+    __slots__ = (
+        "model_calls",
+        "_tool_calls",
+        "warnings",
+        "decisions",
+        "_steps",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "unpriced_calls",
+        "budget",
+    )
 
     def __init__(self) -> None:
         self.model_calls = 0
@@ -30,10 +45,16 @@ class Report:
         #: What control flow decided, in order: a route's case (and the subject's value), each loop
         #: iteration (and its condition's value), each map item's result.
         self.decisions: list[dict[str, Any]] = []
-        #: (agent, path, step, model that served, finish reason, input tokens, output tokens) per model call.
+        #: (agent, path, step, model that served, finish reason, input tokens, output tokens, USD or None when the
+        #: model has no price) per model call.
         self._steps: list[tuple[Any, ...]] = []
         self.input_tokens = 0
         self.output_tokens = 0
+        #: USD of the priced calls; `unpriced_calls` says how many calls it leaves out.
+        self.cost_usd = 0.0
+        self.unpriced_calls = 0
+        #: The run's budgets and what each has spent (src/plait/runtime/budget.py); None when it has none.
+        self.budget: Ledger | None = None
 
     @property
     def steps(self) -> "_ListView":
@@ -56,9 +77,31 @@ class Report:
         finish_reason: str | None,
         input_tokens: int,
         output_tokens: int,
+        cost_usd: float | None = None,
     ) -> None:
-        """One model call as `steps` reads it (the token totals are the caller's to add)."""
-        self._steps.append((agent, path, step, model, finish_reason, input_tokens, output_tokens))
+        """One model call as `steps` reads it (the token and cost totals are the caller's to add)."""
+        self._steps.append((agent, path, step, model, finish_reason, input_tokens, output_tokens, cost_usd))
+
+    def by_runnable(self) -> dict[str, dict[str, Any]]:
+        """Model calls, tokens and USD per runnable, each counting the calls of everything it ran (a chain its
+        elements', an agent its delegates'), in the order each first called."""
+        out: dict[str, dict[str, Any]] = {}
+        for agent, path, _step, _model, _finish, tokens_in, tokens_out, usd in self._steps:
+            names = dict.fromkeys([*(p for p in (path or ()) if not _NOT_A_NAME.fullmatch(p)), agent])
+            for name in names:
+                row = out.get(name)
+                if row is None:
+                    row = out[name] = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+                row["model_calls"] += 1
+                row["input_tokens"] += tokens_in or 0
+                row["output_tokens"] += tokens_out or 0
+                if usd is None:
+                    row["unpriced_calls"] = row.get("unpriced_calls", 0) + 1
+                else:
+                    row["cost_usd"] += usd
+        for row in out.values():
+            row["cost_usd"] = round(row["cost_usd"], 10)
+        return out
 
     def add_tool_call(self, name: str, arguments: Any, is_error: bool, agent: str, path: tuple[str, ...]) -> None:
         """One executed tool call as `tool_calls` reads it."""
@@ -83,10 +126,18 @@ class Report:
             "tool_calls": list(self.tool_calls),
             "warnings": self.warnings,
             "steps": list(self.steps),
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost_usd": round(self.cost_usd, 10),
+                "unpriced_calls": self.unpriced_calls,
+            },
+            "runnables": self.by_runnable(),
         }
         if self.decisions:
             out["decisions"] = self.decisions
+        if self.budget is not None:
+            out["budget"] = self.budget.to_json()
         return out
 
     @classmethod
@@ -100,6 +151,9 @@ class Report:
         usage = data.get("usage") or {}
         report.input_tokens = usage.get("input_tokens", 0)
         report.output_tokens = usage.get("output_tokens", 0)
+        report.cost_usd = float(usage.get("cost_usd") or 0.0)
+        report.unpriced_calls = usage.get("unpriced_calls", 0)
+        report.budget = Ledger.from_json(data.get("budget"))
         return report
 
 

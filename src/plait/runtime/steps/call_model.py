@@ -9,6 +9,7 @@ the call itself is made (fallbacks, timeouts, streaming) is `model_call.py`.
 
 from __future__ import annotations
 
+from ..budget import BudgetExceeded, stop_for
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
 from ..history import window
@@ -49,12 +50,16 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         step=run.steps,
         path=run.path,
     )
-    call = direct_call(ctx, agent, request)
-    if call is None:
-        response = await complete_with_fallbacks(ctx, agent, request, run.path)
-    else:  # awaited here rather than through complete_with_fallbacks: one frame less on every round
-        response = await call
-        served(ctx, agent, agent.model, request, response, run.path)
+    try:
+        call = direct_call(ctx, agent, request)
+        if call is None:
+            response = await complete_with_fallbacks(ctx, agent, request, run.path)
+        else:  # awaited here rather than through complete_with_fallbacks: one frame less on every round
+            response = await call
+            served(ctx, agent, agent.model, request, response, run.path)
+    except BudgetExceeded as exc:
+        run.steps -= 1  # the call never started: a resume with a raised budget makes it as this step
+        return stop_for(ctx, exc, run.path, agent)
     finish = response.finish_reason
 
     if finish in RETRY_ON and agent.retry_malformed > 0:

@@ -46,7 +46,7 @@ async def journaled_model_call(
     call: Callable[[RunContext, AgentNode, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]],
 ) -> ModelResponse:
     """`call` (the fallback loop, which records the serving model itself) runs only when the journal has no reply."""
-    from ..model_call import served
+    from ..model_call import check_budget, served
 
     journal = ctx.journal
     position = journal.model_position(path, request.step)
@@ -62,6 +62,7 @@ async def journaled_model_call(
         )
         served(ctx, agent, hit["model"], request, response, path, replayed=True)
         return response
+    check_budget(ctx, agent.model, request, path)  # before the request is recorded: a refused call leaves no row
     # What was asked: a digest per message, and a message's body only the first time this run sends it
     # (requests.py), so `plait runs diff` can say which message two runs sent differently.
     config = ctx.program.models.get(agent.model)
