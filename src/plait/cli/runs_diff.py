@@ -95,8 +95,8 @@ def describe(first: dict[str, Any]) -> list[tuple[str, str]]:
     elif what == "arguments":
         lines.append(("how", "the tool was called with other arguments"))
         for change in first["arguments"]:
-            a = _short(change["a"], 60) if "a" in change else "(absent)"
-            b = _short(change["b"], 60) if "b" in change else "(absent)"
+            a = _short(json.dumps(change["a"], ensure_ascii=False), 60) if "a" in change else "(absent)"
+            b = _short(json.dumps(change["b"], ensure_ascii=False), 60) if "b" in change else "(absent)"
             lines.append(("", clean(f"{change['path']}: A {a}  B {b}")))
     elif what == "system":
         lines += [
