@@ -315,3 +315,17 @@ def test_render_cost_writes_each_runnables_worst_case_in_its_label(tmp_path, cap
     assert "≤ 3 calls, ≤ $" in drawn and "≤ 1 calls, ≤ $" in drawn and "cost: the most model calls" in drawn
     assert main(["render", str(tmp_path / "s.plait"), "-f", "mermaid"]) == 0
     assert "calls, ≤ $" not in capsys.readouterr().out  # only on demand
+
+
+def test_the_docs_example_prints_what_docs_cost_md_shows(tmp_path, capsys):
+    import re
+
+    text = (ROOT / "docs" / "cost.md").read_text(encoding="utf-8")
+    spec = re.search(r"```plait\n(.*?)```", text, re.S).group(1)
+    shown = re.search(r"\$ plait cost report.plait --input-tokens 2000\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "report.plait").write_text(spec)
+    assert main(["check", "--strict", str(tmp_path / "report.plait")]) == 0
+    capsys.readouterr()
+    assert main(["cost", str(tmp_path / "report.plait"), "--input-tokens", "2000"]) == 0
+    printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    assert printed == [line.rstrip() for line in shown.splitlines()]
