@@ -238,6 +238,14 @@ class _Test:
             target = name.rsplit("/", 1)[-1] if attribute.quoted else name
             if target not in self.reached and target not in self.judges:
                 known = self.graph is not None and target in self.graph
+                if known and self.graph is not None and self.graph.node(target).kind == "model":
+                    self.report(
+                        "P702",
+                        f"`replies` names model `{target}`, which judges nothing in this test: replies are keyed "
+                        "by the runnable that asks, or by a model this test's `judge(...)` uses",
+                        attribute.key.span,
+                    )
+                    continue
                 self.report(
                     "P703" if known else "P702",
                     f"`replies` names `{target}`, which "
