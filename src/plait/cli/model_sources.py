@@ -98,6 +98,8 @@ class Catalogue:
         ids = set(self._dev_models(source))
         provider = self._prices.get(source)
         ids.update(m.id for m in (provider.models if provider is not None else ()))
+        # A fine-tune's id (`ft:gpt-4o-mini`) is one account's model, never what a typo meant.
+        ids = {i for i in ids if not i.startswith("ft:")}
         return tuple(difflib.get_close_matches(model_id, sorted(ids), n=_NEAR, cutoff=0.6))
 
 
