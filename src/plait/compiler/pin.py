@@ -96,7 +96,7 @@ def affecting(
                 finished.add(node.name)
     out = []
     for change in changes:
-        subject = change.subject.split(" -> ")[0] if change.what == "edge" else change.subject
+        subject = change.subject.split(" -> ")[0]  # an edge's (or its attribute's) change is its source's
         if change.what != "entry" and subject not in reach:
             continue
         if change.what == "attribute" and subject in finished:
