@@ -58,7 +58,7 @@ class BudgetExceeded(AgentError):
 class Scope:
     """One budget's limits and what has been charged against it."""
 
-    __slots__ = ("key", "runnable", "budget", "usd", "tokens", "model_calls", "unpriced_calls")
+    __slots__ = ("key", "runnable", "budget", "usd", "tokens", "model_calls", "unpriced_calls", "held")
 
     def __init__(self, key: str, runnable: str, budget: Budget) -> None:
         self.key = key
@@ -68,6 +68,9 @@ class Scope:
         self.tokens = 0
         self.model_calls = 0
         self.unpriced_calls = 0
+        #: What calls in flight were let through on (calls, estimated tokens, estimated USD): a parallel's branches
+        #: check at once, and each must see what the others are about to spend.
+        self.held = [0, 0, 0.0]
 
     def encloses(self, call_key: str) -> bool:
         key = self.key
@@ -100,7 +103,7 @@ class Scope:
 class Ledger:
     """The budgets of one run, by the graph path of the runnable that declared each ("" for the run's own)."""
 
-    __slots__ = ("scopes", "exceeded", "raises", "pending")
+    __slots__ = ("scopes", "exceeded", "raises", "pending", "holds")
 
     def __init__(self) -> None:
         self.scopes: dict[str, Scope] = {}
@@ -108,6 +111,8 @@ class Ledger:
         self.raises: list[tuple[str, dict[str, Any]]] = []
         #: Raises of this attempt not yet in the journal (written once the run is admitted: `settle`).
         self.pending: list[dict[str, Any]] = []
+        #: Calls in flight, by the id of their request: (scopes, estimated tokens, estimated USD) they hold.
+        self.holds: dict[int, tuple[list[Scope], int, float]] = {}
         #: The last refusal, while the run is stopped on it: what a person raising the budget needs to know.
         self.exceeded: dict[str, Any] | None = None
 
@@ -144,6 +149,7 @@ class Ledger:
 
     def check(self, model: str, info: Any, request: ModelRequest, path: tuple[str, ...]) -> None:
         """Raise BudgetExceeded when the call about to be made would take any enclosing scope over a limit."""
+        self.release(request)  # a fallback model's attempt replaces what the failed one held
         scopes = self.enclosing(path)
         if not scopes:
             return
@@ -154,10 +160,11 @@ class Ledger:
         for scope in sorted(scopes, key=lambda s: -len(s.key)):
             budget = scope.budget
             over: tuple[str, float, float, float] | None = None
-            if budget.model_calls is not None and scope.model_calls + 1 > budget.model_calls:
-                over = ("model_calls", scope.model_calls, 1, budget.model_calls)
-            elif budget.tokens is not None and scope.tokens + tokens > budget.tokens:
-                over = ("tokens", scope.tokens, tokens, budget.tokens)
+            calls_held, tokens_held, usd_held = scope.held
+            if budget.model_calls is not None and scope.model_calls + calls_held + 1 > budget.model_calls:
+                over = ("model_calls", scope.model_calls + calls_held, 1, budget.model_calls)
+            elif budget.tokens is not None and scope.tokens + tokens_held + tokens > budget.tokens:
+                over = ("tokens", scope.tokens + tokens_held, tokens, budget.tokens)
             elif budget.usd is not None:
                 if usd is None and budget.unpriced != "allow":
                     raise AgentError(
@@ -166,8 +173,8 @@ class Ledger:
                         "calls: run `plait models lock`, give the model a `price`, or add `unpriced = allow`",
                         path=path,
                     )
-                if usd is not None and scope.usd + usd > budget.usd:
-                    over = ("usd", scope.usd, usd, budget.usd)
+                if usd is not None and scope.usd + usd_held + usd > budget.usd:
+                    over = ("usd", scope.usd + usd_held, usd, budget.usd)
             if over is None:
                 continue
             limit_name, spent, needed, limit = over
@@ -193,8 +200,17 @@ class Ledger:
             if pause:
                 message += f"; raise it on resume (--budget {limit_name}=N)"
             raise BudgetExceeded(message, info_out, pause=pause, path=path)
+        # Let through: the call holds its estimate until it is charged or fails.
+        held_usd = usd or 0.0
+        for scope in scopes:
+            scope.held[0] += 1
+            scope.held[1] += tokens
+            scope.held[2] += held_usd
+        self.holds[id(request)] = (scopes, tokens, held_usd)
 
-    def charge(self, path: tuple[str, ...], usd: float | None, tokens: int) -> None:
+    def charge(self, path: tuple[str, ...], usd: float | None, tokens: int, request: Any = None) -> None:
+        """A call was made: its reported usage counts against every enclosing scope, and what it held is let go."""
+        self.release(request)
         for scope in self.enclosing(path):
             scope.model_calls += 1
             scope.tokens += tokens
@@ -202,6 +218,17 @@ class Ledger:
                 scope.unpriced_calls += 1
             else:
                 scope.usd += usd
+
+    def release(self, request: Any) -> None:
+        """Let go of what a call held while in flight (it was made and charged, or it failed)."""
+        held = self.holds.pop(id(request), None)
+        if held is None:
+            return
+        scopes, tokens, usd = held
+        for scope in scopes:
+            scope.held[0] -= 1
+            scope.held[1] -= tokens
+            scope.held[2] -= usd
 
     # -- the report's JSON -------------------------------------------------------------
 

@@ -92,11 +92,16 @@ async def complete_with_fallbacks(
 
     In a journaled run the call is recorded before and after, or replayed on a resume (src/plait/runtime/store/effects.py).
     """
-    if ctx.journal is not None:
-        from .store.effects import journaled_model_call
+    try:
+        if ctx.journal is not None:
+            from .store.effects import journaled_model_call
 
-        return await journaled_model_call(ctx, agent, request, path, _with_fallbacks)
-    return await _with_fallbacks(ctx, agent, request, path)
+            return await journaled_model_call(ctx, agent, request, path, _with_fallbacks)
+        return await _with_fallbacks(ctx, agent, request, path)
+    except BaseException:
+        if ctx.report.budget is not None:  # a call that failed lets go of what it held of its budgets
+            ctx.report.budget.release(request)
+        raise
 
 
 async def _with_fallbacks(
@@ -312,7 +317,7 @@ def served(
     else:
         report.cost_usd += cost
     if report.budget is not None:
-        report.budget.charge(path, cost, usage.input_tokens + usage.output_tokens)
+        report.budget.charge(path, cost, usage.input_tokens + usage.output_tokens, request)
     report.add_step(
         agent.name, path, request.step, name, response.finish_reason, usage.input_tokens, usage.output_tokens, cost
     )
