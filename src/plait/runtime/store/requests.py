@@ -11,6 +11,7 @@ a conversation of N turns stores each message once, not N times.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -34,7 +35,13 @@ def comparable(message: Message) -> dict[str, Any]:
 
 
 def digest(value: Any) -> str:
-    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str), digest_size=8).hexdigest()
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except (
+        TypeError
+    ):  # what orjson refuses (a lone surrogate a model or a file name sent): escaped, as base.encode does
+        data = json.dumps(value, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":")).encode()
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
 def describe_request(request: ModelRequest, seen: set[str], cache: dict[int, tuple[Any, str, dict]]) -> dict[str, Any]:
