@@ -1,4 +1,4 @@
-"""The shared words (src/plait/core/vocab.py, src/plait/core/defaults.py) are the ones every stage dispatches on."""
+"""The shared words (src/plait/core/vocab.py) are the ones every stage dispatches on."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Compiled declarations → the typed graph's records: the node kinds (src/plait/core/kinds/), one edge record.
 
 The compiler builds these (src/plait/compiler/passes/build_graph.py) and everything
-after it (render, diff, `plait graph --json`, the runtime's graph adapter)
+after it (render, diff, `plait graph --json`, the runtime's `Program`)
 reads them by attribute. docs/graph.md is the contract; `record_json` and
 `edge_json` are the one serialisation, and a test holds them to the document.
-Values are normalised: defaults are filled in (from `core.defaults`), names
+Values are normalised: defaults are filled in (each kind record's own), names
 are node ids, tuples stand for lists, and every runnable carries its
 inferred output type (`core.types`).
 """

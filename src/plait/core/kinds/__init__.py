@@ -5,8 +5,8 @@ and, through its fields' metadata (`base.attr`), the schema of what a spec
 may write: value types, bounds, choices, defaults, templates, contracts and
 doc lines. Everything else that lists per-kind facts reads them from here:
 the compiler's attribute checks and did-you-mean lists
-(src/plait/compiler/schema.py), `plait diff`'s contracts, the defaults
-(src/plait/core/defaults.py), the editor's completion and the docs' tests.
+(src/plait/compiler/schema.py), `plait diff`'s contracts, the runtime (which
+runs these records), the editor's completion and the docs' tests.
 """
 
 from __future__ import annotations
