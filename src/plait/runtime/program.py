@@ -105,6 +105,7 @@ _TABLES = dict(_NAMED_TABLES + (("mcp", "mcp"),))
 
 
 def program_from_graph(graph: g.GraphView) -> Program:
+    """Each record in its kind's table (a loop without a bound, P312, is never run); input and state as schemas."""
     from plait.compiler.entry import roots
 
     program = Program(
