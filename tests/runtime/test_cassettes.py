@@ -8,7 +8,7 @@ import json
 import pytest
 
 from plait.cli import main
-from plait.runtime.cassettes import Cassette, Recorder, ReplayProvider, canonical, request_key
+from plait.runtime.cassettes import Cassette, Recorder, ReplayProvider, canonical_bytes, request_key
 from plait.runtime.providers.base import Message, ModelRequest, ProviderError
 from plait.runtime.secret_values import forget_all, remember
 
@@ -186,7 +186,7 @@ def test_secrets_never_enter_a_cassette_and_volatile_fields_do_not_change_the_ke
         recorder = Recorder()
         from plait.runtime.providers.base import ModelResponse
 
-        recorder.add("m", request, canonical(request), reply={"message": {"role": "assistant", "content": []}})
+        recorder.add("m", request, canonical_bytes(request), reply={"message": {"role": "assistant", "content": []}})
         recorder.interactions[0].reply = {
             "message": {"role": "assistant", "content": [{"text": f"noted {SECRET} and ghp_" + "a1B2" * 9}]},
         }
@@ -216,3 +216,24 @@ def test_a_bad_cassette_is_a_usage_error(tmp_path, capsys, content, message):
     assert message in err and "Traceback" not in err
     assert main(["run", spec, "--input", "x", "--cassette", str(tmp_path / "missing.json")]) == 2
     assert "cannot read cassette" in capsys.readouterr().err
+
+
+def test_a_run_cached_encoding_is_the_canonical_json():
+    import orjson
+
+    from plait.runtime.cassettes.request import canonical
+    from plait.runtime.providers.base import ToolCall, ToolSpec
+
+    calls = [ToolCall("c1", "add", {"a": 1}, '{"a": 1}')]
+    messages = [Message.user("héllo"), Message("assistant", [], calls), Message.system("x")]
+    tools = [ToolSpec("add", "Add.", {"type": "object"})]
+    request = ModelRequest(
+        "m", messages, tools, tool_choice="auto", system="s", temperature=0.5, output_schema={"b": 1}
+    )
+    cache: dict = {}
+    expected = orjson.dumps(canonical(request), option=orjson.OPT_SORT_KEYS)
+    assert canonical_bytes(request) == canonical_bytes(request, cache) == canonical_bytes(request, cache) == expected
+    # A later call of the run: new messages and settings are encoded, the cached ones reused.
+    later = ModelRequest("m", [*messages, Message.user("more")], tools, tool_choice="none", system="s")
+    assert canonical_bytes(later, cache) == orjson.dumps(canonical(later), option=orjson.OPT_SORT_KEYS)
+    assert request_key(later, cache) == request_key(later) != request_key(request)

@@ -9,7 +9,7 @@ from .attach import record, replay
 from .file import CASSETTE_FORMAT, CASSETTE_VERSION, Cassette, CassetteError, Interaction
 from .record import Recorder, RecordingProvider
 from .replay import ReplayProvider
-from .request import canonical, request_key
+from .request import canonical, canonical_bytes, request_key
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -21,6 +21,7 @@ __all__ = [
     "RecordingProvider",
     "ReplayProvider",
     "canonical",
+    "canonical_bytes",
     "record",
     "replay",
     "request_key",

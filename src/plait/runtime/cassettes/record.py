@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator
 from ..history import message_to_json
 from ..providers.base import ModelRequest, ModelResponse, Provider, ProviderError, ResponseDone, StreamEvent
 from .file import Cassette, Interaction
-from .request import canonical, canonical_text, request_key
+from .request import canonical_bytes, key_of
 
 __all__ = ["Recorder", "RecordingProvider", "reply_json"]
 
@@ -49,17 +49,11 @@ class Recorder:
     def cassette(self, *, spec: str | None = None, entry: str | None = None) -> Cassette:
         return Cassette(list(self.interactions), spec, entry)
 
-    def add(self, name: str, request: ModelRequest, document: dict[str, Any], **outcome: Any) -> None:
-        # The stored request is the hashed text read back, so its masked secrets are what the key saw.
+    def add(self, name: str, request: ModelRequest, text: bytes, **outcome: Any) -> None:
+        """One recording: `text` is the request's canonical JSON as it was asked (before the provider ran)."""
         self.interactions.append(
             Interaction(
-                request_key(request),
-                name,
-                request.agent,
-                "/".join(request.path),
-                request.step,
-                json.loads(canonical_text(document)),
-                **outcome,
+                key_of(text), name, request.agent, "/".join(request.path), request.step, json.loads(text), **outcome
             )
         )
 
@@ -81,7 +75,7 @@ class RecordingProvider:
         return RecordingProvider(view(journaled=journaled) if view else self.inner, self.name, self.recorder)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        document = canonical(request)  # before the call: nothing the provider does to the request counts
+        document = canonical_bytes(request)  # before the call: nothing the provider does to the request counts
         try:
             response: ModelResponse = await self.inner.complete(request)
         except ProviderError as error:
@@ -91,7 +85,7 @@ class RecordingProvider:
         return response
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        document = canonical(request)
+        document = canonical_bytes(request)
         try:
             async for event in self.inner.stream(request):
                 if isinstance(event, ResponseDone):

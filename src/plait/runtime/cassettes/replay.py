@@ -30,7 +30,7 @@ from ..providers.base import (
     Usage,
 )
 from .file import Cassette, Interaction
-from .request import canonical, canonical_text, request_key
+from .request import Cache, canonical_text, request_key
 
 __all__ = ["ReplayProvider", "first_difference"]
 
@@ -45,10 +45,12 @@ class ReplayProvider:
         self.cassette = cassette
         self.name = name
         self._cursors: dict[str, int] = {}
+        #: This run's messages, encoded once each (cassettes/request.py).
+        self._cache: Cache = {}
 
     def for_run(self, journaled: bool = False) -> "ReplayProvider":
         view = copy.copy(self)
-        view._cursors = {}
+        view._cursors, view._cache = {}, {}
         return view
 
     def snapshot(self) -> dict[str, Any]:
@@ -72,7 +74,7 @@ class ReplayProvider:
         return None
 
     def _take(self, request: ModelRequest) -> ModelResponse:
-        key = request_key(request)
+        key = request_key(request, self._cache)
         recorded = self.cassette.by_key.get(key)
         index = self._cursors.get(key, 0)
         if not recorded or index >= len(recorded):
@@ -107,7 +109,7 @@ class ReplayProvider:
                 f"{name} has {len(recorded)} recording(s) of the request {where} made, and the run asked it again: "
                 "record the cassette again"
             )
-        asked = json.loads(canonical_text(canonical(request)))
+        asked = json.loads(canonical_text(request))
         lines = [f"{name} has no recording of the request {where} made (model `{request.model}`)"]
         nearest = _nearest(self.cassette.interactions, request, asked)
         if nearest is None:

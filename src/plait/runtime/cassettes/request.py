@@ -17,10 +17,16 @@ import hashlib
 import json
 from typing import Any
 
-from ..providers.base import Message, ModelRequest
-from ..secret_values import mask_json
+import orjson
 
-__all__ = ["canonical", "canonical_text", "request_key"]
+from ..providers.base import Message, ModelRequest, ToolSpec
+from ..secret_values import known, mask_json
+
+__all__ = ["Cache", "canonical", "canonical_bytes", "canonical_text", "key_of", "request_key"]
+
+#: A run's encodings, made once: id(message) → (the message, its JSON); a runnable's settings → (its tool list, its
+#: schema, the JSON before and after the messages). Objects are held so their ids stay their own.
+Cache = dict[Any, tuple[Any, ...]]
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -44,12 +50,16 @@ def _message(m: Message) -> dict[str, Any]:
     return out
 
 
+def _tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+
+
 def canonical(request: ModelRequest) -> dict[str, Any]:
     """The request as a JSON value, in a fixed field order (the order a miss's difference is looked for in)."""
     return {
         "model": request.model,
         "system": request.system,
-        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools],
+        "tools": _tools(request.tools),
         "tool_choice": request.tool_choice,
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
@@ -58,11 +68,78 @@ def canonical(request: ModelRequest) -> dict[str, Any]:
     }
 
 
-def canonical_text(value: dict[str, Any]) -> str:
-    """Canonical JSON: sorted keys, no spaces, text as written, remembered secrets masked."""
-    return mask_json(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
+def _dumps(value: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, no spaces, text as written (UTF-8)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:  # a lone surrogate (a model's broken text) that orjson will not encode
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return text.encode("utf-8", "surrogatepass")
 
 
-def request_key(request: ModelRequest) -> str:
+def _around(request: ModelRequest, cache: Cache | None) -> tuple[bytes, bytes]:
+    """The canonical JSON before and after the messages (the keys in sorted order, as _dumps(canonical(...)) has
+    them), the same for every call of one runnable: cached by its values, the tool list and schema by identity."""
+    tools, schema = request.tools, request.output_schema
+    settings = (request.max_tokens, request.model, request.system, request.temperature, request.tool_choice)
+    key = (settings, id(tools), id(schema))  # a tuple: never one of the messages' int keys
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is tools and hit[1] is schema:
+            return hit[2], hit[3]
+    before = b'{"max_tokens":' + _dumps(request.max_tokens) + b',"messages":['
+    after = b"".join(
+        (
+            b'],"model":',
+            _dumps(request.model),
+            b',"output_schema":',
+            b"null" if schema is None else _dumps(schema),
+            b',"system":',
+            _dumps(request.system),
+            b',"temperature":',
+            _dumps(request.temperature),
+            b',"tool_choice":',
+            _dumps(request.tool_choice),
+            b',"tools":',
+            _dumps(_tools(tools)),
+            b"}",
+        )
+    )
+    if cache is not None:
+        cache[key] = (tools, schema, before, after)
+    return before, after
+
+
+def canonical_bytes(request: ModelRequest, cache: Cache | None = None) -> bytes:
+    """`canonical(request)` as canonical JSON, remembered secrets masked; `cache` keeps each message's (and the tool
+    list's) encoding across the calls of a run, so a call encodes only what is new in it."""
+    if cache is None:
+        messages = b",".join(_dumps(_message(m)) for m in request.messages)
+    else:
+        # Inline: this loop runs for every message of every replayed call (bench/cassette_bench.py).
+        parts = []
+        get = cache.get
+        for m in request.messages:
+            hit = get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = cache[id(m)] = (m, _dumps(_message(m)))
+            parts.append(hit[1])
+        messages = b",".join(parts)
+    before, after = _around(request, cache)
+    text = b"".join((before, messages, after))
+    if known():
+        text = mask_json(text.decode("utf-8", "surrogatepass")).encode("utf-8", "surrogatepass")
+    return text
+
+
+def canonical_text(request: ModelRequest) -> str:
+    return canonical_bytes(request).decode("utf-8", "surrogatepass")
+
+
+def key_of(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()[:32]
+
+
+def request_key(request: ModelRequest, cache: Cache | None = None) -> str:
     """The SHA-256 (hex, 32 digits) of the canonical request: the same question gets the same key in any run."""
-    return hashlib.sha256(canonical_text(canonical(request)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return key_of(canonical_bytes(request, cache))
