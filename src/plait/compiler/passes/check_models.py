@@ -228,13 +228,14 @@ class _Locks:
 
 
 def _load(ctx: CompileContext, where: Path) -> Lock | str | None:
-    from plait.core.mcp_lock import LOCK_FILE, LockError, loads
-    from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
-
-    path = where / LOCK_FILE
-    root = ctx.load.root_dir
+    # The lock's name is spelt here, not imported: a spec without a lock loads no lock reader (nor its JSON codec).
+    path = where / "plait.lock"
     if not os.path.lexists(path):
         return None
+    from plait.core.mcp_lock import LockError, loads
+    from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
+
+    root = ctx.load.root_dir
     if root is not None and outside_root(path, root):
         return "leaves the spec's directory (a symlink out); a lock must be a file beside the spec"
     try:
