@@ -135,13 +135,18 @@ def test_a_run_exported_from_the_journal_replays(tmp_path, capsys, monkeypatch):
     assert main(["runs", "export", run_id, "--cassette", "-o", str(cassette)]) == 0
     document = json.loads(cassette.read_text())
     assert [i["agent"] for i in document["interactions"]] == ["classify", "billing"]
-    assert all(i["request"] is None for i in document["interactions"])
+    # The request as the journal keeps it: what the model read, comparable with the one a replay asks.
+    first = document["interactions"][0]["request"]
+    assert first["form"] == "comparable"
+    assert first["messages"] == [{"role": "user", "text": "Sort: charged twice"}]
     (tmp_path / "replies.json").write_text(json.dumps({"classify": [{"output": {"category": "tech"}}]}))
     assert main(["run", spec, "--input", "charged twice", "--cassette", str(cassette)]) == 0
     assert capsys.readouterr().out.strip().endswith("Refunded.")  # the journal's replies, not the script's
     assert main(["run", spec, "--input", "other", "--cassette", str(cassette)]) == 1
     err = capsys.readouterr().err
-    assert "nearest recording: `classify` at main/classify step 1 (exported from a run's journal" in err
+    assert "nearest recording: `classify` at main/classify step 1" in err
+    assert "first difference: message 1 (user)" in err
+    assert 'recorded: "Sort: charged twice"' in err and 'asked:    "Sort: other"' in err
 
 
 def test_a_request_asked_more_often_than_recorded_fails(tmp_path):

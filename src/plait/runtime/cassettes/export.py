@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .file import Cassette, Interaction
+from .file import COMPARABLE, Cassette, Interaction
 
 __all__ = ["from_rows"]
 
@@ -22,6 +22,8 @@ __all__ = ["from_rows"]
 def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry: str | None = None) -> Cassette:
     """The cassette of one run's history rows, in the order they were recorded."""
     agents: dict[str, str] = {}
+    asked: dict[str, dict[str, Any] | None] = {}
+    bodies: dict[str, Any] = {}
     interactions = []
     for row in rows:
         kind, position, data = row["kind"], row.get("key") or "", row.get("data")
@@ -29,6 +31,9 @@ def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry:
             continue
         if kind == "model_request":
             agents[position] = str(data.get("agent") or "")
+            if isinstance(data.get("bodies"), dict):
+                bodies.update(data["bodies"])
+            asked[position] = _comparable(data, bodies)
             continue
         if kind not in ("model_reply", "model_error") or not isinstance(data.get("request_key"), str):
             continue
@@ -54,8 +59,23 @@ def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry:
                 agents.get(position),
                 path,
                 int(step.partition("~")[0]) if step.partition("~")[0].isdigit() else 0,
-                None,
+                asked.get(position),
                 **outcome,
             )
         )
     return Cassette(interactions, spec, entry)
+
+
+def _comparable(data: dict[str, Any], bodies: dict[str, Any]) -> dict[str, Any] | None:
+    """The request a `model_request` row describes (store/requests.py: each message's digest, its body the first
+    time the run sent it), in that comparable form: what a model reads, without ids. None for an older row."""
+    digests = data.get("digests")
+    if not isinstance(digests, list) or not all(d in bodies for d in digests):
+        return None
+    system = bodies.get(data["system"], {}).get("text") if data.get("system") else None
+    return {
+        "form": COMPARABLE,
+        "system": system,
+        "tools": data.get("tools") or [],
+        "messages": [bodies[d] for d in digests],
+    }

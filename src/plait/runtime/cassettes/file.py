@@ -29,9 +29,11 @@ from plait.core.redact import redact_text
 
 from ..secret_values import mask_json
 
-__all__ = ["CASSETTE_FORMAT", "CASSETTE_VERSION", "Cassette", "CassetteError", "Interaction"]
+__all__ = ["CASSETTE_FORMAT", "COMPARABLE", "CASSETTE_VERSION", "Cassette", "CassetteError", "Interaction"]
 
 CASSETTE_FORMAT = "plait-cassette"
+#: A recording's `request` exported from a journal: the comparable form store/requests.py keeps, not the canonical one.
+COMPARABLE = "comparable"
 CASSETTE_VERSION = 1
 
 

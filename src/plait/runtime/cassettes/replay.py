@@ -29,7 +29,7 @@ from ..providers.base import (
     ToolCallStart,
     Usage,
 )
-from .file import Cassette, Interaction
+from .file import COMPARABLE, Cassette, Interaction
 from .request import Cache, canonical_text, request_key
 
 __all__ = ["ReplayProvider", "first_difference"]
@@ -115,14 +115,27 @@ class ReplayProvider:
         if nearest is None:
             lines.append("the cassette has no recordings to compare it with")
         elif nearest.request is None:
-            lines.append(
-                f"nearest recording: {nearest.where} (exported from a run's journal, which keeps no request to compare)"
-            )
+            lines.append(f"nearest recording: {nearest.where} (recorded without its request, so nothing to compare)")
+        elif nearest.request.get("form") == COMPARABLE:
+            lines.append(f"nearest recording: {nearest.where}")
+            exported = {k: v for k, v in nearest.request.items() if k != "form"}
+            lines.extend(first_difference(exported, _comparable(request)))
         else:
             lines.append(f"nearest recording: {nearest.where}")
             lines.extend(first_difference(nearest.request, asked))
         lines.append("record the cassette again if the change is meant")
         return "\n".join(lines)
+
+
+def _comparable(request: ModelRequest) -> dict[str, Any]:
+    """A request as a journal describes it (store/requests.py), to compare with a recording exported from one."""
+    from ..store.requests import comparable
+
+    return {
+        "system": request.system,
+        "tools": [t.name for t in request.tools],
+        "messages": [comparable(m) for m in request.messages],
+    }
 
 
 def _nearest(interactions: list[Interaction], request: ModelRequest, asked: dict[str, Any]) -> Interaction | None:
@@ -168,6 +181,8 @@ def first_difference(recorded: dict[str, Any], asked: dict[str, Any]) -> list[st
 
 
 def _text(message: dict[str, Any]) -> str:
+    if "text" in message:  # the comparable form
+        return str(message["text"])
     return "".join(p.get("text", "") for p in message.get("content") or ())
 
 
