@@ -24,6 +24,9 @@ from plait.compiler.bounds import bound_entry
 from plait.runtime.engine import Engine
 
 TOOLS = "def noop():\n    return 'ok'\n"
+#: Priced, with limits, so tokens and USD are bounded too (a python tool's result is capped by the window).
+PRICE = "max_tokens = 64, context_window = 20000, price = { input = 1.0, output = 2.0 }"
+BACKUP_PRICE = "max_tokens = 64, context_window = 30000, price = { input = 3.0, output = 5.0 }"
 
 
 # --- a spec as a tree: ("step", retries, used), ("agent", max_steps, used), ("chain", kids), ("parallel", kids),
@@ -38,7 +41,9 @@ def _trees(maximal: bool, routes: bool):
 
     def agent():
         return st.integers(1, 3).flatmap(
-            lambda k: st.tuples(st.just("agent"), st.just(k), st.just(k) if maximal else st.integers(1, k))
+            lambda k: st.tuples(
+                st.just("agent"), st.just(k), st.just(k) if maximal else st.integers(1, k), st.booleans()
+            )
         )
 
     consolidate = st.tuples(st.just("consolidate"), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2))
@@ -64,6 +69,7 @@ class _Spec:
     def __init__(self) -> None:
         self.decls: list[str] = []
         self.script: dict[str, list[dict]] = {"m": []}
+        self.backup: dict[str, list[dict]] = {}
         self.count = 0
         self.items = 0
 
@@ -83,7 +89,7 @@ class _Spec:
             self.script[name] = ([{"text": "not json"}] * used + [{"output": {"v": "x"}}]) * times
             return name
         if kind == "agent":
-            return self.agent(tree[1], tree[2], times)
+            return self.agent(tree[1], tree[2], times, fallback=tree[3])
         if kind == "consolidate":
             _, rounds, a, b = tree
             name = self.name("c")
@@ -128,17 +134,24 @@ class _Spec:
         self.items = self.items or k
         return self.items
 
-    def agent(self, steps: int, used: int, times: int) -> str:
+    def agent(self, steps: int, used: int, times: int, fallback: bool = False) -> str:
         name = self.name("a")
-        self.decls.append(f"agent {name} {{ model = m, tools = [noop], max_steps = {steps} }}")
         turn = [{"tool_calls": [{"name": "noop", "arguments": {}}]}] * (used - 1) + [{"text": "done"}]
-        self.script[name] = turn * times
+        if fallback:
+            # Every call fails on `m` and is answered by the fallback: still one answered call each.
+            self.decls.append(f"agent {name} {{ model = m, fallback = [backup], tools = [noop], max_steps = {steps} }}")
+            self.script[name] = [{"error": {"kind": "rate_limit"}}] * (used * times)
+            self.backup[name] = turn * times
+        else:
+            self.decls.append(f"agent {name} {{ model = m, tools = [noop], max_steps = {steps} }}")
+            self.script[name] = turn * times
         return name
 
     def write(self, root: str, folder: Path) -> Path:
         text = "\n".join(
             [
-                'model m = "scripted/m" { script = "m.replies.json" }',
+                f'model m = "scripted/m" {{ script = "m.replies.json", {PRICE} }}',
+                f'model backup = "scripted/backup" {{ script = "backup.replies.json", {BACKUP_PRICE} }}',
                 'tool noop "Do nothing." { run = python("tools:noop") }',
                 'input { items: list[string], pick: "a" | "b" }',
                 *self.decls,
@@ -147,6 +160,7 @@ class _Spec:
         )
         (folder / "spec.plait").write_text(text + "\n")
         (folder / "m.replies.json").write_text(json.dumps(self.script))
+        (folder / "backup.replies.json").write_text(json.dumps(self.backup))
         (folder / "tools.py").write_text(TOOLS)
         return folder / "spec.plait"
 
@@ -168,6 +182,7 @@ def _same_width(tree, k: list[int]):
 
 
 def _compare(tmp_path_factory, tree) -> tuple[int, float | None]:
+    """(the model calls a scripted run made, the bound); its tokens and USD checked against theirs on the way."""
     folder = tmp_path_factory.mktemp("spec")
     spec = _Spec()
     tree = _same_width(tree, [])
@@ -175,10 +190,18 @@ def _compare(tmp_path_factory, tree) -> tuple[int, float | None]:
     path = spec.write(root, folder)
     compiled = plait.compile(path)
     assert not [d for d in compiled.diagnostics if d.is_error], [d.message for d in compiled.diagnostics]
-    bound = bound_entry(compiled.graph, "main").total.calls.value
+    total = bound_entry(compiled.graph, "main", input_tokens=64).total
     result = plait.run(Engine.from_spec(path), {"items": ["x"] * max(spec.items, 1), "pick": "a"})
     assert result.stop_reason == "done", result
-    return result.report.model_calls, bound
+    report = result.report
+    assert total.input_tokens.value >= report.input_tokens and total.output_tokens.value >= report.output_tokens
+    rates = {"m": (1.0, 2.0), "backup": (3.0, 5.0)}
+    spent = sum(
+        (s["input_tokens"] * rates[s["model"]][0] + s["output_tokens"] * rates[s["model"]][1]) / 1e6
+        for s in result.to_dict()["steps"]
+    )
+    assert total.usd.value >= spent
+    return report.model_calls, total.calls.value
 
 
 SETTINGS = settings(
@@ -204,8 +227,9 @@ def test_the_bound_is_never_below_what_a_run_does(tmp_path_factory, tree):
     "tree, calls",
     [
         (("step", 2, 2), 3),
-        (("agent", 3, 3), 3),
-        (("loop", 3, ("chain", (("step", 0, 0), ("agent", 2, 2)))), 9),
+        (("agent", 3, 3, False), 3),
+        (("agent", 3, 3, True), 3),
+        (("loop", 3, ("chain", (("step", 0, 0), ("agent", 2, 2, False)))), 9),
         (("map", 3, ("parallel", (("step", 1, 1), ("step", 0, 0)))), 9),
         (("consolidate", 2, 2, 1), 8),
     ],

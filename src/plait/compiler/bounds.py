@@ -272,7 +272,11 @@ class _Walker:
         self.rows.append(Row(name=name, kind=node.kind, depth=depth, cost=Cost(), formula=""))
         self.active.add(name)
         try:
-            cost, formula, per_call = getattr(self, f"_{node.kind}")(node, input, depth + 1, frame)
+            measure = getattr(self, f"_{node.kind}", None)
+            if measure is None:  # a kind this walk does not know runs nothing it can bound
+                cost, formula, per_call = Cost(*(unbounded(f"`{name}`, a {node.kind}"),) * 4), "?", ""
+            else:
+                cost, formula, per_call = measure(node, input, depth + 1, frame)
         finally:
             self.active.discard(name)
         self.rows[index] = Row(name=name, kind=node.kind, depth=depth, cost=cost, formula=formula, per_call=per_call)
@@ -470,9 +474,9 @@ class _Walker:
         return most
 
     def price(self, name: str, model: ModelNode | None, input: Quantity, output: Quantity) -> Quantity:
-        if model is not None and model.provider == "scripted":
-            return ZERO  # offline replies cost nothing
         info = getattr(model, "catalogue", None)
+        if (info is None or info.price is None) and model is not None and model.provider == "scripted":
+            return ZERO  # offline replies cost nothing, unless the spec prices them (to test a budget)
         if info is None or info.price is None:
             return unbounded(f"model `{name}` has no price (`plait models lock`, or `price` on the model)")
         if input.value is None or output.value is None:
