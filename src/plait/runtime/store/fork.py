@@ -6,9 +6,10 @@ A step is named as `plait trace` shows it: a journal position (a model call
 `seq`). The fork keeps every row before the first row at that step, except a
 call whose reply or completion came only after it (in flight at that moment:
 it runs again) and the source's stops, pauses and resumes; then resumes like
-any stored run (pinned to the spec it goes on under). Replay is by position, so the kept calls are served from the
-copied rows (cached: no provider is asked, no tool runs again) and the step
-itself and everything after it run live.
+any stored run (pinned to the spec it goes on under). Replay is by position,
+so the kept calls are served from the copied rows (cached: no provider is
+asked, no tool runs again) and the step itself and everything after it run
+live.
 
 `progress` reads from a run's rows what its spec check needs (compiler/pin.py's
 `affecting`): which declarations the rows show at work, and where the run
