@@ -4,6 +4,7 @@ request with no recording fails the run, naming the nearest recording and the fi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +243,59 @@ def test_a_run_cached_encoding_is_the_canonical_json():
     later = ModelRequest("m", [*messages, Message.user("more")], tools, tool_choice="none", system="s")
     assert canonical_bytes(later, cache) == orjson.dumps(canonical(later), option=orjson.OPT_SORT_KEYS)
     assert request_key(later, cache) == request_key(later) != request_key(request)
+
+
+TOOLED = """
+model m = "scripted/m" { script = "m.json" }
+
+tool stamp "Stamp a letter." {
+  params { to: string }
+  run = python("cassette_stamp:stamp")
+}
+
+agent main {
+  model = m
+  tools = [stamp]
+  max_steps = 3
+}
+"""
+
+STAMP = """
+import pathlib
+
+def stamp(to):
+    log = pathlib.Path(__file__).with_name("stamped.log")
+    log.write_text(log.read_text() + to + "\\n" if log.exists() else to + "\\n")
+    return "stamped for " + to + " (#" + str(len(log.read_text().split())) + ")"
+"""
+
+
+def test_tool_results_recorded_by_choice_replay_without_running_the_tool(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "cassette_stamp.py").write_text(STAMP)
+    spec = tmp_path / "tooled.plait"
+    spec.write_text(TOOLED)
+    replies = [{"tool_calls": [{"name": "stamp", "arguments": {"to": "ann"}}]}, {"text": "Done."}]
+    (tmp_path / "m.json").write_text(json.dumps(replies))
+    cassette = str(tmp_path / "c.json")
+    assert main(["run", str(spec), "--input", "go", "--record", cassette, "--record-tools", "--json"]) == 0
+    recorded = capsys.readouterr()
+    assert "recorded 2 model call(s) and 1 tool result(s)" in recorded.err
+    assert (tmp_path / "stamped.log").read_text() == "ann\n"
+    results = json.loads(Path(cassette).read_text())["tool_results"]
+    assert [(r["tool"], r["arguments"], r["outcome"]["content"]) for r in results] == [
+        ("stamp", {"to": "ann"}, "stamped for ann (#1)")
+    ]
+    assert main(["run", str(spec), "--input", "go", "--cassette", cassette, "--json"]) == 0
+    replayed = capsys.readouterr()
+    assert report_of(replayed.out) == report_of(recorded.out)
+    assert (tmp_path / "stamped.log").read_text() == "ann\n"  # the tool did not run again
+
+    # A cassette without tool results runs the tools.
+    assert main(["run", str(spec), "--input", "go", "--record", cassette]) == 0
+    assert "tool_results" not in json.loads(Path(cassette).read_text())
+    capsys.readouterr()
+    assert main(["run", str(spec), "--input", "go", "--cassette", cassette]) == 1  # the tool now says (#3)
+    assert "first difference: message 3 (tool)" in capsys.readouterr().err
+    assert main(["run", str(spec), "--input", "go", "--record-tools"]) == 2
+    assert "give --record FILE" in capsys.readouterr().err

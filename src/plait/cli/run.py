@@ -90,6 +90,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="write every model reply of the run into this cassette file (keyed by request; secrets masked)",
     )
     parser.add_argument(
+        "--record-tools",
+        action="store_true",
+        help="with --record: keep each tool call's result in the cassette too, so a replay runs no tool",
+    )
+    parser.add_argument(
         "--cassette",
         metavar="FILE",
         help="serve every model reply from this cassette, offline; a request it has no recording of fails the run",
@@ -214,7 +219,7 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
 def cassettes(engine: Any, args: argparse.Namespace) -> Any:
     """`--cassette`: serve the models from it; `--record`: the recorder to save after the run (or an exit code)."""
     record_to, replay_from = getattr(args, "record", None), getattr(args, "cassette", None)
-    if record_to is None and replay_from is None:
+    if record_to is None and replay_from is None and not getattr(args, "record_tools", False):
         return None
     from plait.runtime import cassettes
 
@@ -223,7 +228,9 @@ def cassettes(engine: Any, args: argparse.Namespace) -> Any:
             cassettes.replay(engine, cassettes.Cassette.load(replay_from))
         except cassettes.CassetteError as exc:
             return fail(str(exc), EXIT_USAGE)
-    return cassettes.record(engine) if record_to is not None else None
+    if getattr(args, "record_tools", False) and record_to is None:
+        return fail("--record-tools keeps tool results in the cassette --record writes: give --record FILE", EXIT_USAGE)
+    return cassettes.record(engine, tools=args.record_tools) if record_to is not None else None
 
 
 def save_cassette(recorder: Any, engine: Any, args: argparse.Namespace) -> int:
@@ -237,7 +244,10 @@ def save_cassette(recorder: Any, engine: Any, args: argparse.Namespace) -> int:
         recorder.cassette(spec=spec, entry=args.entry or engine.program.entry).save(args.record)
     except CassetteError as exc:
         return fail(str(exc), EXIT_ERRORS)
-    print(f"plait: recorded {len(recorder.interactions)} model call(s) into {clean(args.record)}", file=sys.stderr)
+    tools = f" and {len(recorder.tool_results)} tool result(s)" if args.record_tools else ""
+    print(
+        f"plait: recorded {len(recorder.interactions)} model call(s){tools} into {clean(args.record)}", file=sys.stderr
+    )
     return 0
 
 

@@ -49,6 +49,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="run the tests whose `replies = cassette(FILE)` against their real models and write FILE",
     )
     parser.add_argument(
+        "--record-tools",
+        action="store_true",
+        help="with --record: keep each tool call's result in the cassette too, so the replay runs no tool",
+    )
+    parser.add_argument(
         "--coverage",
         nargs="?",
         const=True,
@@ -146,7 +151,7 @@ def _run(
 
     from plait.spectest.runner import Session
 
-    session = Session(live=args.live, jobs=args.jobs, record=args.record)
+    session = Session(live=args.live, jobs=args.jobs, record=args.record, record_tools=args.record_tools)
     started = time.perf_counter()
     try:
         outcomes = asyncio.run(session.run(specs, lambda test: selected(f"{test.file}::{test.name}")))

@@ -103,10 +103,13 @@ class Session:
         store: Any = None,
         on_outcome: Callable[[Outcome], Any] | None = None,
         record: bool = False,
+        record_tools: bool = False,
     ) -> None:
         self.live = live
-        #: Run the tests that read a cassette against their real models, and write what they answered into it.
+        #: Run the tests that read a cassette against their real models, and write what they answered into it
+        #: (with `record_tools`, what their tools returned too).
         self.record = record
+        self.record_tools = record_tools
         self.jobs = max(1, jobs)
         self._folder: str | None = None
         #: The journal every run of the session is kept in (a store URL or Journal; default: a temporary SQLite
@@ -186,7 +189,9 @@ class Session:
         if recording:
             from plait.runtime.cassettes import record
 
-            recorder = record(engine)
+            recorder = record(engine, tools=self.record_tools)
+        elif test.replies == "cassette":
+            _replay_tools(engine, providers)
         judges: dict[str, Any] = {}
         try:
             try:
@@ -222,6 +227,15 @@ class Session:
             await engine.aclose()
             if recorder is not None:
                 _save(recorder, test, outcome)
+
+
+def _replay_tools(engine: Any, providers: dict[str, Any]) -> None:
+    """A cassette that holds tool results serves the tools too (cassettes/tools.py): the test runs none."""
+    from plait.runtime.cassettes import ReplayProvider, ReplayTools
+
+    served = next((p for p in providers.values() if isinstance(p, ReplayProvider)), None)
+    if served is not None and served.cassette.tool_results:
+        engine.tools = ReplayTools(served.cassette)
 
 
 def _save(recorder: Any, test: TestNode, outcome: Outcome) -> None:

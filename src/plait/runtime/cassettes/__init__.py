@@ -10,6 +10,7 @@ from .file import CASSETTE_FORMAT, CASSETTE_VERSION, Cassette, CassetteError, In
 from .record import Recorder, RecordingProvider
 from .replay import ReplayProvider
 from .request import canonical, canonical_bytes, request_key
+from .tools import RecordingTools, ReplayTools, tool_key
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -19,10 +20,13 @@ __all__ = [
     "Interaction",
     "Recorder",
     "RecordingProvider",
+    "RecordingTools",
     "ReplayProvider",
+    "ReplayTools",
     "canonical",
     "canonical_bytes",
     "record",
     "replay",
     "request_key",
+    "tool_key",
 ]

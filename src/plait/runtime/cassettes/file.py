@@ -8,6 +8,8 @@
                              "usage": [21, 23], "model": "gpt-4o-mini", "response_id": null}}]}
 ```
 
+`tool_results` (only when recorded with `--record-tools`) lists each tool
+call's result, keyed by the tool and its arguments (cassettes/tools.py).
 An interaction holds a `reply` or an `error` (`{"kind", "message", "status"}`,
 a failure a fallback answered). `request` is the canonical request
 (cassettes/request.py) a miss is compared with; a cassette exported from a
@@ -80,6 +82,8 @@ class Cassette:
     entry: str | None = None
     #: Where it was read from, for messages.
     source: str | None = None
+    #: Tool results, when recorded (`--record-tools`): {"key", "tool", "arguments", "outcome"} (cassettes/tools.py).
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
     _by_key: dict[str, list[Interaction]] | None = None
 
     @property
@@ -99,6 +103,7 @@ class Cassette:
             "spec": self.spec,
             "entry": self.entry,
             "interactions": [it.to_json() for it in self.interactions],
+            **({"tool_results": list(self.tool_results)} if self.tool_results else {}),
         }
 
     def dumps(self) -> str:
@@ -107,6 +112,11 @@ class Cassette:
             for part in ("request", "reply", "error"):
                 if row.get(part) is not None:
                     row[part] = _scrubbed(row[part])
+        if "tool_results" in document:
+            document["tool_results"] = [
+                {**row, "arguments": _scrubbed(row["arguments"]), "outcome": _scrubbed(row["outcome"])}
+                for row in document["tool_results"]
+            ]
         return json.dumps(document, indent=1, ensure_ascii=False, default=str) + "\n"
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -174,12 +184,18 @@ class Cassette:
                     row.get("error") if isinstance(row.get("error"), dict) else None,
                 )
             )
+        tools = document.get("tool_results", [])
+        if not isinstance(tools, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("outcome"), dict) for r in tools
+        ):
+            raise CassetteError(f"{name}: `tool_results` is not a list of recorded tool results")
         spec, entry = document.get("spec"), document.get("entry")
         return cls(
             interactions,
             spec if isinstance(spec, str) else None,
             entry if isinstance(entry, str) else None,
             source,
+            tools,
         )
 
 

@@ -42,12 +42,14 @@ class Recorder:
 
     def __init__(self) -> None:
         self.interactions: list[Interaction] = []
+        #: Tool results, when the engine's tools are recorded too (cassettes/tools.py).
+        self.tool_results: list[dict[str, Any]] = []
 
     def wrap(self, name: str, provider: Provider) -> Provider:
         return RecordingProvider(provider, name, self)
 
     def cassette(self, *, spec: str | None = None, entry: str | None = None) -> Cassette:
-        return Cassette(list(self.interactions), spec, entry)
+        return Cassette(list(self.interactions), spec, entry, tool_results=list(self.tool_results))
 
     def add(self, name: str, request: ModelRequest, text: bytes, **outcome: Any) -> None:
         """One recording: `text` is the request's canonical JSON as it was asked (before the provider ran)."""
