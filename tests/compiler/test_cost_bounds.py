@@ -329,3 +329,30 @@ def test_the_docs_example_prints_what_docs_cost_md_shows(tmp_path, capsys):
     assert main(["cost", str(tmp_path / "report.plait"), "--input-tokens", "2000"]) == 0
     printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     assert printed == [line.rstrip() for line in shown.splitlines()]
+
+
+def test_a_huge_max_steps_is_bounded_without_walking_every_call():
+    spec = """
+model gpt = "openai/gpt-4o-mini" { max_tokens = 10, price = { input = 1.0, output = 1.0 }, context_window = 1000 }
+agent main { model = gpt, max_steps = 1000000000 }
+"""
+    total = _bound(spec).total
+    assert total.calls.value == 10**9
+    assert total.input_tokens.value <= 10**9 * 1000 and total.output_tokens.value == 10**10
+    small = _bound(spec.replace("1000000000", "2000")).total
+    walked = _bound(spec.replace("1000000000", "1024")).total
+    # The calls past the walked ones are each bounded by the last: no less than walking them, never below it.
+    assert small.input_tokens.value >= walked.input_tokens.value + 976 * 16
+
+
+def test_check_json_carries_the_bound_of_each_spec_without_errors(tmp_path, capsys):
+    (tmp_path / "ok.plait").write_text(LOOP(4))
+    (tmp_path / "bad.plait").write_text("step main { model = nope }\n")
+    main(["check", "--format", "json", str(tmp_path / "ok.plait"), str(tmp_path / "bad.plait")])
+    document = json.loads(capsys.readouterr().out)
+    [cost] = document["cost"]
+    assert cost["file"].endswith("ok.plait")
+    [entry] = cost["entries"]
+    assert entry["model_calls"] == {"value": 4} and entry["runnables"][0]["formula"] == "max_iterations 4 × (a 1)"
+    main(["check", "--format", "json", str(tmp_path / "bad.plait")])
+    assert "cost" not in json.loads(capsys.readouterr().out)

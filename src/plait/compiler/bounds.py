@@ -66,6 +66,9 @@ PEERS = 256
 ANTHROPIC_MAX_TOKENS = 4096
 #: Small values a template may read: `loop.iteration`, `map.index`.
 SMALL = 8
+#: Calls of one conversation summed one by one; past this many, each further call is bounded by the last one
+#: (a `max_steps = 1000000` must not make `plait cost` loop a million times).
+EXACT_CALLS = 1024
 #: The text a runnable that stopped at max_steps answers with, bounded.
 STOPPED = 64
 
@@ -423,21 +426,23 @@ class _Walker:
     ) -> tuple[Cost, str]:
         """`count` calls of a conversation whose k-th call's input is base + (k-1) × growth, on any of `models`."""
         records = [self.model(m) for m in models]
-        total = Cost()
-        for k in range(count):
+
+        def call(k: int) -> Cost:
             input = base + growth.times(Quantity(k))
-            one: Cost | None = None
+            one = Cost()
             for name, node in zip(models, records):
-                window = _info(node, "context_window")
-                sent = input.capped(window)
-                if node is None:
-                    out = unbounded(f"model `{name}` is not declared")
-                else:
-                    out = self.output_of(node, max_tokens)
-                usd = self.price(name, node, sent, out)
-                cost = Cost(ONE, sent, out, usd)
-                one = cost if one is None else one.most(cost)
-            total = total + (one or Cost())
+                sent = input.capped(_info(node, "context_window"))
+                out = unbounded(f"model `{name}` is not declared") if node is None else self.output_of(node, max_tokens)
+                cost = Cost(ONE, sent, out, self.price(name, node, sent, out))
+                one = cost if not one.calls.value else one.most(cost)
+            return one
+
+        total = Cost()
+        for k in range(min(count, EXACT_CALLS)):
+            total = total + call(k)
+        if count > EXACT_CALLS:
+            # Inputs only grow and a price only rises with them: each later call costs at most the last one.
+            total = total + call(count - 1).times(Quantity(count - EXACT_CALLS))
         per_call = ""
         if count:
             first = base.capped(_widest_window(records))
