@@ -75,8 +75,9 @@ def test_runs_lists_status_entry_started_steps_tokens_and_filters(project, capsy
     root = project.project
     code, out, _ = cli(capsys, "runs")
     header, *lines = out.splitlines()
-    assert code == 0 and header.split() == ["ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS"] and len(lines) == 2
-    assert [line.split()[1] for line in lines] == ["done", "interrupt"] and lines[0].split()[5] == "2"
+    assert code == 0 and header.split() == ["ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS", "COST"]
+    assert len(lines) == 2 and [line.split()[1] for line in lines] == ["done", "interrupt"]
+    assert lines[0].split()[5] == "2" and lines[0].split()[7] == "-"  # no price for the scripted model: no cost
     [waiting] = ids(capsys, "--status", "interrupt")
     assert waiting["entry"] == "main" and waiting["steps"] == 1 and waiting["spec"] == str(root / "spec.plait")
     assert cli(capsys, "runs", "--status", "crashed")[2].startswith("no runs with status crashed")

@@ -237,3 +237,40 @@ def test_an_unpriced_model_in_a_usd_budget_does_not_check(tmp_path, capsys):
     (tmp_path / "replies.json").write_text("[]")
     code, out, _ = cli(capsys, "check", tmp_path / "spec.plait")
     assert code == 1 and "P360" in out and "which has no price" in out
+
+
+def test_cost_is_in_runs_trace_and_batch(tmp_path, capsys, monkeypatch):
+    spec = project(tmp_path, WORKER.format(budget="{ usd = 1.00 }"), WORKER_REPLIES)
+    assert cli(capsys, "run", spec, "--input", "hi")[0] == 0
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(capsys, "runs", "--json")
+    [row] = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and row["cost_usd"] == pytest.approx(0.0224)
+    code, out, _ = cli(capsys, "runs")
+    assert out.splitlines()[0].split()[-1] == "COST" and out.splitlines()[1].split()[-1] == "$0.0224"
+    code, out, _ = cli(capsys, "trace", row["id"], "--json")
+    trace = json.loads(out)
+    assert trace["run"]["cost_usd"] == pytest.approx(0.0224)
+    calls = [item for item in trace["timeline"] if item["kind"] == "model_call"]
+    assert [c["cost_usd"] for c in calls] == pytest.approx([0.02, 0.0012, 0.0012])
+    code, out, _ = cli(capsys, "trace", row["id"])
+    assert "10000+5000 tokens  $0.0200" in out and "$0.0224" in out.splitlines()[0]
+
+    (tmp_path / "rows.jsonl").write_text('"a"\n"b"\n')
+    (tmp_path / "replies.json").write_text(json.dumps([{"text": "ok", "usage": SMALL}]))
+    (tmp_path / "one.plait").write_text(HEAD + "agent main { model = m }\n")
+    code, out, err = cli(capsys, "batch", tmp_path / "one.plait", tmp_path / "rows.jsonl")
+    assert code == 0, err
+    assert [json.loads(line)["cost_usd"] for line in out.splitlines()] == [0.0012, 0.0012]
+    assert err.strip().endswith("cost $0.0024")
+
+
+def test_an_unpriced_run_lists_no_cost(tmp_path, capsys, monkeypatch):
+    (tmp_path / "spec.plait").write_text(
+        'model free = "scripted/free" { script = "replies.json" }\nagent main { model = free }\n'
+    )
+    (tmp_path / "replies.json").write_text(json.dumps([{"text": "ok", "usage": SMALL}]))
+    assert cli(capsys, "run", tmp_path / "spec.plait", "--input", "hi")[0] == 0
+    monkeypatch.chdir(tmp_path)
+    [row] = [json.loads(line) for line in cli(capsys, "runs", "--json")[1].splitlines()]
+    assert row["cost_usd"] is None

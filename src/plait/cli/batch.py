@@ -27,6 +27,7 @@ from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, E
 from plait.term import json_text
 
 from .run import EXIT_FOR, fail, fit
+from .runs import usd
 
 if TYPE_CHECKING:  # the runtime is imported when a batch runs, not when the CLI starts
     from plait.runtime.batch import Row, RowResult
@@ -39,7 +40,8 @@ Blank lines are skipped. A line that is not a valid input is that row's error; t
 
 Results (stdout, or -o FILE) are JSON lines in input order, one per row:
   {"index": 0, "line": 1, "run_id": "batch-3f2a9c01d4-8b1e04c2-0", "stop_reason": "done", "output": ..., "error": null,
-   "tokens": {"input_tokens": 120, "output_tokens": 31}}
+   "tokens": {"input_tokens": 120, "output_tokens": 31}, "cost_usd": 0.0004}
+("cost_usd": USD of the row's priced model calls, null when none had a price; the summary line adds them up)
 and, for a row that waits for a person, "waiting": why (a pause's reason, or the pending calls and asks), and
 "pending": [{"id", "kind"}] of what it waits on (approval, ask, unknown_outcome), the ids `--decide` takes.
 
@@ -427,6 +429,8 @@ class Progress:
         self.counts: dict[str, int] = {}
         self.stored = 0
         self.finished = 0
+        #: USD of the rows' priced calls; None until a row had one.
+        self.cost: float | None = None
         self.started = time.monotonic()
         self._shown = 0.0
 
@@ -434,6 +438,8 @@ class Progress:
         self.finished += 1
         self.stored += result.stored
         self.counts[result.stop_reason] = self.counts.get(result.stop_reason, 0) + 1
+        if result.cost_usd is not None:
+            self.cost = (self.cost or 0.0) + result.cost_usd
         now = time.monotonic()
         if self.live and (now - self._shown >= 0.1 or self.finished == self.total):
             self._shown = now
@@ -460,7 +466,8 @@ class Progress:
         parts = [f"{n} {_NAMES.get(reason, reason)}" for reason, n in sorted(self.counts.items())]
         stored = f", {self.stored} of them from an earlier run" if self.stored else ""
         rows = f"{self.total} row{'s' if self.total != 1 else ''}"
-        return f"{rows}: " + ", ".join(parts) + stored if parts else rows
+        cost = f"; cost {usd(self.cost)}" if self.cost is not None else ""
+        return (f"{rows}: " + ", ".join(parts) + stored if parts else rows) + cost
 
     def close(self) -> None:
         if self.live:

@@ -200,17 +200,26 @@ def when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
+def usd(amount: float) -> str:
+    """A cost as people read it: `$0.0123`, more digits only for an amount under a hundredth of a cent."""
+    return f"${amount:.4f}" if amount == 0 or amount >= 0.0001 else f"${amount:.2g}"
+
+
 def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
-    """Steps and tokens of a run that never stopped, counted from its replies (a stopped run has them in its row)."""
+    """Steps, tokens and cost of a run that never stopped, counted from its replies (a stopped run has them in its
+    row)."""
     if row["status"] not in ("running", "crashed"):
         return row
     steps = tokens_in = tokens_out = 0
+    cost: float | None = None
     for event in journal.events(row["id"]):
         if event["kind"] == "model_reply" and isinstance(event["data"], dict):
             steps += 1
             usage = event["data"].get("usage") or (0, 0)
             tokens_in, tokens_out = tokens_in + usage[0], tokens_out + usage[1]
-    return {**row, "steps": steps, "input_tokens": tokens_in, "output_tokens": tokens_out}
+            if event["data"].get("cost_usd") is not None:
+                cost = (cost or 0.0) + event["data"]["cost_usd"]
+    return {**row, "steps": steps, "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost}
 
 
 # -- actions ------------------------------------------------------------------------------
@@ -218,11 +227,11 @@ def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
 
 def listing(journal: Journal, args: argparse.Namespace) -> int:
     """From index rows, a page at a time (journal.listing): never a run's input or snapshot, never every run at once."""
-    fields = ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "spec")
+    fields = ("id", "status", "entry", "started", "steps", "input_tokens", "output_tokens", "cost_usd", "spec")
     if args.json:
         for r in journal.listing(args.status):
             r = with_totals(journal, r)
-            print(json.dumps({k: r[k] for k in fields}))
+            print(json.dumps({k: r.get(k) for k in fields}))
         return EXIT_OK
     # Two passes, so the columns line up without holding the table: the first measures the names.
     runs = id_width = entry_width = 0
@@ -233,8 +242,8 @@ def listing(journal: Journal, args: argparse.Namespace) -> int:
         return EXIT_OK
     from plait.term import clean  # an entry name or id read back from a store someone else may have written
 
-    widths = (max(id_width, 2), max(map(len, STATUSES)), max(entry_width, 5), 19, 5)
-    header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS")
+    widths = (max(id_width, 2), max(map(len, STATUSES)), max(entry_width, 5), 19, 5, 7)
+    header = ("ID", "STATUS", "ENTRY", "STARTED", "STEPS", "TOKENS", "COST")
 
     def show(cells: tuple[str, ...]) -> None:
         print(clean("  ".join(cell.ljust(w) for cell, w in zip(cells, (*widths, 0))).rstrip()))
@@ -250,6 +259,7 @@ def listing(journal: Journal, args: argparse.Namespace) -> int:
                 when(r["started"]),
                 str(r["steps"]),
                 str(r["input_tokens"] + r["output_tokens"]),
+                usd(r["cost_usd"]) if r.get("cost_usd") is not None else "-",
             )
         )
     return EXIT_OK

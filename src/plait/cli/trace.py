@@ -14,7 +14,7 @@ from typing import Any
 
 from plait.cli import EXIT_OK
 from plait.term import clean, json_text
-from plait.cli.runs import add_where, find_run, open_journal, when, with_totals
+from plait.cli.runs import add_where, find_run, open_journal, usd, when, with_totals
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     summary = {
-        k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")
+        k: row.get(k)
+        for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens", "cost_usd")
     }
     if args.json:
         print(json_text(json.dumps({"run": summary, "timeline": timeline}, ensure_ascii=False, default=str)))
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         clean(
             f"run {row['id']}  {row['status']}  entry {row['entry']}  started {when(row['started'])}  "
             f"{row['steps']} step(s)  {row['input_tokens'] + row['output_tokens']} tokens"
+            + (f"  {usd(row['cost_usd'])}" if row.get("cost_usd") is not None else "")
         )
     )
     for item in timeline:
@@ -99,6 +101,7 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     finish_reason=data.get("finish_reason"),
                     input_tokens=usage[0],
                     output_tokens=usage[1],
+                    cost_usd=data.get("cost_usd"),
                     tool_calls=[c["name"] for c in message.get("tool_calls", ())],
                     text=_text(message),
                 )
@@ -186,6 +189,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         return f"map    {name} item {data.get('index')} failed: {error.get('kind')}: {_short(error.get('message'), 60)}"
     if of == "ask":
         return f"ask    {name} answered: {_fields(data.get('answer'))}"
+    if of == "with":
+        return f"with   {name} given: {_fields(data.get('record'))}"
     if of == "approval":
         action = data.get("action")
         if action == "edit":
@@ -211,9 +216,11 @@ def line(item: dict[str, Any]) -> str:
                 if item.get("tool_calls")
                 else f" {_short(item.get('text', ''), 50)!r}"
             )
+            cost = item.get("cost_usd")
             return (
                 f"{head} {item.get('finish_reason')}  {item.get('latency_ms', 0):.0f} ms  "
-                f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens{calls}"
+                f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens"
+                f"{f'  {usd(cost)}' if cost is not None else ''}{calls}"
             )
         if item.get("status") == "error":
             return f"{head} failed: {item['error']['kind']}: {_short(item['error']['message'], 60)}"

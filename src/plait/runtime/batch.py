@@ -113,6 +113,8 @@ class RowResult:
     waiting: str | None = None
     #: The ids and kinds of what it waits on (approvals, asks, calls of unknown outcome): `--decide ID=...` takes them.
     pending: list[dict[str, str]] = field(default_factory=list)
+    #: USD of the row's priced model calls; None when none had a price.
+    cost_usd: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -127,6 +129,7 @@ class RowResult:
             "output": self.output,
             "error": self.error,
             "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
             **({"waiting": self.waiting} if self.waiting else {}),
             **({"pending": self.pending} if self.pending else {}),
         }
@@ -144,6 +147,7 @@ class RowResult:
             bool(data.get("stored", False)),
             data.get("waiting"),
             list(data.get("pending") or ()),
+            data.get("cost_usd"),
         )
 
     @classmethod
@@ -159,6 +163,7 @@ class RowResult:
             {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
             waiting=_waiting(result.run_id, result.pause_reason, pending := [p.to_dict() for p in result.pending]),
             pending=_ids(pending),
+            cost_usd=round(report.cost_usd, 10) if report.model_calls > report.unpriced_calls else None,
         )
 
     @classmethod
@@ -180,6 +185,7 @@ class RowResult:
             stored=True,
             waiting=_waiting(stored["id"], result.get("pause_reason"), result.get("pending") or ()),
             pending=_ids(result.get("pending") or ()),
+            cost_usd=stored.get("cost_usd"),
         )
 
     def located(self, where: str) -> "RowResult":

@@ -135,7 +135,13 @@ class Journal(Protocol):
         ...
 
     def stopped(
-        self, run_id: str, status: str, result: dict[str, Any], steps: int, tokens: tuple[int, int]
+        self,
+        run_id: str,
+        status: str,
+        result: dict[str, Any],
+        steps: int,
+        tokens: tuple[int, int],
+        cost: float | None = None,
     ) -> None: ...
     def import_run(
         self, run_id: str, entry: str, spec: str | None, input: Any, result: Any, rows: list[dict[str, Any]]
@@ -393,11 +399,22 @@ class SQLJournal:
         self._active += 1
         self._hold(run_id)
 
-    def stopped(self, run_id: str, status: str, result: dict[str, Any], steps: int, tokens: tuple[int, int]) -> None:
-        """Buffer a stop: the run's row gets its status, counters and result (for listings; everything else about the
-        run is its history rows, what an export is made from); the lease is let go."""
+    def stopped(
+        self,
+        run_id: str,
+        status: str,
+        result: dict[str, Any],
+        steps: int,
+        tokens: tuple[int, int],
+        cost: float | None = None,
+    ) -> None:
+        """Buffer a stop: the run's row gets its status, counters, cost in USD (None: no priced call) and result
+        (for listings; everything else about the run is its history rows, what an export is made from); the lease
+        is let go."""
         now = time.time()
         self.later(q.RUN_STOPPED, (status, now, steps, tokens[0], tokens[1], encode({"result": result}), run_id, now))
+        if cost is not None:
+            self.later(q.RUN_COSTED, (cost, run_id, now))
         self.later(q.RELEASE_LEASE, (run_id, self.owner))
         self._held.discard(run_id)
         self._active = max(0, self._active - 1)
@@ -575,6 +592,7 @@ _PHASES = {
     q.INSERT_SPEC: 2,
     q.PIN_RUN: 3,
     q.RUN_STOPPED: 4,
+    q.RUN_COSTED: 4,
     q.RELEASE_LEASE: 5,
     q.RENEW_LEASES: 6,
 }
@@ -605,8 +623,20 @@ _RUN_FIELDS = (
     "output_tokens",
     "snapshot",
     "spec_digest",
+    "cost_usd",
 )
 _RUN_COLUMNS = ", ".join(_RUN_FIELDS)
 #: What a listing reads of each run: its index row, never its input or snapshot (either can be megabytes).
-_INDEX_FIELDS = ("id", "entry", "spec", "status", "started", "updated", "steps", "input_tokens", "output_tokens")
+_INDEX_FIELDS = (
+    "id",
+    "entry",
+    "spec",
+    "status",
+    "started",
+    "updated",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 _INDEX_COLUMNS = ", ".join(_INDEX_FIELDS)

@@ -79,6 +79,9 @@ RUN_STOPPED = (
     "UPDATE runs SET status = ?, updated = ?, steps = ?, input_tokens = ?, output_tokens = ?, snapshot = ? "
     "WHERE id = ? AND updated <= ?"
 )
+#: A stopped run's cost, beside its stop (a statement of its own, so a segment line an older plait wrote for
+#: RUN_STOPPED still replays as it was written).
+RUN_COSTED = "UPDATE runs SET cost_usd = ? WHERE id = ? AND updated <= ?"
 #: A run brought in from elsewhere (an export, plait 0.1's stored file, a snapshot): its status and result.
 RUN_IMPORTED = "UPDATE runs SET status = ?, snapshot = ? WHERE id = ?"
 RELEASE_LEASE = "DELETE FROM leases WHERE run_id = ? AND owner = ?"
@@ -98,6 +101,7 @@ DEFERRED = {
     "spec": INSERT_SPEC,
     "pin": PIN_RUN,
     "stopped": RUN_STOPPED,
+    "costed": RUN_COSTED,
     "release": RELEASE_LEASE,
 }
 DEFERRED_NAMES = {sql: name for name, sql in DEFERRED.items()}

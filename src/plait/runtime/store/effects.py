@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..cassettes.request import request_key
+from ..budget import call_cost
 from ..history import from_json, message_from_json, message_to_json, to_json
 from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
@@ -97,6 +98,7 @@ async def journaled_model_call(
         )
         raise
     usage = response.usage
+    served_by = ctx.program.models.get(response.model or "")  # `served` named the declaration that answered
     journal.record(
         "model_reply",
         position,
@@ -107,6 +109,8 @@ async def journaled_model_call(
             "raw_finish_reason": response.raw_finish_reason,
             "response_id": response.response_id,
             "usage": (usage.input_tokens, usage.output_tokens),
+            # USD at the serving model's price (None: unpriced), as `served` charged it: what `plait trace` shows.
+            "cost_usd": call_cost(getattr(served_by, "catalogue", None), usage.input_tokens, usage.output_tokens),
             "latency_ms": _ms(started),
             "providers": ctx.provider_snapshots(),
             # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.

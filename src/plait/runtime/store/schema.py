@@ -61,6 +61,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             source TEXT NOT NULL
         )""",
     ),
+    (
+        # What a stopped run's priced model calls cost in USD, for listings (NULL: stopped before runs were
+        # priced, or no call had a price).
+        "ALTER TABLE runs ADD COLUMN cost_usd REAL",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
