@@ -356,3 +356,12 @@ def test_check_json_carries_the_bound_of_each_spec_without_errors(tmp_path, caps
     assert entry["model_calls"] == {"value": 4} and entry["runnables"][0]["formula"] == "max_iterations 4 × (a 1)"
     main(["check", "--format", "json", str(tmp_path / "bad.plait")])
     assert "cost" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_runnable_placed_again_is_walked_once_so_doubling_chains_stay_fast():
+    lines = [PRICED, 'step c0 { model = gpt, prompt = "x" }']
+    lines += [f"chain c{i} = c{i - 1} -> c{i - 1}" for i in range(1, 41)]
+    lines.append("chain main = c40")
+    found = _bound("\n".join(lines))
+    assert found.total.calls.value == 2**40
+    assert len(found.rows) < 200 and any(r.again for r in found.rows)

@@ -112,7 +112,7 @@ def _tables(found: list[Any]) -> None:
                 Text(cost.input_tokens.text()),
                 Text(cost.output_tokens.text()),
                 Text(cost.usd.text(usd=True)),
-                Text(clean(row.formula)),
+                Text(clean(row.formula) + (" (again: as above)" if row.again else "")),
             )
         console.print(table)
         why: list[str] = []

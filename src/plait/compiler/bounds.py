@@ -187,11 +187,15 @@ class Row(Record):
     formula: str
     #: How each of its own model calls is bounded (input and output tokens), when it makes any.
     per_call: str = ""
+    #: Placed again with the same input as a row above: what it runs is listed there, not repeated.
+    again: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        out = {"name": self.name, "kind": self.kind, "depth": self.depth, "formula": self.formula}
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "depth": self.depth, "formula": self.formula}
         if self.per_call:
             out["per_call"] = self.per_call
+        if self.again:
+            out["again"] = True
         return {**out, **self.cost.to_json()}
 
 
@@ -262,6 +266,8 @@ class _Walker:
         self.rows: list[Row] = []
         self.results: dict[str, Quantity] = {}
         self.active: set[str] = set()
+        #: (name, input, frame) → (cost, formula) of a place already walked.
+        self.seen: dict[tuple[str, Quantity, _Frame], tuple[Cost, str]] = {}
 
     # --- a runnable where it runs --------------------------------------------------------------------------------
 
@@ -271,6 +277,14 @@ class _Walker:
             return Cost(unbounded(f"`{name}` is not declared"))
         if name in self.active:  # the compiler reports the cycle; here it only must not recurse forever
             return Cost(*(unbounded(f"`{name}` runs inside itself"),) * 4)
+        key = (name, input, frame)
+        known = self.seen.get(key)
+        if known is not None:
+            # Placed again with the same input: its rows are above. Walking it again could double per level
+            # (`chain c2 = c1 -> c1`, `chain c3 = c2 -> c2`, ...).
+            cost, formula = known
+            self.rows.append(Row(name=name, kind=node.kind, depth=depth, cost=cost, formula=formula, again=True))
+            return cost
         index = len(self.rows)
         self.rows.append(Row(name=name, kind=node.kind, depth=depth, cost=Cost(), formula=""))
         self.active.add(name)
@@ -283,6 +297,7 @@ class _Walker:
         finally:
             self.active.discard(name)
         self.rows[index] = Row(name=name, kind=node.kind, depth=depth, cost=cost, formula=formula, per_call=per_call)
+        self.seen[key] = (cost, formula)
         return cost
 
     def _sequence(self, elements: tuple[str, ...], input: Quantity, depth: int, frame: _Frame) -> tuple[Cost, str]:
