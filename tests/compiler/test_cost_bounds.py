@@ -365,3 +365,13 @@ def test_a_runnable_placed_again_is_walked_once_so_doubling_chains_stay_fast():
     found = _bound("\n".join(lines))
     assert found.total.calls.value == 2**40
     assert len(found.rows) < 200 and any(r.again for r in found.rows)
+
+
+def test_nesting_deeper_than_the_walk_follows_is_named_not_a_crash(tmp_path, capsys):
+    lines = [PRICED, 'step c0 { model = gpt, prompt = "x" }']
+    lines += [f"chain c{i} = c{i - 1}" for i in range(1, 3001)]
+    lines.append("chain main = c3000")
+    (tmp_path / "deep.plait").write_text("\n".join(lines))
+    assert main(["cost", str(tmp_path / "deep.plait"), "--format", "json"]) == 0
+    [entry] = json.loads(capsys.readouterr().out)["entries"]
+    assert entry["model_calls"]["unbounded_by"] == ["`main` nests runnables deeper than the cost bound follows"]

@@ -18,6 +18,9 @@ from typing import Any
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
 
+#: Levels of nesting the table indents; deeper rows stay at this indent (depth is in the JSON).
+MAX_INDENT = 16
+
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="SPEC", help="the .plait spec")
@@ -106,7 +109,7 @@ def _tables(found: list[Any]) -> None:
         for row in bound.rows:
             cost = row.cost
             table.add_row(
-                Text("  " * row.depth + clean(row.name)),
+                Text("  " * min(row.depth, MAX_INDENT) + clean(row.name)),
                 Text(row.kind),
                 Text(cost.calls.text()),
                 Text(cost.input_tokens.text()),

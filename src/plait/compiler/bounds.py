@@ -235,8 +235,16 @@ def bound_entry(graph: AgentGraph, entry: str, input_tokens: int | None = None) 
     """The worst case of a run of `entry` whose input is at most `input_tokens` (default: the run's input cap)."""
     size = input_tokens if input_tokens is not None else MAX_INPUT_BYTES
     walker = _Walker(graph, Quantity(size))
-    walker.visit(entry, Quantity(size), 0, _Frame())
-    return EntryBound(entry=entry, input_tokens=size, input_assumed=input_tokens is None, rows=tuple(walker.rows))
+    try:
+        walker.visit(entry, Quantity(size), 0, _Frame())
+        rows = tuple(walker.rows)
+    except RecursionError:  # thousands of levels of runnables inside runnables: said, not a crash of the check
+        node = graph.get(entry)
+        deep = unbounded(f"`{entry}` nests runnables deeper than the cost bound follows")
+        rows = (
+            Row(name=entry, kind=node.kind if node else "?", depth=0, cost=Cost(deep, deep, deep, deep), formula="?"),
+        )
+    return EntryBound(entry=entry, input_tokens=size, input_assumed=input_tokens is None, rows=rows)
 
 
 def parse_percent(text: str) -> float:
