@@ -17,7 +17,7 @@ ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 INPUT = re.compile(r"inputs\.([A-Za-z0-9_-]+)")
 #: The only `if:` form the action uses (and this test's tiny evaluator understands).
-CONDITION = re.compile(r"^inputs\.([A-Za-z0-9_-]+) != ''$")
+CONDITION = re.compile(r"^inputs\.([A-Za-z0-9_-]+) (!= ''|== 'true')$")
 
 
 def _steps() -> list[dict]:
@@ -28,7 +28,7 @@ def test_the_action_is_composite_with_documented_inputs():
     assert ACTION["name"] and ACTION["description"] and ACTION["runs"]["using"] == "composite"
     for name, spec in ACTION["inputs"].items():
         assert spec["description"] and "default" in spec, name
-    assert set(ACTION["inputs"]) == {"paths", "args", "sarif", "python-version"}
+    assert set(ACTION["inputs"]) == {"paths", "args", "sarif", "test", "test-args", "python-version"}
 
 
 def test_every_step_is_runnable_and_reads_inputs_only_through_env():
@@ -63,8 +63,11 @@ def _run_steps(
         if "uses" in step:
             continue  # setup-python: the test's own python stands in for it
         condition = step.get("if")
-        if condition and values[CONDITION.match(condition).group(1)] == "":
-            continue
+        if condition:
+            matched = CONDITION.match(condition)
+            value = values[matched.group(1)]
+            if (matched.group(2) == "== 'true'" and value != "true") or (matched.group(2) == "!= ''" and value == ""):
+                continue
         step_env = {
             k: EXPRESSION.sub(lambda m: values[INPUT.fullmatch(m.group(1)).group(1)], str(v))
             for k, v in step.get("env", {}).items()
@@ -133,3 +136,29 @@ def test_without_sarif_the_sarif_step_is_skipped_and_a_clean_tree_passes(tmp_pat
     results = _run_steps({"args": "--strict"}, workspace, env, skip=("install",))
     assert "sarif" not in results
     assert results["check"].returncode == 0 and results["check"].stdout == ""
+
+
+@pytest.mark.slow
+def test_with_test_true_the_specs_tests_run_and_failures_are_annotated(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "good.plait").write_text('model fast = "openai/gpt-4o-mini"\nagent main { model = fast }\n')
+    (workspace / "good.test.plait").write_text(
+        'import "good.plait"\ntest hi {\n  input = "x"\n  replies = { main = [{ text = "hi" }] }\n'
+        '  expect output == "hello"\n}\n'
+    )
+    env = offline_env(tmp_path)
+    env.update(
+        PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
+        GITHUB_ACTION_PATH=str(REPO),
+        GITHUB_OUTPUT=str(tmp_path / "github_output"),
+        PYTHONPATH="",
+    )
+    skipped = _run_steps({}, workspace, env, skip=("install",))
+    assert "test" not in skipped  # off unless asked for
+    results = _run_steps({"test": "true", "test-args": "--fail-on-missing"}, workspace, env, skip=("install",))
+    assert results["check"].returncode == 0
+    assert results["test"].returncode == 1
+    assert results["test"].stdout.splitlines()[0] == (
+        '::error file=good.test.plait,line=5,col=3,title=plait test::hi: it is "hi"'
+    )
