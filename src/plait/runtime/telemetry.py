@@ -23,6 +23,12 @@ Every span carries `code.file.path` / `code.line.number` of its declaration
 (the agent, step, tool, model or element). Message content (agent input, tool
 arguments and results, the run's output) is recorded only when
 OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+
+Usage is `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens` on each
+model call and on the run; what it cost in USD (the model's price, from
+plait.lock or the spec) is `plait.cost_usd` on each priced model call, on
+each agent (its calls, delegates' included) and on the run (the conventions
+have no cost attribute yet).
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ __all__ = ["CAPTURE_ENV", "Telemetry", "attach", "capture_content"]
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 SCOPE = "plait"
+#: USD a span's model calls cost (GenAI's conventions have no cost attribute).
+COST = "plait.cost_usd"
 
 #: plait provider names → the conventions' `gen_ai.provider.name` values; others pass through as they are.
 PROVIDER_NAMES = {"google": "gcp.gemini"}
@@ -88,6 +96,8 @@ class Telemetry:
         #: Where the last failure happened (an agent's or a map item's): a run error without a path came from there.
         self.failed: tuple[str, ...] | None = None
         self.kinds = {name: kind for kind, attr in _ELEMENT_KINDS for name in getattr(program, attr)}
+        #: USD of the priced model calls made under each open agent span, by its path.
+        self.costs: dict[tuple[str, ...], float] = {}
 
     # -- the listener -----------------------------------------------------------------------
 
@@ -136,12 +146,16 @@ class Telemetry:
         data = event.data
         span = self.root.span
         span.set_attribute("plait.stop_reason", str(data.get("stop_reason")))
+        usage = data.get("usage") or {}
         for key, attr in (
             ("input_tokens", "gen_ai.usage.input_tokens"),
             ("output_tokens", "gen_ai.usage.output_tokens"),
         ):
-            if isinstance(data.get(key), int):
-                span.set_attribute(attr, data[key])
+            value = data.get(key, usage.get(key))
+            if isinstance(value, int):
+                span.set_attribute(attr, value)
+        if data.get("model_calls", 0) > usage.get("unpriced_calls", 0) and usage.get("cost_usd") is not None:
+            span.set_attribute(COST, float(usage["cost_usd"]))
         if self.capture and data.get("output") is not None:
             span.set_attribute("gen_ai.output.messages", _messages("assistant", data["output"]))
         self.close(data.get("error"))
@@ -166,6 +180,7 @@ class Telemetry:
         if self.capture and event.data.get("input") is not None:
             attrs["gen_ai.input.messages"] = _messages("user", event.data["input"])
         self._start(event.path, f"invoke_agent {name}", attrs, parent=self._delegation(event.path))
+        self.costs[event.path] = 0.0
 
     def _on_agent_end(self, event: Event) -> None:
         chats = [k for k in self.open if k[0] == "chat" and k[1] == event.path]
@@ -182,6 +197,9 @@ class Telemetry:
             return
         status = event.data.get("status")
         entry.span.set_attribute("plait.agent.status", str(status))
+        cost = self.costs.pop(event.path, 0.0)
+        if cost:
+            entry.span.set_attribute(COST, cost)
         if error:
             _fail(entry.span, error.get("kind") or "internal", error.get("message"))
         entry.span.end()
@@ -222,6 +240,13 @@ class Telemetry:
             span.set_attribute("gen_ai.usage.input_tokens", data["input_tokens"])
         if isinstance(data.get("output_tokens"), int):
             span.set_attribute("gen_ai.usage.output_tokens", data["output_tokens"])
+        cost = data.get("cost_usd")
+        if isinstance(cost, int | float):
+            span.set_attribute(COST, float(cost))
+            # Every agent span open above this call (a delegate's caller too) counts it.
+            for path in self.costs:
+                if event.path[: len(path)] == path:
+                    self.costs[path] += cost
         if data.get("finish_reason"):
             span.set_attribute("gen_ai.response.finish_reasons", [str(data["finish_reason"])])
         span.end()
