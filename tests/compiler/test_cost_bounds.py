@@ -375,3 +375,21 @@ def test_nesting_deeper_than_the_walk_follows_is_named_not_a_crash(tmp_path, cap
     assert main(["cost", str(tmp_path / "deep.plait"), "--format", "json"]) == 0
     [entry] = json.loads(capsys.readouterr().out)["entries"]
     assert entry["model_calls"]["unbounded_by"] == ["`main` nests runnables deeper than the cost bound follows"]
+
+
+@pytest.mark.slow
+def test_cost_and_check_json_never_load_the_runtime_or_httpx(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "s.plait").write_text(LOOP(2))
+    for argv in (["cost", "s.plait"], ["check", "--format", "json", "s.plait"], ["render", "--cost", "s.plait"]):
+        probe = (
+            "import sys\nfrom plait.cli import main\n"
+            f"status = main({argv!r})\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith(('plait.runtime', 'httpx', 'httpcore')))\n"
+            "print('LOADED', loaded, file=sys.stderr)\nsys.exit(status)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "LOADED []" in done.stderr, argv
