@@ -274,3 +274,31 @@ def test_an_unpriced_run_lists_no_cost(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     [row] = [json.loads(line) for line in cli(capsys, "runs", "--json")[1].splitlines()]
     assert row["cost_usd"] is None
+
+
+def test_the_progress_view_shows_each_calls_cost_the_total_and_a_budget_stop(tmp_path, capsys):
+    from plait.cli.live import Tally
+    from plait.runtime.events import Event
+
+    spec = project(tmp_path, WORKER.format(budget="{ usd = 0.02 }"), WORKER_REPLIES)
+    code, _, err = cli(capsys, "run", spec, "--input", "hi")
+    assert code == 3
+    assert "worker: step 1 (m) tool_calls $0.0200" in err
+    assert "budget: the budget of `worker` would be exceeded" in err
+    tally = Tally()
+    for cost in (0.02, None, 0.0012):
+        tally.add(Event("step_end", ("main",), {"input_tokens": 1, "output_tokens": 1, "cost_usd": cost}))
+    assert tally.counts().endswith("6 tokens (3 in, 3 out) · $0.0212")
+
+
+def test_events_carry_each_calls_cost_and_the_budget_stop(tmp_path, capsys):
+    spec = project(tmp_path, WORKER.format(budget="{ usd = 0.02 }"), WORKER_REPLIES)
+    code, out, _ = cli(capsys, "run", spec, "--input", "hi", "--events")
+    assert code == 3
+    events = [json.loads(line) for line in out.splitlines()]
+    [step_end] = [e for e in events if e["type"] == "step_end"]
+    assert step_end["cost_usd"] == pytest.approx(0.02)
+    [stop] = [e for e in events if e["type"] == "budget_exceeded"]
+    assert stop["runnable"] == "worker" and stop["limit"] == "usd" and stop["on_exceeded"] == "pause"
+    [end] = [e for e in events if e["type"] == "run_end"]
+    assert end["usage"]["cost_usd"] == pytest.approx(0.02) and end["budget"]["exceeded"]["scope"] == "main/worker"

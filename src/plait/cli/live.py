@@ -4,9 +4,10 @@ At a terminal (stderr a TTY, TERM not `dumb`) the view is drawn with `rich`
 (imported only then): finished moments (a model call, a tool call, a route, a
 loop iteration, a map item, a warning) scroll above a live panel showing what
 is running now, a tree of the runnables in flight, each with a spinner and
-its elapsed time, and the model calls, tool calls and tokens so far. The panel
-is drawn from the first event, goes away at the end, and a summary stays: run
-id, how it stopped, duration, model calls, tokens, where the output went.
+its elapsed time, and the model calls, tool calls, tokens and cost so far
+(USD, when a model has a price). The panel is drawn from the first event,
+goes away at the end, and a summary stays: run id, how it stopped, duration,
+model calls, tokens, cost, where the output went.
 Elsewhere each finished moment is one plain line, as before, and no summary.
 
 On a resume, model replies and tool results read back from the journal are
@@ -35,7 +36,11 @@ def describe(event: Any) -> str | None:
     data = event.data
     again = REPLAYED if data.get("replayed") else ""
     if event.type == "step_end":
-        return f"{event.agent}: step {data['step']} ({data['model']}) {data['finish_reason']}{again}"
+        cost = data.get("cost_usd")
+        shown = f" {_usd(cost)}" if cost is not None else ""
+        return f"{event.agent}: step {data['step']} ({data['model']}) {data['finish_reason']}{shown}{again}"
+    if event.type == "budget_exceeded":
+        return f"budget: {data['message']}"
     if event.type == "tool_call_end":
         return f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}{again}"
     if event.type == "route":
@@ -51,6 +56,10 @@ def describe(event: Any) -> str | None:
     return None
 
 
+def _usd(amount: float) -> str:
+    return f"${amount:.4f}" if amount == 0 or amount >= 0.0001 else f"${amount:.2g}"
+
+
 class Tally:
     """What the summary counts: model calls (and how many were replayed), tool calls, tokens."""
 
@@ -61,6 +70,8 @@ class Tally:
         self.tools = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        #: USD of the priced calls; None until one had a price.
+        self.cost: float | None = None
 
     def add(self, event: Any) -> None:
         data = event.data
@@ -69,6 +80,8 @@ class Tally:
             self.replayed += bool(data.get("replayed"))
             self.input_tokens += data.get("input_tokens", 0)
             self.output_tokens += data.get("output_tokens", 0)
+            if data.get("cost_usd") is not None:
+                self.cost = (self.cost or 0.0) + data["cost_usd"]
         elif event.type == "tool_call_end":
             self.tools += 1
 
@@ -82,6 +95,7 @@ class Tally:
             f"{self.model_calls} model call{'s' if self.model_calls != 1 else ''}{replayed} · "
             f"{self.tools} tool call{'s' if self.tools != 1 else ''} · "
             f"{self.tokens} tokens ({self.input_tokens} in, {self.output_tokens} out)"
+            + (f" · {_usd(self.cost)}" if self.cost is not None else "")
         )
 
 

@@ -5,7 +5,9 @@ Event types: `run_start`, `run_end`, `agent_start`, `agent_end`, `step_start`,
 `warning`, `interrupt`, `pause`, `consolidate_round`, and from 0.2 `route`
 (the case taken and the subject's value), `loop_iteration` (its number and
 the condition's value), `map_item` (its index and result), `ask` (the pending
-question) and `ask_answered`. Every event carries the
+question) and `ask_answered`, and `budget_exceeded` (a model call a budget
+refused: the budget's runnable, limits, what was spent and needed, and whether
+the run pauses or fails). Every event carries the
 graph `path` of the run that produced it (nested agents and branches included)
 and the agent's telemetry names (`label`, `source`, `attributes`).
 Events are only built when someone listens: the hot loop checks `bus.active`.
