@@ -393,3 +393,32 @@ def test_cost_and_check_json_never_load_the_runtime_or_httpx(tmp_path):
         done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         assert "LOADED []" in done.stderr, argv
+
+
+def test_every_test_block_of_the_examples_and_corpus_runs_within_its_entrys_bound(tmp_path):
+    """The `test` blocks are the project's corpus of scripted runs: each run's calls against its entry's bound."""
+    import asyncio
+
+    from plait.spectest.runner import Session, has_tests, load_tests
+
+    specs = [p for p in _all_specs() if has_tests(p)]
+    loaded = load_tests(specs)
+    session = Session(jobs=2, store=None)
+    try:
+        outcomes = asyncio.run(session.run(loaded))
+    finally:
+        session.close()
+    checked = 0
+    for outcome in outcomes:
+        if outcome.result is None:
+            continue
+        bound = bound_entry(outcome.spec.graph, outcome.test.entry).total.calls
+        made = outcome.result.report.model_calls
+        assert bound.value is None or bound.value >= made, (outcome.id, bound, made)
+        assert bound.value is not None or bound.why, outcome.id
+        checked += 1
+    assert checked >= 8
+
+
+def _all_specs() -> list[Path]:
+    return sorted((ROOT / "examples").rglob("*.plait")) + sorted((ROOT / "tests" / "fixtures").rglob("*.plait"))
