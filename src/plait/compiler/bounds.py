@@ -281,8 +281,8 @@ class _Walker:
 
     def visit(self, name: str, input: Quantity, depth: int, frame: _Frame) -> Cost:
         node = self.graph.get(name)
-        if node is None:
-            return Cost(unbounded(f"`{name}` is not declared"))
+        if node is None:  # the compiler reports it
+            return Cost(*(unbounded(f"`{name}` is not declared"),) * 4)
         if name in self.active:  # the compiler reports the cycle; here it only must not recurse forever
             return Cost(*(unbounded(f"`{name}` runs inside itself"),) * 4)
         key = (name, input, frame)
@@ -380,7 +380,6 @@ class _Walker:
                 Quantity(CALL_OVERHEAD + MESSAGE_OVERHEAD) + verdict,
                 ZERO,
                 1,
-                f"judge `{node.judge}`",
             )
             self.rows.append(
                 Row(name=node.judge, kind="model", depth=depth, cost=judged, formula="1 (the judge's call)")
@@ -405,7 +404,7 @@ class _Walker:
         out = self.output_limit((node.model,), node.max_tokens)
         # A retry resends the conversation with the rejected answer and the runtime's guidance.
         growth = out + schema + Quantity(GUIDANCE + 2 * MESSAGE_OVERHEAD)
-        cost, per_call = self.calls((node.model,), node.max_tokens, base, growth, 1 + retries, f"step `{node.name}`")
+        cost, per_call = self.calls((node.model,), node.max_tokens, base, growth, 1 + retries)
         formula = f"1 + retry_malformed {retries}" if retries else "1"
         return cost, formula, per_call
 
@@ -433,7 +432,7 @@ class _Walker:
         if node.retry_malformed:
             growth = growth + self.schema(node.output) + Quantity(GUIDANCE)
         steps = node.max_steps
-        cost, per_call = self.calls(models, node.max_tokens, base, growth, steps, f"agent `{node.name}`")
+        cost, per_call = self.calls(models, node.max_tokens, base, growth, steps)
         parts = [f"max_steps {steps}"]
         for name in delegated:
             per = self.visit(name, out, depth, frame)  # its `task` is part of one reply
@@ -445,7 +444,7 @@ class _Walker:
     # --- model calls -------------------------------------------------------------------------------------------
 
     def calls(
-        self, models: tuple[Any, ...], max_tokens: int | None, base: Quantity, growth: Quantity, count: int, who: str
+        self, models: tuple[Any, ...], max_tokens: int | None, base: Quantity, growth: Quantity, count: int
     ) -> tuple[Cost, str]:
         """`count` calls of a conversation whose k-th call's input is base + (k-1) × growth, on any of `models`."""
         records = [self.model(m) for m in models]
