@@ -122,7 +122,7 @@ class Quantity(Record):
     def to_json(self) -> dict[str, Any]:
         value = self.value if self.value is None or not float(self.value).is_integer() else int(self.value)
         out: dict[str, Any] = {"value": value}
-        if self.why:
+        if self.value is None:
             out["unbounded_by"] = list(self.why)
         return out
 
