@@ -422,3 +422,11 @@ def test_every_test_block_of_the_examples_and_corpus_runs_within_its_entrys_boun
 
 def _all_specs() -> list[Path]:
     return sorted((ROOT / "examples").rglob("*.plait")) + sorted((ROOT / "tests" / "fixtures").rglob("*.plait"))
+
+
+def test_plait_cost_of_a_spec_without_runnables_says_so(tmp_path, capsys):
+    (tmp_path / "s.plait").write_text(PRICED)
+    assert main(["cost", str(tmp_path / "s.plait")]) == 0
+    assert "declares no runnable" in capsys.readouterr().out
+    assert main(["cost", str(tmp_path / "missing.plait")]) == 1
+    assert "P005" in capsys.readouterr().err

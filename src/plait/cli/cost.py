@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         doc = {"version": 1, "entries": [e.to_json() for e in found]}
         sys.stdout.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
         return EXIT_OK
+    if not found:
+        print("plait cost: the spec declares no runnable, so nothing to bound")
+        return EXIT_OK
     _tables(found)
     return EXIT_OK
 
