@@ -224,6 +224,15 @@ def test_a_bad_cassette_is_a_usage_error(tmp_path, capsys, content, message):
     assert "cannot read cassette" in capsys.readouterr().err
 
 
+def test_a_run_that_asks_no_model_leaves_the_cassette_as_it_was(tmp_path, capsys):
+    spec = scripted(tmp_path)
+    cassette = tmp_path / "t.json"
+    assert main(["run", spec, "--input", "charged twice", "--record", str(cassette)]) == 0
+    before = cassette.read_text()
+    assert main(["run", spec, "--entry", "nothing", "--record", str(cassette)]) == 2
+    assert cassette.read_text() == before
+
+
 def test_a_run_cached_encoding_is_the_canonical_json():
     import orjson
 

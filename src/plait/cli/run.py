@@ -239,6 +239,10 @@ def save_cassette(recorder: Any, engine: Any, args: argparse.Namespace) -> int:
 
     from plait.runtime.cassettes import CassetteError
 
+    if not recorder.interactions and not recorder.tool_results:
+        # A run that stopped before its first model call must not wipe a cassette recorded before.
+        print(f"plait: no model call was made; {clean(args.record)} is left as it was", file=sys.stderr)
+        return 0
     spec = Path(args.file).name
     try:
         recorder.cassette(spec=spec, entry=args.entry or engine.program.entry).save(args.record)
