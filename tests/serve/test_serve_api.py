@@ -154,7 +154,7 @@ def test_answer_then_approve_through_the_event_stream(server: Server, client: ht
     budget = client.post(
         f"/runs/{run['id']}/decisions", json={"decisions": [{"id": "confirm", "action": "raise_budget"}]}
     )
-    assert budget.status_code == 400 and "max_steps" in budget.json()["error"]
+    assert budget.status_code == 400 and "raise_budget does not answer a pending ask" in budget.json()["error"]
     assert client.get(f"/runs/{run['id']}").json()["status"] == "waiting"
     run = answer_confirm(client, run)
     assert run["status"] == "waiting"

@@ -163,7 +163,7 @@ class RowResult:
             {"input_tokens": report.input_tokens, "output_tokens": report.output_tokens},
             waiting=_waiting(result.run_id, result.pause_reason, pending := [p.to_dict() for p in result.pending]),
             pending=_ids(pending),
-            cost_usd=round(report.cost_usd, 10) if report.model_calls > report.unpriced_calls else None,
+            cost_usd=report.cost,
         )
 
     @classmethod

@@ -65,6 +65,11 @@ class Report:
         return _ListView(self._tool_calls, _TOOL_FIELDS)
 
     @property
+    def cost(self) -> float | None:
+        """USD of the priced model calls; None when no call had a price (a run's row, a batch row, serve's view)."""
+        return round(self.cost_usd, 10) if self.model_calls > self.unpriced_calls else None
+
+    @property
     def usage(self) -> Usage:
         return Usage(self.input_tokens, self.output_tokens)
 

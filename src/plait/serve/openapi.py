@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plait.serve.service import ACTIONS, STATUSES, SpecInfo
+from plait.serve.service import ACTIONS, BUDGET_SCHEMA, STATUSES, SpecInfo
 
 __all__ = ["document"]
 
@@ -56,11 +56,15 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
         "type": "object",
         "properties": {
             "id": {"type": "string"},
-            "kind": {"enum": ["approval", "ask", "unknown_outcome"]},
+            "kind": {"enum": ["approval", "ask", "unknown_outcome", "budget"]},
             "name": {"type": ["string", "null"]},
             "arguments": {"type": ["object", "null"]},
             "question": {"type": "string"},
             "answer_schema": {"type": ["object", "null"]},
+            "limit": {"type": "string", "description": "budget: the limit the next call would exceed"},
+            "limits": {"type": "object", "description": "budget: its limits now"},
+            "spent": {"type": "number", "description": "budget: what was spent of that limit"},
+            "needed": {"type": "number", "description": "budget: what the refused call needed"},
         },
         "required": ["id", "kind", "name"],
     }
@@ -79,7 +83,7 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
                 "type": "object",
                 "properties": {"input": {"type": "integer"}, "output": {"type": "integer"}},
             },
-            "cost": {"type": ["number", "null"]},
+            "cost": {"type": ["number", "null"], "description": "USD of its priced model calls (null: none)"},
             "started": {"type": ["string", "null"], "format": "date-time"},
             "ended": {"type": ["string", "null"], "format": "date-time"},
         },
@@ -94,6 +98,7 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
             "arguments": {"type": "object", "description": "edit: the arguments the call runs with instead"},
             "answer": {"anyOf": answer_refs} if answer_refs else {},
             "reason": {"type": "string", "description": "reject: what the model reads as the tool's result"},
+            "budget": {**BUDGET_SCHEMA, "description": "raise_budget: the new limits of the budget the run stopped on"},
         },
         "required": ["id", "action"],
     }

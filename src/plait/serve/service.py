@@ -51,6 +51,17 @@ ACTIONS = {
     "skip": "unknown_outcome",
     "raise_budget": "budget",
 }
+#: What a `raise_budget` decision's `budget` may set: the new limits of the budget the run stopped on.
+BUDGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "usd": {"type": "number", "minimum": 0, "description": "the most USD its model calls may cost"},
+        "tokens": {"type": "integer", "minimum": 0, "description": "the most tokens (input and output)"},
+        "model_calls": {"type": "integer", "minimum": 0, "description": "the most model calls"},
+    },
+    "additionalProperties": False,
+    "minProperties": 1,
+}
 
 
 class UnknownRun(KeyError):
@@ -219,6 +230,7 @@ class RunService:
             "result": mask_data(data) if known() else data,  # as the journal stores it: no secret's value
             "input_tokens": result.report.input_tokens,
             "output_tokens": result.report.output_tokens,
+            "cost_usd": result.report.cost,
             "started": live[2],
             "updated": time.time(),
         }
@@ -326,9 +338,9 @@ class RunService:
             stop_reason=None if status == "running" else row["status"],
             output=result.get("output") if status != "running" else None,
             error=(error.get("message") if isinstance(error, dict) else str(error)) if error else None,
-            pending=[_pending(p) for p in result.get("pending", [])] if status == "waiting" else [],
+            pending=_all_pending(result) if status == "waiting" else [],
             tokens={"input": row.get("input_tokens") or 0, "output": row.get("output_tokens") or 0},
-            cost=None,
+            cost=row.get("cost_usd"),
             started=_iso(row.get("started")),
             ended=_iso(row.get("updated")) if status != "running" else None,
         )
@@ -386,7 +398,8 @@ class RunService:
         journal, row = found
         row = with_totals(journal, row)
         summary = {
-            k: row[k] for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens")
+            k: row.get(k)
+            for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens", "cost_usd")
         }
         return {"run": summary, "timeline": build(list(journal.events(run_id)))}
 
@@ -407,6 +420,7 @@ class RunService:
         names = {p["name"]: p for p in view.pending if p["kind"] == "ask"}
         given: dict[str, Any] = {}
         answers: dict[str, Any] = {}
+        budget: dict[str, Any] | None = None
         for i, d in enumerate(decisions):
             where = f"decisions[{i}]"
             if not isinstance(d, dict) or not isinstance(d.get("id"), str):
@@ -414,17 +428,14 @@ class RunService:
             action = d.get("action")
             if action not in ACTIONS:
                 raise ServiceError(f"{where}.action: one of {', '.join(ACTIONS)}, not {action!r}")
-            if action == "raise_budget":  # docs/decisions.md: no plait stop is a budget a person can raise
-                raise ServiceError(
-                    f"{where}.action: raise_budget: this run waits on no budget (a run that reaches its agent's "
-                    "max_steps stops; raise max_steps in the spec and start it again)"
-                )
             target = pending.get(d["id"]) or names.get(d["id"])
             if target is None:
                 raise ServiceError(f"{where}.id: no pending {d['id']!r}; pending: {', '.join(pending) or 'none'}")
             if ACTIONS[action] != target["kind"]:
                 raise ServiceError(f"{where}.action: {action} does not answer a pending {target['kind']}")
-            if action == "answer":
+            if action == "raise_budget":
+                budget = _budget_items(d.get("budget"), f"{where}.budget")
+            elif action == "answer":
                 if "answer" not in d:
                     raise ServiceError(f"{where}.answer: required for action answer")
                 answers[target["id"]] = d["answer"]
@@ -447,7 +458,7 @@ class RunService:
             run = engine.restore(run_id)
         except AgentError as exc:
             raise ServiceError(str(exc)) from None
-        self._drive(view.spec, run, run.resume(given, answers=answers))
+        self._drive(view.spec, run, run.resume(given, answers=answers, budget=budget))
         await asyncio.sleep(0)  # the resume records its decisions before the caller reads the run again
         return await self.get(run_id)
 
@@ -531,6 +542,42 @@ def _iso(at: float | None) -> str | None:
 
 def _raw_pending(found: tuple[Any, dict[str, Any]] | None) -> list[dict[str, Any]]:
     return list(((found[1].get("result") or {}) if found else {}).get("pending", []))
+
+
+def _all_pending(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A waiting run's pending items: its approvals, asks and unknown outcomes, and the budget it stopped on."""
+    out = [_pending(p) for p in result.get("pending", [])]
+    exceeded = (result.get("budget") or {}).get("exceeded")
+    if isinstance(exceeded, dict) and result.get("stop_reason") == "pause":
+        out.append(
+            {
+                "id": "budget",
+                "kind": "budget",
+                "name": exceeded.get("runnable"),
+                "limit": exceeded.get("limit"),
+                "limits": exceeded.get("limits"),
+                "spent": exceeded.get("spent"),
+                "needed": exceeded.get("needed"),
+                "answer_schema": BUDGET_SCHEMA,
+            }
+        )
+    return out
+
+
+def _budget_items(budget: Any, where: str) -> dict[str, Any]:
+    """A raise_budget decision's `budget` → the new limits, checked as `plait resume --budget` checks them."""
+    from plait.core.budget import Budget
+
+    if not isinstance(budget, dict) or not budget:
+        raise ServiceError(f'{where}: an object of new limits is required, e.g. {{"usd": 5}}')
+    unknown = sorted(set(budget) - set(BUDGET_SCHEMA["properties"]))
+    if unknown:
+        raise ServiceError(f"{where}: `{unknown[0]}` is not a limit; give usd, tokens or model_calls")
+    try:
+        Budget().with_items(budget)
+    except ValueError as exc:
+        raise ServiceError(f"{where}: {exc}") from None
+    return dict(budget)
 
 
 def _pending(p: dict[str, Any]) -> dict[str, Any]:

@@ -196,14 +196,13 @@ def record_stop(run: Run, result: RunResult) -> None:
             "error": data.get("error"),
         },
     )
-    priced = report.model_calls > report.unpriced_calls
     journal.store.stopped(
         run.id,
         result.stop_reason,
         data,
         report.model_calls,
         (report.input_tokens, report.output_tokens),
-        round(report.cost_usd, 10) if priced else None,
+        report.cost,
     )
     try:
         journal.store.settle()

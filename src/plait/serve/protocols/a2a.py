@@ -385,6 +385,11 @@ def _ask_line(item: dict[str, Any]) -> str:
         return str(item.get("question") or item.get("name"))
     if item.get("kind") == "approval":
         return f"Approve the call to `{item.get('name')}` with {json.dumps(item.get('arguments'))}? (approve / reject)"
+    if item.get("kind") == "budget":
+        return (
+            f"The budget of `{item.get('name')}` is spent ({item.get('limit')}: {item.get('spent')} of "
+            f'{(item.get("limits") or {}).get(item.get("limit"))}): reply with new limits, e.g. {{"usd": 5}}'
+        )
     return f"The outcome of `{item.get('name')}` is unknown: retry or skip?"
 
 
@@ -413,6 +418,16 @@ def decisions(view: RunView, message: Message) -> list[dict[str, Any]]:
                 except ValueError:
                     pass  # the service says what does not fit the answer type
         return [{"id": item["id"], "action": "answer", "answer": answer}]
+    if item.get("kind") == "budget":
+        limits = data[0] if data else None
+        if limits is None:
+            try:
+                limits = json.loads(text)
+            except ValueError:
+                raise InvalidParamsError(
+                    message=f'task {view.id} waits for a budget raise: reply with new limits, e.g. {{"usd": 5}}'
+                ) from None
+        return [{"id": item["id"], "action": "raise_budget", "budget": limits}]
     word, _, rest = text.partition(" ")
     word = word.lower().strip(".!")
     if item.get("kind") == "approval":

@@ -148,6 +148,13 @@ def _interrupt(item: dict[str, Any]) -> Interrupt:
         return Interrupt(
             id=str(item["id"]), reason="ask", message=item.get("question"), response_schema=item.get("answer_schema")
         )
+    if kind == "budget":
+        return Interrupt(
+            id=str(item["id"]),
+            reason="budget",
+            message=f"the budget of `{item.get('name')}` is spent ({item.get('limit')}): raise it to go on",
+            response_schema=item.get("answer_schema"),
+        )
     arguments = json.dumps(item.get("arguments"))
     what = "approval of" if kind == "approval" else "the unknown outcome of"
     return Interrupt(id=str(item["id"]), reason=kind, message=f"{what} `{item.get('name')}` with {arguments}")

@@ -128,6 +128,8 @@ def _pending_line(item: dict[str, Any]) -> str:
         return f"ask `{item.get('name')}`: {item.get('question')}"
     if item.get("kind") == "approval":
         return f"approval of `{item.get('name')}` (call {item.get('id')})"
+    if item.get("kind") == "budget":
+        return f"the budget of `{item.get('name')}` is spent ({item.get('limit')}; id {item.get('id')})"
     return f"{item.get('kind')} `{item.get('name')}` (id {item.get('id')})"
 
 

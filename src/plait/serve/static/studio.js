@@ -523,6 +523,16 @@ function decisionCard(p, runId) {
       el('div', {class: 'actions'}, approve, reject, editBtn));
     return card;
   }
+  if (p.kind === 'budget') {
+    const limits = p.limits || {};
+    const spent = p.limit === 'usd' ? cost(p.spent) : p.spent + ' ' + (p.limit || '').replace('_', ' ');
+    const limit = p.limit === 'usd' ? cost(limits.usd) : limits[p.limit];
+    card.append(el('div', {class: 'head'}, el('span', {class: 'pill waiting'}, 'budget'), el('h3', {}, p.name || 'the run')),
+      el('p', {class: 'muted'}, 'The next model call would go over the budget: ' + spent + ' spent of ' + limit +
+        '. Give it new limits to go on.'),
+      schemaForm(p.answer_schema || null, 'Raise budget', budget => send({action: 'raise_budget', budget})));
+    return card;
+  }
   // unknown_outcome (and any kind this page does not know): the choices the API takes.
   const error = el('p', {class: 'error', role: 'alert'});
   const choice = (action, label) => el('button', {type: 'button', name: action, async onclick(e) {
@@ -543,7 +553,7 @@ function timelineItem(i) {
     body.filter(Boolean).length ? el('div', {class: 'tl-body'}, body) : null);
   if (i.kind === 'model_call') {
     const meta = [i.model, i.latency_ms !== undefined && i.latency_ms !== null ? Math.round(i.latency_ms) + ' ms' : null,
-      (i.input_tokens || 0) + ' in / ' + (i.output_tokens || 0) + ' out tokens', cost(i.cost),
+      (i.input_tokens || 0) + ' in / ' + (i.output_tokens || 0) + ' out tokens', cost(i.cost_usd),
       i.finish_reason, i.status !== 'ok' ? i.status : null].filter(Boolean).join(' · ');
     return li('model_call', 'model · ' + (i.agent || i.position || ''), meta,
       i.text ? el('pre', {class: 'text'}, i.text) : null,
