@@ -156,9 +156,9 @@ def test_text_from_a_run_is_escaped(tmp_path, monkeypatch, capsys):
     assert "\\u001b]52;c;cHduZWQ=\\u0007" in out  # shown as JSON shows it, never sent raw
 
 
-def test_the_examples_tests_pass(capsys, monkeypatch):
+def test_the_examples_tests_pass_and_reach_every_route_case_and_loop_exit(capsys, monkeypatch):
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
-    status = main(["test", "examples", "--no-color"])
+    status = main(["test", "examples", "--no-color", "--min-coverage", "100"])
     captured = capsys.readouterr()
     assert status == EXIT_OK, captured.out + captured.err

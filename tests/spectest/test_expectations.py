@@ -123,6 +123,14 @@ CASES: list[tuple[str, str, bool, str | None, dict[str, str]]] = [
     ),
     ("judge_of", 'judge(grader, "Says cats?") { of = classify }', True, None, {}),
     (
+        "judge_own_verdicts",
+        'judge(fast, "Polite?") { repeat = 2, pass_rate = 1, replies = [{ output = { pass = true, reason = "Yes." } }, '
+        '{ output = { pass = false, reason = "Rude." } }] }',
+        False,
+        "the judge passed it 1 of 2 times (50%, 100% needed); it said: Rude.",
+        {},
+    ),
+    (
         "judge_unscripted",
         'judge(grader, "Polite?") { repeat = 2 }',
         False,
@@ -143,7 +151,7 @@ EXTRA = {
 
 def _test_block(name: str, expect: str, replies: dict[str, str], answers: str, decisions: str) -> str:
     merged = {**REPLIES, **replies}
-    if "judge(" not in expect:
+    if "judge(grader" not in expect:
         del merged["grader"]  # a model's replies are named only by a test that judges with it
     lines = [f"test {name} {{", '  input = { topic = "cats" }', "  replies = {"]
     lines += [f"    {key} = {value}" for key, value in merged.items()]

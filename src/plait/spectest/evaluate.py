@@ -45,8 +45,8 @@ class Observed:
     #: Asks the run stopped at and tools it asked approval for, by name, in order.
     asked: list[str] = field(default_factory=list)
     approvals: list[str] = field(default_factory=list)
-    #: How a judge is asked: (model, rubric, text) → (passed, reason); set by the runner.
-    judge: Callable[[str, str, str], Awaitable[tuple[bool, str]]] | None = None
+    #: How a judge is asked: (its subject, the text judged) → (passed, reason); set by the runner.
+    judge: Callable[[dict[str, Any], str], Awaitable[tuple[bool, str]]] | None = None
 
     def last_output(self, name: str) -> Any:
         for ran, output in reversed(self.results):
@@ -259,7 +259,7 @@ async def _judge(subject: dict[str, Any], seen: Observed) -> tuple[bool, str]:
     if judged is MISSING:
         return False, f"`{subject['of']}` never finished in this run"
     text = judged if isinstance(judged, str) else json.dumps(judged, ensure_ascii=False, default=str)
-    verdicts = [await seen.judge(subject["model"], subject["rubric"], text) for _ in range(subject["repeat"])]
+    verdicts = [await seen.judge(subject, text) for _ in range(subject["repeat"])]
     passes = sum(1 for passed, _ in verdicts if passed)
     rate = passes / len(verdicts)
     needed = subject["pass_rate"]

@@ -192,7 +192,7 @@ class Session:
             recorder = record(engine, tools=self.record_tools)
         elif test.replies == "cassette":
             _replay_tools(engine, providers)
-        judges: dict[str, Any] = {}
+        judges: dict[int, Any] = {}
         try:
             try:
                 run = engine.start(test.input, entry=test.entry)
@@ -212,7 +212,7 @@ class Session:
                 result = await run.resume(decisions, answers=answers)
             outcome.result = result
             _observe(seen, run, result, spec.program)
-            seen.judge = lambda model, rubric, text: _judge(engine, test, run, judges, model, rubric, text)
+            seen.judge = lambda subject, text: _judge(engine, run, judges, subject, text)
             if result.error is not None and not _reads_failure(test):
                 outcome.failures.append(Failure(f"the run failed: {_error_text(result.error)}"))
                 return
@@ -344,23 +344,23 @@ _JUDGE_SYSTEM = (
 )
 
 
-async def _judge(
-    engine: Any, test: TestNode, run: Any, judges: dict[str, Any], model: str, rubric: str, text: str
-) -> tuple[bool, str]:
-    """One verdict of `model` on `text`: the request a judge gets, its reply read as {"pass", "reason"}."""
+async def _judge(engine: Any, run: Any, judges: dict[int, Any], subject: dict[str, Any], text: str) -> tuple[bool, str]:
+    """One verdict of the subject's judge on `text`: the request a judge gets, its reply read as {"pass", "reason"}."""
     from plait.runtime.providers.base import Message, ModelRequest
     from plait.runtime.providers.scripted import ScriptedProvider
 
+    model, rubric = subject["model"], subject["rubric"]
     config = engine.program.models[model]
-    provider = judges.get(model)
+    provider = judges.get(id(subject))
     if provider is None:
-        if test.replies == "inline":
-            # The judge's replies sit beside the runnables' under the model's name; cursors of its own.
-            provider = ScriptedProvider(config, replies=test.reply_data or {})
+        if subject.get("replies") is not None:
+            # The verdicts written in the judge's own block: a list of this expectation's, read in order.
+            provider = ScriptedProvider(config, replies=subject["replies"])
         else:
+            # The test's provider for the model (inline replies, a cassette, the real model), its cursors fresh.
             provider = run.ctx.provider(model)
             provider = provider.for_run() if hasattr(provider, "for_run") else provider
-        judges[model] = provider
+        judges[id(subject)] = provider
     request = ModelRequest(
         model=config.model_id,
         messages=[Message.user(f"Rubric:\n{rubric}\n\nOutput to grade:\n{text}")],

@@ -59,8 +59,13 @@ Source = Callable[[TestNode, Any, bool], dict[str, Any]]
 
 def _inline(test: TestNode, program: Any, live: bool) -> dict[str, Any]:
     # One script for every model: keys are runnable names (or graph paths), as a scripted model's file has them.
+    # A key naming a model gives that model's calls a list of their own, whoever asks: a fallback model, which is
+    # asked the same runnable's question after the first model failed, answers from it, and so does a judge.
     script = test.reply_data or {}
-    return {name: ScriptedProvider(config, replies=script) for name, config in program.models.items()}
+    return {
+        name: ScriptedProvider(config, replies=script[name] if name in script else script)
+        for name, config in program.models.items()
+    }
 
 
 def _spec(test: TestNode, program: Any, live: bool) -> dict[str, Any]:

@@ -241,8 +241,8 @@ class _Test:
                 if known and self.graph is not None and self.graph.node(target).kind == "model":
                     self.report(
                         "P702",
-                        f"`replies` names model `{target}`, which judges nothing in this test: replies are keyed "
-                        "by the runnable that asks, or by a model this test's `judge(...)` uses",
+                        f"`replies` names model `{target}`, which `{self.entry}` never calls and no `judge(...)` "
+                        "of this test uses",
                         attribute.key.span,
                     )
                     continue
@@ -585,7 +585,7 @@ class _Test:
                 f"`{model}` is not a model of the spec" + (f"; did you mean `{hint}`?" if hint else ""),
                 args[0].span,
             )
-        options: dict[str, Any] = {"repeat": 1, "pass_rate": 1.0, "of": None}
+        options: dict[str, Any] = {"repeat": 1, "pass_rate": 1.0, "of": None, "replies": None}
         for entry in call.block.attributes if call.block else ():
             key, value = entry.key.name, entry.value
             if key == "repeat" and isinstance(value, ast.Number) and isinstance(value.value, int) and value.value >= 1:
@@ -595,6 +595,13 @@ class _Test:
             elif key == "of" and isinstance(value, ast.Ref):
                 self._subject(value)
                 options["of"] = value.name
+            elif key == "replies" and isinstance(value, ast.ListValue):
+                verdicts = _json(value)
+                if not all(isinstance(v, dict) for v in verdicts):
+                    raise _Bad(
+                        "P705", 'a judge\'s `replies` are `[{ output = { pass = true, reason = "..." } }]`', value.span
+                    )
+                options["replies"] = verdicts
             elif key in options:
                 raise _Bad(
                     "P705",
@@ -602,11 +609,14 @@ class _Test:
                         "repeat": "`repeat` is a whole number, 1 or more",
                         "pass_rate": "`pass_rate` is a number from 0 to 1",
                         "of": "`of` names the runnable whose output is judged",
+                        "replies": 'a judge\'s `replies` are a list `[{ output = { pass = true, reason = "..." } }]`',
                     }[key],
                     value.span,
                 )
             else:
-                raise _Bad("P705", f"`judge` takes `repeat`, `pass_rate` and `of`, not `{key}`", entry.key.span)
+                raise _Bad(
+                    "P705", f"`judge` takes `repeat`, `pass_rate`, `of` and `replies`, not `{key}`", entry.key.span
+                )
         self.judges.add(model)
         return {"kind": "judge", "model": model, "rubric": args[1].value, **options}
 

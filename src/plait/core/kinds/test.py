@@ -14,7 +14,8 @@ An expectation is kept as plain data (`tree`, JSON-like dicts) so a runner in an
   `{"kind": "field", "name": RUNNABLE, "path": [...]}`, `{"kind": "run", "stat": STAT}`, `{"kind": "case",
   "name": ROUTE}`, `iterations`, `exit` (a loop), `items` (a map), `asked` (an ask), `approvals` (a tool),
   `{"kind": "called" | "calls", "name": TOOL, "args": MATCHERS}`, `{"kind": "calls_list", "calls": [...]}`
-  and `{"kind": "judge", "model": MODEL, "rubric": TEXT, "repeat": N, "pass_rate": R, "of": NAME | None}`;
+  and `{"kind": "judge", "model": MODEL, "rubric": TEXT, "repeat": N, "pass_rate": R, "of": NAME | None,
+  "replies": [REPLY, ...] | None}` (its own scripted verdicts);
 - an argument matcher: `{"equals": JSON}` or `{"matches": REGEX}`.
 """
 
