@@ -430,3 +430,10 @@ def test_plait_cost_of_a_spec_without_runnables_says_so(tmp_path, capsys):
     assert "declares no runnable" in capsys.readouterr().out
     assert main(["cost", str(tmp_path / "missing.plait")]) == 1
     assert "P005" in capsys.readouterr().err
+
+
+def test_a_maps_max_items_is_drawn_on_its_label(tmp_path, capsys):
+    spec = PRICED + 'input { items: list[string] }\nstep a { model = gpt, prompt = "a" }\n'
+    (tmp_path / "s.plait").write_text(spec + "map main = a { over = run.input.items, max_items = 5 }\n")
+    assert main(["render", str(tmp_path / "s.plait"), "-f", "mermaid"]) == 0
+    assert "≤ 5 items" in capsys.readouterr().out

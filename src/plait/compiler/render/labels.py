@@ -212,7 +212,13 @@ def _loop(graph: Graph, a: g.LoopNode) -> list[str]:
 
 
 def _map(graph: Graph, a: g.MapNode) -> list[str]:
-    return [f"map {a.name}", f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)", f"on_error {a.on_error}"]
+    bound = [f"≤ {a.max_items} items"] if a.max_items is not None else []
+    return [
+        f"map {a.name}",
+        f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)",
+        *bound,
+        f"on_error {a.on_error}",
+    ]
 
 
 def _ask(graph: Graph, a: g.AskNode) -> list[str]:
