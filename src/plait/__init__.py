@@ -119,7 +119,10 @@ def arun(spec: _typing.Any, input: _typing.Any = None, *, entry: str | None = No
     - `plait.Decision("edit", {...})` or `{"action": "edit", "arguments": {...}}`:
       the call runs with these arguments instead.
 
-    A pause (`stop_reason == "pause"`) resumes with `await run.resume()`.
+    A pause (`stop_reason == "pause"`) resumes with `await run.resume()`; a run
+    paused on a budget resumes with new limits: `await run.resume(budget={"usd": 5})`.
+    `budget={"usd": 2, "tokens": 100_000}` is the run's own budget, around
+    everything it runs (docs/language.md, Budgets).
 
     `tracer_provider=` (an OpenTelemetry TracerProvider; needs `plait[otel]`)
     traces the run: GenAI spans linked to the spec's lines (src/plait/runtime/telemetry.py).
@@ -127,13 +130,14 @@ def arun(spec: _typing.Any, input: _typing.Any = None, *, entry: str | None = No
     from plait.runtime.engine import Engine
 
     tracer_provider = options.pop("tracer_provider", None)
+    budget = options.pop("budget", None)
     if isinstance(spec, Engine):
         engine = spec
     elif hasattr(spec, "nodes_of"):
         engine = Engine.from_graph(spec, **options)
     else:
         engine = Engine.from_spec(spec, **options)
-    started = engine.start(input, entry=entry)
+    started = engine.start(input, entry=entry, budget=budget)
     if tracer_provider is not None:
         from plait.runtime.telemetry import attach
 
