@@ -437,3 +437,17 @@ def test_a_maps_max_items_is_drawn_on_its_label(tmp_path, capsys):
     (tmp_path / "s.plait").write_text(spec + "map main = a { over = run.input.items, max_items = 5 }\n")
     assert main(["render", str(tmp_path / "s.plait"), "-f", "mermaid"]) == 0
     assert "≤ 5 items" in capsys.readouterr().out
+
+
+def test_a_failing_model_calls_budget_caps_the_calls_and_a_pausing_one_does_not():
+    spec = (
+        PRICED
+        + 'agent helper "Helps." { model = gpt, max_steps = 2 }\n'
+        + "agent main { model = gpt, tools = [helper], max_steps = 3, budget = { model_calls = 5, on_exceeded = ON } }\n"
+    )
+    failing = _bound(spec.replace("ON", "fail"))
+    assert failing.total.calls.value == 5
+    assert failing.rows[0].formula == "min(max_steps 3 + unbounded × helper 2, budget model_calls 5)"
+    assert _bound(spec.replace("ON", "pause")).total.calls.value is None  # a person may raise it on resume
+    roomy = _bound(spec.replace("ON", "fail").replace("tools = [helper], ", "").replace("= 5", "= 50"))
+    assert roomy.total.calls.value == 3 and roomy.rows[0].formula == "max_steps 3"

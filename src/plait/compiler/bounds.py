@@ -302,6 +302,7 @@ class _Walker:
                 cost, formula, per_call = Cost(*(unbounded(f"`{name}`, a {node.kind}"),) * 4), "?", ""
             else:
                 cost, formula, per_call = measure(node, input, depth + 1, frame)
+                cost, formula = _budgeted(node, cost, formula)
         finally:
             self.active.discard(name)
         self.rows[index] = Row(name=name, kind=node.kind, depth=depth, cost=cost, formula=formula, per_call=per_call)
@@ -629,6 +630,21 @@ class _Walker:
         if node is not None and node.kind != "model":
             return self.result(head)
         return unbounded(f"`{'.'.join(path)}`")
+
+
+def _budgeted(node: Any, cost: Cost, formula: str) -> tuple[Cost, str]:
+    """A `budget` whose `model_calls` fails the run caps the calls: the runtime starts no call past it
+    (src/plait/runtime/budget.py). Its `usd` and `tokens` do not cap the bound: the runtime prices a call before
+    sending from an estimate of its input, so the last call may go past them; and `pause` lets a person raise it."""
+    budget = getattr(node, "budget", None)
+    limit = getattr(budget, "model_calls", None)
+    if limit is None or getattr(budget, "on_exceeded", None) != "fail":
+        return cost, formula
+    if cost.calls.value is not None and cost.calls.value <= limit:
+        return cost, formula
+    return Cost(cost.calls.capped(limit), cost.input_tokens, cost.output_tokens, cost.usd), (
+        f"min({formula}, budget model_calls {limit})"
+    )
 
 
 def _bytes(text: str) -> int:
