@@ -56,6 +56,7 @@ HOMES = (
     "plait.compiler.passes.check_flow",
     "plait.compiler.passes.check_mcp",
     "plait.compiler.passes.check_models",
+    "plait.compiler.passes.check_tests",
     "plait.compiler.rules.model_unreachable",
     "plait.compiler.rules.tool_name_collision",
     "plait.compiler.rules.script_invalid",
