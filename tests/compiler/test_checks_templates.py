@@ -192,8 +192,8 @@ def test_unclosed_placeholder(tmp_path):
 
 def test_malformed_placeholder(tmp_path):
     text = MODELS + 'step main { model = fast, prompt = "Hello {{ two words }}" }\n'
-    d = only(compile_text(text, tmp_path), "P401")
-    assert "is not a template path" in d.message
+    d = only(compile_text(text, tmp_path), "P403")
+    assert "is not an expression" in d.message
 
 
 def test_block_string_points_into_the_right_line(tmp_path):
@@ -238,5 +238,5 @@ def test_deeply_nested_chains_and_parallels_are_walked_without_recursion(tmp_pat
 def test_a_malformed_placeholder_over_a_line_break_is_echoed_on_one_line(tmp_path):
     # JSON, SARIF and GitHub annotations carry the message as one line; `\n` in the prompt is shown escaped.
     text = MODELS + 'step s { model = fast, prompt = "{{run.inp}:\\n{{run.input.ticket}}" }\n'
-    d = only(compile_text(text, tmp_path), "P401")
-    assert "\n" not in d.message and d.message.startswith("`{{run.inp}:\\n{{")
+    d = only(compile_text(text, tmp_path), "P403")
+    assert "\n" not in d.message and d.message.startswith("`{{ run.inp}:\\n{{")

@@ -6,6 +6,11 @@ tool parameter name; with a `scope` (the run's, see scope.py) also
 `map...`. `\\{{` writes literal braces. Records and lists render as JSON, so
 `{{input}}` after a parallel is the JSON of the record; null (an optional
 field left out, `loop.last` on the first iteration) renders as empty text.
+
+Anything else between the braces is an expression (src/plait/core/expr.py:
+`{{ loop.last.feedback | default("none yet") }}`, `{{ len(docs) }}`), evaluated
+in a sandboxed Jinja2 environment; jinja2 is imported only by a template that
+holds one, and each expression is compiled once per text.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from .scope import MISSING, as_record
 
 __all__ = ["as_text", "render"]
 
-_TOKEN = re.compile(r"\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}")
+# A plain path (group 1) keeps its own fast reading; anything else between braces is an expression (group 2).
+_TOKEN = re.compile(r"\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}|\{\{(.*?)\}\}", re.S)
 
 
 def as_text(value: Any) -> str:
@@ -52,7 +58,13 @@ def render(
     def fill(match: re.Match[str]) -> str:
         path = match.group(1)
         if path is None:
-            return "{{"
+            expression = match.group(2)
+            if expression is None:
+                return "{{"
+            found = _evaluate(expression, input, state, params, scope)
+            if found is MISSING:
+                return _unresolved(match, expression.strip(), strict)
+            return quote(found) if quote else found
         head, *rest = path.split(".")
         if head == "input":
             value: Any = input
@@ -76,6 +88,45 @@ def render(
         return quote(text) if quote else text
 
     return _TOKEN.sub(fill, template)
+
+
+def _evaluate(
+    text: str,
+    input: Any,
+    state: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    scope: Callable[[str], Any] | None,
+) -> Any:
+    """The text an expression renders as, or MISSING when a name it reads is not there."""
+    from jinja2 import Undefined
+
+    from plait.core.expr import compiled
+
+    from .errors import AgentError
+
+    try:
+        function, names = compiled(text)
+    except Exception as exc:  # the checker reports a syntax error first; a spec built by hand may still hold one
+        raise AgentError("expression_failed", f"`{{{{{text.strip()}}}}}` is not an expression: {exc}") from None
+    values: dict[str, Any] = {}
+    for name in names:
+        if name == "input":
+            values[name] = input
+        elif name == "state":
+            values[name] = state or {}
+        elif params is not None and name in params:
+            values[name] = params[name]
+        elif scope is not None and (value := scope(name)) is not MISSING:
+            values[name] = value
+        else:
+            return MISSING
+    try:
+        value = function(**values)
+        if isinstance(value, Undefined):
+            return ""
+    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        raise AgentError("expression_failed", f"`{{{{{text.strip()}}}}}` failed: {exc}") from None
+    return as_text(value)
 
 
 def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:

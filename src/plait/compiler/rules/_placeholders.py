@@ -1,8 +1,10 @@
 """A template string → its `{{ path }}` placeholders, each with its source span.
 
 The syntax is the runtime's (`plait.runtime.templates`): `\\{{` is a literal
-brace, a path is dotted names. Unclosed and malformed placeholders are kept
-(with `problem` set) so the template rule can report them.
+brace, a path is dotted names, and anything else between the braces is an
+expression (`problem` "expression": typed by src/plait/compiler/expressions.py).
+Unclosed and empty placeholders are kept (with `problem` set) so the template
+rule can report them.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 
 @dataclass(frozen=True)
 class Placeholder:
-    #: The dotted path, or the raw text between the braces when `problem` is set.
+    #: The dotted path, or the text between the braces (stripped) when `problem` is set.
     path: str
-    #: None, "unclosed" (no `}}`) or "invalid" (not a dotted path).
+    #: None, "expression" (more than a dotted path), "unclosed" (no `}}`) or "invalid" (nothing between them).
     problem: str | None
     string: ast.String
     #: Which placeholder of the string this is: the key for finding it in the source.
@@ -44,6 +46,16 @@ class Placeholder:
         found = shared.spans
         return found[self.nth] if found is not None else self.string.span
 
+    def part(self, start: int, end: int) -> Span:
+        """Where `path[start:end]` is written (a path inside an expression); the whole placeholder if unknown."""
+        shared = self.shared if self.shared is not None else _Offsets(self.string, self.sources)
+        bounds = shared.bounds
+        source = self.sources.get(self.string.span.file)
+        if bounds is None or source is None:
+            return self.string.span
+        offset = bounds[self.nth][0]
+        return source.span(offset + start, offset + end)
+
 
 class _Offsets:
     """One string's placeholder spans in its source, scanned once on first use."""
@@ -53,7 +65,8 @@ class _Offsets:
         self.sources = sources
 
     @cached_property
-    def spans(self) -> list[Span] | None:
+    def bounds(self) -> list[tuple[int, int]] | None:
+        """Each placeholder's (start, end) offsets in the source, or None when escapes moved them."""
         string = self.string
         source = self.sources.get(string.span.file)
         if source is None:
@@ -64,7 +77,15 @@ class _Offsets:
         # The raw text maps one-to-one onto the value unless escapes moved a brace.
         if [(p, q) for _, _, p, q in raw] != [(p, q) for _, _, p, q in scan(string.value)]:
             return None
-        return [source.span(body_start + a, body_start + b) for a, b, _, _ in raw]
+        return [(body_start + a, body_start + b) for a, b, _, _ in raw]
+
+    @cached_property
+    def spans(self) -> list[Span] | None:
+        bounds = self.bounds
+        source = self.sources.get(self.string.span.file)
+        if bounds is None or source is None:
+            return None
+        return [source.span(a, b) for a, b in bounds]
 
 
 def scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
@@ -83,6 +104,8 @@ def scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
         path = inner.strip()
         if _PATH.fullmatch(path):
             yield start, start + len(path), path, None
+        elif path:
+            yield start, start + len(path), path, "expression"
         else:
             yield j, k + 2, inner, "invalid"
         i = k + 2

@@ -10,6 +10,7 @@ use by passes/check_flow; this rule only reports their malformed placeholders.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Iterator
 
 from plait.dsl import ast
@@ -24,6 +25,12 @@ from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P401 = declare("P401", "unresolved-template", Severity.ERROR, "a template path that cannot resolve")
+# Expressions (`{{ len(docs) }}`): parsed here once per string, typed per use by passes/check_flow through
+# src/plait/compiler/expressions.py, which raises P404 with this module's declaration.
+P403 = declare("P403", "expression-syntax", Severity.ERROR, "a `{{ ... }}` that is neither a path nor an expression")
+P404 = declare(
+    "P404", "expression-type", Severity.ERROR, "an expression whose operands, filter or function do not fit its types"
+)
 
 __all__ = ["CODE", "unresolved_template"]
 
@@ -63,6 +70,41 @@ def _shown(raw: str) -> str:
     return raw if len(raw) <= 24 else raw[:20] + "…"
 
 
+def _expression(p: Placeholder) -> Iterator[Diagnostic]:
+    """P403 when the expression does not parse (its types are checked per use, by passes/check_flow)."""
+    from plait.core.expr import ExprSyntaxError, parse
+
+    if looks_secret(p.path, None):  # a key pasted between braces: say so without parsing (or echoing) it
+        yield make(CODE, f"`{{{{{_shown(p.path)}}}}}` is not a template path", p.span)
+        return
+    try:
+        parse(p.path)
+    except ExprSyntaxError as e:
+        yield make(
+            "P403",
+            f"`{{{{ {_shown(p.path)} }}}}` is not an expression: {e.message}",
+            p.span,
+            notes=["between `{{` and `}}` goes a path (`classify.summary`) or a Jinja expression (`len(docs) > 0`)"],
+        )
+
+
+def _tool_expression(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diagnostic]:
+    """A tool template's expression reads only the tool's parameters and `state`, as its paths do."""
+    from plait.core.expr import ExprSyntaxError, parse
+
+    from ..expressions import paths
+
+    if looks_secret(p.path, None):
+        return
+    try:
+        tree = parse(p.path)
+    except ExprSyntaxError:
+        return
+    for parts in paths(tree):
+        read = Placeholder(".".join(parts), None, p.string, p.nth, p.sources, p.shared)
+        yield from _tool_path(ctx, read, owner)
+
+
 def _malformed(p: Placeholder) -> Diagnostic:
     if p.problem == "unclosed":
         return make(
@@ -70,7 +112,7 @@ def _malformed(p: Placeholder) -> Diagnostic:
         )
     return make(
         CODE,
-        f"`{{{{{_shown(p.path)}}}}}` is not a template path",
+        "`{{}}` holds nothing",
         p.span,
         notes=["a path is `input`, `input.<branch>`, `state.<key>` or, in a tool, a parameter name"],
     )
@@ -106,8 +148,12 @@ def unresolved_template(ctx: CompileContext) -> None:
             continue
         for string in strings:
             for p in placeholders(string, sources):
-                if p.problem is not None:
-                    found: Iterator[Diagnostic] = iter([_malformed(p)])
+                if p.problem == "expression":
+                    found: Iterator[Diagnostic] = _expression(p)
+                    if decl.kind == "tool":
+                        found = chain(found, _tool_expression(ctx, p, name))
+                elif p.problem is not None:
+                    found = iter([_malformed(p)])
                 elif decl.kind == "tool":
                     found = _tool_path(ctx, p, name)
                 else:

@@ -1,0 +1,92 @@
+"""Template expressions at run time (`{{ len(docs) }}`, `{{ x | default("") }}`, `{{ "A" in reply }}`): what a
+model is sent, in a sandbox, with absent values read as the reference says; a plain `{{path}}` is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from plait.runtime.errors import AgentError
+from plait.runtime.templates import render
+from spec_helpers import run_seeing, write_spec
+
+SPEC = """
+plait 0.2
+input { topic: string, n: int }
+step plan {
+  model  = m
+  prompt = "plan {{run.input.topic}}"
+  output { tasks: list[string], urgent: bool, note: string? }
+}
+step draft {
+  model  = m
+  prompt = "draft {{ plan.tasks | join(' + ') }} ({{ len(plan.tasks) }} of {{ run.input.n * 2 + 1 }}){{ ' now!' if plan.urgent else '' }} note={{ plan.note | default('none') }} after [{{ loop.last.feedback | default('first try') }}] {{ plan.tasks | tojson }}"
+}
+step review {
+  model  = m
+  prompt = "review {{input}} approved={{ 'APPROVED' in input }} round={{ loop.iteration }}"
+  output { feedback: string, done: bool }
+}
+loop polish = draft -> review { max_iterations = 3, until = done == true }
+chain main = plan -> polish
+"""
+
+REPLIES = [
+    {"output": {"tasks": ["a", "é"], "urgent": True}},
+    {"text": "D1"},
+    {"output": {"feedback": "shorter", "done": False}},
+    {"text": "D2 APPROVED"},
+    {"output": {"feedback": "ok", "done": True}},
+]
+
+
+def test_a_loop_renders_expressions_with_defaults_on_the_first_iteration_and_values_later(tmp_path):
+    result, seen = run_seeing(write_spec(tmp_path, SPEC, REPLIES), {"topic": "t", "n": 3})
+    assert result.error is None, result.error
+    assert [text for _, text in seen] == [
+        "plan t",
+        'draft a + é (2 of 7) now! note=none after [first try] ["a", "é"]',
+        "review D1 approved=false round=1",
+        'draft a + é (2 of 7) now! note=none after [shorter] ["a", "é"]',
+        "review D2 APPROVED approved=true round=2",
+    ]
+
+
+def test_a_plain_path_renders_exactly_as_before():
+    assert render("{{ a.b }}-{{a}}\\{{x}}", params={"a": {"b": None}}) == '-{"b": null}{{x}}'
+    assert render("{{a}}", params={"a": [1, "é"]}) == '[1, "é"]'
+
+
+def test_records_read_as_records_even_when_they_arrive_as_json_text():
+    assert render("{{ r.items | length }} {{ r.items[0] }}", params={"r": '{"items": [4, 5]}'}) == "2 4"
+
+
+def test_now_and_today_give_iso_text():
+    now, today = render("{{ now() }}|{{ today() }}", params={}).split("|")
+    assert now.startswith(today) and now.endswith("+00:00") and len(today) == 10
+
+
+@pytest.mark.parametrize(
+    "template",
+    ['{{ "".__class__.__mro__ }}', "{{ x.upper().__class__ }}", "{{ (x|first).__class__ }}"],
+)
+def test_the_sandbox_refuses_python_internals_as_a_run_error(template):
+    with pytest.raises(AgentError) as caught:
+        render(template, params={"x": "abc"})
+    assert caught.value.kind == "expression_failed"
+
+
+def test_a_name_that_is_not_there_fails_like_a_path_and_a_system_prompt_keeps_it_as_written():
+    with pytest.raises(KeyError):
+        render("{{ len(missing) }}", params={})
+    assert render("x {{ len(missing) }}", params={}, strict=False) == "x {{ len(missing) }}"
+
+
+def test_an_expression_value_is_url_quoted_in_a_tool_url_as_a_path_is():
+    assert (
+        render(
+            "q={{ a ~ ' ' ~ b }}",
+            params={"a": "x&y", "b": 1},
+            quote=lambda v: v.replace(" ", "%20").replace("&", "%26"),
+        )
+        == "q=x%26y%201"
+    )
