@@ -1,4 +1,4 @@
-"""Cassettes: a run's model replies recorded under their requests' keys, and served back offline.
+"""A run's model calls → cassettes: the replies recorded under their requests' keys, and served back offline.
 
 `request.py` keys a request, `file.py` is the format, `record.py` records at
 the provider boundary, `replay.py` serves a cassette as a provider, and
