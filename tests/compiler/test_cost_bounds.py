@@ -451,3 +451,15 @@ def test_a_failing_model_calls_budget_caps_the_calls_and_a_pausing_one_does_not(
     assert _bound(spec.replace("ON", "pause")).total.calls.value is None  # a person may raise it on resume
     roomy = _bound(spec.replace("ON", "fail").replace("tools = [helper], ", "").replace("= 5", "= 50"))
     assert roomy.total.calls.value == 3 and roomy.rows[0].formula == "max_steps 3"
+
+
+def test_a_calls_budget_bounds_tokens_and_usd_by_its_largest_call():
+    spec = """
+model gpt = "openai/gpt-4o-mini" { max_tokens = 100, price = { input = 1.0, output = 2.0 }, context_window = 5000 }
+agent helper "Helps." { model = gpt, max_steps = 2 }
+agent main { model = gpt, tools = [helper], max_steps = 3, budget = { model_calls = 5, on_exceeded = fail } }
+"""
+    total = _bound(spec).total
+    assert total.calls.value == 5
+    assert total.input_tokens.value == 5 * 5000 and total.output_tokens.value == 5 * 100
+    assert total.usd.value == pytest.approx(5 * (5000 * 1.0 + 100 * 2.0) / 1e6)

@@ -104,6 +104,14 @@ class Quantity(Record):
             return Quantity(None, _union(self.why, other.why))
         return Quantity(max(self.value, other.value), _union(self.why, other.why))
 
+    def least(self, other: Quantity) -> Quantity:
+        """The smaller of two bounds: either one holds, so a bounded one wins over an unbounded one."""
+        if self.value is None:
+            return other
+        if other.value is None:
+            return self
+        return self if self.value <= other.value else other
+
     def capped(self, cap: int | None) -> Quantity:
         """At most `cap` (a context window), which bounds even an unbounded quantity."""
         if cap is None:
@@ -141,12 +149,26 @@ ONE = Quantity(1)
 
 @record(kw_only=False)
 class Cost(Record):
-    """The four bounds of a piece of a run: answered model calls, input and output tokens, USD."""
+    """The four bounds of a piece of a run: answered model calls, input and output tokens, USD; and the most any
+    one of its calls may take of each (what a cap on its calls multiplies: `_budgeted`)."""
 
     calls: Quantity = ZERO
     input_tokens: Quantity = ZERO
     output_tokens: Quantity = ZERO
     usd: Quantity = ZERO
+    call_input: Quantity = ZERO
+    call_output: Quantity = ZERO
+    call_usd: Quantity = ZERO
+
+    @classmethod
+    def one(cls, input: Quantity, output: Quantity, usd: Quantity) -> Cost:
+        """One model call."""
+        return cls(ONE, input, output, usd, input, output, usd)
+
+    @classmethod
+    def unknown(cls, why: str) -> Cost:
+        """Nothing bounded, for one reason."""
+        return cls(*(unbounded(why),) * 7)
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -154,10 +176,21 @@ class Cost(Record):
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.usd + other.usd,
+            *self._calls_most(other),
         )
 
     def times(self, n: Quantity) -> Cost:
-        return Cost(self.calls.times(n), self.input_tokens.times(n), self.output_tokens.times(n), self.usd.times(n))
+        if n.value == 0:
+            return Cost()
+        return Cost(
+            self.calls.times(n),
+            self.input_tokens.times(n),
+            self.output_tokens.times(n),
+            self.usd.times(n),
+            self.call_input,
+            self.call_output,
+            self.call_usd,
+        )
 
     def most(self, other: Cost) -> Cost:
         return Cost(
@@ -165,6 +198,27 @@ class Cost(Record):
             self.input_tokens.most(other.input_tokens),
             self.output_tokens.most(other.output_tokens),
             self.usd.most(other.usd),
+            *self._calls_most(other),
+        )
+
+    def at_most(self, calls: int) -> Cost:
+        """This, with no more than `calls` calls: each of the rest at most `calls` × its largest single call."""
+        n = Quantity(calls)
+        return Cost(
+            self.calls.least(n),
+            self.input_tokens.least(self.call_input.times(n)),
+            self.output_tokens.least(self.call_output.times(n)),
+            self.usd.least(self.call_usd.times(n)),
+            self.call_input,
+            self.call_output,
+            self.call_usd,
+        )
+
+    def _calls_most(self, other: Cost) -> tuple[Quantity, Quantity, Quantity]:
+        return (
+            self.call_input.most(other.call_input),
+            self.call_output.most(other.call_output),
+            self.call_usd.most(other.call_usd),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -241,9 +295,7 @@ def bound_entry(graph: AgentGraph, entry: str, input_tokens: int | None = None) 
     except RecursionError:  # thousands of levels of runnables inside runnables: said, not a crash of the check
         node = graph.get(entry)
         deep = unbounded(f"`{entry}` nests runnables deeper than the cost bound follows")
-        rows = (
-            Row(name=entry, kind=node.kind if node else "?", depth=0, cost=Cost(deep, deep, deep, deep), formula="?"),
-        )
+        rows = (Row(name=entry, kind=node.kind if node else "?", depth=0, cost=Cost(*(deep,) * 7), formula="?"),)
     return EntryBound(entry=entry, input_tokens=size, input_assumed=input_tokens is None, rows=rows)
 
 
@@ -282,9 +334,9 @@ class _Walker:
     def visit(self, name: str, input: Quantity, depth: int, frame: _Frame) -> Cost:
         node = self.graph.get(name)
         if node is None:  # the compiler reports it
-            return Cost(*(unbounded(f"`{name}` is not declared"),) * 4)
+            return Cost.unknown(f"`{name}` is not declared")
         if name in self.active:  # the compiler reports the cycle; here it only must not recurse forever
-            return Cost(*(unbounded(f"`{name}` runs inside itself"),) * 4)
+            return Cost.unknown(f"`{name}` runs inside itself")
         key = (name, input, frame)
         known = self.seen.get(key)
         if known is not None:
@@ -299,7 +351,7 @@ class _Walker:
         try:
             measure = getattr(self, f"_{node.kind}", None)
             if measure is None:  # a kind this walk does not know runs nothing it can bound
-                cost, formula, per_call = Cost(*(unbounded(f"`{name}`, a {node.kind}"),) * 4), "?", ""
+                cost, formula, per_call = Cost.unknown(f"`{name}`, a {node.kind}"), "?", ""
             else:
                 cost, formula, per_call = measure(node, input, depth + 1, frame)
                 cost, formula = _budgeted(node, cost, formula)
@@ -456,7 +508,7 @@ class _Walker:
             for name, node in zip(models, records):
                 sent = input.capped(_info(node, "context_window"))
                 out = unbounded(f"model `{name}` is not declared") if node is None else self.output_of(node, max_tokens)
-                cost = Cost(ONE, sent, out, self.price(name, node, sent, out))
+                cost = Cost.one(sent, out, self.price(name, node, sent, out))
                 one = cost if not one.calls.value else one.most(cost)
             return one
 
@@ -642,9 +694,7 @@ def _budgeted(node: Any, cost: Cost, formula: str) -> tuple[Cost, str]:
         return cost, formula
     if cost.calls.value is not None and cost.calls.value <= limit:
         return cost, formula
-    return Cost(cost.calls.capped(limit), cost.input_tokens, cost.output_tokens, cost.usd), (
-        f"min({formula}, budget model_calls {limit})"
-    )
+    return cost.at_most(limit), (f"min({formula}, budget model_calls {limit})")
 
 
 def _bytes(text: str) -> int:
