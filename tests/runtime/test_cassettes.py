@@ -10,6 +10,7 @@ import pytest
 
 from plait.cli import main
 from plait.runtime.cassettes import Cassette, Recorder, ReplayProvider, canonical_bytes, request_key
+from plait.runtime.cassettes.record import reply_json
 from plait.runtime.providers.base import Message, ModelRequest, ProviderError
 from plait.runtime.secret_values import forget_all, remember
 
@@ -308,3 +309,66 @@ def test_tool_results_recorded_by_choice_replay_without_running_the_tool(tmp_pat
     assert "first difference: message 3 (tool)" in capsys.readouterr().err
     assert main(["run", str(spec), "--input", "go", "--record-tools"]) == 2
     assert "give --record FILE" in capsys.readouterr().err
+
+
+def test_a_streamed_replay_gives_the_recorded_message(tmp_path):
+    import asyncio
+
+    from plait.runtime.providers.base import ModelResponse, ResponseDone, TextDelta, TextPart, ToolCall, ToolCallStart
+
+    request = ModelRequest("m", [Message.user("hi")], agent="a", path=("main",), step=1)
+    message = Message("assistant", [TextPart("Let me look.")], [ToolCall("c-1", "find", {"q": "x"}, '{"q": "x"}')])
+    recorder = Recorder()
+    recorder.add("m", request, canonical_bytes(request), reply=reply_json(ModelResponse(message, "tool_calls")))
+    recorder.cassette().save(tmp_path / "c.json")
+    provider = ReplayProvider(Cassette.load(tmp_path / "c.json"), "m").for_run()
+
+    async def events():
+        return [event async for event in provider.stream(request)]
+
+    seen = asyncio.run(events())
+    assert [type(e) for e in seen] == [TextDelta, ToolCallStart, ResponseDone]
+    done = seen[-1].response
+    assert done.message == message and done.finish_reason == "tool_calls"
+
+
+GATED = """
+model primary = "scripted/primary" { script = "primary.json" }
+
+tool send "Send a message." {
+  params { to: string }
+  run = python("cassette_send:send")
+  approval = required
+}
+
+agent main {
+  model = primary
+  tools = [send]
+  max_steps = 4
+}
+"""
+
+
+def test_a_run_stopped_for_a_person_replays_and_resumes_from_its_exported_cassette(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cassette_send.py").write_text("def send(to):\n    return 'sent to ' + to\n")
+    spec = str(tmp_path / "gated.plait")
+    (tmp_path / "gated.plait").write_text(GATED)
+    replies = [{"tool_calls": [{"name": "send", "arguments": {"to": "ann"}}]}, {"text": "Sent."}]
+    (tmp_path / "primary.json").write_text(json.dumps(replies))
+
+    def stopped(*extra):
+        assert main(["run", spec, "--input", "tell ann", "--json", *extra]) == 3
+        report = json.loads(capsys.readouterr().out)
+        return report["run_id"], report["pending"][0]["id"]
+
+    run_id, pending = stopped()
+    assert main(["run", spec, "--resume", run_id, "--decide", f"{pending}=approve"]) == 0
+    capsys.readouterr()
+    cassette = str(tmp_path / "whole.json")
+    assert main(["runs", "export", run_id, "--cassette", "-o", cassette]) == 0
+    (tmp_path / "primary.json").write_text("[]")  # replay never reads the script
+    run_id, pending = stopped("--cassette", cassette)
+    assert main(["run", spec, "--resume", run_id, "--decide", f"{pending}=approve", "--cassette", cassette]) == 0
+    assert capsys.readouterr().out.strip() == "Sent."
