@@ -301,6 +301,17 @@ def test_tool_results_recorded_by_choice_replay_without_running_the_tool(tmp_pat
     assert report_of(replayed.out) == report_of(recorded.out)
     assert (tmp_path / "stamped.log").read_text() == "ann\n"  # the tool did not run again
 
+    # The same from the journal: `runs export --cassette --tools`.
+    exported = str(tmp_path / "exported.json")
+    run_id = json.loads(recorded.out)["run_id"]
+    assert main(["runs", "export", run_id, "--cassette", "--tools", "--dir", str(tmp_path), "-o", exported]) == 0
+    assert json.loads(Path(exported).read_text())["tool_results"] == results
+    assert main(["run", str(spec), "--input", "go", "--cassette", exported]) == 0
+    assert (tmp_path / "stamped.log").read_text() == "ann\n"
+    capsys.readouterr()
+    assert main(["runs", "export", run_id, "--tools", "--dir", str(tmp_path)]) == 2
+    assert "give --cassette too" in capsys.readouterr().err
+
     # A cassette without tool results runs the tools.
     assert main(["run", str(spec), "--input", "go", "--record", cassette]) == 0
     assert "tool_results" not in json.loads(Path(cassette).read_text())

@@ -69,6 +69,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the run's model replies as a cassette (`plait run --cassette FILE` replays it offline)",
     )
+    export.add_argument(
+        "--tools",
+        action="store_true",
+        help="with --cassette: keep the run's tool results in it too, so a replay runs no tool",
+    )
     add_where(export)
     rm = actions.add_parser(
         "rm", help="delete runs and their history", description="Delete runs and their whole history."
@@ -269,11 +274,14 @@ def export(journal: Journal, args: argparse.Namespace) -> int:
     row = find_run(journal, args.id)
     if isinstance(row, int):
         return row
+    if getattr(args, "tools", False) and not getattr(args, "cassette", False):
+        return fail("--tools keeps tool results in a cassette: give --cassette too")
     if getattr(args, "cassette", False):
         from plait.runtime.cassettes.export import from_rows
 
         spec = Path(row["spec"]).name if row.get("spec") else None
-        text = from_rows(journal.events(row["id"]), spec=spec, entry=row["entry"]).dumps()
+        rows = journal.events(row["id"])
+        text = from_rows(rows, spec=spec, entry=row["entry"], tools=args.tools).dumps()
     else:
         from plait.runtime.store.export import export as exported
 

@@ -2,12 +2,14 @@
 
 Each `model_reply` (and `model_error`) row names the key of the request as the
 serving model was asked (store/effects.py), so the cassette serves the same
-run offline. The journal keeps no request bodies (every message is already a
-row of its own), so an exported cassette's recordings carry no `request`: a
-miss names the nearest recording by its place in the run but cannot show the
-differing message, which a cassette made by `--record` does. A call that
-failed over to a fallback model is kept as the reply of the model that served
-it; runs recorded before request keys were journaled have none to export.
+run offline. The journal keeps each message a run sent once, by digest
+(store/requests.py), so an exported recording's `request` is that comparable
+form (`"form": "comparable"`: each message's role, text, tool calls and
+arguments, the system prompt, the tools' names) and a miss still names the
+first differing message; a row journaled before digests has none (`null`). A
+call that failed over to a fallback model is kept as the reply of the model
+that served it; runs journaled before request keys have none to export. With
+`tools` (`--tools`), each completed tool call's result is kept too.
 """
 
 from __future__ import annotations
@@ -15,12 +17,18 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .file import COMPARABLE, Cassette, Interaction
+from .tools import tool_key
 
 __all__ = ["from_rows"]
 
 
-def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry: str | None = None) -> Cassette:
-    """The cassette of one run's history rows, in the order they were recorded."""
+def from_rows(
+    rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry: str | None = None, tools: bool = False
+) -> Cassette:
+    """The cassette of one run's history rows, in the order they were recorded; with `tools`, its tool results too
+    (each completed call's, paired with the intent row that named the tool and its arguments)."""
+    intents: dict[str, dict[str, Any]] = {}
+    tool_results: list[dict[str, Any]] = []
     agents: dict[str, str] = {}
     asked: dict[str, dict[str, Any] | None] = {}
     bodies: dict[str, Any] = {}
@@ -34,6 +42,17 @@ def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry:
             if isinstance(data.get("bodies"), dict):
                 bodies.update(data["bodies"])
             asked[position] = _comparable(data, bodies)
+            continue
+        if tools and kind == "tool_intent" and not data.get("code"):
+            intents[position] = data
+            continue
+        if tools and kind == "tool_completed" and position in intents:
+            intent = intents.pop(position)
+            name, arguments = str(intent.get("tool")), intent.get("arguments") or {}
+            result = {k: data.get(k) for k in ("content", "is_error", "state", "expand", "value")}
+            tool_results.append(
+                {"key": tool_key(name, arguments), "tool": name, "arguments": arguments, "outcome": result}
+            )
             continue
         if kind not in ("model_reply", "model_error") or not isinstance(data.get("request_key"), str):
             continue
@@ -63,7 +82,7 @@ def from_rows(rows: Iterable[dict[str, Any]], *, spec: str | None = None, entry:
                 **outcome,
             )
         )
-    return Cassette(interactions, spec, entry)
+    return Cassette(interactions, spec, entry, tool_results=tool_results)
 
 
 def _comparable(data: dict[str, Any], bodies: dict[str, Any]) -> dict[str, Any] | None:
