@@ -15,6 +15,7 @@ class AskNode(Runnable):
     """A question for a person; `output` is the `answer` type (text without one)."""
 
     kind: ClassVar[str] = "ask"
+    unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     blocks: ClassVar[tuple[str, ...]] = ("answer",)
     block: ClassVar[bool] = True
     question: str = attr(default="", contract=True, doc="What the person is asked.")

@@ -123,6 +123,9 @@ class Node(Record):
     folded: ClassVar[dict[str, Attr]] = {}
     #: Whether a declaration of this kind has an attribute block even when it declares no attribute (`ask`).
     block: ClassVar[bool] = False
+    #: Fields this kind carries (from a base) that its declarations do not write: a chain and a route have no
+    #: attribute block for a `budget`, and an ask makes no model call for one to limit.
+    unwritten: ClassVar[tuple[str, ...]] = ()
     _metas: ClassVar[dict[str, Meta]] = {}
     name: str
     span: Span | None = None
@@ -151,7 +154,11 @@ def metas(cls: type[Node]) -> dict[str, Meta]:
 
 def spec_attrs(cls: type[Node]) -> dict[str, Attr]:
     """The attributes a spec may write in a declaration of this kind, by their spelled name, in field order."""
-    written = {meta.spelled or name: meta.spec for name, meta in cls._metas.items() if meta.spec is not None}
+    written = {
+        meta.spelled or name: meta.spec
+        for name, meta in cls._metas.items()
+        if meta.spec is not None and name not in cls.unwritten
+    }
     return {**written, **cls.folded}
 
 

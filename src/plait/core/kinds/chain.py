@@ -12,4 +12,5 @@ __all__ = ["ChainNode"]
 @kind_record
 class ChainNode(Runnable):
     kind: ClassVar[str] = "chain"
+    unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     elements: tuple[str, ...] = attr(default=(), contract=True, doc="Its elements in order.")

@@ -31,6 +31,7 @@ class RouteCase(Record):
 @kind_record
 class RouteNode(Runnable):
     kind: ClassVar[str] = "route"
+    unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     description: str | None = None
     #: The path switched on, from what the route receives: ("input", "category").
     subject: tuple[str, ...] = attr(default=("input",), contract=True, doc="The path switched on.")
