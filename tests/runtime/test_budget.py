@@ -302,3 +302,22 @@ def test_events_carry_each_calls_cost_and_the_budget_stop(tmp_path, capsys):
     assert stop["runnable"] == "worker" and stop["limit"] == "usd" and stop["on_exceeded"] == "pause"
     [end] = [e for e in events if e["type"] == "run_end"]
     assert end["usage"]["cost_usd"] == pytest.approx(0.02) and end["budget"]["exceeded"]["scope"] == "main/worker"
+
+
+def test_the_python_api_takes_the_runs_budget_and_a_raise(tmp_path):
+    spec = project(tmp_path, WORKER.format(budget="{ usd = 1.00 }"), WORKER_REPLIES)
+    with pytest.raises(AgentError) as failed:
+        plait.run(spec, "hi", budget={"model_calls": 1, "on_exceeded": "fail"})
+    assert failed.value.kind == "budget_exceeded" and "the run's budget" in failed.value.message
+
+    async def go():
+        run = plait.arun(spec, "hi", budget={"model_calls": 2})
+        first = await run
+        second = await run.resume(budget={"model_calls": 3})
+        await run.engine.aclose()
+        return first, second
+
+    first, second = asyncio.run(go())
+    assert first.stop_reason == "pause" and second.stop_reason == "done" and second.output == "summed"
+    with pytest.raises(ValueError, match="`dollars` is not a budget key"):
+        plait.run(spec, "hi", budget={"dollars": 1})
