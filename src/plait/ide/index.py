@@ -43,14 +43,22 @@ class Occurrence:
 
 
 def declarations(module: ast.Module) -> Iterator[ast.Decl]:
-    """The module's declarations with a name of their own (not `input`, `state` or `import`)."""
-    return (d for d in module.declarations if isinstance(getattr(d, "name", None), ast.Ident))
+    """The module's declarations with a name of their own (not `input`, `state` or `import`, nor a `test`, whose
+    name lives in a namespace of its own: a test may share a step's name)."""
+    return (
+        d
+        for d in module.declarations
+        if isinstance(getattr(d, "name", None), ast.Ident) and not isinstance(d, ast.TestDecl)
+    )
 
 
 def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...]:
     """Every declaration name and use in the module, in text order."""
     found: list[Occurrence] = []
     for decl in module.declarations:
+        if isinstance(decl, ast.TestDecl):
+            found.extend(_test_uses(decl, source))
+            continue
         name = getattr(decl, "name", None)
         if isinstance(name, ast.Ident):
             found.append(Occurrence(name.name, name.span, "declaration", decl.kind))
@@ -82,6 +90,49 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
     if kind in ("step", "agent", "consolidate", "ask"):
         for string in template_strings(decl):
             yield from _reads(string, source)
+
+
+def _test_uses(decl: ast.TestDecl, source: SourceFile) -> Iterator[Occurrence]:
+    """What a test names: its entry, the runnables, asks and tools its replies, answers and decisions are keyed
+    by, and in each expectation the runnables, routes, loops, maps, asks, tools and models it reads or calls."""
+    for attr in decl.attributes:
+        if attr.key.name == "entry":
+            yield from _value(attr.value, source)
+        elif attr.key.name in ("replies", "answers", "decisions") and isinstance(attr.value, ast.Block):
+            for entry in attr.value.attributes:
+                if not entry.quoted:
+                    yield _use(entry.key.name, entry.key.span)
+    for expect in decl.expects:
+        yield from _expected(expect.subject, source)
+        if isinstance(expect.value, ast.ListValue):  # `in_order [lookup, submit({ ... })]`: tool calls
+            yield from _expected(expect.value, source)
+
+
+def _expected(value: object, source: SourceFile) -> Iterator[Occurrence]:
+    if isinstance(value, ast.Ref | ast.PathValue):
+        yield from _value(value, source)  # `output` and `run.` name no declaration: the caller drops them
+    elif isinstance(value, ast.Call):
+        # `case(triage)`, `called(lookup, { ... })`, `judge(grader, "...") { of = classify }`; in a list of
+        # expected calls, `lookup({ ... })` names the tool itself.
+        for arg in value.args:
+            if isinstance(arg, ast.Ref):
+                yield _use(arg.name, arg.span)
+        for entry in value.block.attributes if value.block else ():
+            if entry.key.name == "of":
+                yield from _value(entry.value, source)
+    elif isinstance(value, ast.ListValue):
+        for item in value.items:
+            if isinstance(item, ast.Call):
+                yield _use(item.func.name, item.func.span)
+            else:
+                yield from _value(item, source)
+    elif isinstance(value, ast.Compare):
+        yield from _expected(value.left, source)
+    elif isinstance(value, ast.Not):
+        yield from _expected(value.operand, source)
+    elif isinstance(value, ast.BoolOp):
+        for operand in value.operands:
+            yield from _expected(operand, source)
 
 
 def _use(name: str, span: Span) -> Occurrence:
