@@ -569,9 +569,10 @@ function timelineItem(i) {
   }
   if (i.kind === 'decision') {
     const d = i.decision || {};
-    const what = d.action || (d.answer !== undefined ? 'answered' : d.case !== undefined ? 'case ' + show(d.case) : '');
-    // What was decided: an answer, edited arguments, a rejection's message, a route's target or value.
-    const detail = [d.answer, d.arguments, d.message, d.reason, d.target, d.value].find(x => x !== undefined && x !== null);
+    const what = d.action || (d.answer !== undefined ? 'answered' : d.case !== undefined ? 'case ' + show(d.case)
+      : d.items !== undefined ? 'new limits' : '');
+    // What was decided: an answer, edited arguments, a rejection's message, a route's target or value, a budget's limits.
+    const detail = [d.answer, d.arguments, d.message, d.reason, d.target, d.value, d.items].find(x => x !== undefined && x !== null);
     return li('decision', (i.of || 'decision') + ' · ' + (d.name || i.key || ''), what,
       detail !== undefined && detail !== null ? el('pre', {class: 'text'}, show(detail)) : null);
   }
