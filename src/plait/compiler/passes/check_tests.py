@@ -185,6 +185,8 @@ class _Test:
                 # A chain's order edges belong to that chain: the next element of another chain is not ours.
                 if edge.kind == "next" and edge.chain is not None and edge.chain not in reached:
                     continue
+                if edge.kind == "back":  # a loop body's way back to its loop: reached from the loop only
+                    continue
                 if edge.target not in reached and not edge.target.startswith("@"):
                     reached.add(edge.target)
                     todo.append(edge.target)
@@ -528,8 +530,9 @@ class _Test:
         if not isinstance(node, ast.Block):
             raise _Bad("P705", "a tool call's arguments are matched by a map `{ NAME = VALUE }`", node.span)
         record = self.graph.get(tool) if self.graph is not None else None
-        params = getattr(record, "params", None)
-        names = [p.name for p in params.fields] if params is not None and hasattr(params, "fields") else None
+        # A declared tool's parameters (its JSON Schema); an agent delegated to takes whatever it is given.
+        schema = getattr(record, "parameters", None) if getattr(record, "kind", None) == "tool" else None
+        names = list(schema.get("properties", {})) if isinstance(schema, dict) else None
         out: dict[str, Any] = {}
         for entry in node.attributes:
             key = entry.key.name
