@@ -64,6 +64,7 @@ def test_raise_a_budget_in_the_browser(served: str, page: Any, tmp_path: Path):
     sign_in(page, f"{served}/#spec=priced&run={run['id']}")
     card = page.wait_for_selector(".pending[data-kind=budget]")
     assert "$0.0200 spent of $0.0200" in card.text_content()
+    page.wait_for_selector('[id="plait:worker"].waiting')  # the graph marks the runnable whose budget it is
     snapshot(page, tmp_path, "budget-waiting")
     card.query_selector("input[name=usd]").fill("0.05")
     card.query_selector("button[type=submit]").click()

@@ -61,6 +61,7 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
             "arguments": {"type": ["object", "null"]},
             "question": {"type": "string"},
             "answer_schema": {"type": ["object", "null"]},
+            "path": {"type": "array", "items": {"type": "string"}, "description": "budget: its runnable's path"},
             "limit": {"type": "string", "description": "budget: the limit the next call would exceed"},
             "limits": {"type": "object", "description": "budget: its limits now"},
             "spent": {"type": "number", "description": "budget: what was spent of that limit"},

@@ -554,6 +554,7 @@ def _all_pending(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "id": "budget",
                 "kind": "budget",
                 "name": exceeded.get("runnable"),
+                "path": exceeded.get("path"),
                 "limit": exceeded.get("limit"),
                 "limits": exceeded.get("limits"),
                 "spent": exceeded.get("spent"),

@@ -610,7 +610,7 @@ async function refreshRun() {
 // A waiting run whose stop event has not come yet: the node its first pending item names waits.
 function waitingFromView(v) {
   if (v.status !== 'waiting' || marks.waiting) return;
-  for (const p of v.pending || []) { const n = nodeOf(String(p.id).split('/')); if (n) { marks.waiting = n; break; } }
+  for (const p of v.pending || []) { const n = nodeOf(p.path || String(p.id).split('/')); if (n) { marks.waiting = n; break; } }
 }
 function renderRun() {
   const v = state.view;
