@@ -162,3 +162,20 @@ def test_the_examples_tests_pass_and_reach_every_route_case_and_loop_exit(capsys
     status = main(["test", "examples", "--no-color", "--min-coverage", "100"])
     captured = capsys.readouterr()
     assert status == EXIT_OK, captured.out + captured.err
+
+
+def test_the_projects_exclude_applies_to_the_search_not_to_a_file_named(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.plait]\nexclude = ["fixtures/*"]\n', encoding="utf-8")
+    (project / "fixtures").mkdir()
+    (project / "fixtures" / "broken.plait").write_text("test t {\n  expect nothing(x)\n}\n", encoding="utf-8")
+    assert main(["test", "--list"]) == EXIT_OK
+    assert "broken" not in capsys.readouterr().out
+    assert main(["test", "fixtures/broken.plait"]) == EXIT_ERRORS
+    assert "error[P702]" in capsys.readouterr().err
+
+
+def test_plait_test_at_the_repository_root_runs_the_examples_and_skips_test_data(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    assert main(["test", "--list"]) == EXIT_OK
+    listed = capsys.readouterr().out.splitlines()
+    assert listed and all(line.startswith("examples/") for line in listed)

@@ -71,6 +71,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from plait.compiler.project import ConfigError, Resolver
     from plait.dsl.discover import spec_files
     from plait.spectest.runner import has_tests, load_tests
 
@@ -80,11 +81,17 @@ def run(args: argparse.Namespace) -> int:
         selected = _selector(args.keyword)
     except ValueError as exc:
         return _usage(str(exc))
+    configs = Resolver(None)
     files: list[Path] = []
     for given in args.paths or ["."]:
         path = Path(given)
         if path.is_dir():
-            files.extend(p for p in spec_files(path) if has_tests(p))
+            # The project's `exclude` applies to the search, as for `plait check` (a file named is tested anyway).
+            try:
+                found = [p for p in spec_files(path) if not configs.of(p).excludes(p)]
+            except ConfigError as exc:
+                return _usage(str(exc))
+            files.extend(p for p in found if has_tests(p))
         elif path.exists():
             files.append(path)
         else:
