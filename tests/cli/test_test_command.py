@@ -171,7 +171,7 @@ def test_the_projects_exclude_applies_to_the_search_not_to_a_file_named(project,
     assert main(["test", "--list"]) == EXIT_OK
     assert "broken" not in capsys.readouterr().out
     assert main(["test", "fixtures/broken.plait"]) == EXIT_ERRORS
-    assert "error[P702]" in capsys.readouterr().err
+    assert "error[P701]: test `t` has nothing to run: the spec declares no runnable" in capsys.readouterr().err
 
 
 def test_plait_test_at_the_repository_root_runs_the_examples_and_skips_test_data(capsys, monkeypatch):

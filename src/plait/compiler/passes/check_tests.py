@@ -153,12 +153,16 @@ class _Test:
         if attribute is None:
             found = graph.entry or entry_point(graph)
             if found is None:
+                why = (
+                    "the spec has no `main` and more than one runnable nothing else uses"
+                    if graph.runnables()
+                    else "the spec declares no runnable"
+                )
                 self.report(
                     "P701",
-                    f"test `{self.decl.name.name}` must name its `entry`: the spec has no `main` and more than one "
-                    "runnable nothing else uses",
+                    f"test `{self.decl.name.name}` has nothing to run: {why}",
                     self.decl.name.span,
-                    "add `entry = NAME`",
+                    "add `entry = NAME`" if graph.runnables() else "declare what the test runs, or import the spec",
                 )
                 return ""
             return found
