@@ -28,9 +28,9 @@ EXIT_TERMINATED = 143
 #: The exit-code table, the same for every command (README, docs and `--help` all show this).
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success: no errors (warnings allowed unless --strict), nothing to reformat, no differences, run done",
-    EXIT_ERRORS: "errors in a spec (a file that cannot be read is one: P005), a failed run, "
+    EXIT_ERRORS: "errors in a spec (a file that cannot be read is one: P005), a failed run, a failed test, "
     "a file `fmt --check` would change, specs `diff` finds different, damage `runs doctor` finds",
-    EXIT_USAGE: "usage error (bad option, no specs under a folder), a run store that cannot be opened (said before "
+    EXIT_USAGE: "usage error (bad option, no specs under a folder, no tests found), a run store that cannot be opened (said before "
     "a run does anything), or an internal failure",
     EXIT_HUMAN: "the run stopped for a human: an approval, an ask or a pause (resume it)",
     EXIT_MAX_STEPS: "the run stopped at max_steps",
