@@ -69,6 +69,9 @@ class CompileContext:
     types: dict[str, Type] = field(default_factory=dict)
     input_type: ObjectType | None = None
     state_type: ObjectType | None = None
+    #: The `type` declarations (plait 0.3), by name, and each as the type it names (collect_symbols).
+    type_decls: dict[str, Any] = field(default_factory=dict)
+    named_types: dict[str, Type] = field(default_factory=dict)
     #: The `test` declarations as written (collect_symbols), and their checked records (check_tests).
     tests_written: list[ast.TestDecl] = field(default_factory=list)
     tests: list[Any] = field(default_factory=list)

@@ -12,7 +12,7 @@ dominators; intervals over the dominator tree answer each query at once.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Iterator
+from typing import Any, Iterator
 
 from plait.core import types as t
 from plait.core.record import Record, record
@@ -260,12 +260,14 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
             children = made
         elif kind in ("parallel", "route"):
             note: tuple
+            narrowed = _narrowed(ctx, decl, inst.input) if kind == "route" else {}
             for index, branch in enumerate(members(ctx, name)):
                 if kind == "parallel":
                     span, note = inst.span, (("branch", branch, inst.note) if inst.note else ())
                 else:
                     span, note = element_spans.get((name, index)), ("case", branch, name)
-                children.append(new(branch, inst.input, inst.producer, inst.frames, span, note, inst))
+                arrives = narrowed.get(index, inst.input)
+                children.append(new(branch, arrives, inst.producer, inst.frames, span, note, inst))
             run.edges.extend((start, 2 * c.id) for c in children)
             run.edges.extend((2 * c.id + 1, done) for c in children)
             if not children:
@@ -295,6 +297,38 @@ def _calls(ctx: CompileContext) -> dict[str, list]:
         if ref.attr in ("tools", "agents", "judge") and ctx.kind(ref.target) == "agent":
             found.setdefault(ref.owner, []).append(ref)
     return found
+
+
+def _narrowed(ctx: CompileContext, route: Any, input: t.Type) -> dict[int, t.Type]:
+    """Each case's input (by its index among the cases that name a runnable) when the route switches on the
+    discriminator of a union of records (`on input.kind`): the records whose literal the case names, and for
+    `else` the ones no case names. Empty when it switches on anything else."""
+    parts = route.subject.parts
+    if len(parts) != 2 or parts[0] != "input" or t.discriminator(t.strip_optional(input)) != parts[1]:
+        return {}
+    named = [case.literal.value for case in route.cases if case.literal is not None]
+    out: dict[int, t.Type] = {}
+    index = 0
+    for case in route.cases:
+        if case.target.name not in ctx.decls:  # as `members` lists them
+            continue
+        if case.literal is not None:
+            out[index] = t.narrow(input, parts[1], (case.literal.value,))
+        else:
+            out[index] = _rest(input, parts[1], named)
+        index += 1
+    return out
+
+
+def _rest(input: t.Type, field: str, named: list[Any]) -> t.Type:
+    """The records of a union whose discriminator holds none of `named` (what an `else` case receives)."""
+    union = t.strip_optional(input)
+    values = []
+    for option in union.options if isinstance(union, t.UnionType) else ():
+        f = option.get(field) if isinstance(option, t.ObjectType) else None
+        if f is not None and isinstance(f.type, t.LiteralType):
+            values += [v for v in f.type.values if not any(v == n and type(v) is type(n) for n in named)]
+    return t.narrow(input, field, values) if values else input
 
 
 def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:

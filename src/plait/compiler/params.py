@@ -13,10 +13,13 @@ from plait.core.diagnostics import Diagnostic
 from plait.core.types import to_json_schema
 from plait.dsl import ast
 
-from .types import block_type
+from .types import Named, block_type
 
 __all__ = ["params_schema"]
 
 
-def params_schema(params: ast.Params | None, report: Callable[[Diagnostic], None]) -> dict[str, Any]:
-    return to_json_schema(block_type(params, report), strict=False)
+def params_schema(
+    params: ast.Params | None, report: Callable[[Diagnostic], None], named: Named | None = None
+) -> dict[str, Any]:
+    """`named`: the spec's `type` declarations, which a parameter may name (`flight: Flight`)."""
+    return to_json_schema(block_type(params, report, named or {}), strict=False)

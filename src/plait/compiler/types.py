@@ -1,13 +1,16 @@
-"""AST type expressions and typed blocks → core types, with unknown types, duplicate fields and bad defaults reported.
+"""AST type expressions, typed blocks and `type` declarations → core types, with unknown types, duplicate fields,
+bad defaults, cyclic types and unions of records without a discriminating field reported.
 
 The one conversion every typed block goes through: tool `params`, and from
-0.2 `output`, `answer`, `input` and `state`. `compiler.params` turns the
-result into a tool's JSON Schema; type inference reads it directly.
+0.2 `output`, `answer`, `input` and `state`, and from 0.3 the named types
+(`type Flight { ... }`, `type Booking = Flight | Hotel`) they may use.
+`compiler.params` turns the result into a tool's JSON Schema; type inference
+reads it directly.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from plait.core import types as t
 from plait.core.codes import declare, make
@@ -20,28 +23,49 @@ from .schema import suggest
 P206 = declare("P206", "bad-default", Severity.ERROR, "a parameter default that does not match its type")
 P207 = declare("P207", "unknown-type", Severity.ERROR, "a parameter type that does not exist")
 P208 = declare("P208", "duplicate-parameter", Severity.ERROR, "two parameters with one name")
+P210 = declare("P210", "cyclic-type", Severity.ERROR, "a named type that contains itself")
+P211 = declare(
+    "P211", "undiscriminated-union", Severity.ERROR, "a union of types that are not records told apart by one field"
+)
 
-__all__ = ["block_type", "literal_value", "type_of"]
+__all__ = ["block_type", "literal_value", "named_types", "output_type", "type_of"]
 
 Report = Callable[[Diagnostic], None]
+#: The spec's named types (`type NAME ...`), by name: what a type expression's name may also mean.
+Named = Mapping[str, t.Type]
 
-_PRIMITIVES: dict[str, t.Type] = {"string": t.TEXT, "int": t.INT, "float": t.FLOAT, "bool": t.BOOL}
+_PRIMITIVES: dict[str, t.Type] = {
+    "string": t.TEXT,
+    "int": t.INT,
+    "float": t.FLOAT,
+    "bool": t.BOOL,
+    "date": t.DATE,
+    "datetime": t.DATETIME,
+}
 _KNOWN = (*_PRIMITIVES, "list", "object")
-_TYPES_NOTE = 'types: `string`, `int`, `float`, `bool`, `list[T]`, `object { ... }`, `"a" | "b"`, `T?`'
+_TYPES_NOTE = (
+    'types: `string`, `int`, `float`, `bool`, `date`, `datetime`, `list[T]`, `object { ... }`, `"a" | "b"`,'
+    " `1 | 2`, `T?`, and the spec's own `type` names"
+)
+_NOTHING: Named = {}
 
 
-def _base(expr: ast.TypeExpr, report: Report) -> t.Type:
+def _base(expr: ast.TypeExpr, report: Report, named: Named = _NOTHING) -> t.Type:
     """The type written, ignoring its `?`; an unknown type is reported and becomes `any` (nothing cascades)."""
     if expr.form == "union":
         return t.LiteralType(tuple(lit.value for lit in expr.literals), expr.span)
     if expr.form == "name" and expr.name in _PRIMITIVES:
         return _PRIMITIVES[expr.name]
+    if expr.form == "name" and expr.name is not None and expr.name in named:
+        return named[expr.name]
+    if expr.form == "names":
+        return _records(expr, report, named)
     if expr.form == "generic" and expr.name == "list" and len(expr.args) == 1:
-        item = type_of(expr.args[0], report)
+        item = type_of(expr.args[0], report, named)
         return t.ListType(item)
     if expr.form == "object" and expr.name == "object":
-        return _object(expr.fields, expr.span, report)
-    hint = suggest(expr.name or "", _KNOWN)
+        return _object(expr.fields, expr.span, report, named)
+    hint = suggest(expr.name or "", (*_KNOWN, *named))
     shape = {"generic": f"{expr.name}[...]", "object": f"{expr.name} {{...}}"}.get(expr.form, expr.name)
     report(
         make(
@@ -55,9 +79,40 @@ def _base(expr: ast.TypeExpr, report: Report) -> t.Type:
     return t.ANY
 
 
-def type_of(expr: ast.TypeExpr, report: Report) -> t.Type:
+def _records(expr: ast.TypeExpr, report: Report, named: Named) -> t.Type:
+    """`Flight | Hotel`: records with one field whose literals tell them apart (P211 otherwise)."""
+    options = [_base(arg, report, named) for arg in expr.args]
+    if any(isinstance(o, t.AnyType) for o in options):  # an unknown name: reported already
+        return t.ANY
+    union = t.UnionType(tuple(options))
+    if t.discriminator(union) is None:
+        names = " | ".join(arg.name or "" for arg in expr.args)
+        not_records = [arg.name for arg, o in zip(expr.args, options) if not isinstance(o, t.ObjectType)]
+        why = (
+            f"`{not_records[0]}` is not a record"
+            if not_records
+            else "no field is declared in every one of them, required, as literals no two of them share"
+        )
+        report(
+            make(
+                "P211",
+                f"`{names}` cannot be told apart: {why}",
+                expr.span,
+                notes=[
+                    "a union of named types is a union of records with one discriminating field, such as"
+                    ' `kind: "flight"` in `Flight` and `kind: "hotel"` in `Hotel`; a route on that field'
+                    " narrows each case to its record"
+                ],
+                fix=Fix('give each record a field of its own literal, e.g. `kind: "flight"`'),
+            )
+        )
+        return t.ANY
+    return union
+
+
+def type_of(expr: ast.TypeExpr, report: Report, named: Named = _NOTHING) -> t.Type:
     """A type expression where it is not a field (a list's item): `T?` is an OptionalType."""
-    base = _base(expr, report)
+    base = _base(expr, report, named)
     return t.OptionalType(base) if expr.optional and not isinstance(base, t.AnyType) else base
 
 
@@ -84,7 +139,7 @@ def _bad_default(name: str, declared: t.Type, optional: bool, value: Any, ok: bo
     return message
 
 
-def _object(params: tuple[ast.Param, ...], span: Any, report: Report) -> t.ObjectType:
+def _object(params: tuple[ast.Param, ...], span: Any, report: Report, named: Named = _NOTHING) -> t.ObjectType:
     fields: list[t.FieldType] = []
     seen: set[str] = set()
     for param in params:
@@ -93,7 +148,7 @@ def _object(params: tuple[ast.Param, ...], span: Any, report: Report) -> t.Objec
             report(make("P208", f"parameter `{name}` is declared twice", param.name.span))
             continue
         seen.add(name)
-        declared = _base(param.type, report)
+        declared = _base(param.type, report, named)
         description = param.description.value if param.description is not None else None
         default, has_default = None, False
         if param.default is not None:
@@ -109,8 +164,67 @@ def _object(params: tuple[ast.Param, ...], span: Any, report: Report) -> t.Objec
     return t.ObjectType(tuple(fields), span)
 
 
-def block_type(params: ast.Params | None, report: Report) -> t.ObjectType:
+def block_type(params: ast.Params | None, report: Report, named: Named = _NOTHING) -> t.ObjectType:
     """A typed block (`params`, `output`, `answer`, `input`, `state`) as a record; none written is an empty one."""
     if params is None:
         return t.ObjectType(())
-    return _object(params.params, params.span, report)
+    return _object(params.params, params.span, report, named)
+
+
+def output_type(params: ast.Params, report: Report, named: Named = _NOTHING) -> t.Type:
+    """An `output { ... }` as a record, or `output TYPE` (plait 0.3) as that type: a list, a named record or union."""
+    if params.type is None:
+        return block_type(params, report, named)
+    return type_of(params.type, report, named)
+
+
+class _Resolving(dict[str, t.Type]):
+    """The named types, each converted the first time a type expression names it (cycles are P210)."""
+
+    def __init__(self, decls: Mapping[str, ast.TypeDecl], report: Report) -> None:
+        super().__init__()
+        self.decls, self.report = decls, report
+        self.open: list[str] = []
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.decls
+
+    def __iter__(self) -> Any:
+        return iter(self.decls)
+
+    def __missing__(self, name: str) -> t.Type:
+        if name in self.open:
+            cycle = [*self.open[self.open.index(name) :], name]
+            decl = self.decls[name]
+            self.report(
+                make(
+                    "P210",
+                    f"type `{name}` contains itself: {' → '.join(cycle)}",
+                    decl.name.span,
+                    notes=["a type is a finite JSON Schema: a record cannot hold itself, even in a list or as `T?`"],
+                    fix=Fix("break the cycle: hold an identifier (a `string`) instead of the record"),
+                )
+            )
+            return t.ANY
+        self.open.append(name)
+        try:
+            made = _declared(self.decls[name], self.report, self)
+        finally:
+            self.open.pop()
+        self[name] = made
+        return made
+
+
+def _declared(decl: ast.TypeDecl, report: Report, named: Named) -> t.Type:
+    name = decl.name.name
+    if decl.alias is not None:
+        made = type_of(decl.alias, report, named)
+        return t.UnionType(made.options, name=name) if isinstance(made, t.UnionType) else made
+    record = block_type(decl.fields, report, named)
+    return t.ObjectType(record.fields, record.span, name=name)
+
+
+def named_types(decls: Mapping[str, ast.TypeDecl], report: Report) -> dict[str, t.Type]:
+    """Every `type` declaration as its type, in declaration order; an unknown name in one is P207, a cycle P210."""
+    resolving = _Resolving(decls, report)
+    return {name: resolving[name] for name in decls}

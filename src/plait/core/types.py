@@ -19,11 +19,15 @@ from plait.core.source import Span
 __all__ = [
     "ANY",
     "BOOL",
+    "DATE",
+    "DATETIME",
     "FLOAT",
     "INT",
     "TEXT",
     "AnyType",
     "BoolType",
+    "DateTimeType",
+    "DateType",
     "FieldType",
     "FloatType",
     "IntType",
@@ -35,10 +39,12 @@ __all__ = [
     "Type",
     "UnionType",
     "describe",
+    "discriminator",
     "field_names",
     "is_numeric",
     "lookup",
     "matches",
+    "narrow",
     "step",
     "strip_optional",
     "to_json_schema",
@@ -66,6 +72,20 @@ class FloatType(Record):
 @record(kw_only=False)
 class BoolType(Record):
     kind: str = "bool"
+
+
+@record(kw_only=False)
+class DateType(Record):
+    """`date`: an ISO 8601 calendar date as text (`2026-12-05`), checked at run time."""
+
+    kind: str = "date"
+
+
+@record(kw_only=False)
+class DateTimeType(Record):
+    """`datetime`: an ISO 8601 date and time as text (`2026-12-05T08:30:00Z`), checked at run time."""
+
+    kind: str = "datetime"
 
 
 @record(kw_only=False)
@@ -111,6 +131,8 @@ class ObjectType(Record):
     #: Where it was declared (the `output` block, the `object {` ...), for a diagnostic's second label.
     span: Span | None = field(default=None, compare=False, repr=False)
     kind: str = "object"
+    #: The `type NAME` it was declared as (messages and JSON Schema titles say it); None for an anonymous one.
+    name: str | None = field(default=None, compare=False)
 
     def get(self, name: str) -> FieldType | None:
         for f in self.fields:
@@ -129,17 +151,37 @@ class OptionalType(Record):
 
 @record(kw_only=False)
 class UnionType(Record):
-    """One of several types: a route's output when its cases produce different ones."""
+    """One of several types: a route's output when its cases produce different ones, or `type B = F | H`.
+
+    `partial` (a route's output): a field only some options declare reads as
+    optional, since the case that ran may not have produced it. A declared
+    union of records is read field by field only where all its options agree,
+    or after a route on its discriminator narrows it (`narrow`)."""
 
     options: tuple["Type", ...]
     kind: str = "union"
+    partial: bool = field(default=False, compare=False)
+    #: The `type NAME` it was declared as; None for an anonymous one.
+    name: str | None = field(default=None, compare=False)
 
 
 Type = Union[
-    TextType, IntType, FloatType, BoolType, AnyType, LiteralType, ListType, ObjectType, OptionalType, UnionType
+    TextType,
+    IntType,
+    FloatType,
+    BoolType,
+    DateType,
+    DateTimeType,
+    AnyType,
+    LiteralType,
+    ListType,
+    ObjectType,
+    OptionalType,
+    UnionType,
 ]
 
 TEXT, INT, FLOAT, BOOL, ANY = TextType(), IntType(), FloatType(), BoolType(), AnyType()
+DATE, DATETIME = DateType(), DateTimeType()
 
 
 def union_of(types: Iterable[Type]) -> Type:
@@ -153,6 +195,13 @@ def union_of(types: Iterable[Type]) -> Type:
                 options.append(option)
     if not options:
         return ANY
+    literals = [o for o in options if isinstance(o, LiteralType)]
+    if len(options) > 1 and len(literals) == len(options):
+        # `"flight" | "hotel"`: one literal union (what a route's subject and a condition's operand need).
+        merged: list[Literal] = []
+        for option in literals:
+            merged += [v for v in option.values if not any(v == m and type(v) is type(m) for m in merged)]
+        return LiteralType(tuple(merged))
     return options[0] if len(options) == 1 else UnionType(tuple(options))
 
 
@@ -184,13 +233,63 @@ def step(t: Type, name: str) -> Type | None:
         return None if inner is None else _optional(inner)
     if isinstance(t, UnionType):
         found = [step(option, name) for option in t.options]
-        return None if any(f is None for f in found) else union_of(f for f in found if f is not None)
+        if not any(f is None for f in found):
+            return union_of(f for f in found if f is not None)
+        # A route's cases that are all records: a field some of them declare may be absent, so it is optional.
+        if t.partial and any(f is not None for f in found) and all(_is_record(o) for o in t.options):
+            return _optional(union_of(f for f in found if f is not None))
+        return None
     if isinstance(t, ObjectType):
         f = t.get(name)
         if f is None:
             return None
         return _optional(f.type) if f.optional else f.type
     return None
+
+
+def _is_record(t: Type) -> bool:
+    return isinstance(strip_optional(t), ObjectType | AnyType)
+
+
+def discriminator(t: Type) -> str | None:
+    """The field that tells a union of records apart: every option declares it (not optional) as literals, and
+    no literal belongs to two options. None when `t` is no such union."""
+    if not isinstance(t, UnionType) or len(t.options) < 2:
+        return None
+    records = [o for o in t.options if isinstance(o, ObjectType)]
+    if len(records) != len(t.options):
+        return None
+    for candidate in records[0].fields:
+        seen: set[Any] = set()
+        for option in records:
+            f = option.get(candidate.name)
+            if f is None or f.optional or not isinstance(f.type, LiteralType):
+                break
+            values = {(type(v), v) for v in f.type.values}
+            if values & seen:
+                break
+            seen |= values
+        else:
+            return candidate.name
+    return None
+
+
+def narrow(t: Type, name: str, values: Iterable[Literal]) -> Type:
+    """`t` as it is when field `name` holds one of `values`: the options of a union of records that allow one.
+
+    What a route on a union's discriminator gives each case. Anything else (or no option left) stays `t`."""
+    inner = strip_optional(t)
+    if not isinstance(inner, UnionType):
+        return t
+    wanted = {(type(v), v) for v in values}
+    kept = []
+    for option in inner.options:
+        f = option.get(name) if isinstance(option, ObjectType) else None
+        if f is not None and isinstance(f.type, LiteralType) and {(type(v), v) for v in f.type.values} & wanted:
+            kept.append(option)
+    if not kept or len(kept) == len(inner.options):
+        return t
+    return kept[0] if len(kept) == 1 else UnionType(tuple(kept), name=None)
 
 
 def _optional(t: Type) -> Type:
@@ -214,9 +313,13 @@ def field_names(t: Type) -> list[str]:
         return [f.name for f in t.fields]
     if isinstance(t, UnionType):
         common: list[str] | None = None
+        every: list[str] = []
         for option in t.options:
             names = field_names(option)
             common = names if common is None else [n for n in common if n in names]
+            every += [n for n in names if n not in every]
+        if t.partial and all(_is_record(o) for o in t.options):
+            return every
         return common or []
     return []
 
@@ -238,7 +341,7 @@ def describe(t: Type, *, fields: bool = False) -> str:
     Records are `object {...}` unless `fields` asks for their field names."""
     if isinstance(t, TextType):
         return "string"
-    if isinstance(t, IntType | FloatType | BoolType):
+    if isinstance(t, IntType | FloatType | BoolType | DateType | DateTimeType):
         return t.kind
     if isinstance(t, AnyType):
         return "any"
@@ -250,7 +353,11 @@ def describe(t: Type, *, fields: bool = False) -> str:
         inner = describe(t.inner, fields=fields)
         return f"({inner})?" if isinstance(t.inner, LiteralType | UnionType) else inner + "?"
     if isinstance(t, UnionType):
+        if t.name is not None:
+            return t.name
         return " | ".join(describe(o, fields=fields) for o in t.options)
+    if t.name is not None:
+        return t.name
     if not fields:
         return "object {...}"
     return "object { " + ", ".join(f.name + ("?" if f.optional else "") for f in t.fields) + " }"
@@ -278,6 +385,8 @@ def matches(t: Type, value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if isinstance(t, BoolType):
         return isinstance(value, bool)
+    if isinstance(t, DateType | DateTimeType):
+        return isinstance(value, str) and is_iso(t.kind, value)
     if isinstance(t, ListType):
         return isinstance(value, list) and all(matches(t.item, v) for v in value)
     if not isinstance(value, dict):
@@ -290,10 +399,29 @@ def matches(t: Type, value: Any) -> bool:
     return all(f.name in value for f in t.fields if not f.optional and not f.has_default)
 
 
+def is_iso(kind: str, text: str) -> bool:
+    """Whether `text` is an ISO 8601 `date` (`2026-12-05`) or `datetime` (a date, `T` or a space, a time, an
+    optional offset): what a `date`/`datetime` field holds, and the JSON Schema formats `date`/`date-time`."""
+    from datetime import date, datetime
+
+    try:
+        if kind == "date":
+            date.fromisoformat(text)
+            return len(text) == 10
+        if len(text) < 11 or text[10] not in "Tt ":
+            return False
+        datetime.fromisoformat(text.replace("z", "Z"))
+        return True
+    except ValueError:
+        return False
+
+
 # --- JSON Schema ------------------------------------------------------------------
 
 
 _JSON_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean"}
+#: JSON Schema's names for the formats a `date` and a `datetime` are written in.
+FORMATS = {"date": "date", "datetime": "date-time"}
 
 
 def _enum_type(values: tuple[Literal, ...]) -> str | None:
@@ -325,6 +453,8 @@ def to_json_schema(t: Type, *, strict: bool = True, nullable: bool = False) -> d
     reference says)."""
     if isinstance(t, TextType | IntType | FloatType | BoolType):
         return {"type": _JSON_TYPES[t.kind]}
+    if isinstance(t, DateType | DateTimeType):
+        return {"type": "string", "format": FORMATS[t.kind]}
     if isinstance(t, AnyType):
         return {}
     if isinstance(t, LiteralType):
@@ -336,7 +466,10 @@ def to_json_schema(t: Type, *, strict: bool = True, nullable: bool = False) -> d
         inner = to_json_schema(t.inner, strict=strict, nullable=nullable)
         return {"anyOf": [inner, {"type": "null"}]} if strict or nullable else inner
     if isinstance(t, UnionType):
-        return {"anyOf": [to_json_schema(o, strict=strict, nullable=nullable) for o in t.options]}
+        union: dict[str, Any] = {"anyOf": [to_json_schema(o, strict=strict, nullable=nullable) for o in t.options]}
+        if t.name is not None and not strict:
+            union["title"] = t.name
+        return union
     properties: dict[str, Any] = {}
     required: list[str] = []
     for f in t.fields:
@@ -351,6 +484,8 @@ def to_json_schema(t: Type, *, strict: bool = True, nullable: bool = False) -> d
             required.append(f.name)
         properties[f.name] = schema
     out: dict[str, Any] = {"type": "object", "properties": properties}
+    if t.name is not None and not strict:  # what `plait graph --json` and a tool's schema call it
+        out["title"] = t.name
     if required or strict:
         out["required"] = required
     if strict:

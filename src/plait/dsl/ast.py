@@ -67,6 +67,7 @@ __all__ = [
     "String",
     "Succeeded",
     "TestDecl",
+    "TypeDecl",
     "Expect",
     "ToolDecl",
     "TypeExpr",
@@ -296,14 +297,15 @@ class TypeExpr(Node):
     - "name": `string`, `int`, ... (`name`)
     - "generic": `list[T]` (`name`, `args`)
     - "object": `object { ... }` (`name`, `fields`)
-    - "union": `"a" | "b"` (`literals`)
+    - "union": `"a" | "b"`, and from 0.3 `1 | 2 | 3` (`literals`)
+    - "names": `Flight | Hotel` (plait 0.3: `args`, each a "name")
     """
 
-    form: Literal["name", "generic", "object", "union"]
+    form: Literal["name", "generic", "object", "union", "names"]
     name: str | None = None
     args: tuple[TypeExpr, ...] = ()
     fields: tuple[Param, ...] = ()
-    literals: tuple[String, ...] = ()
+    literals: tuple[String | Number, ...] = ()
     optional: bool = False
 
 
@@ -324,6 +326,8 @@ class Params(Node):
 
     params: tuple[Param, ...]
     keyword: Literal["params", "output", "answer", "input", "state"] = "params"
+    #: `output TYPE` (plait 0.3: `output list[Flight]`, `output Booking`): the whole output's type, no fields.
+    type: TypeExpr | None = None
 
 
 # --- declarations -------------------------------------------------------------
@@ -381,6 +385,19 @@ class McpDecl(_Described):
     """`mcp NAME "description" { command = [...] | url = "...", tools = [...], ... }`."""
 
     kind: Literal["mcp"] = "mcp"
+
+
+@_node
+class TypeDecl(Node):
+    """`type NAME ["description"] { field: type ... }` or `type NAME = TYPE` (plait 0.3): a named type."""
+
+    kind: Literal["type"] = "type"
+    name: Ident
+    description: String | None = None
+    #: The record's fields (`type Flight { ... }`); None for `type NAME = TYPE`.
+    fields: Params | None = None
+    #: The type it names (`type Booking = Flight | Hotel`); None for a record.
+    alias: TypeExpr | None = None
 
 
 @_node
@@ -543,6 +560,7 @@ Decl = Union[
     AskDecl,
     McpDecl,
     TestDecl,
+    TypeDecl,
 ]
 
 

@@ -302,6 +302,14 @@ class _Layout:
             head, middle, body = "import", [self.inline(d.path)], []
         elif isinstance(d, ast.InputDecl | ast.StateDecl):
             head, middle, body = d.kind, [], [self.inline_typed(d.fields, braces_only=True)]
+        elif isinstance(d, ast.TypeDecl):
+            head = f"type {d.name.name}"
+            middle = [self.inline(d.description)] if d.description else []
+            if d.alias is not None:
+                middle, body = middle + ["=", self.inline_type(d.alias)], []
+            else:
+                assert d.fields is not None
+                body = [self.inline_typed(d.fields, braces_only=True)]
         elif isinstance(d, ast.RouteDecl):
             head = f"route {d.name.name}"
             middle = [self.inline(d.description)] if d.description else []
@@ -376,6 +384,9 @@ class _Layout:
         if isinstance(d, ast.TestDecl):
             self.test(d)
             return
+        if isinstance(d, ast.TypeDecl):
+            self.type_decl(d)
+            return
         if isinstance(d, ast.ModelDecl):
             self.write(" = ")
             self.string(d.target, "")
@@ -388,6 +399,19 @@ class _Layout:
         if d.body is not None:
             self.write(" ")
             self.block(d.body, "")
+
+    def type_decl(self, d: ast.TypeDecl) -> None:
+        """`type NAME ["description"] { ... }` or `type NAME = TYPE` (plait 0.3)."""
+        if d.description is not None:
+            self.write(" ")
+            self.string(d.description, "")
+        if d.alias is not None:
+            self.write(" = ")
+            self.type(d.alias, "")
+            return
+        assert d.fields is not None
+        self.write(" ")
+        self.typed_members(d.fields, "", d.fields.keyword)
 
     def test(self, d: ast.TestDecl) -> None:
         """`test NAME ["description"] { ... }`: attributes and `expect` lines in the order written."""
@@ -583,13 +607,18 @@ class _Layout:
         return "{ " + ", ".join(parts) + " }"
 
     def typed_open(self, p: ast.Params, keyword: str) -> int:
-        return self.skip_to(p.span.offset + len(keyword))
+        # A `type` declaration's fields start at their `{` (its keyword and name come before).
+        skip = len(keyword) if self.text.startswith(keyword, p.span.offset) else 0
+        return self.skip_to(p.span.offset + skip)
 
     def inline_typed(self, p: ast.Params, braces_only: bool = False) -> str | None:
         """`output { a: int, b: string }` on one line where the author wrote it so
         (`{ ... }` alone for `input` and `state`, whose keyword is the declaration's)."""
         if self.has_comment(p.span):
             return None
+        if p.type is not None:  # `output list[Flight]` (plait 0.3)
+            shown = self.inline_type(p.type)
+            return None if shown is None else f"{p.keyword} {shown}"
         open_at = self.typed_open(p, p.keyword)
         if not p.params:
             text = "{}"
@@ -688,7 +717,10 @@ class _Layout:
         if isinstance(m, ast.Params):
             self.emit(m.keyword, m.span.offset, m.span.offset + len(m.keyword))
             self.write(" ")
-            self.typed_members(m, indent, m.keyword)
+            if m.type is not None:
+                self.type(m.type, indent)
+            else:
+                self.typed_members(m, indent, m.keyword)
             return
         assert key is not None  # `block` gives every attribute its key
         self.emit_node(key, m.key)
@@ -759,6 +791,8 @@ class _Layout:
             if literals is None:
                 return None
             text = literals
+        elif t.form == "names":
+            text = " | ".join(arg.name or "" for arg in t.args)
         else:
             open_at = self.skip_to(t.span.offset + len(name))
             first = t.fields[0] if t.fields else None
@@ -793,7 +827,11 @@ class _Layout:
         elif t.form == "union":
             for i, literal in enumerate(t.literals):
                 self.write(" | " if i else "")
-                self.string(literal, indent)
+                self.value(literal, indent)
+        elif t.form == "names":
+            for i, arg in enumerate(t.args):
+                self.write(" | " if i else "")
+                self.emit_node(arg.name or "", arg)
         else:
             self.emit(name, t.span.offset, t.span.offset + len(name))
             self.write(" ")

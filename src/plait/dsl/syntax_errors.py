@@ -111,6 +111,7 @@ _KEYWORDS = {
     "MCP": "mcp",
     "TEST": "test",
     "EXPECT": "expect",
+    "TYPE": "type",
     "ON": "on",
     "ELSE": "else",
     "NOT": "not",
@@ -150,6 +151,7 @@ DECLARATION_TERMINALS = frozenset(
         "ASK",
         "MCP",
         "TEST",
+        "TYPE",
     }
 )
 _VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "SIZE", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
@@ -197,7 +199,7 @@ def _expected(expected: set[str]) -> str:
     elif DECLARATION_TERMINALS <= names and "NAME" not in names:
         phrases.append(
             "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"
-            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`, `test`)"
+            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`, `test`, `type`)"
         )
         names -= DECLARATION_TERMINALS
     elif _TYPED_BLOCKS <= names and "NAME" in names:

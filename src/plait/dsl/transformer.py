@@ -70,6 +70,7 @@ _String = ast.constructor(ast.String)
 _Succeeded = ast.constructor(ast.Succeeded)
 _ToolDecl = ast.constructor(ast.ToolDecl)
 _TypeExpr = ast.constructor(ast.TypeExpr)
+_TypeDecl = ast.constructor(ast.TypeDecl)
 
 
 def _name(tok: Token) -> str:
@@ -434,6 +435,29 @@ class AstBuilder:
 
     def type_union(self, c: list) -> ast.TypeExpr:
         return _TypeExpr(span=self._span(c[0], c[-1]), form="union", literals=tuple(c), optional=False)
+
+    def type_names(self, c: list) -> ast.TypeExpr:
+        """`Flight | Hotel` (plait 0.3): a union of named types, each kept as a "name" type."""
+        args = tuple(self.type_name([tok]) for tok in c)
+        return _TypeExpr(span=self._span(c[0], c[-1]), form="names", args=args, optional=False)
+
+    def output_type(self, c: list) -> ast.Params:
+        """`output TYPE` (plait 0.3): an output that is one type (a list, a named record or union), not fields."""
+        kw, type_ = c
+        return _Params(span=self._span(kw, type_), params=(), keyword=kw.value, type=type_)
+
+    def type_decl(self, c: list) -> ast.TypeDecl:
+        """`type NAME ["description"] { field: type ... }`: a named record."""
+        kw, name, description, lbrace, *fields, rbrace = c
+        params = _Params(
+            span=self._span(lbrace, rbrace), params=tuple(p for p in fields if p is not None), keyword="params"
+        )
+        return _TypeDecl(span=self._span(kw, rbrace), name=self._ident(name), description=description, fields=params)
+
+    def type_alias(self, c: list) -> ast.TypeDecl:
+        """`type NAME = TYPE`: a name for any type (a union of records, a literal union)."""
+        kw, name, type_ = c
+        return _TypeDecl(span=self._span(kw, type_), name=self._ident(name), alias=type_)
 
     # --- values -------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from .providers.base import (
     final_answer_text,
 )
 from .providers.continuation import RETENTION, continuation_id
-from .structured_output import check_output, guidance, output_cut_off, output_invalid
+from .structured_output import check_output, guidance, output_cut_off, output_invalid, wire_schema
 
 __all__ = [
     "TRUNCATED",
@@ -80,7 +80,7 @@ def model_request(
         system=system,
         agent=agent.name,
         step=step,
-        output_schema=agent.output_schema(),
+        output_schema=wire_schema(agent.output_schema()),
         path=path,
     )
 

@@ -50,8 +50,28 @@ def _validator(schema: dict[str, Any]) -> Any:
     if entry is None or entry[0] is not schema:
         from jsonschema import validators
 
-        entry = _VALIDATORS[id(schema)] = (schema, validators.validator_for(schema)(schema))
+        validator = validators.validator_for(schema)(schema, format_checker=_formats())
+        entry = _VALIDATORS[id(schema)] = (schema, validator)
     return entry[1]
+
+
+_CHECKER: list[Any] = []
+
+
+def _formats() -> Any:
+    """A format checker for the formats a spec's types write (`date`, `date-time`), checked as the compiler's
+    `matches` checks a literal; jsonschema checks no format unless given one, and its own `date-time` needs
+    an extra package."""
+    if not _CHECKER:
+        from jsonschema import FormatChecker
+
+        from plait.core.types import FORMATS, is_iso
+
+        checker = FormatChecker(formats=())
+        for kind, name in FORMATS.items():
+            checker.checks(name)(lambda value, kind=kind: not isinstance(value, str) or is_iso(kind, value))
+        _CHECKER.append(checker)
+    return _CHECKER[0]
 
 
 def problems(value: Any, schema: dict[str, Any] | None) -> list[str]:

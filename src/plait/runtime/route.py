@@ -2,7 +2,8 @@
 
 The subject is read on the route's own input (or any visible path), the first
 case whose literal equals it runs with that same input, else the `else` case;
-the route's output is the case's. The choice is recorded (report decision and
+the route's output is the case's (from plait 0.3 with the fields only other
+cases declare set to null). The choice is recorded (report decision and
 `route` event, with the value that decided it) and kept in the run's progress,
 so a resumed run goes back into the same case without deciding again.
 """
@@ -15,13 +16,14 @@ from typing import Any
 
 from .conditions import same
 from plait.core.kinds import RouteNode
+from plait.core.types import ObjectType, Type, UnionType
 
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Outcome
 from .scope import PathError, resolve
 
-__all__ = ["Runner", "pick", "run_route"]
+__all__ = ["Runner", "pick", "run_route", "with_absent_fields"]
 
 #: compose.run_runnable, passed in (compose imports this module).
 Runner = Callable[[RunContext, str, Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
@@ -62,4 +64,17 @@ async def run_route(
     outcome = await run(ctx, target, input, path + (target,), branch)
     if isinstance(outcome, Done):
         del ctx.progress[key]
+        outcome.output = with_absent_fields(route.output, outcome.output)
     return outcome
+
+
+def with_absent_fields(output: Type, value: Any) -> Any:
+    """A case's record with every field another case declares and it lacks set to null: from plait 0.3 such a
+    field reads as `T?` after the route (the compiler marks the route's output `partial`), so it must be there."""
+    if not isinstance(output, UnionType) or not output.partial or not isinstance(value, dict):
+        return value
+    filled = dict(value)
+    for option in output.options:
+        for field in option.fields if isinstance(option, ObjectType) else ():
+            filled.setdefault(field.name, None)
+    return filled

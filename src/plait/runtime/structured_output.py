@@ -19,12 +19,27 @@ from typing import Any
 from .errors import AgentError
 from .records import complete, problems
 
-__all__ = ["GUIDANCE", "check_output", "guidance", "output_cut_off", "output_invalid", "summary"]
+__all__ = [
+    "GUIDANCE",
+    "WRAPPED",
+    "check_output",
+    "guidance",
+    "output_cut_off",
+    "output_invalid",
+    "summary",
+    "wire_schema",
+]
+
+#: The one field a model's answer is asked to wrap an `output` that is not a record in (a top-level list, a union
+#: of records): the providers' structured output wants an object at the top.
+WRAPPED = "value"
 
 #: How many schema errors a message names; the rest are counted.
 _SHOWN = 5
 #: id(strict schema) → (it, the same schema with optional fields not required); schemas live as long as the program.
 _ACCEPTED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+#: id(schema) → (it, its wrapped wire form); see wire_schema.
+_WIRE: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 #: A model told the schema in words may still wrap its JSON in a code fence.
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 
@@ -49,10 +64,32 @@ def check_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:
         shown = text.strip()[:80]
         start = f"it begins {shown!r}" if shown else "the reply is empty"
         return None, [f"the answer is not JSON ({exc.args[0].split(':')[0]}; {start})"]
-    errors = problems(value, _accepted(schema))
+    accepted = _accepted(schema)
+    errors = problems(value, accepted)
+    if errors and schema.get("type") != "object" and isinstance(value, dict) and list(value) == [WRAPPED]:
+        # Asked for on the wire as `{"value": ...}` (wire_schema); a model told in words may answer either way.
+        if not problems(value[WRAPPED], accepted):
+            value, errors = value[WRAPPED], []
     if errors:
         return None, errors
     return complete(value, schema), []
+
+
+def wire_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the provider is asked for: `schema` itself for a record, else a record of one field `value` holding
+    it (OpenAI's and Anthropic's structured output take only an object at the top); check_output unwraps it."""
+    if schema is None or schema.get("type") == "object":
+        return schema
+    entry = _WIRE.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        wrapped = {
+            "type": "object",
+            "properties": {WRAPPED: schema},
+            "required": [WRAPPED],
+            "additionalProperties": False,
+        }
+        entry = _WIRE[id(schema)] = (schema, wrapped)
+    return entry[1]
 
 
 def _accepted(schema: dict[str, Any]) -> dict[str, Any]:

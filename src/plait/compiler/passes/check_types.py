@@ -513,7 +513,7 @@ class _Checker:
                 "max_response": values.pop("max_response", None) or SCHEMAS["tool"]["max_response"].default,
             }
         params = [p for p in decl.body.params if getattr(p, "keyword", "params") == "params"]
-        values["parameters"] = params_schema(params[0] if params else None, self.report)
+        values["parameters"] = params_schema(params[0] if params else None, self.report, self.ctx.named_types)
 
     def simple(
         self,

@@ -1,4 +1,4 @@
-"""Modules → the symbol table: one namespace for every file of the spec."""
+"""Modules → the symbol table: one namespace for every file of the spec, and the named types it declares."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from plait.core.diagnostics import Fix, Label, Severity
 from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import a
+from ..types import named_types
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P102 = declare("P102", "duplicate-name", Severity.ERROR, "two declarations with one name")
@@ -25,9 +26,10 @@ def collect_symbols(ctx: CompileContext) -> None:
                 _test(ctx, decl)
                 continue
             name = decl.name.name
-            first = ctx.decls.get(name)
+            first = ctx.decls.get(name) or ctx.type_decls.get(name)
             if first is None:
-                ctx.decls[name] = decl
+                # A named type is no graph node either, but its name is one of the spec's.
+                (ctx.type_decls if isinstance(decl, ast.TypeDecl) else ctx.decls)[name] = decl
                 continue
             ctx.diagnostics.append(
                 make(
@@ -38,6 +40,9 @@ def collect_symbols(ctx: CompileContext) -> None:
                     fix=Fix("rename one of them; all declarations share one namespace"),
                 )
             )
+
+    if ctx.type_decls:
+        ctx.named_types = named_types(ctx.type_decls, ctx.diagnostics.append)
 
 
 def _block(ctx: CompileContext, decl: ast.InputDecl | ast.StateDecl) -> None:

@@ -15,7 +15,7 @@ from plait.core.diagnostics import Fix, Severity
 from plait.dsl import ast
 
 from ..context import CompileContext
-from ..types import block_type
+from ..types import block_type, output_type
 from ._blocks import body_of
 from ..draft import NOTHING
 
@@ -40,7 +40,7 @@ def _typed(block: ast.Block | None, keyword: str) -> ast.Params | None:
 def _well_formed(ctx: CompileContext, owner: str, params: ast.Params) -> None:
     """P209: an `output`/`answer` with no fields, or with a default (a reply has no defaults)."""
     keyword = getattr(params, "keyword", "output")
-    if not params.params:
+    if not params.params and getattr(params, "type", None) is None:
         ctx.diagnostics.append(
             make(
                 "P209",
@@ -71,11 +71,11 @@ def declared_types(ctx: CompileContext) -> dict[str, t.Type]:
         params = _typed(body_of(decl), keyword) if keyword else None
         if params is not None:
             _well_formed(ctx, name, params)
-            declared[name] = block_type(params, report)
+            declared[name] = output_type(params, report, ctx.named_types)
     for kind in ("input", "state"):
         decl = ctx.blocks.get(kind)
         if decl is not None:
-            setattr(ctx, f"{kind}_type", block_type(decl.fields, report))
+            setattr(ctx, f"{kind}_type", block_type(decl.fields, report, ctx.named_types))
     return declared
 
 
@@ -107,7 +107,12 @@ def _combine(ctx: CompileContext, name: str, parts: tuple[str, ...], types: dict
     if kind == "parallel":
         return t.ObjectType(tuple(t.FieldType(p, types[p]) for p in parts))
     if kind == "route":
-        return t.union_of(types[p] for p in parts)
+        # The case that ran made the output: from plait 0.3 a field only some cases declare reads as `T?` (0.2
+        # reads only the fields common to all cases, P402, and keeps doing so).
+        union = t.union_of(types[p] for p in parts)
+        if isinstance(union, t.UnionType) and ctx.version >= (0, 3):
+            return t.UnionType(union.options, partial=True)
+        return union
     if not parts:
         return t.ANY
     last = types[parts[-1]]
