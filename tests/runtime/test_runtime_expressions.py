@@ -90,3 +90,59 @@ def test_an_expression_value_is_url_quoted_in_a_tool_url_as_a_path_is():
         )
         == "q=x%26y%201"
     )
+
+
+def test_an_until_expression_decides_is_journaled_and_a_resume_goes_on_from_the_same_iteration():
+    import json
+
+    from plait.core.conditions import Expr
+    from plait.core.kinds import AskNode, LoopNode, StepNode
+    from plait.core.types import FieldType, ObjectType, TEXT
+    from runtime_helpers import go, make, program
+
+    verdict = ObjectType((FieldType("verdict", TEXT),))
+    p = program(
+        loops=[
+            LoopNode(
+                name="main",
+                body=("draft", "check"),
+                max_iterations=3,
+                until=Expr("'APPROVED' in verdict and len(draft) > 1"),
+            )
+        ],
+        steps=[
+            StepNode(
+                name="draft",
+                model="m",
+                prompt="try {{ loop.iteration }} after {{ loop.last.verdict | default('nothing') }}",
+            )
+        ],
+        asks=[AskNode(name="check", question="Good? {{input}}", output=verdict)],
+    )
+    engine = make(models={"m": {"draft": [{"text": "d1"}, {"text": "d2"}]}}, agents={}, program=p)
+    run = engine.start("x")
+    assert go(run).pending[0].id == "main/#1/check"
+    assert go(run.resume(answers={"check": {"verdict": "no"}})).pending[0].id == "main/#2/check"
+    restored = engine.restore(json.loads(json.dumps(run.snapshot())))
+    result = go(restored.resume(answers={"check": {"verdict": "APPROVED, ship it"}}))
+    assert result.stop_reason == "done" and result.output == {"verdict": "APPROVED, ship it"}
+    drafts = [r["messages"][0].text for r in engine.providers["m"].requests]
+    assert drafts == ["try 1 after nothing", "try 2 after no"]
+    loops = [d for d in result.report.decisions if d["kind"] == "loop"]
+    assert [(d["iteration"], d["holds"]) for d in loops] == [(1, False), (2, True)]
+    assert loops[0]["condition"] == "{{ 'APPROVED' in verdict and len(draft) > 1 }}"
+
+
+def test_an_until_expression_that_is_not_true_or_false_fails_the_loop_as_data():
+    from plait.core.conditions import Expr
+    from plait.core.kinds import LoopNode, StepNode
+    from runtime_helpers import go, make, program
+
+    p = program(
+        loops=[LoopNode(name="main", body=("draft",), max_iterations=2, until=Expr("len(draft)"))],
+        steps=[StepNode(name="draft", model="m", prompt="go")],
+    )
+    engine = make(models={"m": {"draft": [{"text": "d1"}]}}, agents={}, program=p)
+    result = go(engine.run("x"))
+    assert result.error is not None and result.error.kind == "loop_condition_invalid"
+    assert "not true or false" in result.error.message

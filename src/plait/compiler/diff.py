@@ -130,7 +130,7 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                 before = old[id]["attrs"].get(field)
                 if before == value or field in _DERIVED_ATTRS:
                     continue
-                what = "contract" if field in contracts else "attribute"
+                what = "contract" if field in contracts or _expressions_differ(before, value) else "attribute"
                 if field in _TYPED and isinstance(before, dict) and isinstance(value, dict):
                     out += _type_changes(what, id, node["kind"], field, before, value)
                 elif field == "cases" and isinstance(before, list) and isinstance(value, list):
@@ -140,6 +140,36 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                 else:
                     out.append(Change(what, "changed", id, node["kind"], field, before, value))
     out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]
+    return out
+
+
+def _expressions(value: Any) -> list[str]:
+    """The `{{ expression }}`s a template holds (not its plain paths), as written."""
+    if not isinstance(value, str) or "{{" not in value:
+        return []
+    from .rules._placeholders import scan
+
+    return [" ".join(text.split()) for _, _, text, problem in scan(value) if problem == "expression"]
+
+
+def _expressions_differ(old: Any, new: Any) -> bool:
+    """A template whose expressions changed changes what the runnable computes: a contract change (a reworded
+    prompt around the same expressions stays an attribute change)."""
+    return _expressions(old) != _expressions(new)
+
+
+def _binding_changes(what: str, id: str, kind: str, old: dict, new: dict) -> list[Change]:
+    """`with` binding by binding (`with.topic`), each path as the spec writes it: what the runnable receives."""
+    out = []
+    for name, path in new.items():
+        shown = ".".join(path)
+        if name not in old:
+            out.append(Change(what, "added", id, kind, f"with.{name}", None, shown))
+        elif old[name] != path:
+            out.append(Change(what, "changed", id, kind, f"with.{name}", ".".join(old[name]), shown))
+    out += [
+        Change(what, "removed", id, kind, f"with.{name}", ".".join(p)) for name, p in old.items() if name not in new
+    ]
     return out
 
 

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from plait.core import types as t
 
+from .rules import unresolved_template as _codes  # noqa: F401  (P403/P404 are declared there; make() needs them)
+
 if TYPE_CHECKING:
     from jinja2 import nodes
 
-__all__ = ["Finding", "check", "paths", "reads"]
+__all__ = ["Finding", "check", "paths", "reads", "sole"]
 
 
 @dataclass
@@ -93,6 +95,15 @@ def paths(tree: nodes.Expr) -> list[tuple[str, ...]]:
 
     visit(tree)
     return found
+
+
+_SOLE = re.compile(r"\s*\{\{(.*?)\}\}\s*", re.S)
+
+
+def sole(text: str) -> str | None:
+    """The expression a string is made of (`"{{ 'APPROVED' in reply }}"` → `'APPROVED' in reply`), or None."""
+    found = _SOLE.fullmatch(text)
+    return found.group(1).strip() or None if found is not None else None
 
 
 def reads(text: str) -> list[tuple[str, ...]]:

@@ -2,7 +2,9 @@
 
 A loop's `until` is compiled from the AST into these records so the runtime
 can evaluate them (src/plait/runtime/conditions.py) without importing the dsl, and the
-picture and `plait diff` can print them as the spec writes them.
+picture and `plait diff` can print them as the spec writes them. An `until`
+written as an expression (`until = "{{ 'APPROVED' in review.reply }}"`) is an
+`Expr`: its text, evaluated by src/plait/core/expr.py.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Union
 
 from plait.core.record import Record, record
 
-__all__ = ["BoolOp", "Compare", "Condition", "Field", "Not", "condition_text", "literal_text"]
+__all__ = ["BoolOp", "Compare", "Condition", "Expr", "Field", "Not", "condition_text", "literal_text"]
 
 Literal = Union[str, int, float, bool, None]
 
@@ -45,7 +47,14 @@ class BoolOp(Record):
     operands: tuple["Condition", ...]
 
 
-Condition = Union[Field, Compare, Not, BoolOp]
+@record(kw_only=False)
+class Expr(Record):
+    """An expression (what stands between `{{` and `}}`, stripped) whose value, true or false, decides."""
+
+    text: str
+
+
+Condition = Union[Field, Compare, Not, BoolOp, Expr]
 
 # Binding strength, for parentheses: comparisons, then `not`, then `and`, then `or`.
 _RANK = {"or": 1, "and": 2}
@@ -62,6 +71,8 @@ def condition_text(cond: Condition, rank: int = 0) -> str:
     """The condition as the spec writes it, with parentheses only where precedence needs them."""
     if isinstance(cond, Field):
         return ".".join(cond.path)
+    if isinstance(cond, Expr):
+        return f"{{{{ {cond.text} }}}}"
     if isinstance(cond, Compare):
         return f"{'.'.join(cond.path)} {cond.op} {literal_text(cond.value)}"
     if isinstance(cond, Not):

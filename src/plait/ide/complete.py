@@ -57,7 +57,36 @@ _DECL_KEYWORDS = frozenset(
 )
 _DECL_START = re.compile(rf"^(?:{'|'.join(sorted(_DECL_KEYWORDS))})\b", re.M)
 _TYPED_KEYWORDS = frozenset({"params", "output", "answer", "object"})
-_OPEN_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*)?$")
+# An open `{{` (no `}}` after it), then, wherever the cursor stands in a path or expression, the path being
+# written (`{{ len(plan.ta|`), or the filter after `|` (`{{ docs | le|`).
+_OPEN_TEMPLATE = re.compile(
+    r"\{\{(?:(?!\}\}).)*?(?:\|\s*(?P<filter>\w*)|(?<![\w.|])(?P<path>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*)?)$",
+    re.S,
+)
+#: The filters offered after `|` inside `{{ }}` (Jinja's, as plait's expressions use them).
+_FILTERS = (
+    "default",
+    "length",
+    "join",
+    "tojson",
+    "upper",
+    "lower",
+    "trim",
+    "first",
+    "last",
+    "sort",
+    "unique",
+    "round",
+    "int",
+    "float",
+    "replace",
+    "truncate",
+    "title",
+    "capitalize",
+    "wordcount",
+    "map",
+    "select",
+)
 
 
 @dataclass
@@ -92,7 +121,9 @@ def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: lis
     pos = _read(text[starts[-1] if starts else 0 : offset])
     if pos.in_string is not None:
         match = _OPEN_TEMPLATE.search(pos.in_string)
-        return _template(match.group(1) or "", declared, modules, pos.name) if match else []
+        if match is not None and match.group("filter") is not None:
+            return [Completion(f, "value", "filter") for f in _FILTERS if f.startswith(match.group("filter"))]
+        return _template(match.group("path") or "", declared, modules, pos.name) if match else []
     if "." in pos.prefix:
         return _fields(pos.prefix, declared, modules)
     return list(_by_position(pos, declared))

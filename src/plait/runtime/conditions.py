@@ -2,8 +2,9 @@
 
 Expressions are src/plait/core/conditions.py's records (what the graph carries):
 `Field(path)` (a bool field), `Compare(path, op, value)`, `Not(operand)`,
-`BoolOp(op, operands)`. A path's first part is a field of the body's output, or
-else the name of a runnable inside the body (`review.verdict`).
+`BoolOp(op, operands)`, `Expr(text)` (an expression, src/plait/core/expr.py). A
+path's first part is a field of the body's output, or else the name of a
+runnable inside the body (`review.verdict`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from plait.core.conditions import BoolOp, Compare, Condition, Field, Not, condition_text
+from plait.core.conditions import BoolOp, Compare, Condition, Expr, Field, Not, condition_text
 
 from .scope import as_record
 
@@ -78,6 +79,31 @@ def holds(cond: Condition, output: Any, names: Mapping[str, Any]) -> bool:
         return value
     if isinstance(cond, Not):
         return not holds(cond.operand, output, names)
+    if isinstance(cond, Expr):
+        return _expression(cond, output, names)
     if cond.op == "and":
         return all(holds(c, output, names) for c in cond.operands)
     return any(holds(c, output, names) for c in cond.operands)
+
+
+def _expression(cond: Expr, output: Any, names: Mapping[str, Any]) -> bool:
+    """An expression's value on this output: its names read as a path's first part does; true or false only."""
+    from plait.core.expr import compiled
+
+    function, wanted = compiled(cond.text)
+    record = as_record(output)
+    values: dict[str, Any] = {}
+    for name in wanted:
+        if isinstance(record, dict) and name in record:
+            values[name] = record[name]
+        elif name in names:
+            values[name] = names[name]
+        else:
+            raise ConditionError(f"`{condition_text(cond)}`: the body's output has no field `{name}`")
+    try:
+        value = function(**values)
+    except Exception as exc:  # a type the checker could not see, or the sandbox refusing
+        raise ConditionError(f"`{condition_text(cond)}` failed: {exc}") from None
+    if not isinstance(value, bool):
+        raise ConditionError(f"`{condition_text(cond)}` is {json.dumps(value, default=str)}, not true or false")
+    return value

@@ -79,6 +79,11 @@ def condition_of(expr: Any) -> c.Condition | None:
     if kind == "boolop":
         operands = [condition_of(o) for o in expr.operands]
         return None if any(o is None for o in operands) else c.BoolOp(expr.op, tuple(operands))  # type: ignore[arg-type]
+    if kind == "string":  # `until = "{{ 'APPROVED' in review.reply }}"`: an expression (check_flow typed it)
+        from ..expressions import sole
+
+        text = sole(expr.value)
+        return c.Expr(text) if text is not None else None
     path = _path(expr)
     return c.Field(path) if path else None
 
@@ -363,6 +368,10 @@ def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
             for _, _, path, problem in scan(string.value):
                 if problem is None:
                     yield tuple(path.split(".")), string.span
+                elif problem == "expression":
+                    from ..expressions import reads
+
+                    yield from ((parts, string.span) for parts in reads(path))
     block = getattr(decl, "block", None)
     if decl.kind == "route":
         subject = _path(decl.subject)
@@ -386,6 +395,13 @@ def _condition_paths(expr: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
     elif kind == "boolop":
         for operand in expr.operands:
             yield from _condition_paths(operand)
+    elif kind == "string":
+        from ..expressions import reads, sole
+
+        text = sole(expr.value)
+        for parts in reads(text) if text is not None else ():
+            if len(parts) > 1:
+                yield parts, expr.span
     elif (path := _path(expr)) and len(path) > 1:
         # A bare field (`verdict`) is the body's output; `review.verdict` names a runnable.
         yield path, expr.span

@@ -152,9 +152,31 @@ class _Flow:
         sources = self.ctx.load.sources
         for string in strings:
             for p in placeholders(string, sources):
+                if p.problem == "expression":
+                    self.expression(inst, p)
                 if p.problem is not None or p.path == "input":
                     continue
                 self.path(inst, tuple(p.parts), p, p.path)
+
+    def expression(self, inst: Instance, p: Placeholder) -> t.Type | None:
+        """Type an expression at `inst`: its paths as plain paths are, then what is built on them (P404)."""
+        from ..expressions import check
+        from ..rules.literal_secret import looks_secret
+
+        if looks_secret(p.path, None):
+            return None  # the template rule reports it, masked
+
+        def read(parts: tuple[str, ...], start: int, end: int) -> t.Type | None:
+            if parts == ("input",):
+                return inst.input
+            return self.path(inst, parts, p.part(start, end), ".".join(parts)).type
+
+        typed, findings = check(p.path, read)
+        for f in findings:
+            if f.code != "P403":  # the template rule reports a syntax error once per string
+                fix = Fix(f.fix) if f.fix else None
+                self.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
+        return typed
 
     def route(self, inst: Instance, decl: ast.RouteDecl) -> None:
         subject = decl.subject
@@ -419,6 +441,8 @@ class Condition:
             self.check(node.operand)
         elif isinstance(node, ast.Compare):
             self.compare(node)
+        elif isinstance(node, ast.String):
+            self.expression(node)
         else:
             found = self.operand(node)
             if found is None:
@@ -430,6 +454,35 @@ class Condition:
                     node.span,
                     fix=Fix(f"write `{path} == VALUE`"),
                 )
+
+    def expression(self, node: ast.String) -> None:
+        """`until = "{{ EXPR }}"`: its paths read as an operand's do (the body's fields, runnables inside it)."""
+        from ..expressions import check, sole
+
+        found = [p for p in placeholders(node, self.flow.ctx.load.sources) if p.problem in (None, "expression")]
+        if sole(node.value) is None or len(found) != 1:
+            self.bad(
+                'an `until` written as a string is one expression: `"{{ ... }}"`',
+                node.span,
+                fix=Fix("write the condition inside `{{ }}`, e.g. `until = \"{{ 'APPROVED' in review.reply }}\"`"),
+            )
+            return
+        p = found[0]
+
+        def read(parts: tuple[str, ...], start: int, end: int) -> t.Type | None:
+            resolved = self.operand(ast.PathValue(parts=parts, span=p.part(start, end)))
+            return None if resolved is None else resolved[1]
+
+        typed, findings = check(p.path, read)
+        for f in findings:
+            fix = Fix(f.fix) if f.fix else None
+            self.flow.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
+        if typed is not None and not isinstance(t.strip_optional(typed), t.BoolType | t.AnyType):
+            self.bad(
+                f"`until` is `{t.describe(typed)}`, not `bool`: it must be true or false",
+                p.span,
+                fix=Fix("compare it: `len(docs) == 0`, `'APPROVED' in reply`"),
+            )
 
     def compare(self, node: ast.Compare) -> None:
         found = self.operand(node.left)

@@ -1,0 +1,59 @@
+"""Completion inside a `{{ expression }}`: the path being written wherever it stands, and filters after `|`."""
+
+from __future__ import annotations
+
+import pytest
+
+from plait.ide.complete import complete
+from plait.ide.workspace import Workspace
+
+SPEC = """plait 0.2
+model fast = "openai/gpt-4o-mini"
+
+step review {
+  model  = fast
+  prompt = "Review: {{input}}"
+  output { verdict: "ok" | "redo", notes: list[string] }
+}
+
+chain main = review
+"""
+
+
+@pytest.fixture
+def offered(project):
+    path = project("spec.plait", SPEC).resolve()
+    ws = Workspace()
+    ws.set(path, SPEC)
+    ws.project().declared(path)
+
+    def at(typed: str) -> list[str]:
+        text = SPEC + typed
+        ws.set(path, text)
+        found = ws.project()
+        return [c.label for c in complete(text, len(text), found.declared(path), found.seen_modules(path))]
+
+    return at
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ('step s {\n  prompt = "{{ len(review.', ["verdict", "notes"]),
+        ("step s {\n  prompt = \"{{ 'x' if review.ver", ["verdict", "notes"]),
+        ('step s {\n  prompt = "{{ review.notes | join(", ") }} and {{ review.', ["verdict", "notes"]),
+        ("loop l = review { max_iterations = 2, until = \"{{ 'ok' in review.", ["verdict", "notes"]),
+    ],
+)
+def test_fields_are_offered_for_a_path_inside_an_expression(offered, typed, expected):
+    assert offered(typed) == expected
+
+
+def test_filters_are_offered_after_a_bar(offered):
+    found = offered('step s {\n  prompt = "{{ review.notes | le')
+    assert found == ["length"]
+    assert "default" in offered('step s {\n  prompt = "{{ review.notes | ')
+
+
+def test_a_closed_expression_offers_nothing(offered):
+    assert offered('step s {\n  prompt = "{{ len(review.notes) }} ') == []
