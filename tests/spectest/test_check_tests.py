@@ -61,6 +61,12 @@ CASES = [
     ("test t {\n  replies = cassette(3)\n}", "P701", 1, 'a cassette is `cassette("FILE")`'),
     ("test t {\n  answers = { confirm = { go = 1 } }\n}", "P701", 1, "the answer for `confirm` does not fit"),
     ('test t {\n  decisions = { lookup = "maybe" }\n}', "P701", 1, 'the decision for `lookup` must be "approve"'),
+    (
+        'test t {\n  decisions = { lookup = { action = "edit" } }\n}',
+        "P701",
+        1,
+        "an edit of `lookup` gives the call's new arguments",
+    ),
     ("test t {\n  replies = { nobody = [] }\n}", "P702", 1, "`replies` names `nobody`, which is not a runnable"),
     ("test t {\n  replies = { cleaner = [] }\n}", "P703", 1, "`replies` names `cleaner`, which `main` does not reach"),
     ("test t {\n  answers = { confrim = { go = true } }\n}", "P702", 1, "did you mean `confirm`?"),

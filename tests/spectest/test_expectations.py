@@ -214,3 +214,35 @@ def test_a_failed_expectation_keeps_its_place_and_text(outcomes):
 def test_every_run_is_journaled_with_its_id(outcomes):
     assert all(o.run_id for o in outcomes.values())
     assert len({o.run_id for o in outcomes.values()}) == len(outcomes)
+
+
+def test_a_test_that_cannot_run_is_an_error_and_the_others_still_run(tmp_path, monkeypatch):
+    from plait.spectest import runner
+
+    for name in ("spec.plait", "tools.py"):
+        shutil.copy(FIXTURE / name, tmp_path / name)
+    path = tmp_path / "two.test.plait"
+    path.write_text(
+        'plait 0.2\nimport "spec.plait"\n'
+        + _test_block("broken", "items(each) == 3", {}, ANSWERS, DECISIONS)
+        + _test_block("fine", "items(each) == 3", {}, ANSWERS, DECISIONS),
+        encoding="utf-8",
+    )
+    made = runner.providers_for
+
+    def providers_for(test, program, live=False):
+        if test.name == "broken":
+            raise RuntimeError("no providers today")
+        return made(test, program, live)
+
+    monkeypatch.setattr(runner, "providers_for", providers_for)
+    session = Session()
+    try:
+        ran = {o.test.name: o for o in asyncio.run(session.run(load_tests([path])))}
+    finally:
+        session.close()
+    assert (ran["broken"].status, ran["broken"].message) == (
+        "error",
+        "the test could not run: RuntimeError: no providers today",
+    )
+    assert ran["fine"].status == "passed"

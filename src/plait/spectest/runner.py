@@ -170,6 +170,8 @@ class Session:
                 outcome.status, outcome.message = "skipped", str(skip)
             except SourceError as exc:
                 outcome.status, outcome.message = "error", str(exc)
+            except Exception as exc:  # one test that cannot go on (a refused answer, ...) never stops the others
+                outcome.status, outcome.message = "error", f"the test could not run: {_error_text(exc)}"
             outcome.seconds = time.perf_counter() - started
             if outcome.status == "passed" and outcome.failures:
                 outcome.status = "failed"

@@ -321,6 +321,14 @@ class _Test:
                 self.report(bad.code, bad.message, bad.span)
                 continue
             action = value.get("action") if isinstance(value, dict) else value
+            if action == "edit" and not (isinstance(value, dict) and isinstance(value.get("arguments"), dict)):
+                self.report(
+                    "P701",
+                    f"an edit of `{name}` gives the call's new arguments: "
+                    '`{ action = "edit", arguments = { ... } }`',
+                    entry.value.span,
+                )
+                continue
             if action not in _DECISION_ACTIONS:
                 self.report(
                     "P701",
