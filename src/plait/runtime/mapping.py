@@ -5,7 +5,11 @@ unfinished index in turn (one task per worker, not per item). Each item runs
 at `path/[i]` with `{{input}}` = the item and a frame holding `map.index`,
 `map.item` and its own table of finished outputs. `on_error = fail`: the first
 failure cancels the other workers and the map waits for them, so no task
-outlives it; `collect`: the failed item's slot holds `{"error": ...}`. Finished
+outlives it; `collect`: the failed item's slot holds `{"error": ...}`; `drop`:
+the failed item is left out of the list. A `filter` is decided per item before
+any runs: an item it does not hold for is skipped (not run, not in the list,
+recorded as a `skipped` decision); `map.index` stays the item's place in the
+whole list. Finished
 items are kept in the run's progress (by index), so a resumed map runs only
 the items that had not finished; each item's result is a report decision.
 """
@@ -16,6 +20,7 @@ import asyncio
 from typing import Any
 
 from plait.core.kinds import MapNode
+from .conditions import ConditionError, holds
 from .context import RunContext
 from .errors import AgentError, error_info
 from .loop import ChainRunner
@@ -60,12 +65,15 @@ async def run_map(
     # Indexes are ints here; a stored snapshot's JSON object keys come back as text.
     done: dict[int, Any] = {int(i): v for i, v in progress["done"].items()}
     progress["done"] = done
-    todo = iter([i for i in range(len(items)) if i not in done])
+    # Items dropped after failing (`on_error = drop`): a resume does not run them again.
+    dropped: set[int] = set(progress.get("dropped", ()))
+    kept = _kept(ctx, cfg, items, path, key) if cfg.filter is not None else range(len(items))
+    todo = iter([i for i in kept if i not in done and i not in dropped])
     parent = FRAME.get()
     table = outputs(ctx)
     loop_frame = parent.loop if parent is not None else None
     named = (parent.named or {}) if parent is not None else {}
-    fail_fast = cfg.on_error != "collect"
+    fail_fast = cfg.on_error == "fail"
     stops: list[Outcome] = []
     failure: list[tuple[int, Fail]] = []
     workers: list[asyncio.Task[None]] = []
@@ -118,12 +126,17 @@ async def run_map(
                         return
                     ctx.warn(
                         "map_item_failed",
-                        f"item {index} of map `{cfg.name}` failed: {info['message']}",
+                        f"item {index} of map `{cfg.name}` failed: {info['message']}"
+                        + (" (dropped from its list)" if cfg.on_error == "drop" else ""),
                         path,
                         index=index,
                         kind=info["kind"],
                     )
-                    done[index] = {"error": info}
+                    if cfg.on_error == "drop":
+                        dropped.add(index)
+                        progress["dropped"] = sorted(dropped)
+                    else:
+                        done[index] = {"error": info}
                 else:
                     stops.append(outcome)  # waits for a human; the other items go on
         finally:
@@ -131,7 +144,7 @@ async def run_map(
             if (left == 0 or failure) and not finished.done():
                 finished.set_result(None)
 
-    size = left = min(max(1, cfg.concurrency), len(items) - len(done))
+    size = left = min(max(1, cfg.concurrency), len(kept) - len(done) - len(dropped))
     if size > 0:
         create_task = loop.create_task
         workers.extend(create_task(work()) for _ in range(size))
@@ -159,4 +172,22 @@ async def run_map(
     if stops:
         return merge_stops(stops)  # type: ignore[arg-type]
     del ctx.progress[key]
-    return Done([done[i] for i in range(len(items))])
+    return Done([done[i] for i in kept if i in done])
+
+
+def _kept(ctx: RunContext, cfg: MapNode, items: list[Any], path: tuple[str, ...], key: str) -> list[int]:
+    """The indexes `filter` holds for, in order; each skipped one is a decision (and an event) of its own."""
+    assert cfg.filter is not None
+    kept = []
+    for index, item in enumerate(items):
+        try:
+            ok = holds(cfg.filter, item, {})
+        except ConditionError as exc:
+            raise AgentError("map_filter_invalid", f"map `{cfg.name}`, item {index}: {exc}", path=path) from None
+        if ok:
+            kept.append(index)
+            continue
+        ctx.decide("map", cfg.name, list(path), f"{key}[{index}]", index=index, status="skipped")
+        if ctx.bus.active:
+            ctx.emit("map_item", path, None, map=cfg.name, index=index, status="skipped")
+    return kept

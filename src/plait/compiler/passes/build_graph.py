@@ -194,6 +194,7 @@ class _Builder:
             "over": values.get("over") or _path(_attr(block, "over")),
             "concurrency": values.get("concurrency") or _literal(_attr(block, "concurrency")),
             "on_error": values.get("on_error") or _literal(_attr(block, "on_error")),
+            "filter": condition_of(_attr(block, "filter")),
             "max_items": values.get("max_items"),
             "budget": values.get("budget"),
         }

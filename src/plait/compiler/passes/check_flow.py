@@ -293,6 +293,12 @@ class _Flow:
                     fix=Fix("point `over` at a list field, e.g. one declared `sections: list[string]`"),
                 )
             )
+            return
+        kept = decl.block.get("filter")
+        if kept is not None:  # typed against the item, read bare as `until` reads the body's output
+            item = typed.item if isinstance(typed, t.ListType) else t.ANY
+            whose = f"an item of `{path}`"
+            Condition(self, decl.name.name, item, set(), word="filter", whose=whose).check(kept.value)
 
     def code_step(self, inst: Instance, decl: ast.StepDecl) -> None:
         """P319 where a code step's function hints disagree with what arrives (a record's fields, or `input`)."""
@@ -378,10 +384,15 @@ def _inside(ctx: CompileContext, name: str) -> set[str]:
 
 
 class Condition:
-    """A loop's `until` typed against its body's output (P313)."""
+    """A loop's `until` typed against its body's output (P313); with `word` and `whose`, a map's `filter` against
+    its item, or a tool's `approval` against its arguments."""
 
-    def __init__(self, flow: _Flow, loop: str, body: t.Type, inside: set[str]) -> None:
+    def __init__(
+        self, flow: _Flow, loop: str, body: t.Type, inside: set[str], word: str = "until", whose: str | None = None
+    ) -> None:
         self.flow, self.loop, self.body, self.inside = flow, loop, body, inside
+        self.word = word
+        self.whose = whose or f"the output of loop `{loop}`'s body"
 
     def bad(self, message: str, span: Span, **extra) -> None:
         self.flow.emit(make("P313", message, span, **extra))
@@ -400,7 +411,7 @@ class Condition:
             base, rest, whose = self.flow.ctx.types.get(parts[0], t.ANY), parts[1:], f"`{parts[0]}`'s output"
             producer = parts[0]
         else:
-            base, rest, whose = self.body, parts, f"the output of loop `{self.loop}`'s body"
+            base, rest, whose = self.body, parts, self.whose
             producer = self.loop
         current: t.Type = base
         for part in rest:
@@ -413,17 +424,17 @@ class Condition:
                 listed = ", ".join(f"`{n}`" for n in names) or "none"
                 cases = cases_without(self.flow.ctx, producer, part) if current is base else None
                 if isinstance(bare, t.TextType):
-                    note = f"{whose} is text: declare an `output` with the fields `until` reads"
+                    note = f"{whose} is text: declare an `output` with the fields `{self.word}` reads"
                 elif isinstance(bare, t.UnionType) and cases:
                     labels = cases[1]
                     note = (
-                        f"{whose} is the output of the case of route `{cases[0]}` that ran, so `until` reads only"
+                        f"{whose} is the output of the case of route `{cases[0]}` that ran, so `{self.word}` reads only"
                         f" the fields common to all its cases: {listed}"
                     )
                 else:
                     note = f"its fields are {listed}"
                 self.bad(
-                    f"`until` reads `{path}`, which {whose} does not have",
+                    f"`{self.word}` reads `{path}`, which {whose} does not have",
                     node.span,
                     labels=labels,
                     notes=[note],
@@ -462,7 +473,7 @@ class Condition:
         found = [p for p in placeholders(node, self.flow.ctx.load.sources) if p.problem in (None, "expression")]
         if sole(node.value) is None or len(found) != 1:
             self.bad(
-                'an `until` written as a string is one expression: `"{{ ... }}"`',
+                f'a `{self.word}` written as a string is one expression: `"{{{{ ... }}}}"`',
                 node.span,
                 fix=Fix("write the condition inside `{{ }}`, e.g. `until = \"{{ 'APPROVED' in review.reply }}\"`"),
             )
@@ -479,7 +490,7 @@ class Condition:
             self.flow.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
         if typed is not None and not isinstance(t.strip_optional(typed), t.BoolType | t.AnyType):
             self.bad(
-                f"`until` is `{t.describe(typed)}`, not `bool`: it must be true or false",
+                f"`{self.word}` is `{t.describe(typed)}`, not `bool`: it must be true or false",
                 p.span,
                 fix=Fix("compare it: `len(docs) == 0`, `'APPROVED' in reply`"),
             )

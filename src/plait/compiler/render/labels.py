@@ -213,9 +213,11 @@ def _loop(graph: Graph, a: g.LoopNode) -> list[str]:
 
 def _map(graph: Graph, a: g.MapNode) -> list[str]:
     bound = [f"≤ {a.max_items} items"] if a.max_items is not None else []
+    kept = ["where " + _short(condition_text(a.filter), 60)] if a.filter is not None else []
     return [
         f"map {a.name}",
         f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)",
+        *kept,
         *bound,
         f"on_error {a.on_error}",
     ]

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..conditions import Condition
 from .base import Attr, Runnable, attr, kind_record
-from .parallel import ON_ERROR, ON_ERROR_ATTR
+from .parallel import ON_ERROR
 
 __all__ = ["MapNode"]
 
 #: Items run at once.
 CONCURRENCY = 4
+#: A map's `on_error`: a parallel's two, and `drop` (a failed item is left out of the list).
+MAP_ON_ERROR_ATTR = Attr(
+    "symbol",
+    choices=("fail", "collect", "drop"),
+    default=ON_ERROR,
+    doc="`fail` (the first failure cancels the rest), `collect` (`{error}` in its place) or `drop` (left out).",
+)
 
 
 @kind_record
@@ -28,7 +36,14 @@ class MapNode(Runnable):
         contract=True,
         doc="Items run at once (default 4).",
     )
-    on_error: str = attr(default=ON_ERROR, spec=ON_ERROR_ATTR, contract=True)
+    #: Items for which it does not hold are skipped: not run, and not in the output (src/plait/runtime/mapping.py).
+    filter: Condition | None = attr(
+        default=None,
+        spec=Attr("condition"),
+        contract=True,
+        doc='Which items run: a condition over the item\'s fields (`priority == "high"`); the rest are skipped.',
+    )
+    on_error: str = attr(default=ON_ERROR, spec=MAP_ON_ERROR_ATTR, contract=True)
     #: The most items the list may hold: what bounds the map's cost (`plait cost`); a longer list fails the map
     # before any item runs (src/plait/runtime/mapping.py). None: no bound is declared.
     max_items: int | None = attr(

@@ -1,0 +1,86 @@
+"""A map's `filter` (items it does not hold for are skipped) and `on_error = drop` (a failed item is left out of the
+list): the output, the decisions a run records, and a resumed run (src/plait/runtime/mapping.py)."""
+
+from __future__ import annotations
+
+import json
+
+import plait
+from plait.runtime.engine import Engine
+
+SPEC = """
+model m = "scripted/m" { script = "m.replies.json" }
+
+step triage {
+  model = m
+  prompt = "Sort {{input}}"
+  output { tickets: list[object { title: string, priority: "high" | "low" }] }
+}
+
+step answer { model = m, prompt = "Answer {{input.title}}" }
+
+map urgent = answer { over = triage.tickets, filter = priority == "high" }
+
+chain main = triage -> urgent
+"""
+
+TICKETS = [
+    {"title": "a", "priority": "low"},
+    {"title": "b", "priority": "high"},
+    {"title": "c", "priority": "low"},
+    {"title": "d", "priority": "high"},
+]
+
+
+def _engine(tmp_path, spec=SPEC, replies=("one", "two", "three")):
+    (tmp_path / "spec.plait").write_text(spec)
+    first = {"text": json.dumps({"tickets": TICKETS})}
+    (tmp_path / "m.replies.json").write_text(json.dumps([first] + [{"text": r} for r in replies]))
+    return Engine.from_spec(tmp_path / "spec.plait")
+
+
+def test_a_filter_runs_only_the_items_it_holds_for_and_lists_only_their_results(tmp_path):
+    result = plait.run(_engine(tmp_path), "go")
+    assert result.stop_reason == "done"
+    assert result.output == ["one", "two"]
+    assert result.report.model_calls == 3
+    skipped = [d for d in result.report.decisions if d.get("kind") == "map" and d.get("status") == "skipped"]
+    assert [d["index"] for d in skipped] == [0, 2]
+
+
+def test_an_expression_filter_reads_the_item(tmp_path):
+    spec = SPEC.replace('filter = priority == "high"', "filter = \"{{ 'c' != title }}\"")
+    result = plait.run(_engine(tmp_path, spec), "go")
+    assert result.output == ["one", "two", "three"]
+
+
+CODE = """
+def check(input):
+    if input == "bad":
+        raise ValueError("no")
+    return input.upper()
+"""
+
+DROP = """
+input { words: list[string] }
+
+step shout { run = python("words:check") }
+
+map all = shout { over = run.input.words, on_error = drop }
+"""
+
+
+def test_a_map_with_on_error_drop_leaves_failed_items_out(tmp_path):
+    (tmp_path / "words.py").write_text(CODE)
+    (tmp_path / "spec.plait").write_text(DROP)
+    result = plait.run(Engine.from_spec(tmp_path / "spec.plait"), {"words": ["a", "bad", "c"]})
+    assert result.stop_reason == "done"
+    assert result.output == ["A", "C"]
+    assert any(w["code"] == "map_item_failed" and "dropped" in w["message"] for w in result.report.warnings)
+
+
+def test_collect_still_keeps_the_error_in_place(tmp_path):
+    (tmp_path / "words.py").write_text(CODE)
+    (tmp_path / "spec.plait").write_text(DROP.replace("drop", "collect"))
+    result = plait.run(Engine.from_spec(tmp_path / "spec.plait"), {"words": ["a", "bad", "c"]})
+    assert result.output[0] == "A" and result.output[2] == "C" and "error" in result.output[1]
