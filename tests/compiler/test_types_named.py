@@ -1,0 +1,232 @@
+"""plait 0.3 types (issue 21, item 6): named record types and unions of them, narrowing in route cases, integer
+literal unions, `date` and `datetime`, a top-level list or union as an `output`, and a route's output read as
+the union of its cases."""
+
+from __future__ import annotations
+
+from checks_helpers import assert_at, clean, codes, compile_text, only
+
+from plait.core import types as t
+
+HEAD = 'plait 0.3\nmodel fast = "openai/gpt-4o-mini"\n'
+
+TYPES = """
+type Flight "A flight that can be booked." {
+  kind:    "flight"
+  number:  string
+  stops:   0 | 1 | 2
+  departs: datetime
+}
+
+type Hotel { kind: "hotel", name: string, night: date }
+
+type Booking = Flight | Hotel
+"""
+
+
+def _output(result, name: str) -> t.Type:
+    return result.graph.node(name).output
+
+
+def test_a_named_type_is_used_as_a_field_an_output_a_list_a_parameter_and_in_another_type(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + """
+type Trip { traveller: string, legs: list[Flight], stay: Hotel? }
+
+tool book "Book a flight." {
+  params { flight: Flight }
+  run = python("tools:book")
+}
+
+step search {
+  model  = fast
+  prompt = "Find flights to {{input}}"
+  output list[Flight]
+}
+
+step plan {
+  model  = fast
+  prompt = "Plan a trip from {{input}}"
+  output Trip
+}
+
+step first {
+  model  = fast
+  prompt = "Flight {{input.legs}} for {{input.traveller}}, at {{input.stay.name}}"
+  output { chosen: Flight, why: string }
+}
+
+agent booker { model = fast, tools = [book], prompt = "Book {{input.chosen.number}}" }
+
+chain main = search -> plan -> first -> booker
+"""
+    )
+    result = compile_text(text, tmp_path, files={"tools.py": "def book(flight):\n    return 'ok'\n"})
+    clean(result)
+    flights = _output(result, "search")
+    assert isinstance(flights, t.ListType) and isinstance(flights.item, t.ObjectType)
+    assert flights.item.name == "Flight" and [f.name for f in flights.item.fields] == [
+        "kind",
+        "number",
+        "stops",
+        "departs",
+    ]
+    assert t.describe(flights) == "list[Flight]"
+    trip = _output(result, "plan")
+    assert t.describe(t.lookup(trip, ["legs"])) == "list[Flight]"
+    assert t.describe(t.lookup(trip, ["stay"])) == "Hotel?"
+    # The tool's parameter is the record's JSON Schema, titled with its name.
+    params = result.graph.node("book").parameters
+    assert params["properties"]["flight"]["title"] == "Flight"
+    assert params["properties"]["flight"]["properties"]["stops"] == {"type": "integer", "enum": [0, 1, 2]}
+
+
+def test_integer_literal_unions_and_dates_have_their_json_schema(tmp_path):
+    text = HEAD + TYPES + 'step pick { model = fast, prompt = "x", output Flight }\n'
+    result = compile_text(text, tmp_path)
+    clean(result)
+    schema = t.to_json_schema(_output(result, "pick"))
+    assert schema["properties"]["stops"] == {"type": "integer", "enum": [0, 1, 2]}
+    assert schema["properties"]["departs"] == {"type": "string", "format": "date-time"}
+    assert "title" not in schema  # the strict form a model is asked for carries no title
+    assert t.to_json_schema(t.DATE) == {"type": "string", "format": "date"}
+
+
+def test_date_and_datetime_values_are_checked_as_iso_8601():
+    assert t.matches(t.DATE, "2026-12-05")
+    assert not t.matches(t.DATE, "2026-13-05")
+    assert not t.matches(t.DATE, "2026-12-05T10:00:00")
+    assert t.matches(t.DATETIME, "2026-12-05T08:30:00Z")
+    assert t.matches(t.DATETIME, "2026-12-05 08:30:00+01:00")
+    assert not t.matches(t.DATETIME, "2026-12-05")
+    assert not t.matches(t.DATETIME, "tomorrow")
+    assert t.matches(t.LiteralType((1, 2, 3)), 2) and not t.matches(t.LiteralType((1, 2, 3)), 4)
+
+
+def test_an_unknown_type_name_is_p207_with_a_did_you_mean_among_the_spec_s_types(tmp_path):
+    text = HEAD + TYPES + 'step search { model = fast, prompt = "x", output list[Flihgt] }\n'
+    d = only(compile_text(text, tmp_path), "P207")
+    assert d.message == "unknown type `Flihgt`"
+    assert d.fix is not None and d.fix.replacement == "Flight"
+    assert_at(d, text, "Flihgt")
+    d = only(compile_text(HEAD + "type Stay { night: dat }\n", tmp_path), "P207")
+    assert d.fix is not None and d.fix.replacement == "date"
+
+
+def test_a_type_that_contains_itself_is_p210_naming_the_cycle(tmp_path):
+    text = HEAD + "type Employee { name: string, team: Team }\ntype Team { lead: Employee? }\n"
+    d = only(compile_text(text, tmp_path), "P210")
+    assert d.message == "type `Employee` contains itself: Employee → Team → Employee"
+    d = only(compile_text(HEAD + "type Part { parts: list[Part] }\n", tmp_path), "P210")
+    assert d.message == "type `Part` contains itself: Part → Part"
+
+
+def test_a_union_of_records_needs_a_discriminating_field(tmp_path):
+    text = HEAD + 'type A { kind: "a", x: int }\ntype B { kind: "a", y: int }\ntype AB = A | B\n'
+    d = only(compile_text(text, tmp_path), "P211")
+    assert d.message.startswith("`A | B` cannot be told apart")
+    assert_at(d, text, "A | B")
+    text = HEAD + 'type A { kind: "a" }\ntype S = "x" | "y"\ntype AS = A | S\n'
+    assert "`S` is not a record" in only(compile_text(text, tmp_path), "P211").message
+    clean(compile_text(HEAD + TYPES + 'step pick { model = fast, prompt = "x", output Booking }\n', tmp_path))
+
+
+def test_a_type_shares_the_spec_s_namespace(tmp_path):
+    text = HEAD + 'type triage { x: int }\nstep triage { model = fast, prompt = "x" }\n'
+    assert "P102" in codes(compile_text(text, tmp_path))
+
+
+ROUTED = """
+step pick {
+  model  = fast
+  prompt = "Book what {{input}} asks for."
+  output Booking
+}
+
+step book_flight { model = fast, prompt = "Book {{input.number}} with {{input.stops}} stops at {{input.departs}}" }
+step book_hotel  { model = fast, prompt = "Book {{input.name}} for {{input.night}}" }
+"""
+
+
+def test_a_route_on_the_discriminator_narrows_each_case_to_its_record(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + ROUTED
+        + 'route book on input.kind { "flight" -> book_flight, "hotel" -> book_hotel }\n'
+        + "chain main = pick -> book\n"
+    )
+    clean(compile_text(text, tmp_path))
+    # `else` gets the records no case names.
+    text = (
+        HEAD
+        + TYPES
+        + ROUTED
+        + 'route book on input.kind { "flight" -> book_flight, else -> book_hotel }\n'
+        + "chain main = pick -> book\n"
+    )
+    clean(compile_text(text, tmp_path))
+
+
+def test_without_narrowing_a_variant_s_field_is_p402(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + ROUTED
+        + 'step after { model = fast, prompt = "{{input.number}} {{input.kind}}" }\n'
+        + "chain main = pick -> after\n"
+    )
+    d = only(compile_text(text, tmp_path), "P402")
+    assert "`pick`'s output has no field `number`" in d.message
+    # A case that reads the other variant's field is not narrowed to it.
+    text = (
+        HEAD
+        + TYPES
+        + ROUTED
+        + 'route book on input.kind { "flight" -> book_hotel, "hotel" -> book_flight }\n'
+        + "chain main = pick -> book\n"
+    )
+    assert codes(compile_text(text, tmp_path)).count("P402") == 5
+
+
+CASES = """
+step classify {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { topic: "x" | "y" }
+}
+step a {
+  model  = fast
+  prompt = "A {{input}}"
+  output { answer: string, cost: int }
+}
+step b {
+  model  = fast
+  prompt = "B {{input}}"
+  output { answer: string }
+}
+route pick on input.topic {
+  "x" -> a
+  "y" -> b
+}
+step after { model = fast, prompt = "{{input.cost}} {{input.answer}}" }
+chain main = classify -> pick -> after
+"""
+
+
+def test_from_0_3_a_field_only_some_cases_declare_reads_as_optional(tmp_path):
+    result = compile_text(HEAD + CASES, tmp_path)
+    clean(result)
+    assert t.describe(t.lookup(_output(result, "pick"), ["cost"])) == "int?"
+    assert t.describe(t.lookup(_output(result, "pick"), ["answer"])) == "string"
+    # 0.2 keeps reading only the fields common to all cases.
+    old = compile_text(HEAD.replace("plait 0.3", "plait 0.2") + CASES, tmp_path)
+    assert "not every case of route `pick` declares it" in only(old, "P402").message
+
+
+def test_a_route_whose_cases_are_not_all_records_still_reads_only_common_fields(tmp_path):
+    text = HEAD + CASES.replace("  output { answer: string }\n", "")
+    found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P402"]
+    assert [m.split(" does not")[0] for m in found] == ["`{{input.cost}}`", "`{{input.answer}}`"]
