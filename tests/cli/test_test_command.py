@@ -179,3 +179,27 @@ def test_plait_test_at_the_repository_root_runs_the_examples_and_skips_test_data
     assert main(["test", "--list"]) == EXIT_OK
     listed = capsys.readouterr().out.splitlines()
     assert listed and all(line.startswith("examples/") for line in listed)
+
+
+@pytest.mark.slow
+def test_workers_share_the_files_out_and_report_what_one_process_does(project, capsys):
+    (project / "again.test.plait").write_text(TESTS.replace("test ", "test again_"), encoding="utf-8")
+    assert main(["test", "--format", "json"]) == EXIT_ERRORS
+    alone = json.loads(capsys.readouterr().out)["tests"]
+    assert main(["test", "--format", "json", "--workers", "2"]) == EXIT_ERRORS
+    shared = json.loads(capsys.readouterr().out)["tests"]
+
+    def verdicts(tests: list[dict]) -> list[tuple]:
+        return [(t["id"], t["status"], [f["message"] for f in t["failures"]], bool(t["run_id"])) for t in tests]
+
+    assert verdicts(shared) == verdicts(alone)
+    assert len(shared) == 6
+
+
+@pytest.mark.slow
+def test_workers_measure_coverage_as_one_process_does(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    status = main(["test", "examples", "--no-color", "--workers", "2", "--min-coverage", "100"])
+    captured = capsys.readouterr()
+    assert status == EXIT_OK, captured.out + captured.err
+    assert "total: 100.0%" in captured.out

@@ -42,6 +42,13 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="let tests call real models (`replies = live`, and models that are not scripted)",
     )
     parser.add_argument("--jobs", "-j", type=int, default=8, metavar="N", help="tests run at once (default: 8)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="share the spec files out over N processes, each running its tests --jobs at a time (default: 1)",
+    )
     parser.add_argument("--fail-on-missing", action="store_true", help="fail a test that expects nothing")
     parser.add_argument(
         "--record",
@@ -75,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     from plait.dsl.discover import spec_files
     from plait.spectest.runner import has_tests, load_tests
 
-    if args.jobs < 1:
-        return _usage("--jobs must be 1 or more")
+    if args.jobs < 1 or args.workers < 1:
+        return _usage("--jobs and --workers must be 1 or more")
     try:
         selected = _selector(args.keyword)
     except ValueError as exc:
@@ -158,19 +165,30 @@ def _run(
 
     from plait.spectest.runner import Session
 
-    session = Session(live=args.live, jobs=args.jobs, record=args.record, record_tools=args.record_tools)
+    options = {"live": args.live, "jobs": args.jobs, "record": args.record, "record_tools": args.record_tools}
+    if args.workers > 1:
+        from plait.spectest.workers import run_in_workers
+
+        started = time.perf_counter()
+        ids = {f"{t.file}::{t.name}" for spec in specs for t in spec.tests if selected(f"{t.file}::{t.name}")}
+        outcomes, journal = run_in_workers(specs, ids, args.workers, options, rows=reports is not None)
+        seconds = time.perf_counter() - started
+        if reports is not None:
+            reports.extend(_measure(journal.__getitem__, outcomes))
+        return outcomes, seconds
+    session = Session(**options)
     started = time.perf_counter()
     try:
         outcomes = asyncio.run(session.run(specs, lambda test: selected(f"{test.file}::{test.name}")))
         seconds = time.perf_counter() - started
         if reports is not None:
-            reports.extend(_measure(session, outcomes))
+            reports.extend(_measure(lambda run_id: list(session.store.events(run_id)), outcomes))
     finally:
         session.close()
     return outcomes, seconds
 
 
-def _measure(session: Any, outcomes: list[Any]) -> list[Any]:
+def _measure(rows_of: Callable[[str], list[Any]], outcomes: list[Any]) -> list[Any]:
     """One coverage report per spec, from the journal rows of its tests' runs (before the session drops them)."""
     from plait.runtime.coverage import measure
 
@@ -179,7 +197,7 @@ def _measure(session: Any, outcomes: list[Any]) -> list[Any]:
         if outcome.run_id is None or outcome.spec.graph is None:
             continue
         runs = by_spec.setdefault(id(outcome.spec), (outcome.spec, []))[1]
-        runs.append((outcome.test.entry, list(session.store.events(outcome.run_id))))
+        runs.append((outcome.test.entry, rows_of(outcome.run_id)))
     return [measure(spec.graph, runs, Path(spec.path).name) for spec, runs in by_spec.values()]
 
 
