@@ -23,6 +23,7 @@ from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
 from .passes.check_models import check_models
 from .passes.check_tests import check_tests
+from .passes.check_tool_runs import check_tool_runs
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
 from .passes.infer_types import infer_types
@@ -42,6 +43,7 @@ PASSES: tuple[Pass, ...] = (
     check_models,
     check_chains,
     infer_types,
+    check_tool_runs,
     build_graph,
     check_flow,
     validate_graph,

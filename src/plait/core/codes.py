@@ -57,6 +57,7 @@ HOMES = (
     "plait.compiler.passes.check_mcp",
     "plait.compiler.passes.check_models",
     "plait.compiler.passes.check_tests",
+    "plait.compiler.passes.check_tool_runs",
     "plait.compiler.rules.model_unreachable",
     "plait.compiler.rules.tool_name_collision",
     "plait.compiler.rules.script_invalid",

@@ -109,7 +109,8 @@ class Edge(Record):
     bound: int | None = None
     #: reads: the path read (`("classify", "category")`).
     path: tuple[str, ...] | None = None
-    #: uses/until (agent → mcp): the one tool named (`files.read_text_file`), None for all of them.
+    #: uses/until (agent → mcp): the one tool named (`files.read_text_file`), None for all of them; delegates: the
+    #: agent tool (`run = delegate(AGENT)`) it delegates through, None for the agent listed itself.
     tool: str | None = None
 
 
@@ -119,7 +120,7 @@ EDGE_ATTRS: dict[str, tuple[str, ...]] = {
     "branch": ("branch",),
     "join": ("branch",),
     "uses": ("approval", "tool"),
-    "delegates": (),
+    "delegates": ("tool",),
     "calls": (),
     "fallback": ("order",),
     "judge": (),

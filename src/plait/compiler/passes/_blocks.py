@@ -33,7 +33,7 @@ TYPE_WORDS = {
     "refs": "a list of names `[a, b]`",
     "symbol": "one of",
     "symbols": "a list of",
-    "run": '`python("module:function")` or `http(METHOD, "url")`',
+    "run": '`python("module:function")`, `http(METHOD, "url")`, `delegate(AGENT)` or `hosted(KIND)`',
     "env": '`env("VARIABLE")`',
     "keep_last": "`keep_last(N)`",
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",

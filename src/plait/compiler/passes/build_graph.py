@@ -249,6 +249,10 @@ class _Builder:
                 else:
                     approval = target in (ctx.values[owner].get("approval") or ())
                     self.edge("uses", owner, target, span, approval=approval)
+                    run = ctx.values[target].get("run") or {}
+                    if run.get("type") == "agent" and run.get("agent") in graph:
+                        # An agent tool: the agent behind it runs inside this one (drawn, and in P303's cycles).
+                        self.edge("delegates", owner, run["agent"], span, tool=target)
             elif ref.attr == "until":
                 succeeded = bool(ctx.values[owner].get("until_succeeded"))
                 self.edge("until", owner, target, span, succeeded=succeeded, tool=ref.member)

@@ -22,6 +22,7 @@ from plait.dsl import ast
 from ..context import CompileContext
 from ..params import params_schema
 from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
+from .check_tool_runs import tool_run
 from ._blocks import REF_TYPES, body_of, wrong_type
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
@@ -321,9 +322,11 @@ class _Checker:
 
     def run(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> dict | None:
         code_step = self.ctx.decls[owner].kind == "step"
-        call = self._call(attr, spec, value, ("python",) if code_step else ("python", "http"))
+        call = self._call(attr, spec, value, ("python",) if code_step else ("python", "http", "delegate", "hosted"))
         if call is None:
             return None
+        if call.func.name in ("delegate", "hosted"):  # an agent tool or a provider's own (plait 0.3)
+            return tool_run(self.ctx, owner, call, self.report)
         if call.func.name == "python":
             arg = call.args[0] if len(call.args) == 1 else None
             if not isinstance(arg, ast.String) or ":" not in arg.value or call.block is not None:

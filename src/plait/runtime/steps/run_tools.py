@@ -10,12 +10,16 @@ resume re-runs only what is still open.
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
 
 from ..context import AgentRun, RunContext
 from ..outcomes import CONTINUE, Done, Fail, Interrupt, Outcome, Pause, merge_stops
 from ..providers.base import Message, TextPart, ToolCall
 from ..state import refuse_write
 from ..store.effects import journaled_tool_call
+from ..scope import as_record
 from ..tools import ToolOutcome
 
 
@@ -124,12 +128,14 @@ async def _delegate(
 ) -> ToolOutcome | Interrupt | Pause:
     if ctx.run_runnable is None:
         raise RuntimeError("a RunContext that delegates to agents needs run=compose.run_runnable")
-    task = arguments.get("task", "")
+    tool = run.toolset.tools[call.name]
+    # A declared agent tool (`run = agent(NAME)`) hands its arguments over as the agent's input record; the
+    # implicit one hands over the `task` text its caller's model wrote.
+    task: Any = dict(arguments) if "returns" in tool.run else arguments.get("task", "")
     child = await ctx.run_runnable(ctx, agent, task, run.path + (f"{agent}[{call.id}]",), run.branch)
     if isinstance(child, Done):
-        return ToolOutcome(
-            child.output if isinstance(child.output, str) else str(child.output), False, value=child.output
-        )
+        value = returned(child.output, tool.run.get("returns") or ())
+        return ToolOutcome(as_content(value), False, value=value)
     if isinstance(child, Fail):
         error = child.error
         ctx.warn(
@@ -143,3 +149,21 @@ async def _delegate(
         return ToolOutcome(f"agent `{agent}` failed: {error}", True)
     assert isinstance(child, Interrupt | Pause), child  # a runnable's loop runs while its outcome is CONTINUE
     return child
+
+
+def returned(output: Any, parts: Sequence[str]) -> Any:
+    """The part of a delegated agent's output its tool returns (`returns = output.flights`): the whole output for
+    no parts. The compiler checked the path against the agent's declared output; a record-shaped text reply
+    (an agent without `output` that answered JSON) is read as its record."""
+    value = output
+    for part in parts:
+        value = as_record(value)
+        if not isinstance(value, dict) or part not in value:
+            return None  # an optional field the agent left out
+        value = value[part]
+    return value
+
+
+def as_content(value: Any) -> str:
+    """What the calling model reads: text as it is, anything else as JSON (never a Python repr)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
