@@ -146,3 +146,14 @@ def test_an_until_expression_that_is_not_true_or_false_fails_the_loop_as_data():
     result = go(engine.run("x"))
     assert result.error is not None and result.error.kind == "loop_condition_invalid"
     assert "not true or false" in result.error.message
+
+
+def test_a_template_with_an_expression_keeps_every_other_part_as_a_plain_template_reads_it():
+    values = {"a": {"b": None, "r": '{"x": [1]}'}, "n": 2}
+    text = "{% raw %} {# c #} \\{{lit}} {{a.b}}|{{a.r.x}}|{{a}} {{ n + 1 }} {{ open"
+    assert render(text, params=values) == (
+        '{% raw %} {# c #} {{lit}} |[1]|{"b": null, "r": "{\\"x\\": [1]}"} 3 {{ open'
+    )
+    with pytest.raises(KeyError):
+        render("{{a.nope}} {{ n + 1 }}", params=values)
+    assert render("line\r\n{{a.b}}{{ n * 2 }}", params=values) == "line\r\n4"

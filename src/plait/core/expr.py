@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from jinja2 import nodes
     from jinja2.sandbox import SandboxedEnvironment
 
-__all__ = ["FUNCTIONS", "ExprSyntaxError", "as_text", "compiled", "environment", "parse"]
+__all__ = ["FUNCTIONS", "ExprSyntaxError", "as_text", "compiled", "environment", "parse", "whole_environment"]
 
 #: The functions an expression may call, besides filters and the methods of text: name → what it gives.
 FUNCTIONS = ("len", "now", "today", "json")
@@ -93,6 +93,22 @@ def _record(value: Any) -> Any:
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
     """The sandboxed environment every expression is parsed and evaluated in (made once)."""
+    return _make()
+
+
+@lru_cache(maxsize=1)
+def whole_environment() -> SandboxedEnvironment:
+    """The same environment for a template rendered whole (runtime/templates.py): `{%` and `{#` are no syntax
+    there (their delimiters are set to text no spec holds), so literal text stays literal."""
+    return _make(
+        block_start_string="\x00\x01{%",
+        block_end_string="%}\x01\x00",
+        comment_start_string="\x00\x01{#",
+        comment_end_string="#}\x01\x00",
+    )
+
+
+def _make(**options: Any) -> SandboxedEnvironment:
     from jinja2 import Undefined
     from jinja2.exceptions import SecurityError
     from jinja2.sandbox import SandboxedEnvironment
@@ -114,7 +130,7 @@ def environment() -> SandboxedEnvironment:
         def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
             raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__} is not allowed")
 
-    env = _Env(autoescape=False, undefined=Undefined, keep_trailing_newline=True)
+    env = _Env(autoescape=False, undefined=Undefined, keep_trailing_newline=True, **options)
     env.filters["default"] = env.filters["d"] = _default
     env.filters["tojson"] = _tojson
     env.globals.clear()  # Jinja's range, dict, lipsum, cycler, joiner, namespace: not plait's language

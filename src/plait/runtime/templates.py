@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Callable
 
 from .scope import MISSING, as_record
@@ -54,6 +55,10 @@ def render(
         return template
     if template == "{{input}}":  # the default prompt of a step and a consolidate's task
         return as_text(input)
+    if strict and "\r" not in template:
+        plan = _whole(template)
+        if plan is not None:  # it holds an expression: one Jinja template for all of it, compiled once per text
+            return _render_whole(plan, input, state, params, quote, scope)
 
     def fill(match: re.Match[str]) -> str:
         path = match.group(1)
@@ -88,6 +93,100 @@ def render(
         return quote(text) if quote else text
 
     return _TOKEN.sub(fill, template)
+
+
+def _whole(template: str) -> tuple[Any, tuple[str, ...]] | None:
+    return _compiled_whole(template) if "{{" in template else None
+
+
+@lru_cache(maxsize=2048)
+def _compiled_whole(template: str) -> tuple[Any, tuple[str, ...]] | None:
+    """(the template as one compiled Jinja template, the names it reads), or None when it has plain paths only.
+
+    A plain path becomes a call that reads it exactly as `fill` does (`__path`), an expression is written as
+    it is, and literal text is kept as Jinja template data (its `{%` and `{#` are no syntax there)."""
+    from plait.core.expr import compiled, whole_environment
+
+    source: list[str] = []
+    names: dict[str, None] = {}
+    expressions = False
+    last = 0
+    for match in _TOKEN.finditer(template):
+        source.append(template[last : match.start()].replace("{{", '{{ "{{" }}'))
+        last = match.end()
+        path, expression = match.group(1), match.group(2)
+        if path is not None:
+            parts = path.split(".")
+            names[parts[0]] = None
+            source.append("{{ __q(__path(__v, %r, %r)) }}" % (path, tuple(parts)))
+        elif expression is not None:
+            expressions = True
+            try:
+                for name in sorted(compiled(expression)[1]):
+                    names[name] = None
+            except Exception:
+                return None  # a syntax error: the placeholder-by-placeholder reading reports it
+            source.append("{{ __q(%s) }}" % expression)
+        else:
+            source.append('{{ "{{" }}')
+    if not expressions:
+        return None
+    source.append(template[last:].replace("{{", '{{ "{{" }}'))
+    try:
+        return whole_environment().from_string("".join(source)), tuple(names)
+    except Exception:
+        return None
+
+
+def _read_path(values: dict[str, Any], path: str, parts: tuple[str, ...]) -> Any:
+    value = values[parts[0]]
+    for key in parts[1:]:
+        if value is None:  # an optional record left out: its fields read as empty too
+            break
+        if isinstance(value, str):
+            value = as_record(value)
+        if not isinstance(value, dict) or key not in value:
+            raise KeyError(f"template path `{path}` does not resolve")
+        value = value[key]
+    return value
+
+
+def _render_whole(
+    plan: tuple[Any, tuple[str, ...]],
+    input: Any,
+    state: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    quote: Callable[[str], str] | None,
+    scope: Callable[[str], Any] | None,
+) -> str:
+    from jinja2 import Undefined
+
+    from .errors import AgentError
+
+    compiled_template, names = plan
+    values: dict[str, Any] = {}
+    for name in names:
+        if name == "input":
+            values[name] = input
+        elif name == "state":
+            values[name] = state or {}
+        elif params is not None and name in params:
+            values[name] = params[name]
+        elif scope is not None and (value := scope(name)) is not MISSING:
+            values[name] = value
+        else:
+            raise KeyError(f"template path `{name}` does not resolve")
+
+    def out(value: Any) -> str:
+        text = "" if isinstance(value, Undefined) else as_text(value)
+        return quote(text) if quote else text
+
+    try:
+        return compiled_template.render(values, __v=values, __q=out, __path=_read_path)
+    except KeyError:
+        raise
+    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        raise AgentError("expression_failed", f"an expression of the template failed: {exc}") from None
 
 
 def _evaluate(
