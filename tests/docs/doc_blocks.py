@@ -25,6 +25,7 @@ _VOLATILE = [
     (re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{12}\b"), "RUN-ID"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b"), "TIME"),
     (re.compile(r"\bbatch-[0-9a-f]{10}(?:-[0-9a-f]{8})?\b"), "BATCH-ID"),
+    (re.compile(r"\bin \d+\.\d+s\b"), "in SECONDS"),  # `plait test`'s summary: how long the tests took
 ]
 #: Ids a later command may type: learnt from where the document shows them.
 _IDS = (_VOLATILE[0][0], _VOLATILE[2][0])
