@@ -58,7 +58,7 @@ step first {
   output { chosen: Flight, why: string }
 }
 
-agent booker { model = fast, tools = [book], prompt = "Book {{input.chosen.number}}" }
+agent booker { model = fast, tools = [book], system = "Book {{input.chosen.number}}" }
 
 chain main = search -> plan -> first -> booker
 """
@@ -80,6 +80,7 @@ chain main = search -> plan -> first -> booker
     # The tool's parameter is the record's JSON Schema, titled with its name.
     params = result.graph.node("book").parameters
     assert params["properties"]["flight"]["title"] == "Flight"
+    assert params["properties"]["flight"]["description"] == "A flight that can be booked."
     assert params["properties"]["flight"]["properties"]["stops"] == {"type": "integer", "enum": [0, 1, 2]}
 
 

@@ -119,7 +119,8 @@ def test_a_keyword_starting_a_line_of_a_block_string_is_not_a_declaration(offere
 
 @pytest.mark.parametrize(
     "typed",
-    ['step s {\n  prompt = "no template yet', "step s {\n  # {{review.", "step s {\n  output { a: ", 'model m = "'],
+    # (A field's type, `output { a: `, offers the types: tests/integrations/test_ide_types.py.)
+    ['step s {\n  prompt = "no template yet', "step s {\n  # {{review.", 'model m = "'],
 )
 def test_nothing_is_offered_where_no_name_goes(offered, typed):
     assert offered(typed) == []

@@ -221,7 +221,8 @@ def _declared(decl: ast.TypeDecl, report: Report, named: Named) -> t.Type:
         made = type_of(decl.alias, report, named)
         return t.UnionType(made.options, name=name) if isinstance(made, t.UnionType) else made
     record = block_type(decl.fields, report, named)
-    return t.ObjectType(record.fields, record.span, name=name)
+    description = decl.description.value if decl.description is not None else None
+    return t.ObjectType(record.fields, record.span, name=name, description=description)
 
 
 def named_types(decls: Mapping[str, ast.TypeDecl], report: Report) -> dict[str, t.Type]:

@@ -133,6 +133,8 @@ class ObjectType(Record):
     kind: str = "object"
     #: The `type NAME` it was declared as (messages and JSON Schema titles say it); None for an anonymous one.
     name: str | None = field(default=None, compare=False)
+    #: A `type NAME "description"`'s description: the JSON Schema's, which a model reads.
+    description: str | None = field(default=None, compare=False)
 
     def get(self, name: str) -> FieldType | None:
         for f in self.fields:
@@ -486,6 +488,8 @@ def to_json_schema(t: Type, *, strict: bool = True, nullable: bool = False) -> d
     out: dict[str, Any] = {"type": "object", "properties": properties}
     if t.name is not None and not strict:  # what `plait graph --json` and a tool's schema call it
         out["title"] = t.name
+    if t.description is not None:
+        out["description"] = t.description
     if required or strict:
         out["required"] = required
     if strict:

@@ -181,6 +181,11 @@ def _symbol(decl: Any, source: SourceFile) -> Symbol:
     blocks = tuple(source.text[p.span.offset : p.span.end_offset] for p in getattr(body, "params", ()) or ())
     if getattr(decl, "kind", "") == "model":
         blocks = (f"= {source.text[decl.target.span.offset : decl.target.span.end_offset]}", *blocks)
+    if isinstance(decl, ast.TypeDecl):  # its fields, or what it names
+        shown = decl.fields if decl.fields is not None else decl.alias
+        assert shown is not None
+        text = source.text[shown.span.offset : shown.span.end_offset]
+        blocks = (text if decl.fields is not None else f"= {text}",)
     return Symbol(
         decl.name.name,
         decl.kind,

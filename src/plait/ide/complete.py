@@ -54,6 +54,7 @@ _TOKEN = re.compile(
 _DECL_KEYWORDS = frozenset(
     {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "route", "loop", "map", "ask", "mcp"}
     | {"input", "state", "import"}
+    | {"type"}
 )
 _DECL_START = re.compile(rf"^(?:{'|'.join(sorted(_DECL_KEYWORDS))})\b", re.M)
 _TYPED_KEYWORDS = frozenset({"params", "output", "answer", "object"})
@@ -164,7 +165,7 @@ def _read(before: str) -> _Position:
                 stack.pop()
             if not stack:
                 at_start = value == "}"
-        elif top is not None and top.role == "body":
+        elif top is not None and top.role in ("body", "typed"):
             if group == "newline" or value == ",":
                 top.statement.clear()
             else:
@@ -180,7 +181,7 @@ def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
     if top is None:
         before = pos.head[-1] if pos.head else ""
         if char == "{":
-            return _Open(char, "typed" if pos.kind in ("input", "state") else "body")
+            return _Open(char, "typed" if pos.kind in ("input", "state", "type") else "body")
         if char == "(" and before == "parallel":
             return _Open(char, "elements")
         if char == "[" and pos.kind == "parallel":
@@ -211,13 +212,23 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     kind, own = pos.kind, pos.name
     if top is None:
         last = pos.head[-1] if pos.head else ""
-        if kind in ("chain", "loop", "map") and last in ("=", "->"):
+        if kind == "type" and last == "=":  # `type Booking = |`
+            yield from _types(declared, own)
+        elif kind in ("chain", "loop", "map") and last in ("=", "->"):
             yield from _names(declared, RUNNABLE_KINDS, own)
         elif kind == "route" and last == "on":
             yield from _paths(declared, own)
         return
     if top.role == "elements":
         yield from _names(declared, RUNNABLE_KINDS, own)
+        return
+    if top.role == "typed":
+        # `name: |` in a typed block, or an `object { ... }`, `list[` inside one.
+        if top.statement[-1:] in ([":"], ["|"]) or (len(top.statement) >= 2 and top.statement[1] == ":"):
+            yield from _types(declared, own)
+        return
+    if top.role == "other" and len(pos.stack) >= 2 and pos.stack[-2].role == "typed":  # `list[|`
+        yield from _types(declared, own)
         return
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
@@ -239,6 +250,28 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
             yield Completion(keyword, "block", f"{keyword} {{ ... }}")
     elif len(statement) == 2 and statement[1] == "=":
         yield from _values(schema.get(statement[0]), declared, own)
+    elif statement == ["output"] and "output" in TYPED_BLOCKS.get(kind, ()):  # `output |`: one type (plait 0.3)
+        yield from _types(declared, own)
+
+
+#: The types every spec has (`_types` adds the spec's own `type` names).
+_BUILTIN_TYPES = (
+    ("string", "text"),
+    ("int", "a whole number"),
+    ("float", "a number"),
+    ("bool", "true or false"),
+    ("date", "an ISO 8601 date, 2026-12-05"),
+    ("datetime", "an ISO 8601 date and time, 2026-12-05T08:30:00Z"),
+    ("list", "list[T]"),
+    ("object", "object { ... }"),
+)
+
+
+def _types(declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
+    """Where a type is written: the built-in types, then the spec's named types (`type Flight { ... }`)."""
+    for name, detail in _BUILTIN_TYPES:
+        yield Completion(name, "value", detail)
+    yield from _names(declared, ("type",), own)
 
 
 def _values(attr: Attr | None, declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
@@ -292,16 +325,18 @@ def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
 
 
 def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
-    from plait.compiler.types import block_type
+    from plait.compiler.types import block_type, named_types, output_type
 
     def quiet(_: object) -> None:
         return None  # the checker reports a bad block; completion offers what it can
+
+    named = named_types({n: d for n, d in declared.items() if isinstance(d, ast.TypeDecl)}, quiet)
 
     if head in ("input", "state"):
         for module in modules:
             for each in module.declarations:
                 if isinstance(each, ast.InputDecl | ast.StateDecl) and each.kind == head:
-                    return block_type(each.fields, quiet)
+                    return block_type(each.fields, quiet, named)
         return None
     decl = declared.get(head)
     if isinstance(decl, ast.AgentDecl | ast.StepDecl):
@@ -310,7 +345,7 @@ def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
         block = decl.block.typed("answer") if decl.block is not None else None
     else:
         return None
-    return block_type(block, quiet) if block is not None else None
+    return output_type(block, quiet, named) if block is not None else None
 
 
 def _locked_tools(server: ast.McpDecl) -> list[Completion]:
