@@ -15,12 +15,15 @@ mcp server's own `tools`/`approval` lists (they name the server's tools).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from plait.core.source import SourceFile, Span
 from plait.dsl import ast
 
 from plait.compiler.schema import SCHEMAS
+
+if TYPE_CHECKING:
+    from plait.compiler.rules._placeholders import Placeholder
 
 __all__ = ["Occurrence", "declarations", "occurrences"]
 
@@ -63,7 +66,6 @@ def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...
         if isinstance(name, ast.Ident):
             found.append(Occurrence(name.name, name.span, "declaration", decl.kind))
         found.extend(_uses(decl, source))
-        found.extend(_type_uses(decl, source))
     return tuple(sorted(found, key=lambda o: o.span.offset))
 
 
@@ -91,30 +93,6 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
     if kind in ("step", "agent", "consolidate", "ask"):
         for string in template_strings(decl):
             yield from _reads(string, source)
-
-
-#: Type names every spec has: never a use of a declaration.
-_BUILTIN_TYPES = frozenset({"string", "int", "float", "bool", "date", "datetime", "list", "object"})
-
-
-def _type_uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
-    """The named types (plait 0.3, `type Flight { ... }`) a declaration's typed blocks and types name."""
-    body = getattr(decl, "body", None) if not isinstance(decl, ast.AskDecl) else decl.block
-    blocks = list(body.params) if isinstance(body, ast.Block) else []
-    for owned in ("fields",):  # input, state and a `type` record
-        if isinstance(getattr(decl, owned, None), ast.Params):
-            blocks.append(getattr(decl, owned))
-    stack: list[ast.TypeExpr] = [p.type for block in blocks for p in block.params]
-    stack += [block.type for block in blocks if block.type is not None]
-    if isinstance(decl, ast.TypeDecl) and decl.alias is not None:
-        stack.append(decl.alias)
-    while stack:
-        expr = stack.pop()
-        if expr.form == "name" and expr.name is not None and expr.name not in _BUILTIN_TYPES:
-            # The name alone: `Flight?` ends past it.
-            yield _use(expr.name, source.span(expr.span.offset, expr.span.offset + len(expr.name)))
-        stack.extend(expr.args)
-        stack.extend(p.type for p in expr.fields)
 
 
 def _test_uses(decl: ast.TestDecl, source: SourceFile) -> Iterator[Occurrence]:
@@ -205,6 +183,9 @@ def _reads(string: ast.String, source: SourceFile) -> Iterator[Occurrence]:
     from plait.compiler.rules._placeholders import placeholders
 
     for placeholder in placeholders(string, {source.path: source}):
+        if placeholder.problem == "expression":
+            yield from _expression_reads(placeholder, string, source)
+            continue
         if placeholder.problem is not None:
             continue
         span = placeholder.span
@@ -212,3 +193,20 @@ def _reads(string: ast.String, source: SourceFile) -> Iterator[Occurrence]:
         # The span is the string's own when escapes moved the braces: then the read cannot be placed.
         if span != string.span and source.text[span.offset : span.offset + len(head)] == head:
             yield _use(head, source.span(span.offset, span.offset + len(head)))
+
+
+def _expression_reads(placeholder: "Placeholder", string: ast.String, source: SourceFile) -> Iterator[Occurrence]:
+    """The heads of the paths an expression reads (`{{ len(plan.tasks) }}` reads `plan`), where they are written."""
+    import re
+
+    from plait.compiler.expressions import reads
+
+    text, at = placeholder.path, 0
+    for parts in reads(text):
+        found = re.compile(r"(?<![\w.'\"])" + re.escape(parts[0]) + r"(?![\w'\"])").search(text, at)
+        if found is None:
+            continue
+        at = found.end()
+        span = placeholder.part(found.start(), found.end())
+        if span != string.span and source.text[span.offset : span.end_offset] == parts[0]:
+            yield _use(parts[0], span)
