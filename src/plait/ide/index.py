@@ -66,6 +66,7 @@ def occurrences(module: ast.Module, source: SourceFile) -> tuple[Occurrence, ...
         if isinstance(name, ast.Ident):
             found.append(Occurrence(name.name, name.span, "declaration", decl.kind))
         found.extend(_uses(decl, source))
+        found.extend(_type_uses(decl, source))
     return tuple(sorted(found, key=lambda o: o.span.offset))
 
 
@@ -93,6 +94,30 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
     if kind in ("step", "agent", "consolidate", "ask"):
         for string in template_strings(decl):
             yield from _reads(string, source)
+
+
+#: Type names every spec has: never a use of a declaration.
+_BUILTIN_TYPES = frozenset({"string", "int", "float", "bool", "date", "datetime", "list", "object"})
+
+
+def _type_uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
+    """The named types (plait 0.3, `type Flight { ... }`) a declaration's typed blocks and types name."""
+    body = getattr(decl, "body", None) if not isinstance(decl, ast.AskDecl) else decl.block
+    blocks = list(body.params) if isinstance(body, ast.Block) else []
+    for owned in ("fields",):  # input, state and a `type` record
+        if isinstance(getattr(decl, owned, None), ast.Params):
+            blocks.append(getattr(decl, owned))
+    stack: list[ast.TypeExpr] = [p.type for block in blocks for p in block.params]
+    stack += [block.type for block in blocks if block.type is not None]
+    if isinstance(decl, ast.TypeDecl) and decl.alias is not None:
+        stack.append(decl.alias)
+    while stack:
+        expr = stack.pop()
+        if expr.form == "name" and expr.name is not None and expr.name not in _BUILTIN_TYPES:
+            # The name alone: `Flight?` ends past it.
+            yield _use(expr.name, source.span(expr.span.offset, expr.span.offset + len(expr.name)))
+        stack.extend(expr.args)
+        stack.extend(p.type for p in expr.fields)
 
 
 def _test_uses(decl: ast.TestDecl, source: SourceFile) -> Iterator[Occurrence]:
