@@ -321,3 +321,29 @@ def test_the_python_api_takes_the_runs_budget_and_a_raise(tmp_path):
     assert first.stop_reason == "pause" and second.stop_reason == "done" and second.output == "summed"
     with pytest.raises(ValueError, match="`dollars` is not a budget key"):
         plait.run(spec, "hi", budget={"dollars": 1})
+
+
+def test_a_budget_hit_inside_a_parallel_pauses_and_a_raise_finishes_it(tmp_path):
+    # One branch's agent has spent its budget after its first call; the other branch finishes meanwhile.
+    body = """
+tool look "Look something up." { run = python("budget_tools:look") }
+agent a { model = m, tools = [look], budget = { model_calls = 1 } }
+step b { model = m, prompt = "B {{input}}" }
+parallel both = [a, b]
+"""
+    replies = {
+        "a": [{"tool_calls": [{"name": "look", "arguments": {}}]}, {"text": "from a"}],
+        "b": [{"text": "from b"}],
+    }
+    spec = project(tmp_path, body, replies)
+
+    async def go():
+        run = engine(spec).start("go")
+        first = await run
+        second = await run.resume(budget={"model_calls": 2})
+        return first, second
+
+    first, second = asyncio.run(go())
+    assert first.stop_reason == "pause" and "the budget of `a`" in first.pause_reason
+    assert second.stop_reason == "done" and second.output == {"a": "from a", "b": "from b"}
+    assert second.report.model_calls == 3  # b was not asked again
