@@ -299,7 +299,10 @@ def test_broken_0_2_constructs_are_syntax_errors(text):
         ("ask q { answer { ok: bool } }", "expected a string inside `ask q`"),
         ("input { ticket string }", "expected `:` inside `input`"),
         ('step s { model = m\n  output { verdict "x" }\n}', "expected `:` inside `output` block of `step s`"),
-        ("agent a { = 1 }", "expected an attribute (`key = value`) or a `params`, `output` or `answer` block or `}`"),
+        (
+            "agent a { = 1 }",
+            "expected an attribute (`key = value`) or a `params`, `output`, `answer` or `with` block or `}`",
+        ),
         ("agent a { x = 1 y = 2 }", "expected `}` or a newline or `,` inside `agent a`"),
         ("state { k: int\n", "expected `}` to close `state` opened at 1:7"),
         ('mcp files { command = ["a" }', "expected `,` or `]` inside `mcp files`"),

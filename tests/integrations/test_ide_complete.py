@@ -196,3 +196,14 @@ def test_every_position_of_every_example_gets_an_answer_not_an_exception():
                 rename_target(project, path, offset)
             except RenameError as exc:
                 assert str(exc)
+
+
+def test_with_is_offered_as_a_block_and_its_values_are_paths(offered):
+    assert ("with" in offered("step s {\n  ")) and offered("step s {\n  with { r: ") == [
+        "input",
+        "state",
+        *RUNNABLES,
+        "run",
+    ]
+    assert offered("step s {\n  with { r: review.") == ["verdict", "notes"]
+    assert offered("step s {\n  with { r: review.verdict, n: review.notes.") == ["text"]

@@ -125,3 +125,15 @@ def test_an_answer_field_turned_required():
         "optional",
         "required",
     )
+
+
+def test_a_changed_with_binding_is_a_contract_change_named_by_binding():
+    spec = 'plait 0.3\nmodel m = "openai/gpt-4o-mini"\ninput {{ a: string, b: string }}\n'
+    spec += 'step s {{ with {{ x: {x}{more} }}, model = m, prompt = "{{{{input}}}}" }}\n'
+    old = compile_spec(spec.format(x="run.input.a", more=""), path="old.plait")
+    new = compile_spec(spec.format(x="run.input.b", more=", y: run.input.a"), path="new.plait")
+    found = [c.describe() for c in diff_graphs(old.graph, new.graph)]
+    assert found == [
+        "~ step s: with.x changed run.input.a → run.input.b  [contract]",
+        "+ step s: with.y run.input.a  [contract]",
+    ]

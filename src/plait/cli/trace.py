@@ -191,6 +191,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         return f"ask    {name} answered: {_fields(data.get('answer'))}"
     if of == "with":
         return f"with   {name} given: {_fields(data.get('record'))}"
+    if of == "with":
+        return f"with   {name} given: {_fields(data.get('record'))}"
     if of == "approval":
         action = data.get("action")
         if action == "edit":

@@ -137,6 +137,8 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                     out += _case_changes(id, node["kind"], before, value)
                 elif field == "offered" and isinstance(before, list) and isinstance(value, list):
                     out += _offered_changes(id, node["kind"], before, value)
+                elif field == "bindings" and isinstance(before, dict) and isinstance(value, dict):
+                    out += _binding_changes(what, id, node["kind"], before, value)
                 else:
                     out.append(Change(what, "changed", id, node["kind"], field, before, value))
     out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]

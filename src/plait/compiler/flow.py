@@ -18,6 +18,7 @@ from plait.core import types as t
 from plait.core.record import Record, record
 from plait.core.source import Span
 
+from .bindings import is_builder, placed_record
 from .context import CompileContext, unrepeated
 from .entry import roots
 from .passes.infer_types import members
@@ -174,6 +175,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         return inst
 
     calls = _calls(ctx)
+    builders = {n for n, d in ctx.decls.items() if d.kind == "step" and is_builder(ctx, n)}
     element_spans: dict[tuple[str, int], Span] = {}
     for ref in ctx.references:
         if ref.attr in ("elements", "body", "cases", "branches"):
@@ -234,7 +236,8 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 else:
                     before = elements[index - 1]
                     note = ("follows", element, before, owner.name)
-                    child = new(element, types.get(before, t.ANY), source(ctx, before), frames, span, note, owner)
+                    arrives = _built(ctx, made[-1]) if before in builders else types.get(before, t.ANY)
+                    child = new(element, arrives, source(ctx, before), frames, span, note, owner)
                 made.append(child)
             return made
 
@@ -329,6 +332,14 @@ def _rest(input: t.Type, field: str, named: list[Any]) -> t.Type:
         if f is not None and isinstance(f.type, t.LiteralType):
             values += [v for v in f.type.values if not any(v == n and type(v) is type(n) for n in named)]
     return t.narrow(input, field, values) if values else input
+
+
+def _built(ctx: CompileContext, inst: Instance) -> t.Type:
+    """A record builder's output where it runs: its `input...`/`loop...`/`map...` bindings typed there."""
+    from .paths import resolve
+
+    built = placed_record(ctx, inst.name, lambda parts: resolve(ctx, inst, parts).type)
+    return built if built is not None else t.ANY
 
 
 def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:

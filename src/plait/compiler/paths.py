@@ -31,7 +31,7 @@ P402 = declare(
     "P402", "unknown-field", Severity.ERROR, "a template path naming a field its record type does not declare"
 )
 
-__all__ = ["Resolved", "cases_without", "describe_use", "resolve", "show"]
+__all__ = ["WITH_PREFIX", "Resolved", "cases_without", "describe_use", "resolve", "show"]
 
 
 @record(kw_only=False)
@@ -82,7 +82,13 @@ def _record_label(record: t.Type, whose: str) -> list[Label]:
     return [Label(span, f"{whose} is declared here")] if span is not None else []
 
 
+#: The producer of a runnable's `input` when its `with` binds it: `with:NAME` (src/plait/compiler/bindings.py).
+WITH_PREFIX = "with:"
+
+
 def _whose(ctx: CompileContext, producer: str | None, head: str) -> str:
+    if producer is not None and producer.startswith(WITH_PREFIX):
+        return f"the `with` of `{producer[len(WITH_PREFIX) :]}`"
     if head == "run" or (producer is None and head == "input"):
         return "the run's `input`"
     return f"`{show(ctx, producer)}`'s output"
@@ -375,6 +381,12 @@ def resolve(
             ctx, inst, path, span, (head,), ctx.types.get(head, t.ANY), source(ctx, head), parts[1:], False
         )
         return Resolved(found.type, found.problem, reads=head)
+    if kind == "tool":  # a hosted tool's last report: `{{web.citations}}` (src/plait/core/hosted.py)
+        run = ctx.draft(head).get("run")
+        if isinstance(run, dict) and run.get("type") == "hosted":
+            from plait.core.hosted import report_type
+
+            return walk_fields(ctx, inst, path, span, (head,), report_type(run["hosted"]), None, parts[1:], False)
     owner_kind = ctx.kind(inst.name) or "parallel"
     hint = ctx.hints(head, heads(ctx, inst))
     if isinstance(inst.input, t.ObjectType) and inst.input.get(head) is not None:

@@ -600,11 +600,42 @@ class _Layout:
             return None
         parts: list[str] = []
         for m in members:
+            if _is_with(m):
+                assert isinstance(m, ast.Attribute) and isinstance(m.value, ast.Block)
+                text = self.inline_bindings(m.value)
+                if text is None:
+                    return None
+                parts.append(f"with {text}")
+                continue
             text = self.inline_typed(m) if isinstance(m, ast.Params) else self.inline(m.value)
             if text is None:
                 return None
             parts.append(text if isinstance(m, ast.Params) else f"{self.key(m)} = {text}")
         return "{ " + ", ".join(parts) + " }"
+
+    def inline_bindings(self, b: ast.Block) -> str | None:
+        """`{ plan: planner.tasks, topic: input.topic }` on one line where the author wrote it so."""
+        if not b.attributes:
+            return "{}"
+        if self.has_comment(b.span) or not self.opens_on_same_line(b.span.offset, b.attributes[0]):
+            return None
+        text = _joined((_suffixed(self.inline(m.value), m.key.name) for m in b.attributes), ", ")
+        return None if text is None else "{ " + text + " }"
+
+    def bindings(self, b: ast.Block, indent: str) -> None:
+        """A `with`'s `{ ... }`: on one line when written so and it fits, else one binding per line, aligned."""
+        text = self.inline_bindings(b)
+        if text is not None and self.fits(text):
+            self.emit_node(text, b)
+            return
+        members = list(b.attributes)
+        keys = [f"{m.key.name}:" for m in members]
+        self.members(b.span.offset, b.span.end_offset - 1, members, keys, indent, self.binding)
+
+    def binding(self, m: ast.Attribute, key: str, indent: str) -> None:
+        self.emit_node(key.rstrip(), m.key)
+        self.write(key[len(key.rstrip()) :] + " ")
+        self.value(m.value, indent)
 
     def typed_open(self, p: ast.Params, keyword: str) -> int:
         # A `type` declaration's fields start at their `{` (its keyword and name come before).
@@ -710,10 +741,16 @@ class _Layout:
             self.emit_node(text, b)
             return
         members = _in_order(b)
-        keys = [self.key(m) if isinstance(m, ast.Attribute) else None for m in members]
+        keys = [self.key(m) if isinstance(m, ast.Attribute) and not _is_with(m) else None for m in members]
         self.members(b.span.offset, b.span.end_offset - 1, members, keys, indent, self.member)
 
     def member(self, m: ast.Attribute | ast.Params, key: str | None, indent: str) -> None:
+        if _is_with(m):
+            assert isinstance(m, ast.Attribute) and isinstance(m.value, ast.Block)
+            self.emit_node("with", m.key)
+            self.write(" ")
+            self.bindings(m.value, indent)
+            return
         if isinstance(m, ast.Params):
             self.emit(m.keyword, m.span.offset, m.span.offset + len(m.keyword))
             self.write(" ")
@@ -843,6 +880,21 @@ class _Layout:
             self.members(open_at, close_at, fields, keys, indent, self.param)
         if t.optional:
             self.write("?")
+
+
+def _is_with(m: ast.Node) -> bool:
+    """`with { name: path ... }` (or `with = { name = path }`, written in the first form): a runnable's bindings."""
+    return (
+        isinstance(m, ast.Attribute)
+        and not m.quoted
+        and m.key.name == "with"
+        and isinstance(m.value, ast.Block)
+        and not m.value.params
+    )
+
+
+def _suffixed(text: str | None, name: str) -> str | None:
+    return None if text is None else f"{name}: {text}"
 
 
 def _joined(texts: Iterable[str | None], sep: str) -> str | None:

@@ -114,6 +114,7 @@ _KEYWORDS = {
     "TYPE": "type",
     "ON": "on",
     "ELSE": "else",
+    "WITH": "with",
     "NOT": "not",
     "AND": "and",
     "OR": "or",
@@ -204,7 +205,7 @@ def _expected(expected: set[str]) -> str:
         names -= DECLARATION_TERMINALS
     elif _TYPED_BLOCKS <= names and "NAME" in names:
         # Where a block member starts.
-        phrases.append("an attribute (`key = value`) or a `params`, `output` or `answer` block")
+        phrases.append("an attribute (`key = value`) or a `params`, `output`, `answer` or `with` block")
         names -= _NAMELIKE | {"NAME", "STRING", "LONG_STRING", "SUCCEEDED"}
     elif len(names) > 5 and len(names & _VALUES) >= 5:
         return "a value"

@@ -397,6 +397,17 @@ class AstBuilder:
     def name(self, c: list) -> ast.Ident:
         return self._ident(c[0])
 
+    def bindings(self, c: list) -> ast.Attribute:
+        """`with { plan: planner.tasks }`: the attribute `with` whose value is a block of `name = value` entries
+        (`with = { plan = planner.tasks }` says the same; the formatter writes this form)."""
+        kw, lbrace, *entries, rbrace = c
+        block = _Block(span=self._span(lbrace, rbrace), attributes=tuple(e for e in entries if e is not None))
+        return _Attribute(span=self._span(kw, rbrace), key=self._ident(kw), quoted=False, value=block)
+
+    def binding(self, c: list) -> ast.Attribute:
+        key, value = c
+        return _Attribute(span=self._span(key, value), key=key, quoted=False, value=value)
+
     def params(self, c: list) -> ast.Params:
         return self._fields(c)
 

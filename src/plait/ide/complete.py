@@ -8,7 +8,8 @@ map, parallel and route elements any runnable), the attribute keys of the
 enclosing declaration's kind (src/plait/compiler/schema.py, the same table the checker
 reads) and its typed blocks, a symbol's choices, and inside `{{` a template
 path: runnable names, `input` and `state`, then after `NAME.` the fields of
-NAME's declared `output` (or an ask's `answer`; `input.` the input block's).
+NAME's declared `output` (or an ask's `answer`; `input.` the input block's);
+inside `with { name: ` the same paths.
 After `SERVER.` of an `mcp` declaration: the tools its `plait.lock` (beside
 the declaring file) lists, within its allow-list; without a lock, none.
 """
@@ -165,7 +166,7 @@ def _read(before: str) -> _Position:
                 stack.pop()
             if not stack:
                 at_start = value == "}"
-        elif top is not None and top.role in ("body", "typed"):
+        elif top is not None and top.role in ("body", "typed", "bindings"):
             if group == "newline" or value == ",":
                 top.statement.clear()
             else:
@@ -193,6 +194,8 @@ def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
         return _Open(char, "list", key=key)
     if char == "{" and statement and statement[-1] in _TYPED_KEYWORDS:
         return _Open(char, "typed")
+    if char == "{" and top.role == "body" and statement == ["with"]:
+        return _Open(char, "bindings")
     return _Open(char, "other")
 
 
@@ -230,6 +233,12 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if top.role == "other" and len(pos.stack) >= 2 and pos.stack[-2].role == "typed":  # `list[|`
         yield from _types(declared, own)
         return
+    if top.role == "bindings":
+        # `with { name: |`: any path a template could read there.
+        if len(top.statement) == 2 and top.statement[1] == ":":
+            yield from _paths(declared, own)
+            yield Completion("run", "value", "`run.input`: the run's input")
+        return
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
         return
@@ -244,7 +253,11 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if not statement:
         used = top.keys
         for key, attr in schema.items():
-            if key not in used:
+            if key in used:
+                continue
+            if attr.type == "bindings":  # written as a block: `with { name: path }`
+                yield Completion(key, "block", "with { name: path, ... }", attr.doc)
+            else:
                 yield Completion(key, "attribute", attr.type + (" (required)" if attr.required else ""), attr.doc)
         for keyword in TYPED_BLOCKS.get(kind, ()):
             yield Completion(keyword, "block", f"{keyword} {{ ... }}")

@@ -1,7 +1,9 @@
 """An agent and its input → the agent loop's outcome; and the stateful `Agent` object.
 
 `run_agent` starts (or resumes) one agent's run at a graph path and drives
-`run_turn` until a terminal outcome. Before the first request of every run the
+`run_turn` until a terminal outcome. Its first user message is its `prompt`
+template filled from its input, or without one the input itself (a record as
+its JSON). Before the first request of every run the
 history is repaired (unanswered tool calls get a synthetic result). `Agent`
 keeps its conversation across `complete(prompt)` / `stream(prompt)` turns, can
 be snapshot to JSON and restored, and takes tools and system-prompt layers
@@ -23,7 +25,7 @@ from .pipeline import run_turn
 from .providers.base import Message
 from .report import Report, RunResult
 from .stepping import iterate
-from .templates import as_text
+from .templates import as_text, render
 
 __all__ = ["Agent", "drive", "run_agent"]
 
@@ -50,12 +52,14 @@ def _repair(run: AgentRun, ctx: RunContext) -> None:
         )
 
 
-def begin(run: AgentRun, ctx: RunContext, prompt: str) -> None:
-    """A new run of this agent: repair what an earlier run left open, then the user's message."""
+def begin(run: AgentRun, ctx: RunContext, prompt: str, input: Any = None) -> None:
+    """A new run of this agent: repair what an earlier run left open, then the user's message.
+
+    `input` is what the agent received (what `{{input}}` in its `system` reads); the message itself by default."""
     if run.messages:
         _repair(run, ctx)
     run.messages.append(Message.user(prompt))
-    run.input = prompt
+    run.input = prompt if input is None else input
     run.steps = 0
     run.status = "running"
     run.resume_at = None
@@ -94,7 +98,11 @@ async def run_agent(
     run = ctx.runs.get("/".join(path))
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
-        begin(run, ctx, as_text(input))
+        if agent.prompt is None:  # its input is its first message: text as it is, a record as JSON
+            begin(run, ctx, as_text(input))
+        else:
+            message = render(agent.prompt, input=input, state=ctx.state, scope=ctx.scope)
+            begin(run, ctx, message, input)
     elif run.status in ("error", "running"):
         # A run that failed, or was cut off (Ctrl-C) mid-turn, resumes from the start of that turn;
         # calls it left unanswered get a synthetic result first, as before any request.

@@ -43,6 +43,7 @@ TYPE_WORDS = {
     "names": "a list of tool names `[read_file, list_directory]`",
     "env_map": '`{ KEY = env("VARIABLE") }` (or a literal string value)',
     "tool_choice": "`auto`, `none`, `required` or a tool name",
+    "bindings": "`with { name: path, ... }`",
 }
 
 

@@ -43,6 +43,10 @@ class _Files:
         return file
 
 
+#: What a loop or map gives by name inside its own body (src/plait/compiler/paths.py).
+_FRAME_WORDS = {"loop": ("iteration", "last", "history"), "map": ("index", "item")}
+
+
 def _attr(block: Any, key: str) -> Any:
     entry = block.get(key) if block is not None else None
     return entry.value if entry is not None else None
@@ -209,7 +213,8 @@ class _Builder:
         )
 
     def ask(self, name: str, decl: Any) -> None:
-        self.graph.add(g.AskNode(**self.base(name, decl.name.span), question=decl.question.value, **self.output(name)))
+        attrs = {**self.values(name).fields(), "question": decl.question.value, **self.output(name)}
+        self.graph.add(g.AskNode(**self.base(name, decl.name.span), **attrs))
 
     def mcp(self, name: str, decl: Any) -> None:
         self.graph.add(g.McpNode(**self.base(name, decl.name.span), **self.values(name).fields()))
@@ -314,7 +319,8 @@ class _Builder:
                     )
 
     def reads(self) -> None:
-        """`reads` edges: a template, route subject, map `over` or loop `until` naming another runnable's output."""
+        """`reads` edges: a template, a `with` binding, route subject, map `over` or loop `until` naming another
+        runnable's output."""
         graph, decls = self.graph, self.ctx.decls
         for name, decl in decls.items():
             if name not in graph or graph.node(name).kind not in g.RUNNABLE_KINDS:
@@ -324,7 +330,10 @@ class _Builder:
                 head = path[0]
                 if head in _SCOPES or head == name or head not in graph or path in seen:
                     continue
-                if graph.node(head).kind in g.RUNNABLE_KINDS:
+                kind = graph.node(head).kind
+                if kind in ("loop", "map") and path[1:2] and path[1] in _FRAME_WORDS[kind]:
+                    continue  # `outer.iteration` inside `outer`'s body reads where it stands, not its output
+                if kind in g.RUNNABLE_KINDS:
                     seen.add(path)
                     self.edge("reads", name, head, span, path=path)
 
@@ -378,6 +387,13 @@ def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
 
                     yield from ((parts, string.span) for parts in reads(path))
     block = getattr(decl, "block", None)
+    owner = block if decl.kind == "ask" else getattr(decl, "body", None) if decl.kind in ("agent", "step") else None
+    bindings = _attr(owner, "with")
+    if bindings is not None and getattr(bindings, "kind", None) == "block":
+        for binding in bindings.attributes:
+            bound = _path(binding.value)
+            if bound:
+                yield bound, binding.value.span
     if decl.kind == "route":
         subject = _path(decl.subject)
         if subject:

@@ -20,9 +20,10 @@ from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
 from plait.core.source import Span
 from plait.dsl import ast
 
+from ..bindings import record_of
 from ..context import CompileContext
 from ..flow import Instance, RunGraph, walk
-from ..paths import Resolved, cases_without, describe_use, resolve, show
+from ..paths import WITH_PREFIX, Resolved, cases_without, describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
 from ..schema import TEMPLATES, suggest
@@ -47,8 +48,37 @@ P314 = declare("P314", "map-over-not-list", Severity.ERROR, "a map `over` a path
 P316 = declare(
     "P316", "read-before-finished", Severity.ERROR, "a `{{NAME}}` read where NAME has not finished on every path"
 )
+P320 = declare("P320", "unused-binding", Severity.WARNING, "a `with` binding the runnable's templates never read")
 
 __all__ = ["check_flow"]
+
+
+def binding_entries(decl: ast.Node) -> list[ast.Attribute]:
+    """The `name: path` entries of a declaration's `with` (the first one: P205 reports another)."""
+    body = getattr(decl, "block", None) if isinstance(decl, ast.AskDecl) else getattr(decl, "body", None)
+    entry = body.get("with") if isinstance(body, ast.Block) else None
+    if entry is None or not isinstance(entry.value, ast.Block):
+        return []
+    seen: set[str] = set()
+    found = []
+    for binding in entry.value.attributes:
+        if binding.key.name not in seen:
+            seen.add(binding.key.name)
+            found.append(binding)
+    return found
+
+
+def _unbraced(d: Diagnostic, path: str) -> Diagnostic:
+    """A finding about `{{path}}` worded for a path written bare (`with { plan: planner.tasks }`)."""
+    return replace(d, message=d.message.replace(f"`{{{{{path}}}}}`", f"`{path}`"))
+
+
+def _parts(value: ast.Node) -> tuple[str, ...] | None:
+    if isinstance(value, ast.PathValue):
+        return tuple(value.parts)
+    if isinstance(value, ast.Ref):
+        return (value.name,)
+    return None
 
 
 def template_strings(decl: ast.Node) -> list[ast.String]:
@@ -126,9 +156,17 @@ class _Flow:
                 self.ctx.diagnostics[index] = replace(d, notes=(*d.notes, note))
 
     def path(
-        self, inst: Instance, parts: tuple[str, ...], span: Span | Placeholder, path: str, where: str | None = None
+        self,
+        inst: Instance,
+        parts: tuple[str, ...],
+        span: Span | Placeholder,
+        path: str,
+        where: str | None = None,
+        bare: bool = False,
     ) -> Resolved:
-        """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source)."""
+        """Resolve a path; a placeholder's span is worked out only when a finding needs it (it rescans the source).
+
+        `bare`: the path is written without braces (a `with` binding), and its findings name it so."""
         key = (inst.id, parts, path, where)
         failed = self.failed.get(key)
         if failed is not None and failed.problem is not None:
@@ -141,9 +179,11 @@ class _Flow:
             found = resolve(self.ctx, inst, parts, span, path, where)
         if found.problem is not None and not found.problem.labels and found.problem.fix is None:
             self.failed[key] = found
+        if bare and found.problem is not None:
+            found = replace(found, problem=_unbraced(found.problem, path))
         self.emit(found.problem)
         if found.reads is not None and found.problem is None:
-            self.reads.append((inst, found.reads, path, span))
+            self.reads.append((inst, found.reads, path if bare else f"{{{{{path}}}}}", span))
         return found
 
     # --- per instance ---------------------------------------------------------------
@@ -268,6 +308,19 @@ class _Flow:
                 )
             )
 
+    def bindings(self, inst: Instance, entries: list[ast.Attribute]) -> t.ObjectType:
+        """Each `with` path resolved where `inst` runs (the rules of `{{...}}`: fields, dominance, scopes) → the
+        record the runnable receives; a path that does not resolve is reported and typed `any`."""
+        fields: dict[str, t.Type] = {}
+        for entry in entries:
+            parts = _parts(entry.value)
+            if parts is None:
+                continue  # not a path: check_types said so
+            path = ".".join(parts)
+            found = self.path(inst, parts, entry.value.span, path, where=f"in the `with` of `{inst.name}`", bare=True)
+            fields[entry.key.name] = found.type if found.type is not None else t.ANY
+        return record_of(fields)
+
     def placed(self, inst: Instance) -> list[Label]:
         return [Label(inst.span, describe_use(self.ctx, inst.note))] if inst.span is not None and inst.note else []
 
@@ -353,6 +406,47 @@ class _Flow:
                 )
             else:
                 first[key] = case
+
+    def unused_bindings(self, decl: ast.StepDecl | ast.AgentDecl | ast.AskDecl, entries: list[ast.Attribute]) -> None:
+        """P320: a binding that a runnable which reads its input through templates never reads.
+
+        A code step gets every binding as an argument (P319 checks them), a record builder returns them all, and
+        an agent without `prompt` sends the whole record; the others read what they use by `{{input.NAME}}`."""
+        name = decl.name.name
+        values = self.ctx.values.get(name, NOTHING)
+        if isinstance(decl, ast.StepDecl) and (values.get("run") is not None or values.get("model") is None):
+            return
+        if isinstance(decl, ast.AgentDecl) and "prompt" not in self.ctx.spans.get(name, {}):
+            return
+        used: set[str] = set()
+        for string in template_strings(decl):
+            for p in placeholders(string, self.ctx.load.sources):
+                if p.problem == "expression":  # `{{ len(input.tasks) }}` reads `tasks` too
+                    from ..expressions import reads
+
+                    read = reads(p.path)
+                else:
+                    read = [tuple(p.parts)] if p.problem is None else []
+                for parts in read:
+                    if parts[0] != "input":
+                        continue
+                    if len(parts) == 1:
+                        return  # `{{input}}`: the whole record, every binding with it
+                    used.add(parts[1])
+        for entry in entries:
+            field = entry.key.name
+            if field not in used:
+                self.emit(
+                    make(
+                        "P320",
+                        f"`with` binds `{field}`, which {decl.kind} `{name}` never reads",
+                        entry.key.span,
+                        notes=[
+                            f"what `with` binds is `{name}`'s input: its templates read it as `{{{{input.{field}}}}}`"
+                        ],
+                        fix=Fix(f"read it as `{{{{input.{field}}}}}`, or remove the binding"),
+                    )
+                )
 
     def loop(self, decl: ast.LoopDecl) -> None:
         name = decl.name.name
@@ -545,11 +639,18 @@ def _instances(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
 def check_flow(ctx: CompileContext) -> None:
     flow = _Flow(ctx)
     strings: dict[str, list[ast.String]] = {}
+    withs: dict[str, list[ast.Attribute]] = {}
     run = RunGraph()
     for inst in _instances(ctx, run):
         decl = ctx.decls.get(inst.name)
         if decl is None:
             continue
+        bound = withs.get(inst.name)
+        if bound is None:
+            bound = withs[inst.name] = binding_entries(decl)
+        if bound:
+            # What the runnable's own templates and code see is the record its `with` binds here.
+            inst = replace(inst, input=flow.bindings(inst, bound), producer=WITH_PREFIX + inst.name)
         found = strings.get(inst.name)
         if found is None:
             found = strings[inst.name] = template_strings(decl)
@@ -562,6 +663,9 @@ def check_flow(ctx: CompileContext) -> None:
         elif isinstance(decl, ast.StepDecl) and isinstance(ctx.values.get(inst.name, NOTHING).get("run"), dict):
             flow.code_step(inst, decl)
     for decl in ctx.decls.values():
+        bound = withs.get(decl.name.name)
+        if bound and isinstance(decl, ast.StepDecl | ast.AgentDecl | ast.AskDecl):
+            flow.unused_bindings(decl, bound)
         if isinstance(decl, ast.RouteDecl):
             flow.duplicate_cases(decl)
         elif isinstance(decl, ast.LoopDecl):
@@ -576,7 +680,7 @@ def check_flow(ctx: CompileContext) -> None:
             flow.emit(
                 make(
                     "P316",
-                    f"`{{{{{path}}}}}` reads `{name}`, which has not finished on every path to `{reader}`",
+                    f"`{path}` reads `{name}`, which has not finished on every path to `{reader}`",
                     span,
                     labels=labels,
                     notes=[f"`{name}` must run (and finish) before `{reader}` wherever `{reader}` runs"],

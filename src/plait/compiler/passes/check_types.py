@@ -23,7 +23,7 @@ from ..context import CompileContext
 from ..params import params_schema
 from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
 from .check_tool_runs import tool_run
-from ._blocks import REF_TYPES, body_of, wrong_type
+from ._blocks import REF_TYPES, body_of, describe_value, wrong_type
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P201 = declare("P201", "unknown-attribute", Severity.ERROR, "an attribute the declaration does not have")
@@ -162,6 +162,8 @@ class _Checker:
             return self.path(attr, spec, value)
         if t == "condition":
             return value  # typed against the loop body's output by check_flow
+        if t == "bindings":
+            return self.bindings(attr, spec, value)
         if t == "budget":
             return self.budget(attr, spec, value)
         raise AssertionError(f"unknown attribute type {t}")
@@ -173,6 +175,42 @@ class _Checker:
             return (value.name,)
         self.wrong_type(attr, spec, value)
         return None
+
+    def bindings(self, attr: str, spec: Attr, value: ast.Node) -> dict[str, tuple[str, ...]] | None:
+        """`with { name: path ... }` → {name: the path's parts}; what each path reads is check_flow's (P401/P402/P316)."""
+        if not isinstance(value, ast.Block) or value.params:
+            self.wrong_type(attr, spec, value)
+            return None
+        out: dict[str, tuple[str, ...]] = {}
+        first: dict[str, ast.Attribute] = {}
+        for entry in value.attributes:
+            key = entry.key.name
+            if key in first:
+                self.report(
+                    make(
+                        "P205",
+                        f"`with` binds `{key}` twice",
+                        entry.key.span,
+                        labels=[Label(first[key].key.span, "first bound here")],
+                    )
+                )
+                continue
+            first[key] = entry
+            v = entry.value
+            if isinstance(v, ast.PathValue):
+                out[key] = tuple(v.parts)
+            elif isinstance(v, ast.Ref):
+                out[key] = (v.name,)
+            else:
+                self.report(
+                    make(
+                        "P203",
+                        f"`with` binds `{key}` to a path like `planner.tasks` or `input.topic`,"
+                        f" found {describe_value(v)}",
+                        v.span,
+                    )
+                )
+        return out
 
     def map(self, attr: str, spec: Attr, value: ast.Node, each: Callable[[ast.Node], Any] | None = None) -> dict | None:
         """A map's `KEY = value` entries → {KEY: each(value)}; values `each` rejects (None, reported) are left out."""
@@ -427,9 +465,11 @@ class _Checker:
             if spec.type not in REF_TYPES:  # resolve_names has set those
                 values[key] = self.value(name, key, spec, entry.value)
         code_step = kind == "step" and "run" in seen
+        # `with` alone makes a step a record builder: its output is the bound record, no model is called.
+        builder = kind == "step" and "with" in seen and not ({"model", "prompt", "run"} & seen.keys())
         for key, spec in schema.items():
             if key not in seen:
-                if spec.required and not (code_step and key in ("model", "prompt")):
+                if spec.required and not ((code_step or builder) and key in ("model", "prompt")):
                     decl = self.ctx.decls[name]
                     self.report(
                         make(
@@ -454,8 +494,28 @@ class _Checker:
                             fix=Fix(f"remove `{key}`, or remove `run` to make it a model step"),
                         )
                     )
+        if builder and body is not None:
+            self.builder_extras(name, seen, body)
         if body is not None:
             self.typed_blocks(name, kind, body)
+
+    def builder_extras(self, name: str, seen: dict[str, ast.Attribute], body: ast.Block) -> None:
+        """P201 for what a record builder (a step with `with` and no `model` or `run`) would ignore."""
+        keys = ("system", "max_tokens", "temperature", "retry_malformed")
+        found: list[tuple[str, Span]] = [(k, seen[k].key.span) for k in keys if k in seen]
+        typed = body.typed("output")
+        if typed is not None:
+            found.append(("output", typed.span))
+        for key, span in found:
+            self.report(
+                make(
+                    "P201",
+                    f"step `{name}` builds its output from `with` (it has no `model` or `run`), so `{key}` does nothing",
+                    span,
+                    labels=[Label(seen["with"].key.span, "the record it builds")],
+                    fix=Fix(f"remove `{key}`, or give the step a `model` and a `prompt`"),
+                )
+            )
 
     def typed_blocks(self, name: str, kind: str, body: ast.Block) -> None:
         allowed = TYPED_BLOCKS.get(kind, ())

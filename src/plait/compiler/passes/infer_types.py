@@ -4,7 +4,8 @@ A step or agent returns text unless it declares `output`; a code step what its
 `output` says (text without one); an ask its `answer`; a parallel a record of
 its branches; a consolidate text (the judge's summary); a chain and a loop
 their last element's; a route the union of its cases'; a map a list of its
-body's. A chain that contains itself (reported by validate_graph) is `any`.
+body's; a record builder (a step with `with` alone) the record it binds. A
+chain that contains itself (reported by validate_graph) is `any`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from plait.core.codes import declare, make
 from plait.core.diagnostics import Fix, Severity
 from plait.dsl import ast
 
+from ..bindings import heads as binding_heads
+from ..bindings import is_builder, static_record
 from ..context import CompileContext
 from ..types import block_type, output_type
 from ._blocks import body_of
@@ -140,6 +143,17 @@ def infer_types(ctx: CompileContext) -> None:
                 continue
             decl = ctx.decls.get(name)
             kind = decl.kind if decl is not None else "parallel"
+            if kind == "step" and is_builder(ctx, name):
+                # A record builder's fields are the types of what it binds: those runnables' types come first.
+                reads = [h for h in binding_heads(ctx, name) if h not in types and h != name and h not in on_stack]
+                if expanded or not reads or name in on_stack:
+                    on_stack.discard(name)
+                    types[name] = static_record(ctx, name, types)
+                    continue
+                on_stack.add(name)
+                stack.append((name, True))
+                stack.extend((h, False) for h in reads)
+                continue
             if kind in ("agent", "step", "consolidate", "ask"):
                 types[name] = declared.get(name, t.TEXT) if kind != "consolidate" else t.TEXT
                 continue

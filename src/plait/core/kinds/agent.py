@@ -17,11 +17,24 @@ MAX_STEPS = 16
 RETRY_MALFORMED = 0
 
 
+def with_attr() -> Any:
+    """`with { name: path ... }` (plait 0.3): what a runnable receives, bound from visible paths; a step, an agent
+    and an ask take it. Binding name → the path's parts, in spec order."""
+    return attr(
+        default_factory=dict,
+        spec=Attr("bindings"),
+        spelled="with",
+        contract=True,
+        doc="`with { name: path, ... }`: its input, a record bound from paths (`planner.tasks`, `input.topic`).",
+    )
+
+
 @kind_record
 class AgentNode(Runnable):
     kind: ClassVar[str] = "agent"
     blocks: ClassVar[tuple[str, ...]] = ("output",)
     description: str | None = None
+    bindings: dict[str, tuple[str, ...]] = with_attr()
     model: str = attr(
         default="", spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
     )
@@ -39,6 +52,12 @@ class AgentNode(Runnable):
         doc="The error kinds that move to a fallback.",
     )
     system: str | None = attr(default=None, spec=Attr("template"), doc="The system prompt (template).")
+    #: None: the first user message is the input itself (text, or a record's JSON).
+    prompt: str | None = attr(
+        default=None,
+        spec=Attr("template"),
+        doc="Its first user message (template; default: its input, a record as JSON).",
+    )
     #: Tool, agent and mcp ids, in spec order.
     tools: tuple[str, ...] = attr(
         default=(),

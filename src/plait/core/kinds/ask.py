@@ -1,10 +1,11 @@
-"""`ask NAME "question" { answer { ... } }` → its graph record (an attribute block, no attributes yet)."""
+"""`ask NAME "question" { answer { ... } }` → its graph record (its block: `answer`, and from 0.3 `with`)."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from ..types import TextType, to_json_schema
+from .agent import with_attr
 from .base import Runnable, attr, kind_record
 
 __all__ = ["AskNode"]
@@ -19,6 +20,7 @@ class AskNode(Runnable):
     blocks: ClassVar[tuple[str, ...]] = ("answer",)
     block: ClassVar[bool] = True
     question: str = attr(default="", contract=True, doc="What the person is asked.")
+    bindings: dict[str, tuple[str, ...]] = with_attr()
 
     @property
     def answer(self) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .agent import RETRY_MALFORMED, schema_of
+from .agent import RETRY_MALFORMED, schema_of, with_attr
 from .base import Attr, Runnable, attr, kind_record
 
 __all__ = ["StepNode"]
@@ -17,7 +17,8 @@ PROMPT = "{{input}}"
 class StepNode(Runnable):
     kind: ClassVar[str] = "step"
     blocks: ClassVar[tuple[str, ...]] = ("output",)
-    #: None for a code step (`run = python(...)`).
+    bindings: dict[str, tuple[str, ...]] = with_attr()
+    #: None for a code step (`run = python(...)`) and a record builder (`with` alone).
     model: str | None = attr(
         default=None, spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
     )

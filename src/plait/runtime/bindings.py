@@ -1,0 +1,55 @@
+"""A runnable's `with { name: path ... }` and where it runs → the record it receives instead of the chain's input.
+
+Each path is read as a template's `{{path}}` is (scope.py): `input...` is what
+the chain passes in, `NAME...` an earlier runnable's output where it ran,
+`run.input...`, `state...`, and inside a body `loop...`, `map...` or an
+enclosing loop or map by name. An optional value left out (null) reads as null
+all the way down, as it renders empty in a template. The record is journaled
+as a `with` decision, so `plait trace` shows what each runnable was given; a
+resume binds again from the same outputs and records nothing twice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import AgentError
+from .scope import MISSING, as_record, lookup
+
+if TYPE_CHECKING:
+    from .context import RunContext
+
+__all__ = ["bind"]
+
+
+def bind(ctx: RunContext, record: Any, input: Any, path: tuple[str, ...]) -> dict[str, Any]:
+    """The record `record.bindings` reads here; AgentError `binding_missing` naming the path that is not there."""
+    bound: dict[str, Any] = {}
+    for name, parts in record.bindings.items():
+        bound[name] = _read(ctx, record, name, parts, input, path)
+    ctx.decide("with", record.name, path, "/".join(path), record=bound)
+    return bound
+
+
+def _read(ctx: RunContext, record: Any, name: str, parts: tuple[str, ...], input: Any, path: tuple[str, ...]) -> Any:
+    head = parts[0]
+    if head == "input":
+        value: Any = input
+    elif head == "state":
+        value = ctx.state
+    else:
+        value = lookup(ctx, head)
+        if value is MISSING:
+            raise _missing(record, name, parts, f"nothing named `{head}` has run yet", path)
+    for i, key in enumerate(parts[1:], 1):
+        if value is None:  # an optional record left out: its fields read as null too
+            return None
+        value = as_record(value)
+        if not isinstance(value, dict) or key not in value:
+            raise _missing(record, name, parts, f"`{'.'.join(parts[:i])}` has no field `{key}`", path)
+        value = value[key]
+    return value
+
+
+def _missing(record: Any, name: str, parts: tuple[str, ...], why: str, path: tuple[str, ...]) -> AgentError:
+    return AgentError("binding_missing", f"`{record.name}`: `with` {name}: `{'.'.join(parts)}`: {why}", path=path)
