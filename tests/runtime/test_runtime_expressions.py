@@ -157,3 +157,16 @@ def test_a_template_with_an_expression_keeps_every_other_part_as_a_plain_templat
     with pytest.raises(KeyError):
         render("{{a.nope}} {{ n + 1 }}", params=values)
     assert render("line\r\n{{a.b}}{{ n * 2 }}", params=values) == "line\r\n4"
+
+
+def test_the_polish_example_tells_its_first_draft_there_is_no_review_and_later_ones_what_it_said():
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "polish" / "polish.plait"
+    result, seen = run_seeing(spec, "My order arrived broken.", model="fast")
+    assert result.error is None
+    drafts = [text for who, text in seen if who == "draft"]
+    assert "This is attempt 1. There is no review yet." in drafts[0]
+    assert drafts[1].endswith(
+        "This is attempt 2. The reviewer said about the last one: No apology, and no fix is offered."
+    )
