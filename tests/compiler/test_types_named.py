@@ -231,3 +231,21 @@ def test_a_route_whose_cases_are_not_all_records_still_reads_only_common_fields(
     text = HEAD + CASES.replace("  output { answer: string }\n", "")
     found = [d.message for d in compile_text(text, tmp_path).diagnostics if d.code == "P402"]
     assert [m.split(" does not")[0] for m in found] == ["`{{input.cost}}`", "`{{input.answer}}`"]
+
+
+def test_a_changed_named_type_is_a_contract_change_of_each_runnable_that_uses_it(tmp_path):
+    from plait.compiler.diff import diff_graphs
+    from plait.compiler.pipeline import compile_spec
+
+    spec = HEAD + TYPES + ROUTED + 'route book on input.kind { "flight" -> book_flight, else -> book_hotel }\n'
+    spec += 'step search { model = fast, prompt = "x", output list[Flight] }\nchain main = search -> pick -> book\n'
+    old = compile_spec(spec, path="old.plait")
+    new = compile_spec(spec.replace("  number:  string\n", "  number:  string\n  seat:    string?\n"), path="new.plait")
+    assert old.graph is not None and new.graph is not None
+    changed = {c.describe() for c in diff_graphs(old.graph, new.graph)}
+    assert changed == {
+        "~ step search: output changed list[Flight {kind, number, stops, departs}]"
+        " → list[Flight {kind, number, seat, stops, departs}]  [contract]",
+        "~ step pick: output changed Flight {kind, number, stops, departs} | Hotel {kind, name, night}"
+        " → Flight {kind, number, seat, stops, departs} | Hotel {kind, name, night}  [contract]",
+    }

@@ -209,8 +209,10 @@ def schema_text(schema: Any) -> str:
     kind = schema.get("type")
     if kind == "array":
         return f"list[{schema_text(schema.get('items', {}))}]"
-    if kind == "object":
-        return "object {" + ", ".join(schema.get("properties", {})) + "}"
+    if kind == "object":  # a named record (plait 0.3) by its name, with its fields: a change shows in them
+        return schema.get("title", "object") + " {" + ", ".join(schema.get("properties", {})) + "}"
+    if kind == "string" and schema.get("format") in ("date", "date-time"):
+        return "date" if schema["format"] == "date" else "datetime"
     words = {"string": "string", "integer": "int", "number": "float", "boolean": "bool", "null": "null"}
     return words.get(kind, "any") if isinstance(kind, str) else "any" if kind is None else _show(schema)
 
