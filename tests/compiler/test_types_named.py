@@ -249,3 +249,35 @@ def test_a_changed_named_type_is_a_contract_change_of_each_runnable_that_uses_it
         "~ step pick: output changed Flight {kind, number, stops, departs} | Hotel {kind, name, night}"
         " → Flight {kind, number, seat, stops, departs} | Hotel {kind, name, night}  [contract]",
     }
+
+
+def test_a_route_on_an_integer_literal_union_must_cover_it(tmp_path):
+    text = (
+        HEAD
+        + 'step rate { model = fast, prompt = "Rate {{input}}", output { score: 1 | 2 | 3 } }\n'
+        + 'step low { model = fast, prompt = "low" }\n'
+        + "route r on input.score { 1 -> low, 2 -> low }\nchain main = rate -> r\n"
+    )
+    assert only(compile_text(text, tmp_path), "P310").message == "route `r` has no case for 3"
+    clean(compile_text(text.replace("2 -> low }", "2 -> low, 3 -> low }"), tmp_path))
+
+
+def test_the_graph_json_names_a_record_by_its_type(tmp_path):
+    from plait.core.graph import record_json
+
+    result = compile_text(HEAD + TYPES + 'step search { model = fast, prompt = "x", output list[Flight] }\n', tmp_path)
+    output = record_json(result.graph.node("search"))["output"]
+    assert output["type"] == "array" and output["items"]["title"] == "Flight"
+    assert output["items"]["properties"]["departs"] == {"type": "string", "format": "date-time"}
+
+
+def test_a_route_on_a_date_takes_dates_as_its_cases(tmp_path):
+    text = (
+        HEAD
+        + 'step when { model = fast, prompt = "When? {{input}}", output { day: date } }\n'
+        + 'step party { model = fast, prompt = "party" }\nstep work { model = fast, prompt = "work" }\n'
+        + 'route r on input.day { "2026-12-25" -> party, else -> work }\nchain main = when -> r\n'
+    )
+    clean(compile_text(text, tmp_path))
+    bad = only(compile_text(text.replace('"2026-12-25"', '"Christmas"'), tmp_path), "P309")
+    assert bad.message == 'case "Christmas" is not a value of `input.day`, which is `date`'

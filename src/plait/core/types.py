@@ -41,6 +41,7 @@ __all__ = [
     "describe",
     "discriminator",
     "field_names",
+    "is_iso",
     "is_numeric",
     "lookup",
     "matches",

@@ -109,6 +109,8 @@ def _fits(value: object, typed: t.Type) -> bool:
     """Whether a case literal can equal a value of `typed` (a number, text, ...); a record or list never can."""
     if isinstance(typed, t.TextType):
         return isinstance(value, str)
+    if isinstance(typed, t.DateType | t.DateTimeType):  # a date is text in ISO 8601 (plait 0.3)
+        return isinstance(value, str) and t.is_iso(typed.kind, value)
     if isinstance(typed, t.IntType):
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(typed, t.FloatType):
