@@ -137,3 +137,38 @@ def test_support_passes_the_typed_label_to_the_agent(tmp_path):
     classify, support = quick.requests
     assert classify["agent"] == "classify" and support["system"].startswith("You resolve support cases (refund).")
     assert json.loads(support["messages"][0].text) == {"label": "refund", "summary": "The kettle arrived broken."}
+
+
+def test_approve_places_the_order_its_with_binds(tmp_path, capsys):
+    folder = copied(tmp_path, "approve")
+    spec = folder / "approve.plait"
+    code, report = run_json(capsys, spec, "--input-file", folder / "request.json")
+    code, done = run_json(capsys, spec, "--resume", report["run_id"], "--answer", 'approval={"decision": "approve"}')
+    assert code == 0 and done["output"].endswith("placed: a 4K monitor for 640.00 EUR.")
+
+
+def test_digest_declares_what_each_runnable_receives_and_runs_offline(tmp_path, capsys):
+    folder = copied(tmp_path, "digest")
+    spec = folder / "digest.plait"
+    code, report = run_json(capsys, spec, "--input-file", folder / "request.json")
+    assert code == 3 and report["pending"][0]["question"].startswith(
+        'Publish "Heat pumps, plainly"?\n\nHeat pumps move'
+    )
+    code, done = run_json(
+        capsys, spec, "--resume", report["run_id"], "--answer", 'publish={"decision": "publish", "note": "March"}'
+    )
+    assert code == 0 and {k: done["output"][k] for k in ("title", "words", "note")} == {
+        "title": "Heat pumps, plainly",
+        "words": 26,
+        "note": "March",
+    }
+    given = {d["name"]: d["record"] for d in done["decisions"] if d["kind"] == "with"}
+    assert given["gather"] == {
+        "title": "Heat pumps, plainly",
+        "items": [
+            "A heat pump moves heat instead of making it. It works like a fridge run backwards.",
+            "Installing one costs more than a boiler. Running it usually costs less.",
+        ],
+        "audience": "homeowners",
+    }
+    assert given["file"]["note"] == "March" and set(given["editor"]) == {"digest", "topic"}
