@@ -117,7 +117,7 @@ def test_edit_opens_the_editor_on_the_arguments_and_checks_what_comes_back(tmp_p
     editor.chmod(0o755)
     env = terminal_env(EDITOR=str(editor))
     run = Terminal([sys.executable, "-m", "plait", "run", str(spec), "--input", "go"], tmp_path, env)
-    screen = run.until(r"approve, edit or reject\? \[a/e/r\]")
+    screen = run.until(r"approve, same for the rest of this run, edit or reject\? \[a/s/e/r\]")
     assert "wants to call `send`" in screen and "to: ann" in screen and "copies: 1" in screen
     os.write(run.fd, b"edit\n")
     run.until(r"expected integer[\s\S]*approve, edit again or reject")
@@ -133,14 +133,26 @@ def test_typing_approve_and_reject_as_words_decides(tmp_path):
         tmp_path, APPROVAL_SPEC, [send_call(to="ann", copies=1), send_call(to="cy", copies=2), {"text": "ok"}]
     )
     run = Terminal([sys.executable, "-m", "plait", "run", str(spec), "--input", "go"], tmp_path, terminal_env())
-    run.until(r"to: ann[\s\S]*\[a/e/r\]")
+    run.until(r"to: ann[\s\S]*\[a/s/e/r\]")
     os.write(run.fd, b"approve\n")
-    run.until(r"to: cy[\s\S]*\[a/e/r\]")
+    run.until(r"to: cy[\s\S]*\[a/s/e/r\]")
     os.write(run.fd, b"reject\n")
     run.until(r"message for the model \(optional\): ")
     os.write(run.fd, b"not cy\n")
     code, _ = run.finish()
     assert code == 0 and (tmp_path / "sent.txt").read_text() == "1 to ann\n"
+
+
+@pytest.mark.slow
+def test_typing_s_approves_the_same_call_again_without_asking(tmp_path):
+    same = send_call(to="ann", copies=1)
+    spec = project(tmp_path, APPROVAL_SPEC, [same, same, {"text": "ok"}])
+    run = Terminal([sys.executable, "-m", "plait", "run", str(spec), "--input", "go"], tmp_path, terminal_env())
+    run.until(r"to: ann[\s\S]*\[a/s/e/r\]")
+    os.write(run.fd, b"s\n")
+    code, screen = run.finish()  # the second call to ann runs unasked
+    assert code == 0 and (tmp_path / "sent.txt").read_text() == "1 to ann\n1 to ann\n", screen[-800:]
+    assert screen.count("wants to call") == 1
 
 
 def test_the_resume_hint_names_the_pending_call_and_works_as_printed(tmp_path, capsys, monkeypatch):

@@ -274,3 +274,14 @@ def test_token_file(tmp_path: Path) -> None:
             assert c.get("/specs").status_code == 401
     finally:
         server.stop()
+
+
+def test_approve_same_answers_an_approval_and_is_remembered_with_the_call(client: httpx.Client) -> None:
+    run = answer_confirm(client, start(client))
+    call = run["pending"][0]
+    ok = client.post(f"/runs/{run['id']}/decisions", json={"decisions": [{"id": call["id"], "action": "approve_same"}]})
+    assert ok.status_code == 202, ok.text
+    assert wait(client, run["id"])["status"] == "done"
+    timeline = client.get(f"/runs/{run['id']}/trace").json()["timeline"]
+    [decided] = [i["decision"] for i in timeline if i.get("decision", {}).get("action") == "approve_same"]
+    assert decided["tool"] == "send" and decided["arguments"] == {"text": "hi"}

@@ -1,4 +1,5 @@
-"""Pending tool calls → a person's decisions (approve, edit, reject), asked on the terminal by `plait run` and `chat`.
+"""Pending tool calls → a person's decisions (approve, approve the same call for the rest of the run, edit, reject),
+asked on the terminal by `plait run` and `chat`.
 
 Edited arguments are checked against the tool's JSON Schema before they are
 accepted, with the same validator the runtime uses on a model's arguments: a
@@ -41,7 +42,10 @@ def check_edit(text: str, schema: dict[str, Any] | None) -> tuple[dict[str, Any]
 
 
 def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """approve / edit / reject for each pending call, asked on stderr and read from stdin.
+    """approve / same / edit / reject for each pending call, asked on stderr and read from stdin.
+
+    `same` approves the call and every later call of the tool with the same
+    arguments in this run (remembered with the run, so a resume keeps it).
 
     The call is shown field by field. `edit` opens $VISUAL or $EDITOR on the
     arguments as JSON when one is set, else asks each parameter again with the
@@ -60,9 +64,11 @@ def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | No
             say(f"    {name}: {show(value)}")
         schema = (schemas or {}).get(p.tool)
         while True:
-            answer = ask_line("  approve, edit or reject? [a/e/r] ").strip().lower()
+            answer = ask_line("  approve, same for the rest of this run, edit or reject? [a/s/e/r] ").strip().lower()
             if answer in ("a", "approve", "y", "yes"):
                 decisions[p.id] = Decision("approve")
+            elif answer in ("s", "same", "approve_same"):
+                decisions[p.id] = Decision("approve_same")
             elif answer in ("e", "edit"):
                 arguments, reason = edit_arguments(p.arguments or {}, schema)
                 if arguments is None:
@@ -74,7 +80,7 @@ def ask_decisions(pending: list[Any], schemas: Mapping[str, dict[str, Any]] | No
                     "reject", message=ask_line("  message for the model (optional): ").strip() or None
                 )
             else:
-                say("  type a (approve), e (edit) or r (reject)")
+                say("  type a (approve), s (approve this and the same call again in this run), e (edit) or r (reject)")
                 continue
             break
     return decisions

@@ -200,6 +200,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         if action == "reject":
             message = data.get("message")
             return f"human  {key} rejected{f': {_short(message, 80)}' if message else ''}"
+        if action == "approve_same":
+            return f"human  {key} approved, and the same call again in this run: {_fields(data.get('arguments'))}"
         return f"human  {key} {'approved' if action == 'approve' else action}"
     if of == "effect":
         again = "run again" if data.get("action") == "retry" else "skipped (the model is told it may not have run)"

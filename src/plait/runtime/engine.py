@@ -326,6 +326,10 @@ class Run:
         )
         pending = {p["id"] for p in listed}
         given = {k: Decision.of(v) for k, v in (decisions or {}).items()}
+        calls = {p["id"]: p for p in listed if p.get("kind", "approval") == "approval" and "tool" in p}
+        for k, d in given.items():
+            if d.action == "approve_same" and k in calls:  # remembered as the call it answered
+                d.tool, d.arguments = calls[k]["tool"], calls[k].get("arguments")
         journal = self.ctx.journal
         unknown = sorted(set(given) - pending - set(self.ctx.decisions) - set(journal.unknown if journal else ()))
         if unknown:
@@ -384,10 +388,7 @@ class Run:
             "entry": self.entry,
             "input": self.input,
             "result": self.result.to_dict() if self.result else self.last,
-            "decisions": {
-                k: {"action": d.action, "arguments": d.arguments, "message": d.message}
-                for k, d in self.ctx.decisions.items()
-            },
+            "decisions": {k: d.to_json() for k, d in self.ctx.decisions.items()},
             "context": self.ctx.to_json(),
         }
 

@@ -58,6 +58,8 @@ class Done:
     #: For `until`: the until tool's result content.
     until_result: Any = None
     finish_reason: str | None = None
+    #: An agent's hosted tools' reports by tool name (what `{{TOOL.citations}}` reads), or None.
+    hosted: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -150,18 +152,29 @@ class Fail:
 EFFECT_ACTIONS = frozenset({"retry", "skip"})
 
 
+#: Answers to a pending approval. `approve_same` approves this call and, for the rest of the run, every call of
+#: the same tool with the same arguments (remembered as this decision, journaled with it).
+APPROVAL_ACTIONS = ("approve", "approve_same", "edit", "reject")
+
+
 @dataclass(slots=True)
 class Decision:
-    """A human's answer to one pending call: approve, edit (new arguments) or reject (message);
-    or, for a tool call whose outcome is unknown after a crash, retry or skip (EFFECT_ACTIONS)."""
+    """A human's answer to one pending call: approve, approve_same, edit (new arguments) or reject (message);
+    or, for a tool call whose outcome is unknown after a crash, retry or skip (EFFECT_ACTIONS).
+
+    An `approve_same` decision carries the call's tool and arguments (filled in by `Run.resume` from the pending
+    call), which later calls are compared with."""
 
     action: str
     arguments: dict[str, Any] | None = None
     message: str | None = None
+    tool: str | None = None
 
     def __post_init__(self) -> None:
-        if self.action not in ("approve", "edit", "reject") and self.action not in EFFECT_ACTIONS:
-            raise ValueError(f"decision must be approve, edit, reject, retry or skip, not {self.action!r}")
+        if self.action not in APPROVAL_ACTIONS and self.action not in EFFECT_ACTIONS:
+            raise ValueError(
+                f"decision must be approve, approve_same, edit, reject, retry or skip, not {self.action!r}"
+            )
         if self.action == "edit" and not isinstance(self.arguments, dict):
             raise ValueError("an edit decision needs the new arguments as an object")
 
@@ -171,7 +184,18 @@ class Decision:
             return value
         if isinstance(value, str):
             return cls(value)
-        return cls(value.get("action", ""), value.get("arguments"), value.get("message"))
+        return cls(value.get("action", ""), value.get("arguments"), value.get("message"), value.get("tool"))
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"action": self.action, "arguments": self.arguments, "message": self.message}
+        if self.tool is not None:
+            out["tool"] = self.tool
+        return out
+
+
+def approved_before(decisions: dict[str, Decision], tool: str, arguments: Any) -> bool:
+    """Whether an `approve_same` answer earlier in the run covers a call of `tool` with these arguments."""
+    return any(d.action == "approve_same" and d.tool == tool and d.arguments == arguments for d in decisions.values())
 
 
 Outcome = Continue | Done | Interrupt | Pause | Fail

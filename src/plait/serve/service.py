@@ -44,6 +44,7 @@ SHUTDOWN = "plait serve's shutdown"
 #: Decision actions → the pending kind they answer.
 ACTIONS = {
     "approve": "approval",
+    "approve_same": "approval",
     "reject": "approval",
     "edit": "approval",
     "answer": "ask",

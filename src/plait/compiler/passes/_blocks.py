@@ -38,6 +38,7 @@ TYPE_WORDS = {
     "keep_last": "`keep_last(N)`",
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",
     "condition": 'a condition like `verdict == "accept"`',
+    "approval": "`required`, `never` or a condition over the arguments like `amount > 100`",
     "path": "a path like `input.sections`",
     "strings": 'a non-empty list of strings `["prog", "arg"]`',
     "names": "a list of tool names `[read_file, list_directory]`",

@@ -162,11 +162,24 @@ class _Checker:
             return self.path(attr, spec, value)
         if t == "condition":
             return value  # typed against the loop body's output by check_flow
+        if t == "approval":  # `required`, `never`, or a condition over the call's arguments (typed by check_flow)
+            return self.symbol(attr, spec, value) if isinstance(value, ast.Ref) else self.approval(attr, spec, value)
         if t == "bindings":
             return self.bindings(attr, spec, value)
         if t == "budget":
             return self.budget(attr, spec, value)
         raise AssertionError(f"unknown attribute type {t}")
+
+    def approval(self, attr: str, spec: Attr, value: ast.Node) -> Any:
+        """A tool's conditional `approval` → its condition record (None, reported, for a shape no condition has)."""
+        from .build_graph import condition_of
+
+        if isinstance(value, ast.Compare | ast.BoolOp | ast.Not | ast.String | ast.PathValue):
+            found = condition_of(value)
+            if found is not None:
+                return found
+        self.wrong_type(attr, spec, value)
+        return None
 
     def path(self, attr: str, spec: Attr, value: ast.Node) -> tuple[str, ...] | None:
         if isinstance(value, ast.PathValue):
@@ -566,7 +579,8 @@ class _Checker:
         self.block(name, "tool", decl.body)
         values = self.ctx.values[name]
         values["description"] = decl.description.value if decl.description else ""
-        values["approval"] = values["approval"] == "required"
+        approval = values["approval"]
+        values["approval"] = approval == "required" if approval is None or isinstance(approval, str) else approval
         run = values.get("run")
         if isinstance(run, dict) and run.get("type") == "http":
             # The http settings travel with the request they govern (src/plait/runtime/tools.py reads them from `run`).

@@ -91,8 +91,10 @@ def _tool(graph: Graph, a: g.ToolNode) -> list[str]:
         lines.append(f"timeout {seconds(a.timeout)}")
     if a.result == "messages":
         lines.append("result as messages")
-    if a.approval:
+    if a.approval is True:
         lines.append("APPROVAL REQUIRED")
+    elif a.approval is not False:  # a condition over the call's arguments
+        lines.append("APPROVAL WHEN " + _short(condition_text(a.approval), 48))
     return lines
 
 
@@ -157,7 +159,10 @@ def is_gated(graph: Graph, agent: g.AgentNode, tool: str) -> bool:
 
 
 def _gated(graph: Graph, agent: g.AgentNode, tool: str) -> str:
-    return f"{tool} [approval]" if is_gated(graph, agent, tool) else tool
+    if is_gated(graph, agent, tool):
+        return f"{tool} [approval]"
+    when = getattr(graph.node(tool), "approval", False)
+    return tool if isinstance(when, bool) else f"{tool} [approval when {_short(condition_text(when), 40)}]"
 
 
 def _model_name(graph: Graph, id: str | None) -> str:
@@ -278,9 +283,12 @@ def edge_label(graph: Graph, edge: Edge) -> str:
     if kind == "join":
         return f"input.{edge.branch}"
     if kind == "uses":
-        gated = edge.approval or getattr(graph.node(edge.target), "approval", False) is True
+        required = getattr(graph.node(edge.target), "approval", False)
+        gated = edge.approval or required is True
         if edge.tool:  # one tool of an MCP server
             return f"{edge.tool} [approval]" if gated else edge.tool
+        if not gated and not isinstance(required, bool):
+            return "approval when " + _short(condition_text(required), 40)
         return "approval" if gated else ""
     if kind == "delegates":
         return "task"

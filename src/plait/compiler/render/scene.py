@@ -253,7 +253,7 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
     nodes = []
     for n in shown:
         a = graph.node(n)
-        gate = isinstance(a, g.ToolNode) and a.approval
+        gate = isinstance(a, g.ToolNode) and a.approval is not False  # `required`, or a condition
         nodes.append(SceneNode(n, a.kind, node_lines(graph, n, hidden), gate))
 
     edges = []

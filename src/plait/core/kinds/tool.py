@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..conditions import Condition
 from .base import Attr, Node, attr, kind_record
 
 __all__ = ["ToolNode"]
@@ -35,11 +36,12 @@ class ToolNode(Node):
         spec=Attr("run", required=True),
         doc='`python("module:function")` or `http(METHOD, "url")`.',
     )
-    approval: bool = attr(
+    #: True for `required`; a condition over the call's arguments (`amount > 100`) asks only when it holds.
+    approval: bool | Condition = attr(
         default=False,
-        spec=Attr("symbol", choices=("required", "never"), default="never"),
+        spec=Attr("approval", choices=("required", "never"), default="never"),
         contract=True,
-        doc="`required`: every call waits for a person's decision.",
+        doc="`required`: every call waits for a person's decision; `amount > 100`: only a call it holds for.",
     )
     timeout: float = attr(
         default=TIMEOUT,

@@ -171,9 +171,7 @@ def take_decisions(
             journal.record_decision("effect", {"action": d.action, "attempt": attempt}, pid)
         else:
             approvals[pid] = d
-            journal.record_decision(
-                "approval", {"action": d.action, "arguments": d.arguments, "message": d.message}, pid
-            )
+            journal.record_decision("approval", d.to_json(), pid)
     for key, answer in (answers or {}).items():
         journal.record_decision("ask", {"answer": answer}, key)
     return approvals

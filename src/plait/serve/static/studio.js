@@ -510,9 +510,12 @@ function decisionCard(p, runId) {
     };
     area.addEventListener('input', () => area.classList.remove('invalid'));
     const approve = el('button', {type: 'button', class: 'good', name: 'approve'}, 'Approve');
+    // Approves this call, and every later call of the tool with the same arguments in this run.
+    const same = el('button', {type: 'button', class: 'good', name: 'approve_same', title: 'also approve the same call again in this run'}, 'Approve same');
     const reject = el('button', {type: 'button', class: 'bad', name: 'reject'}, 'Reject');
     const editBtn = el('button', {type: 'button', name: 'edit'}, 'Edit…');
     approve.onclick = () => act(() => ({action: 'approve'}), approve);
+    same.onclick = () => act(() => ({action: 'approve_same'}), same);
     reject.onclick = () => act(() => (reason.value ? {action: 'reject', reason: reason.value} : {action: 'reject'}), reject);
     editBtn.onclick = () => {
       if (edit.hidden) { edit.hidden = false; editBtn.textContent = 'Send edited'; return; }
@@ -520,7 +523,7 @@ function decisionCard(p, runId) {
     };
     card.append(el('div', {class: 'head'}, el('span', {class: 'pill waiting'}, 'approval'), el('h3', {}, p.name || 'call')),
       el('div', {class: 'muted mono'}, p.id), args, edit, el('div', {class: 'field'}, reason), error,
-      el('div', {class: 'actions'}, approve, reject, editBtn));
+      el('div', {class: 'actions'}, approve, same, reject, editBtn));
     return card;
   }
   if (p.kind === 'budget') {
