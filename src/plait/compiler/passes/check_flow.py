@@ -466,18 +466,19 @@ class _Flow:
         if entry is not None:
             Condition(self, name, self.ctx.types.get(name, t.ANY), _inside(self.ctx, name)).check(entry.value)
 
-
     def approval(self, decl: ast.ToolDecl) -> None:
         """A tool's conditional `approval` typed against its `params` (P313): it reads the call's arguments bare."""
         entry = decl.body.get("approval")
-        if entry is None or not isinstance(entry.value, ast.Compare | ast.BoolOp | ast.Not | ast.String | ast.PathValue):
+        conditions = ast.Compare | ast.BoolOp | ast.Not | ast.String | ast.PathValue
+        if entry is None or not isinstance(entry.value, conditions):
             return
         from ..types import block_type
 
         params = next((p for p in decl.body.params if getattr(p, "keyword", "params") == "params"), None)
         arguments = block_type(params, lambda d: None, self.ctx.named_types)  # its own problems are check_types'
         name = decl.name.name
-        Condition(self, name, arguments, set(), word="approval", whose=f"the `params` of tool `{name}`").check(entry.value)
+        whose = f"the `params` of tool `{name}`"
+        Condition(self, name, arguments, set(), word="approval", whose=whose).check(entry.value)
 
 
 def _inside(ctx: CompileContext, name: str) -> set[str]:
