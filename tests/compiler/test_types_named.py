@@ -181,6 +181,10 @@ def test_without_narrowing_a_variant_s_field_is_p402(tmp_path):
     )
     d = only(compile_text(text, tmp_path), "P402")
     assert "`pick`'s output has no field `number`" in d.message
+    assert d.notes[-1] == (
+        "it is one of Booking; only Flight declares `number`: a route `on input.kind` gives each case its record,"
+        " where the case reads the field"
+    )
     # A case that reads the other variant's field is not narrowed to it.
     text = (
         HEAD

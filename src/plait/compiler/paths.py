@@ -191,11 +191,25 @@ def walk_fields(
                 f"`{{{{{path}}}}}` does not resolve: {whose} has no field `{part}`",
                 span,
                 labels=labels + _record_label(current, whose.capitalize() if whose.startswith("the") else whose),
-                notes=[f"its fields are {listed}"],
+                notes=[f"its fields are {listed}", *_narrowing(current, part)],
                 fix=fix,
             ),
         )
     return Resolved(shape)
+
+
+def _narrowing(union: t.Type, part: str) -> list[str]:
+    """How to read a field only some records of a union of records declare (plait 0.3): narrow it."""
+    key = t.discriminator(union)
+    if key is None or not isinstance(union, t.UnionType):
+        return []
+    having = [o.name or "object {...}" for o in union.options if isinstance(o, t.ObjectType) and o.get(part)]
+    if not having:
+        return []
+    return [
+        f"it is one of {t.describe(union)}; only {', '.join(having)} declares `{part}`: a route `on input.{key}`"
+        " gives each case its record, where the case reads the field"
+    ]
 
 
 def cases_without(ctx: CompileContext, producer: str | None, part: str) -> tuple[str, list[Label]] | None:
