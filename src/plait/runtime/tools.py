@@ -127,6 +127,11 @@ class ToolRunner:
         self._async: dict[Callable[..., Any], bool] = {}
         self._http: Any = None
 
+    def serves(self, tool: ToolNode) -> bool:
+        """Whether this runner answers calls of `tool` without running it (a cassette's recorded results, a test's
+        stand-ins): then no MCP server is started for the call."""
+        return False
+
     # -- validation -----------------------------------------------------------------
 
     def check(self, tool: ToolNode, arguments: dict[str, Any]) -> str | None:

@@ -194,6 +194,11 @@ class Session:
             recorder = record(engine, tools=self.record_tools)
         elif test.replies == "cassette":
             _replay_tools(engine, providers)
+        stand_ins = None
+        if test.tools:
+            from .tools import StandInTools
+
+            stand_ins = engine.tools = StandInTools(test.tools, engine.tools)
         judges: dict[int, Any] = {}
         try:
             try:
@@ -213,6 +218,8 @@ class Session:
                     break
                 result = await run.resume(decisions, answers=answers)
             outcome.result = result
+            if stand_ins is not None:
+                outcome.failures.extend(Failure(message) for message in stand_ins.missing)
             _observe(seen, run, result, spec.program)
             seen.judge = lambda subject, text: _judge(engine, run, judges, subject, text)
             if result.error is not None and not _reads_failure(test):

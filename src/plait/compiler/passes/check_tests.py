@@ -27,6 +27,7 @@ P702 = declare("P702", "test-unknown-subject", Severity.ERROR, "a test expects s
 P703 = declare("P703", "test-unreachable", Severity.ERROR, "a test expects something its entry cannot reach")
 P704 = declare("P704", "test-unknown-case", Severity.ERROR, "a test expects a route case the route does not have")
 P705 = declare("P705", "test-bad-expectation", Severity.ERROR, "an expectation whose operator does not fit")
+P706 = declare("P706", "test-tool-result", Severity.ERROR, "a test's stand-in tool result that does not fit the tool")
 
 #: The attributes a test takes, with their doc lines (docs/language.md's `test` entry names each).
 TEST_ATTRIBUTES: dict[str, str] = {
@@ -35,6 +36,7 @@ TEST_ATTRIBUTES: dict[str, str] = {
     "replies": "inline replies keyed by runnable, `cassette(FILE)` or `live`",
     "answers": "an answer per ask, by the ask's name",
     "decisions": 'a decision per tool that needs approval: "approve", "reject" or `{ action = "edit", ... }`',
+    "tools": "stand-in results per tool, in call order: the tool never runs",
 }
 #: `expect SUBJECT WORD VALUE`: the words, and the comparisons a condition writes.
 WORDS = ("in", "matches", "contains", "in_order", "any_order")
@@ -118,6 +120,7 @@ class _Test:
         replies, reply_data = self._replies_source()
         answers = self._answers()
         decisions = self._decisions()
+        tools = self._tools()
         expects = []
         for expect in decl.expects:
             try:
@@ -143,6 +146,7 @@ class _Test:
             reply_data=reply_data,
             answers=answers,
             decisions=decisions,
+            tools=tools,
             expects=tuple(expects),
         )
 
@@ -338,6 +342,118 @@ class _Test:
                 )
                 continue
             out[name] = value
+        return out
+
+    def _tools(self) -> dict[str, list[dict[str, Any]]] | None:
+        """`tools = { TOOL = [RESULT, ...] }`: each tool one the entry reaches, each result one it could return."""
+        attribute = self.decl.get("tools")
+        if attribute is None:
+            return None
+        if not isinstance(attribute.value, ast.Block):
+            self.report(
+                "P701",
+                '`tools` must be a map of results by tool `{ TOOL = [{ result = "..." }] }`',
+                attribute.value.span,
+            )
+            return None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for entry in attribute.value.attributes:
+            name = entry.key.name
+            schema = self._stand_in(name, entry.key.span)
+            if isinstance(schema, bool):  # not a tool the entry reaches, reported
+                continue
+            try:
+                value = _json(entry.value)
+            except _Bad as bad:
+                self.report(bad.code, bad.message, bad.span)
+                continue
+            results = self._results(name, value, schema, entry.value)
+            if results is not None:
+                out[name] = results
+        return out
+
+    def _stand_in(self, name: str, span: Any) -> dict[str, Any] | None | bool:
+        """The declared output schema of the tool `name` stands for (None: it declares none); False when it is not a
+        tool the entry reaches (reported)."""
+        graph = self.graph
+        assert graph is not None
+        server, dot, tool = name.partition(".")
+        if dot:
+            record = graph.get(server)
+            if record is None or record.kind != "mcp":
+                hint = suggest(server, graph.nodes_of("mcp"))
+                self.report(
+                    "P702",
+                    f"`tools` names `{name}`, but `{server}` is not an MCP server of the spec"
+                    + (f"; did you mean `{hint}`?" if hint else ""),
+                    span,
+                )
+                return False
+            offered = {entry["name"]: entry for entry in getattr(record, "offered", ())}
+            allowed = list(offered) or list(getattr(record, "tools", None) or ())
+            if allowed and tool not in allowed:
+                hint = suggest(tool, allowed)
+                self.report(
+                    "P702",
+                    f"MCP server `{server}` offers no tool `{tool}`" + (f"; did you mean `{hint}`?" if hint else ""),
+                    span,
+                    "its tools: " + ", ".join(allowed),
+                )
+                return False
+            if server not in self.reached:
+                self.report("P703", f"`tools` names `{name}`, whose server `{self.entry}` never uses", span)
+                return False
+            found = (offered.get(tool) or {}).get("output_schema")
+            return found if isinstance(found, dict) else None
+        record = graph.get(name)
+        if record is not None and record.kind == "agent":
+            self.report(
+                "P706",
+                f"`tools` names agent `{name}`: a test stands in for tools, and an agent answers from `replies`",
+                span,
+                f"give `{name}` replies, or stand in for the tools it calls",
+            )
+            return False
+        if (
+            record is not None
+            and record.kind == "tool"
+            and (getattr(record, "run", None) or {}).get("type")
+            in (
+                "hosted",
+                "agent",
+            )
+        ):
+            self.report(
+                "P706",
+                f"`tools` names `{name}`, which plait does not run (a provider's hosted tool or a delegated agent)",
+                span,
+            )
+            return False
+        if not self._known(name, "tool", span, "`tools`"):
+            return False
+        return None
+
+    def _results(self, name: str, value: Any, schema: dict[str, Any] | None, node: Any) -> list[dict[str, Any]] | None:
+        """The stand-in results for `name` as {"result": JSON} / {"error": TEXT}, or None (reported)."""
+        shape = f'the results for `{name}` must be a list like `[{{ result = "..." }}, {{ error = "..." }}]`'
+        if not isinstance(value, list):
+            self.report("P706", shape, node.span)
+            return None
+        items = node.items if isinstance(node, ast.ListValue) else [node] * len(value)
+        out: list[dict[str, Any]] = []
+        for item, place in zip(value, items):
+            if isinstance(item, str):
+                item = {"result": item}
+            keys = set(item) if isinstance(item, dict) else set()
+            if keys not in ({"result"}, {"error"}) or ("error" in keys and not isinstance(item["error"], str)):
+                self.report("P706", shape + ": one `result = VALUE` or one `error = TEXT` each", place.span)
+                return None
+            if schema is not None and "result" in item and not isinstance(item["result"], str):
+                problem = _schema_problem(schema, item["result"])
+                if problem is not None:
+                    self.report("P706", f"this result does not fit the output `{name}` declares: {problem}", place.span)
+                    return None
+            out.append(item)
         return out
 
     def _known(self, name: str, kind: str, span: Any, where: str) -> bool:
@@ -679,6 +795,21 @@ def _json(node: Any) -> Any:
         # A bare word is a symbol (`approve`, an enum member): its text.
         return node.name
     raise _Bad("P701", "expected a literal value (a string, number, boolean, list or map)", node.span)
+
+
+def _schema_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """Why `value` does not fit a tool's declared output schema (None: it fits, or the schema checks nothing)."""
+    from jsonschema import SchemaError, validators
+
+    try:
+        validator = validators.validator_for(schema)(schema)
+        error = next(iter(validator.iter_errors(value)), None)
+    except SchemaError:
+        return None
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return (f"at `{where}`: " if where else "") + error.message
 
 
 def _show(value: Any) -> str:

@@ -75,4 +75,7 @@ class TestNode(Record):
     #: ask name → its answer (JSON); tool name → "approve" | "reject" | {"action": ..., ...}.
     answers: dict[str, Any] | None = None
     decisions: dict[str, Any] | None = None
+    #: tool (its name, or "SERVER.TOOL" for an MCP server's) → its stand-in results in call order, each
+    #: {"result": JSON} or {"error": TEXT}: the test serves them and never runs the tool.
+    tools: dict[str, list[dict[str, Any]]] | None = None
     expects: tuple[Expectation, ...] = ()

@@ -84,6 +84,9 @@ class ReplayTools(ToolRunner):
             self._index.setdefault(row["key"], []).append(row)
         self._cursors: dict[str, int] = {}
 
+    def serves(self, tool: ToolNode) -> bool:
+        return True  # a replay runs no tool, so it starts no server
+
     async def execute(
         self,
         tool: ToolNode,

@@ -48,6 +48,10 @@ async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
         )
         if outcome.expand:
             run.expand.extend(outcome.expand)
+    for call in calls:  # a hand-off ends the agent's run; the target runs next (src/plait/runtime/handoff.py)
+        tool = run.toolset.tools.get(call.name)
+        if tool is not None and tool.run.get("type") == "handoff" and not results[call.id].is_error:
+            return Done(results[call.id].content, "handoff", tool.run["target"], response.finish_reason)
     return CONTINUE
 
 
@@ -83,7 +87,9 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
                 outcome = ToolOutcome(refusal, True)
     if outcome is None:
         assert tool is not None and arguments is not None  # each branch above that leaves them unset sets `outcome`
-        if tool.run.get("type") == "agent":
+        if tool.run.get("type") == "handoff":
+            outcome = ToolOutcome(f"Handed over to `{tool.run['target']}`.", False)
+        elif tool.run.get("type") == "agent":
             delegated = await _delegate(run, ctx, call, tool.run["agent"], arguments)
             if not isinstance(delegated, ToolOutcome):
                 return delegated
@@ -92,7 +98,7 @@ async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt 
             timeout = tool.timeout
             if run.agent.tool_timeout and (timeout is None or run.agent.tool_timeout < timeout):
                 timeout = run.agent.tool_timeout
-            if tool.run.get("type") == "mcp":
+            if tool.run.get("type") == "mcp" and not ctx.tools.serves(tool):
                 # Started before the journal's intent, so a server that cannot start fails the run, not the call.
                 await ctx.mcp_pool().start(tool.run["server"])
             if ctx.journal is None:
