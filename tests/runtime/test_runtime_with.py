@@ -121,3 +121,18 @@ chain main = draft -> confirm -> send
         line.split("  @")[0].split("with   ")[1] for line in capsys.readouterr().out.splitlines() if "with   " in line
     ]
     assert lines == ["confirm given: text = hello", "send given: text = hello, ok = yes"]
+
+
+def test_a_code_step_in_a_loop_binds_the_iteration_and_the_last_output(tmp_path):
+    spec = write_spec(
+        tmp_path,
+        """
+plait 0.3
+step draft { with { round: loop.iteration, last: loop.last, text: input }, run = python("steps:draft") }
+loop polish = draft { max_iterations = 3 }
+""",
+        [],
+        **{"steps.py": "def draft(round, last, text):\n    return f'{text}:{round}:{last or \"-\"}'\n"},
+    )
+    result = plait.run(str(spec), "x", raise_on_error=False)
+    assert result.error is None and result.output == "x:3:x:2:x:1:-"
