@@ -143,3 +143,14 @@ def test_a_field_only_another_case_declares_reads_as_empty_after_the_route(tmp_p
     result, seen = run_seeing(write_spec(tmp_path, PARTIAL, replies), "q")
     assert result.error is None and result.output == "done"
     assert seen[-1] == ("after", "cost= answer=fine")
+
+
+def test_a_reply_that_misses_its_union_names_what_its_record_lacks(tmp_path):
+    spec = write_spec(tmp_path, ROUTED, {"pick": [{"output": dict(HOTEL, night="2026-13-06")}]})
+    result = plait.run(spec, "Ann", raise_on_error=False)
+    assert result.error.kind == "output_invalid"
+    assert "$.night: '2026-13-06' is not a 'date'" in result.error.message
+    assert "any of the given schemas" not in result.error.message
+    spec = write_spec(tmp_path, ROUTED, {"pick": [{"output": {"kind": "flight", "number": "LH 1"}}]})
+    message = plait.run(spec, "Ann", raise_on_error=False).error.message
+    assert "field `stops` is missing" in message and "field `night`" not in message

@@ -81,7 +81,28 @@ def problems(value: Any, schema: dict[str, Any] | None) -> list[str]:
     validator = _validator(schema)
     if validator.is_valid(value):
         return []
-    return [problem(e) for e in sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])]
+    errors = [e for error in validator.iter_errors(value) for e in _closest(error)]
+    return [problem(e) for e in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])]
+
+
+def _closest(error: Any) -> list[Any]:
+    """An `anyOf` miss (a union of records, plait 0.3) as the errors of the option the value was meant to be:
+    not those whose one-literal field (the discriminator) it contradicts, then the one it misses least. "Not
+    valid under any of the given schemas" tells the model nothing it can fix."""
+    if error.validator != "anyOf" or not error.context:
+        return [error]
+    by_option: dict[int, list[Any]] = {}
+    for sub in error.context:
+        by_option.setdefault(sub.schema_path[0], []).append(sub)
+    options = list(by_option.values())
+    meant = [o for o in options if not any(_contradicts(sub) for sub in o)] or options
+    return [e for sub in min(meant, key=len) for e in _closest(sub)]
+
+
+def _contradicts(error: Any) -> bool:
+    """A field whose schema allows one literal (`kind: "flight"`) holding another: the record is another one."""
+    enum = error.validator_value if error.validator == "enum" else None
+    return isinstance(enum, list) and len(enum) == 1 and len(error.relative_path) == 1
 
 
 def complete(value: Any, schema: dict[str, Any] | None) -> Any:
