@@ -23,7 +23,15 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any
 
-from plait.cli import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, print_diagnostics
+from plait.cli import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SPEC_CHANGED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    print_diagnostics,
+)
 from plait.term import json_text
 
 from .run import EXIT_FOR, fail, fit
@@ -53,9 +61,14 @@ rows that failed (a server outage), are resumed from their journal, so no finish
 so is the same one in another store, or after `plait runs rm` of its runs (run ids carry a random part the
 store keeps, and idempotency keys follow the run ids). A line longer than 16 MiB is that row's error. Each row is a run: `plait runs`, `plait trace RUN_ID`, `plait resume RUN_ID`.
 
-exit status: 0 every row done; 1 any row failed (its error is in the results); 3 a row waits for a person
-(approval, ask, pause; resume it with `plait resume RUN_ID`); 4 a row stopped at max_steps (1 wins over 3,
-3 over 4); 2 usage; 130 Ctrl-C and 143 SIGTERM (the batch stopped; run it again to continue).
+A row's run is pinned to the spec it started with: a run to resume under a spec edited since in ways that can
+affect what is left to run is left as it is, its row "stop_reason": "spec_changed" with the changes in its error
+(--accept-changes resumes it under the spec given).
+
+exit status: 0 every row done; 1 any row failed (its error is in the results); 5 a row's run was not resumed,
+its spec changed; 3 a row waits for a person (approval, ask, pause; resume it with `plait resume RUN_ID`);
+4 a row stopped at max_steps (1 wins over 5, 5 over 3, 3 over 4); 2 usage; 130 Ctrl-C and 143 SIGTERM
+(the batch stopped; run it again to continue).
 
 --executor ray: each actor builds its own engine from the spec and opens the journal itself. A local Ray
 (no --address) can share the SQLite journal; a cluster needs --store postgresql://... (keep the password
@@ -97,6 +110,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--keep-failed",
         action="store_true",
         help="on a rerun, report rows that failed as they are (default: resume them; finished calls are replayed)",
+    )
+    parser.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="resume a row's run even if its spec changed since it started in ways that can affect what is left to "
+        "run (default: leave it as it is and report it spec_changed, the changes listed)",
     )
     parser.add_argument(
         "--store",
@@ -309,6 +328,10 @@ def load(args: argparse.Namespace) -> tuple[Engine, list[str]] | int:
     except Exception as exc:  # StoreError: a URL plait cannot use; one line, no password
         return fail(str(exc), EXIT_USAGE)
     engine.spec = str(Path(args.file).resolve())
+    from plait.compiler.pin import pin_of
+
+    # Each row's run is pinned to this spec, as `plait run`'s: a resume under an edited one is checked.
+    engine.pinned = pin_of(compiled.sources, engine.spec)
     # Names relative to the spec's folder: a project that moves (journal and all) is still the same batch.
     base = Path(args.file).resolve().parent
     sources = sorted(
@@ -403,17 +426,28 @@ async def _executor(
             entry=entry,
             address=args.address,
             stop=stop,
+            accept_changes=args.accept_changes,
         )
         return
     from plait.runtime.batch import run_batch
 
-    await run_batch(engine, rows, emit, concurrency=args.concurrency, entry=entry, stop=stop, unknown=args.unknown)
+    await run_batch(
+        engine,
+        rows,
+        emit,
+        concurrency=args.concurrency,
+        entry=entry,
+        stop=stop,
+        unknown=args.unknown,
+        accept_changes=args.accept_changes,
+    )
 
 
 def exit_status(reasons: Iterable[str]) -> int:
-    """1 if any row failed, else 3 if any waits for a person, else 4 if any hit max_steps, else 0."""
-    codes = {EXIT_FOR.get(r, EXIT_ERRORS) for r in reasons}
-    for code in (EXIT_ERRORS, 3, 4):
+    """1 if any row failed, else 5 if a row's run was not resumed (its spec changed), else 3 if any waits for a
+    person, else 4 if any hit max_steps, else 0."""
+    codes = {EXIT_SPEC_CHANGED if r == "spec_changed" else EXIT_FOR.get(r, EXIT_ERRORS) for r in reasons}
+    for code in (EXIT_ERRORS, EXIT_SPEC_CHANGED, 3, 4):
         if code in codes:
             return code
     return EXIT_OK
@@ -475,7 +509,13 @@ class Progress:
 
 
 #: Stop reasons as the summary line names them.
-_NAMES = {"error": "failed", "interrupt": "waiting for approval", "pause": "paused", "max_steps": "at max_steps"}
+_NAMES = {
+    "error": "failed",
+    "interrupt": "waiting for approval",
+    "pause": "paused",
+    "max_steps": "at max_steps",
+    "spec_changed": "not resumed (spec changed; --accept-changes)",
+}
 
 
 def _duration(seconds: float) -> str:

@@ -16,7 +16,10 @@ cancelled by Ctrl-C or SIGTERM) is resumed from its journal, which replays
 what finished (model replies, tool results) and decides what re-runs (a
 non-idempotent tool call in flight pauses that run for a person). A line that
 is not a valid input is that row's error; it ends neither the batch nor the
-rows after it.
+rows after it. A row's run is pinned to the spec it started with: one that
+would be resumed under a spec edited in ways that can affect what is left to
+run (runtime/pinning.py) is left as it is and reported `spec_changed`, the
+changes in its error, unless the changes are accepted (`accept_changes`).
 
 Executors other than this one (src/plait/runtime/executors/) run `run_row` elsewhere
 and hand each result to the same `emit` (an `InOrder` writes them in order).
@@ -348,11 +351,24 @@ def planned(
 UNKNOWN_ACTIONS = ("pause", "retry", "skip")
 
 
-async def run_row(engine: Engine, row: Row, entry: str | None = None, unknown: str = "pause") -> RowResult:
-    """One row's run, started (or resumed, when `row.resume`) on `engine`; its failure is its result."""
+async def run_row(
+    engine: Engine, row: Row, entry: str | None = None, unknown: str = "pause", accept_changes: bool = False
+) -> RowResult:
+    """One row's run, started (or resumed, when `row.resume`) on `engine`; its failure is its result. A run to resume
+    under a spec changed in ways that can affect what is left to run is not touched (unless `accept_changes`): its
+    result says so, with its id, and the next run of the batch finds it as it was."""
+    from . import pinning
+
     try:
         if row.resume:
+            found = pinning.check(engine, row.run_id)
+            if found is not None and found.blocked and not accept_changes:
+                error = {"type": "AgentError", "kind": "spec_changed", "message": found.message()}
+                return RowResult(
+                    row.index, row.line, row.run_id, "spec_changed", None, error | {"changes": found.blocking}
+                )
             run = engine.restore(row.run_id)
+            pinning.repin(engine, run.id)
             result = await run.resume({})
             unsettled = [p.id for p in result.pending if isinstance(p, PendingEffect)]
             if unknown != "pause" and result.stop_reason == "pause" and unsettled:
@@ -419,9 +435,10 @@ async def run_batch(
     entry: str | None = None,
     stop: asyncio.Event | None = None,
     unknown: str = "pause",
+    accept_changes: bool = False,
 ) -> None:
     """The in-process executor: every row to run, on `engine`, in this process and loop."""
-    await pool(rows, lambda row: run_row(engine, row, entry, unknown), concurrency, emit, stop)
+    await pool(rows, lambda row: run_row(engine, row, entry, unknown, accept_changes), concurrency, emit, stop)
 
 
 class InOrder:

@@ -65,12 +65,14 @@ def spec_engine(spec: str, store: str | None = None) -> Engine:
 class RowHost:
     """One actor: an engine that runs many rows at once on the actor's event loop."""
 
-    def __init__(self, make_engine: Callable[[], Engine], entry: str | None) -> None:
+    def __init__(self, make_engine: Callable[[], Engine], entry: str | None, accept_changes: bool = False) -> None:
         self.engine = make_engine()
         self.entry = entry
+        self.accept_changes = accept_changes
 
     async def run(self, row: dict[str, Any]) -> dict[str, Any]:
-        return (await run_row(self.engine, Row.from_dict(row), self.entry)).to_dict()
+        row_result = await run_row(self.engine, Row.from_dict(row), self.entry, accept_changes=self.accept_changes)
+        return row_result.to_dict()
 
     async def run_many(self, rows: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         """Rows at once, each result yielded the moment its run stops (a Ray streaming generator).
@@ -118,6 +120,7 @@ async def run_batch(
     concurrency: int,
     actors: int = DEFAULT_ACTORS,
     entry: str | None = None,
+    accept_changes: bool = False,
     address: str | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -130,7 +133,9 @@ async def run_batch(
     actors = max(1, min(actors, len(rows)))
     share = -(-concurrency // actors)
     host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
-    hosts: list[Any] = [host_class.options(max_concurrency=share + 1).remote(make_engine, entry) for _ in range(actors)]
+    hosts: list[Any] = [
+        host_class.options(max_concurrency=share + 1).remote(make_engine, entry, accept_changes) for _ in range(actors)
+    ]
     #: Actors that died (a crash in user code, out of memory, a failed start): no row goes to them again.
     dead: set[int] = set()
     rest = iter(rows)
