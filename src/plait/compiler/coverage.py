@@ -108,10 +108,17 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
             items.append(Item(item_id("ask", name), "ask", name))
     for edge in graph.edges("uses"):
         # Gated by the agent (`approval = [tool]`) or by the tool itself (`approval = required`).
-        gated = edge.approval or getattr(_node(graph, edge.target), "approval", False)
-        if gated and edge.source in reached:
+        target = _node(graph, edge.target)
+        if getattr(target, "kind", None) == "mcp":
+            # An MCP server gates some of its tools (`approval = [write_file]`): each is an item, as SERVER.TOOL.
+            gated_tools = [f"{edge.target}.{tool}" for tool in getattr(target, "approval", ())]
+        else:
+            gated_tools = [edge.target] if edge.approval or getattr(target, "approval", False) else []
+        if edge.source not in reached:
+            continue
+        for tool in gated_tools:
             for action in ("approve", "reject", "edit"):
-                detail = f"{edge.target}:{action}"
+                detail = f"{tool}:{action}"
                 items.append(Item(item_id("approval", edge.source, detail), "approval", edge.source, detail))
     for edge in graph.edges("fallback"):
         if edge.source in reached:

@@ -84,8 +84,19 @@ def exercised(graph: GraphView, rows: Iterable[dict[str, Any]]) -> set[str]:
     for pid, action in approvals:
         if pid in pending:
             agent, tool = pending[pid]
-            hits.add(item_id("approval", agent, f"{tool}:{action}"))
+            hits.add(item_id("approval", agent, f"{_gated(graph, agent, tool)}:{action}"))
     return hits
+
+
+def _gated(graph: GraphView, agent: str, tool: str) -> str:
+    """How coverage names an approval-gated tool: its name, or SERVER.TOOL for a tool an MCP server gates."""
+    if _node(graph, tool) is not None:
+        return tool
+    for edge in graph.edges("uses"):
+        server = _node(graph, edge.target) if edge.source == agent else None
+        if getattr(server, "kind", None) == "mcp" and tool in getattr(server, "approval", ()):
+            return f"{edge.target}.{tool}"
+    return tool
 
 
 def _decision(graph: GraphView, key: str, d: dict[str, Any], hits: set[str], approvals: list[tuple[str, str]]) -> None:

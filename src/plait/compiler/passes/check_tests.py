@@ -369,7 +369,10 @@ class _Test:
                 continue
             results = self._results(name, value, schema, entry.value)
             if results is not None:
-                out[name] = results
+                # An MCP tool written by its own name is keyed by its server, as the runner looks it up.
+                plain = "." not in name and self.graph is not None and self.graph.get(name) is None
+                server = self._mcp_server_of(name) if plain else None
+                out[f"{server}.{name}" if server else name] = results
         return out
 
     def _stand_in(self, name: str, span: Any) -> dict[str, Any] | None | bool:
@@ -378,6 +381,8 @@ class _Test:
         graph = self.graph
         assert graph is not None
         server, dot, tool = name.partition(".")
+        if not dot and graph.get(name) is None and self._mcp_server_of(name) is not None:
+            server, dot, tool = self._mcp_server_of(name) or "", ".", name
         if dot:
             record = graph.get(server)
             if record is None or record.kind != "mcp":
@@ -401,7 +406,9 @@ class _Test:
                 )
                 return False
             if server not in self.reached:
-                self.report("P703", f"`tools` names `{name}`, whose server `{self.entry}` never uses", span)
+                self.report(
+                    "P703", f"`tools` names `{name}`, and `{self.entry}` never uses MCP server `{server}`", span
+                )
                 return False
             found = (offered.get(tool) or {}).get("output_schema")
             return found if isinstance(found, dict) else None
@@ -456,6 +463,19 @@ class _Test:
             out.append(item)
         return out
 
+    def _mcp_server_of(self, tool: str) -> str | None:
+        """The MCP server the entry reaches that offers `tool` (by the lock, else its allow-list), if one does."""
+        graph = self.graph
+        assert graph is not None
+        for server in sorted(self.reached):
+            record = graph.get(server)
+            if record is None or record.kind != "mcp":
+                continue
+            offered = [entry["name"] for entry in getattr(record, "offered", ())]
+            if tool in (offered or getattr(record, "tools", None) or ()):
+                return server
+        return None
+
     def _known(self, name: str, kind: str, span: Any, where: str) -> bool:
         """Whether `name` is a `kind` the entry reaches; reported (P702/P703) when not."""
         graph = self.graph
@@ -463,6 +483,8 @@ class _Test:
         node = graph.get(name)
         # A tool call may be an agent delegated to: the trajectory records it by the agent's name.
         kinds = ("tool", "agent") if kind == "tool" else (kind,)
+        if node is None and kind == "tool" and self._mcp_server_of(name) is not None:
+            return True  # an MCP server's tool, called (and approved) by its own name
         if node is None or node.kind not in kinds:
             candidates = graph.nodes_of(*kinds)
             hint = suggest(name, candidates)
