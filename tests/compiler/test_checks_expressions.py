@@ -174,3 +174,46 @@ def test_check_loads_jinja2_only_for_a_spec_with_an_expression(tmp_path, prompt,
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert f"JINJA {loaded}" in done.stderr
+
+
+ROUTED = (
+    HEAD
+    + """\
+step empty { model = fast, prompt = "nothing" }
+step write { model = fast, prompt = "write" }
+route pick on SUBJECT {
+  CASES
+}
+chain main = plan -> pick
+"""
+)
+
+
+def routed(subject: str, cases: str = "true -> empty\n  false -> write") -> str:
+    return ROUTED.replace("SUBJECT", json.dumps(subject)).replace("CASES", cases)
+
+
+def test_a_route_may_switch_on_an_expression_typed_as_its_subject(tmp_path):
+    clean(compile_text(routed("{{ len(plan.tasks) == 0 }}"), tmp_path))
+    two = routed("{{ 'big' if plan.score > 10 else 'small' }}", '"big" -> write\n  "small" -> empty')
+    clean(compile_text(two, tmp_path))
+    missing = routed("{{ 'big' if plan.score > 10 else 'small' }}", '"big" -> write')
+    assert "P310" in codes(compile_text(missing, tmp_path))  # `"small"` has no case: the literal union is known
+    wrong = routed("{{ len(plan.tasks) == 0 }}", '"yes" -> write\n  else -> empty')
+    assert codes(compile_text(wrong, tmp_path)) == ["P309"]
+
+
+def test_a_route_subject_expression_is_checked_where_it_is_written(tmp_path):
+    text = routed("{{ len(plan.taks) == 0 }}")
+    assert_at(only(compile_text(text, tmp_path), "P402"), text, "plan.taks")
+    assert codes(compile_text(routed("{{ len(plan.tasks) == }}"), tmp_path)) == ["P403"]
+    assert codes(compile_text(routed("plan.tasks"), tmp_path)) == ["P308"]  # a string that is no expression
+    graph = compile_text(routed("{{ len(plan.tasks) == 0 }}"), tmp_path).graph.to_json()
+    route = next(n for n in graph["nodes"] if n["id"] == "pick")
+    assert route["attrs"]["subject"] == "{{ len(plan.tasks) == 0 }}"
+    assert any(e["kind"] == "reads" and e["source"] == "pick" and e["target"] == "plan" for e in graph["edges"])
+
+
+def test_the_formatter_keeps_a_route_subject_expression():
+    text = routed("{{ len(plan.tasks) == 0 }}")
+    assert 'route pick on "{{ len(plan.tasks) == 0 }}" {' in plait.format(text)

@@ -170,3 +170,36 @@ def test_the_polish_example_tells_its_first_draft_there_is_no_review_and_later_o
     assert drafts[1].endswith(
         "This is attempt 2. The reviewer said about the last one: No apology, and no fix is offered."
     )
+
+
+ROUTED = """
+plait 0.2
+step plan { model = m, prompt = "plan {{input}}", output { docs: list[string], size: int } }
+step empty { model = m, prompt = "nothing for {{run.input}}" }
+step write { model = m, prompt = "write {{ plan.docs | join(', ') }}" }
+route pick on "{{ len(plan.docs) == 0 }}" {
+  true  -> empty
+  false -> size
+}
+route size on "{{ 'big' if plan.size > 10 else 'small' }}" {
+  "big"   -> write
+  "small" -> empty
+}
+chain main = plan -> pick
+"""
+
+
+@pytest.mark.parametrize(
+    "plan, sent",
+    [
+        ({"docs": [], "size": 20}, "nothing for hi"),
+        ({"docs": ["a", "b"], "size": 20}, "write a, b"),
+        ({"docs": ["a"], "size": 3}, "nothing for hi"),
+    ],
+)
+def test_a_route_switches_on_an_expressions_value_and_records_it(tmp_path, plan, sent):
+    result, seen = run_seeing(write_spec(tmp_path, ROUTED, [{"output": plan}, {"text": "done"}]), "hi")
+    assert result.error is None and result.output == "done"
+    assert seen[-1][1] == sent
+    routes = [(d["name"], d["subject"], d["value"]) for d in result.report.decisions if d["kind"] == "route"]
+    assert routes[0] == ("pick", "{{ len(plan.docs) == 0 }}", plan["docs"] == [])

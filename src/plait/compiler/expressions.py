@@ -158,6 +158,9 @@ def _absent(typed: t.Type) -> bool:
 
 
 def _shown(typed: t.Type) -> str:
+    # A literal written in the expression (`" pages"`) is shown by its kind: the finding is about types.
+    if isinstance(typed, t.LiteralType) and len(typed.values) == 1 and isinstance(typed.values[0], str):
+        return "string"
     return t.describe(typed)
 
 
@@ -207,7 +210,7 @@ class _Walk:
             if isinstance(value, float):
                 return t.FLOAT
             if isinstance(value, str):
-                return t.TEXT
+                return t.LiteralType((value,))  # so `"a" if c else "b"` is `"a" | "b"`, a route can cover it
             return t.ANY
         if isinstance(node, n.List | n.Tuple):
             items = [self.type(item) for item in node.items]
@@ -240,7 +243,9 @@ class _Walk:
         if isinstance(node, n.CondExpr):
             self.type(node.test)
             then = self.type(node.expr1)
-            otherwise = self.type(node.expr2) if node.expr2 is not None else t.TEXT
+            otherwise = self.type(node.expr2) if node.expr2 is not None else t.LiteralType(("",))
+            if isinstance(then, t.LiteralType) and isinstance(otherwise, t.LiteralType):
+                return t.LiteralType(tuple(dict.fromkeys((*then.values, *otherwise.values))))
             return t.union_of([then, otherwise])
         if isinstance(node, n.Concat):
             for item in node.nodes:

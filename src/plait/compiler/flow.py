@@ -306,7 +306,7 @@ def _narrowed(ctx: CompileContext, route: Any, input: t.Type) -> dict[int, t.Typ
     """Each case's input (by its index among the cases that name a runnable) when the route switches on the
     discriminator of a union of records (`on input.kind`): the records whose literal the case names, and for
     `else` the ones no case names. Empty when it switches on anything else."""
-    parts = route.subject.parts
+    parts: tuple[str, ...] = getattr(route.subject, "parts", ())  # an expression subject narrows nothing
     if len(parts) != 2 or parts[0] != "input" or t.discriminator(t.strip_optional(input)) != parts[1]:
         return {}
     named = [case.literal.value for case in route.cases if case.literal is not None]

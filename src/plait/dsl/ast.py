@@ -472,12 +472,13 @@ class RouteCase(Node):
 
 @_node
 class RouteDecl(Node):
-    """`route NAME ["description"] on PATH { LITERAL -> runnable ... [else -> runnable] }`."""
+    """`route NAME ["description"] on PATH { LITERAL -> runnable ... [else -> runnable] }`; the subject may be a
+    string holding one expression (`on "{{ len(docs) > 0 }}"`)."""
 
     kind: Literal["route"] = "route"
     name: Ident
     description: String | None = None
-    subject: PathValue
+    subject: PathValue | String
     cases: tuple[RouteCase, ...]
 
 

@@ -313,7 +313,8 @@ class _Layout:
         elif isinstance(d, ast.RouteDecl):
             head = f"route {d.name.name}"
             middle = [self.inline(d.description)] if d.description else []
-            middle += ["on", self.path_text(d.subject)]
+            subject = self.inline(d.subject) if isinstance(d.subject, ast.String) else self.path_text(d.subject)
+            middle += ["on", subject or ""]
             body = [self.inline_cases(d)]
         elif isinstance(d, ast.LoopDecl | ast.MapDecl):
             head = f"{d.kind} {d.name.name}"
@@ -470,7 +471,10 @@ class _Layout:
             self.write(" ")
             self.string(d.description, "")
         self.write(" on ")
-        self.emit_node(self.path_text(d.subject), d.subject)
+        if isinstance(d.subject, ast.String):  # an expression: written as it is
+            self.string(d.subject, "")
+        else:
+            self.emit_node(self.path_text(d.subject), d.subject)
         self.write(" ")
         open_at = self.skip_to(d.subject.span.end_offset)
         text = self.inline_cases(d)

@@ -81,7 +81,10 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
     elif isinstance(decl, ast.ParallelDecl):
         yield from _value(decl.branches, source)
     elif isinstance(decl, ast.RouteDecl):
-        yield from _path(decl.subject, source)
+        if isinstance(decl.subject, ast.String):  # `on "{{ len(review.notes) > 0 }}"`
+            yield from _reads(decl.subject, source)
+        else:
+            yield from _path(decl.subject, source)
         for case in decl.cases:
             yield _use(case.target.name, case.target.span)
     elif isinstance(decl, ast.LoopDecl | ast.MapDecl):

@@ -5,7 +5,9 @@ case whose literal equals it runs with that same input, else the `else` case;
 the route's output is the case's (from plait 0.3 with the fields only other
 cases declare set to null). The choice is recorded (report decision and
 `route` event, with the value that decided it) and kept in the run's progress,
-so a resumed run goes back into the same case without deciding again.
+so a resumed run goes back into the same case without deciding again. A
+subject written as an expression (`on "{{ len(input.docs) > 0 }}"`) is
+evaluated where the route runs, its names read as a template's are.
 """
 
 from __future__ import annotations
@@ -15,18 +17,46 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .conditions import same
+from plait.core.conditions import Expr, condition_text
 from plait.core.kinds import RouteNode
 from plait.core.types import ObjectType, Type, UnionType
 
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Outcome
-from .scope import PathError, resolve
+from .scope import MISSING, PathError, resolve
 
 __all__ = ["Runner", "pick", "run_route", "with_absent_fields"]
 
 #: compose.run_runnable, passed in (compose imports this module).
 Runner = Callable[[RunContext, str, Any, tuple[str, ...], "str | None"], Awaitable[Outcome]]
+
+
+def subject_text(route: RouteNode) -> str:
+    """The subject as the spec writes it: `input.category`, or `{{ len(input.docs) > 0 }}`."""
+    subject = route.subject
+    return condition_text(subject) if isinstance(subject, Expr) else ".".join(subject)
+
+
+def _expression(ctx: RunContext, route: RouteNode, input: Any) -> Any:
+    """The value of a subject written as an expression; PathError naming a name that is not there."""
+    from jinja2 import Undefined
+
+    from plait.core.expr import compiled
+
+    assert isinstance(route.subject, Expr)
+    function, names = compiled(route.subject.text)
+    values: dict[str, Any] = {}
+    for name in names:
+        value = input if name == "input" else ctx.state if name == "state" else ctx.scope(name)
+        if value is MISSING:
+            raise PathError(f"`{name}` is not there")
+        values[name] = value
+    try:
+        value = function(**values)
+    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        raise AgentError("expression_failed", f"route `{route.name}`: `{subject_text(route)}` failed: {exc}") from None
+    return None if isinstance(value, Undefined) else value
 
 
 def pick(route: RouteNode, value: Any) -> tuple[str, Any]:
@@ -40,7 +70,7 @@ def pick(route: RouteNode, value: Any) -> tuple[str, Any]:
     raise AgentError(
         "route_unmatched",
         f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
-        f"(from `{'.'.join(route.subject)}`) and no `else`; the cases are {cases}",
+        f"(from `{subject_text(route)}`) and no `else`; the cases are {cases}",
     )
 
 
@@ -51,12 +81,16 @@ async def run_route(
     chosen = ctx.progress.get(key)
     if chosen is None:
         try:
-            value = resolve(ctx, route.subject, input)
+            value = (
+                _expression(ctx, route, input)
+                if isinstance(route.subject, Expr)
+                else resolve(ctx, route.subject, input)
+            )
         except PathError as exc:
             raise AgentError("route_subject_missing", f"route `{route.name}`: {exc}", path=path) from None
         target, case = pick(route, value)
         chosen = ctx.progress[key] = {"kind": "route", "target": target}
-        subject = ".".join(route.subject)
+        subject = subject_text(route)
         ctx.decide("route", route.name, path, key, subject=subject, value=value, case=case, target=target)
         if ctx.bus.active:
             ctx.emit("route", path, None, route=route.name, subject=subject, value=value, case=case, target=target)

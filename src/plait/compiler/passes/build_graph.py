@@ -71,6 +71,17 @@ def _path(value: Any) -> tuple[str, ...] | None:
     return (name,) if isinstance(name, str) else None
 
 
+def _subject(subject: Any) -> tuple[str, ...] | c.Expr:
+    """A route's subject: its path, or an expression (`on "{{ len(docs) > 0 }}"`; a path in braces is the path)."""
+    if getattr(subject, "kind", None) == "string":
+        from ..expressions import sole
+        from ..rules._placeholders import _PATH
+
+        text = sole(subject.value) or ""
+        return tuple(text.split(".")) if _PATH.fullmatch(text) else c.Expr(text)
+    return _path(subject) or ("input",)
+
+
 def condition_of(expr: Any) -> c.Condition | None:
     """A checked condition's AST → its core record (None for a shape the checks reject)."""
     kind = getattr(expr, "kind", None)
@@ -165,7 +176,7 @@ class _Builder:
             g.RouteNode(
                 **self.base(name, decl.name.span),
                 description=_literal(decl.description),
-                subject=_path(decl.subject) or ("input",),
+                subject=_subject(decl.subject),
                 cases=tuple(cases),
                 otherwise=otherwise,
                 **self.output(name),
@@ -395,8 +406,12 @@ def _read_paths(decl: Any) -> Iterator[tuple[tuple[str, ...], Span]]:
             if bound:
                 yield bound, binding.value.span
     if decl.kind == "route":
-        subject = _path(decl.subject)
-        if subject:
+        subject = _subject(decl.subject)
+        if isinstance(subject, c.Expr):
+            from ..expressions import reads
+
+            yield from ((parts, decl.subject.span) for parts in reads(subject.text))
+        elif subject:
             yield subject, decl.subject.span
     elif decl.kind == "map":
         over = _attr(block, "over")

@@ -200,7 +200,7 @@ class _Flow:
                     continue
                 self.path(inst, tuple(p.parts), p, p.path)
 
-    def expression(self, inst: Instance, p: Placeholder) -> t.Type | None:
+    def expression(self, inst: Instance, p: Placeholder, syntax: bool = False) -> t.Type | None:
         """Type an expression at `inst`: its paths as plain paths are, then what is built on them (P404)."""
         from ..expressions import check
         from ..rules.literal_secret import looks_secret
@@ -215,19 +215,44 @@ class _Flow:
 
         typed, findings = check(p.path, read)
         for f in findings:
-            if f.code != "P403":  # the template rule reports a syntax error once per string
+            if syntax or f.code != "P403":  # in a template the template rule reports a syntax error, once
                 fix = Fix(f.fix) if f.fix else None
                 self.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
         return typed
 
+    def subject_expression(self, inst: Instance, decl: ast.RouteDecl, subject: ast.String) -> t.Type | None:
+        """A route's subject written as one expression: typed where the route runs (P403 here: no template
+        rule reads a subject); None when it is not one, or does not parse."""
+        from ..expressions import sole
+
+        found = [p for p in placeholders(subject, self.ctx.load.sources) if p.problem in (None, "expression")]
+        if sole(subject.value) is None or len(found) != 1:
+            self.emit(
+                make(
+                    "P308",
+                    f"route `{decl.name.name}` switches on a string: a subject is a path or one `{{{{ expression }}}}`",
+                    subject.span,
+                    fix=Fix('write the subject as `"{{ EXPRESSION }}"`, e.g. `on "{{ len(input.docs) > 0 }}"`'),
+                )
+            )
+            return None
+        p = found[0]
+        if p.problem is None:  # `on "{{input.kind}}"`: a path in braces, read as the path
+            return self.path(inst, tuple(p.parts), p, p.path, where=f"in route `{decl.name.name}`").type
+        return self.expression(inst, p, syntax=True)
+
     def route(self, inst: Instance, decl: ast.RouteDecl) -> None:
         subject = decl.subject
-        parts = tuple(subject.parts)
-        path = ".".join(parts)
-        found = self.path(inst, parts, subject.span, path, where=f"in route `{decl.name.name}`")
-        if found.type is None:
+        if isinstance(subject, ast.String):  # `on "{{ len(docs) > 0 }}"`: the expression's type is the subject's
+            path = " ".join(subject.value.split())
+            typed_subject = self.subject_expression(inst, decl, subject)
+        else:
+            parts = tuple(subject.parts)
+            path = ".".join(parts)
+            typed_subject = self.path(inst, parts, subject.span, path, where=f"in route `{decl.name.name}`").type
+        if typed_subject is None:
             return
-        typed = t.strip_optional(found.type)
+        typed = t.strip_optional(typed_subject)
         otherwise = next((c for c in decl.cases if c.literal is None), None)
         if isinstance(typed, t.LiteralType):
             values: tuple | None = typed.values

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from plait.core import graph as g
-from plait.core.conditions import condition_text, literal_text
+from plait.core.conditions import Expr, condition_text, literal_text
 from plait.core.graph import Edge
 from plait.core.types import ObjectType, TextType, Type, describe
 
@@ -203,7 +203,8 @@ def _parallel(graph: Graph, a: g.ParallelNode) -> list[str]:
 
 
 def _route(graph: Graph, a: g.RouteNode) -> list[str]:
-    return [f"route {a.name}", "on " + ".".join(a.subject)]
+    subject = a.subject
+    return [f"route {a.name}", "on " + (condition_text(subject) if isinstance(subject, Expr) else ".".join(subject))]
 
 
 def _loop(graph: Graph, a: g.LoopNode) -> list[str]:

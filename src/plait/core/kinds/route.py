@@ -1,11 +1,11 @@
-"""`route NAME on PATH { LITERAL -> target ... }` → its graph record (cases, no attributes)."""
+"""`route NAME on PATH { LITERAL -> target ... [budget = ...] }` → its graph record (cases, a budget)."""
 
 from __future__ import annotations
 
 from dataclasses import field
 from typing import ClassVar, Union
 
-from ..conditions import literal_text
+from ..conditions import Expr, literal_text
 from ..record import Record, record
 from ..source import Span
 from .base import Runnable, attr, kind_record
@@ -31,10 +31,11 @@ class RouteCase(Record):
 @kind_record
 class RouteNode(Runnable):
     kind: ClassVar[str] = "route"
-    unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     description: str | None = None
-    #: The path switched on, from what the route receives: ("input", "category").
-    subject: tuple[str, ...] = attr(default=("input",), contract=True, doc="The path switched on.")
+    #: The path switched on, from what the route receives: ("input", "category"); or an expression's `Expr`.
+    subject: tuple[str, ...] | Expr = attr(
+        default=("input",), contract=True, doc="The path (or expression) switched on."
+    )
     cases: tuple[RouteCase, ...] = attr(default=(), contract=True, doc="Its `LITERAL -> target` lines.")
     #: The `else` target, or None.
     otherwise: str | None = attr(default=None, contract=True, doc="The `else` target.")
