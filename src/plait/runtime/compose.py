@@ -119,6 +119,7 @@ def _call_of(ctx: RunContext, step: StepNode) -> AgentNode:
         fallback_on=(),
         output=step.output,
         retry_malformed=step.retry_malformed,
+        validate=step.validate,
     )
     ctx.program.step_calls[step.name] = (step, agent)
     return agent
@@ -145,7 +146,7 @@ async def _one_shot(ctx: RunContext, agent: AgentNode, prompt: str, system: str 
             finish_reason=response.finish_reason,
             raw_finish_reason=response.raw_finish_reason,
         )
-    if agent.output_schema() is not None:
+    if agent.output_schema() is not None or agent.validate is not None:
         response = await structured_answer(ctx, agent, request, response, path)
         return Done(response.output, "done", finish_reason=response.finish_reason)
     return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)

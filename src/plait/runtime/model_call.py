@@ -140,28 +140,31 @@ async def _with_fallbacks(
 async def structured_answer(
     ctx: RunContext, agent: AgentNode, request: ModelRequest, response: ModelResponse, path: tuple[str, ...]
 ) -> ModelResponse:
-    """A one-shot call's answer checked against `agent.output`, asked again while it misses (`retry_malformed`).
+    """A one-shot call's answer checked against `agent.output` and its `validate`, asked again while it misses
+    (`retry_malformed`).
 
     The agent loop does the same turn by turn in `call_model`; a step or judge
-    has no loop, so its retries happen here. `response.output` holds the record.
+    has no loop, so its retries happen here. `response.output` holds the record
+    (or, for a text answer a validator accepted, the text).
     """
     schema = agent.output_schema()
-    assert schema is not None
     attempt = 0
     while True:
-        if response.finish_reason in TRUNCATED:
+        if schema is not None and response.finish_reason in TRUNCATED:
             # Not malformed: the same request would be cut at the same place, so it is not retried.
             raise output_cut_off(agent, *cut_off(request, response), path)
-        value, errors = check_output(final_answer_text(response.message), schema)
+        value, errors, rejected = await checked_answer(agent, final_answer_text(response.message), schema, path)
         if not errors:
             response.output = value
             return response
         if attempt >= agent.retry_malformed:
-            raise output_invalid(agent, errors, attempt + 1, path)
+            raise output_invalid(agent, errors, attempt + 1, path, rejected)
         attempt += 1
         ctx.warn(
-            "output_invalid_retried",
-            f"agent `{agent.name}` retried an answer that missed its `output` (attempt {attempt})",
+            "output_rejected_retried" if rejected else "output_invalid_retried",
+            f"agent `{agent.name}` retried an answer that "
+            + (f"its validator rejected: {errors[0]}" if rejected else "missed its `output`")
+            + f" (attempt {attempt})",
             path,
             agent,
             attempt=attempt,
@@ -170,10 +173,41 @@ async def structured_answer(
         request.messages = [
             *request.messages,
             response.message,
-            Message.user(guidance(attempt, agent.retry_malformed, errors, schema)),
+            Message.user(retry_message(agent, attempt, errors, schema, rejected)),
         ]
         request.step += 1
         response = await complete_with_fallbacks(ctx, agent, request, path)
+
+
+async def checked_answer(
+    agent: AgentNode, text: str, schema: dict[str, Any] | None, path: tuple[str, ...]
+) -> tuple[Any, list[str], bool]:
+    """(the answer, [], False) when it matches `output` and its validator accepts it; else (None, what is wrong,
+    whether the validator is what rejected it)."""
+    if schema is not None:
+        value, errors = check_output(text, schema)
+        if errors:
+            return None, errors, False
+    else:
+        value = text
+    if agent.validate is not None:
+        from .validators import rejection  # imported only by a spec with a validator
+
+        reason = await rejection(agent.name, agent.validate, value, path)
+        if reason is not None:
+            return None, [reason], True
+    return value, [], False
+
+
+def retry_message(
+    agent: AgentNode, attempt: int, errors: list[str], schema: dict[str, Any] | None, rejected: bool
+) -> str:
+    """What the model is told before it answers again: the validator's reason, or the schema errors and schema."""
+    if rejected or schema is None:
+        from .validators import REJECTED
+
+        return REJECTED.format(attempt=attempt, total=agent.retry_malformed, reason=errors[0])
+    return guidance(attempt, agent.retry_malformed, errors, schema)
 
 
 def direct_call(ctx: RunContext, agent: AgentNode, request: ModelRequest) -> Awaitable[ModelResponse] | None:

@@ -127,19 +127,22 @@ def summary(errors: list[str]) -> str:
     return f"{shown}; and {more} more" if more > 0 else shown
 
 
-def output_invalid(agent: Any, errors: list[str], attempts: int, path: tuple[str, ...]) -> AgentError:
-    """The run's failure once the retry budget is spent (or was 0): what was wrong, and how to allow more tries."""
+def output_invalid(
+    agent: Any, errors: list[str], attempts: int, path: tuple[str, ...], rejected: bool = False
+) -> AgentError:
+    """The run's failure once the retry budget is spent (or was 0): what was wrong, and how to allow more tries.
+    `rejected`: the answer matched its `output` but its `validate` function rejected it."""
     tries = f"{attempts} answers in a row" if attempts > 1 else "its answer"
     hint = (
         f"raise `retry_malformed` (now {agent.retry_malformed})"
         if agent.retry_malformed
         else "set `retry_malformed` to let it retry"
     )
-    return AgentError(
-        "output_invalid",
-        f"`{agent.name}`: {tries} did not match its declared `output`: {summary(errors)}; {hint}",
-        path=path,
-    )
+    if rejected:
+        missed = f"did not pass its validator `{(agent.validate or {}).get('target')}`"
+    else:
+        missed = "did not match its declared `output`"
+    return AgentError("output_invalid", f"`{agent.name}`: {tries} {missed}: {summary(errors)}; {hint}", path=path)
 
 
 def output_cut_off(agent: Any, why: str, fix: str, path: tuple[str, ...]) -> AgentError:

@@ -36,6 +36,7 @@ TYPE_WORDS = {
     "run": '`python("module:function")`, `http(METHOD, "url")`, `delegate(AGENT)` or `hosted(KIND)`',
     "env": '`env("VARIABLE")`',
     "keep_last": "`keep_last(N)`",
+    "validator": '`python("module:function")`',
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",
     "condition": 'a condition like `verdict == "accept"`',
     "approval": "`required`, `never` or a condition over the arguments like `amount > 100`",

@@ -156,7 +156,7 @@ class _Checker:
             return self.tool_choice(owner, attr, spec, value)
         if t == "keep_last":
             return self.keep_last(attr, spec, value)
-        if t == "run":
+        if t in ("run", "validator"):
             return self.run(owner, attr, spec, value)
         if t == "path":
             return self.path(attr, spec, value)
@@ -372,7 +372,8 @@ class _Checker:
         return arg.value
 
     def run(self, owner: str, attr: str, spec: Attr, value: ast.Node) -> dict | None:
-        code_step = self.ctx.decls[owner].kind == "step"
+        # A code step's `run` and a validator are python only.
+        code_step = self.ctx.decls[owner].kind == "step" or spec.type == "validator"
         call = self._call(attr, spec, value, ("python",) if code_step else ("python", "http", "delegate", "hosted"))
         if call is None:
             return None
@@ -496,7 +497,7 @@ class _Checker:
             elif values.get(key) is None:
                 values[key] = spec.default
         if code_step:
-            for key in ("model", "prompt"):
+            for key in ("model", "prompt", "validate"):
                 if key in seen:
                     self.report(
                         make(
@@ -514,7 +515,7 @@ class _Checker:
 
     def builder_extras(self, name: str, seen: dict[str, ast.Attribute], body: ast.Block) -> None:
         """P201 for what a record builder (a step with `with` and no `model` or `run`) would ignore."""
-        keys = ("system", "max_tokens", "temperature", "retry_malformed")
+        keys = ("system", "max_tokens", "temperature", "retry_malformed", "validate")
         found: list[tuple[str, Span]] = [(k, seen[k].key.span) for k in keys if k in seen]
         typed = body.typed("output")
         if typed is not None:

@@ -132,6 +132,8 @@ def _agent(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
         lines.append(until_text(a))
     if a.retry_malformed:
         lines.append(f"retry_malformed {a.retry_malformed}")
+    if a.validate is not None:
+        lines.append(f"validate {a.validate.get('target', '')}")
     if a.keep_last is not None:
         lines.append(f"history keep_last({a.keep_last})")
     if a.approval:
@@ -183,6 +185,8 @@ def _step(graph: Graph, a: g.StepNode, hidden: frozenset[str]) -> list[str]:
         lines.append(f"temperature {a.temperature:g}")
     if a.retry_malformed:
         lines.append(f"retry_malformed {a.retry_malformed}")
+    if a.validate is not None:
+        lines.append(f"validate {a.validate.get('target', '')}")
     if "models" in hidden and a.model is not None:
         lines.append(f"model {_model_name(graph, a.model)}")
     return lines + output_lines(a.output)

@@ -281,13 +281,14 @@ def code_step_inputs(fn: pyast.FunctionDef | pyast.AsyncFunctionDef, fields: dic
 
 def python_module(ctx: CompileContext) -> None:
     for name, decl in ctx.decls.items():
-        if decl.kind not in ("tool", "step"):
+        if decl.kind not in ("tool", "step", "agent"):
             continue
-        run = ctx.values.get(name, NOTHING).get("run")
-        if not isinstance(run, dict) or run.get("type") != "python":
-            continue
-        span = ctx.spans.get(name, {}).get("run", decl.name.span)
-        entry = decl.body.get("run")
-        if entry is not None and getattr(entry.value, "args", None):
-            span = entry.value.args[0].span  # the "module:function" string itself
-        ctx.diagnostics.extend(_check(ctx, name, run, span, decl.kind == "tool"))
+        for key in ("run", "validate"):  # a tool's or code step's function, a step's or agent's validator
+            run = ctx.values.get(name, NOTHING).get(key)
+            if not isinstance(run, dict) or run.get("type") != "python":
+                continue
+            span = ctx.spans.get(name, {}).get(key, decl.name.span)
+            entry = decl.body.get(key)
+            if entry is not None and getattr(entry.value, "args", None):
+                span = entry.value.args[0].span  # the "module:function" string itself
+            ctx.diagnostics.extend(_check(ctx, name, run, span, decl.kind == "tool"))

@@ -17,6 +17,18 @@ MAX_STEPS = 16
 RETRY_MALFORMED = 0
 
 
+def validate_attr() -> Any:
+    """`validate = python("module:function")` (plait 0.3): a check of the answer after its `output` schema; a
+    rejection goes back to the model as a retry (src/plait/runtime/validators.py). The same shape as a code
+    step's `run`."""
+    return attr(
+        default=None,
+        spec=Attr("validator"),
+        contract=True,
+        doc='Checks its answer: `python("module:function")`; a rejection is retried (`retry_malformed`).',
+    )
+
+
 def with_attr() -> Any:
     """`with { name: path ... }` (plait 0.3): what a runnable receives, bound from visible paths; a step, an agent
     and an ask take it. Binding name → the path's parts, in spec order."""
@@ -81,6 +93,8 @@ class AgentNode(Runnable):
         contract=True,
         doc="Malformed replies reflected on and re-asked (default 0).",
     )
+    #: {"type": "python", "target": "mod:fn", "base_dir": ...}, or None.
+    validate: dict[str, Any] | None = validate_attr()
     validate_arguments: bool = attr(
         default=True, spec=Attr("bool", default=True), doc="Check tool arguments against their schema (default true)."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .agent import RETRY_MALFORMED, schema_of, with_attr
+from .agent import RETRY_MALFORMED, schema_of, validate_attr, with_attr
 from .base import Attr, Runnable, attr, kind_record
 
 __all__ = ["StepNode"]
@@ -38,6 +38,8 @@ class StepNode(Runnable):
         contract=True,
         doc="Malformed replies reflected on and re-asked (default 0).",
     )
+    #: {"type": "python", "target": "mod:fn", "base_dir": ...}, or None.
+    validate: dict[str, Any] | None = validate_attr()
     #: A code step's {"type": "python", "target": "mod:fn", "base_dir": ...}; None for a model step.
     # `run = python(...)` instead of `model` and `prompt` (src/plait/compiler/passes/check_types.py).
     run: dict[str, Any] | None = attr(

@@ -13,11 +13,20 @@ from ..budget import BudgetExceeded, stop_for
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
 from ..history import window
-from ..model_call import TRUNCATED, complete_with_fallbacks, cut_off, direct_call, model_request, served
+from ..model_call import (
+    TRUNCATED,
+    checked_answer,
+    complete_with_fallbacks,
+    cut_off,
+    direct_call,
+    model_request,
+    retry_message,
+    served,
+)
 from ..outcomes import CONTINUE, NEXT_TURN, Done, Fail, Outcome
 from ..providers.base import Message, ModelResponse, final_answer_text
 from ..providers.finish import NORMAL
-from ..structured_output import check_output, guidance, output_cut_off, output_invalid
+from ..structured_output import output_cut_off, output_invalid
 from ..templates import render
 
 __all__ = ["call_model", "RETRY_ON", "TRUNCATED"]
@@ -84,12 +93,12 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         )
         return NEXT_TURN
     if (
-        agent.output_schema() is not None
+        (agent.output_schema() is not None or agent.validate is not None)
         and not response.message.tool_calls
         and finish not in TRUNCATED
         and finish not in RETRY_ON
     ):
-        missed = _check_output(run, ctx, response)
+        missed = await _check_output(run, ctx, response)
         if missed is not None:
             return missed
     if finish not in RETRY_ON:
@@ -122,24 +131,26 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
     return CONTINUE
 
 
-def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Outcome | None:
-    """None when the answer matches the declared `output` (then `response.output` holds it); else the retry or failure."""
+async def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse) -> Outcome | None:
+    """None when the answer matches the declared `output` and its `validate` accepts it (then `response.output`
+    holds it); else the retry or failure."""
     agent = run.agent
     schema = agent.output_schema()
-    assert schema is not None
-    value, errors = check_output(final_answer_text(response.message), schema)
+    value, errors, rejected = await checked_answer(agent, final_answer_text(response.message), schema, run.path)
     if not errors:
         response.output = value
         return None
     if run.streak >= agent.retry_malformed:
-        return Fail(output_invalid(agent, errors, run.streak + 1, run.path))
+        return Fail(output_invalid(agent, errors, run.streak + 1, run.path, rejected))
     run.streak += 1
     # Kept, unlike a malformed call: the model corrects an answer best when it sees it beside what was wrong.
     run.messages.append(response.message)
-    run.messages.append(Message.user(guidance(run.streak, agent.retry_malformed, errors, schema)))
+    run.messages.append(Message.user(retry_message(agent, run.streak, errors, schema, rejected)))
     ctx.warn(
-        "output_invalid_retried",
-        f"agent `{agent.name}` retried an answer that missed its `output` (attempt {run.streak})",
+        "output_rejected_retried" if rejected else "output_invalid_retried",
+        f"agent `{agent.name}` retried an answer that "
+        + (f"its validator rejected: {errors[0]}" if rejected else "missed its `output`")
+        + f" (attempt {run.streak})",
         run.path,
         agent,
         attempt=run.streak,
