@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .graph import AgentGraph
     from .pipeline import CompileResult
 
-__all__ = ["affecting", "compile_pinned", "pin_of"]
+__all__ = ["affecting", "compile_pinned", "digest_of", "pin_of"]
 
 
 def pin_of(sources: dict[str, SourceFile], spec: str | Path) -> tuple[str, str]:
@@ -43,7 +43,12 @@ def pin_of(sources: dict[str, SourceFile], spec: str | Path) -> tuple[str, str]:
     form = json.dumps(
         {"main": main.name, "files": dict(sorted(files.items()))}, ensure_ascii=False, separators=(",", ":")
     )
-    return "sha256:" + hashlib.sha256(form.encode("utf-8", "surrogatepass")).hexdigest(), form
+    return digest_of(form), form
+
+
+def digest_of(form: str) -> str:
+    """The digest a pinned form is stored under (an export's pin is checked against it on import)."""
+    return "sha256:" + hashlib.sha256(form.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def compile_pinned(form: str, folder: str | Path) -> CompileResult | None:

@@ -10,6 +10,13 @@ resumes from them exactly as from the journal they came from.
 Older forms of a run come in the same way: a version-1 or -2 snapshot (plait
 0.1's `.plait/runs/<id>.json`, `Run.snapshot()`, an export of plait 0.2.0) is
 one row, `base`, which a resume starts from before replaying what followed.
+
+An export carries the run's pin (compiler/pin.py: the sources of the spec it
+started with, and their digest) when it has one, so the run imported from it
+is pinned to the same spec and a resume under an edited one is checked
+(runtime/pinning.py) as it would be where it came from. The field is optional:
+an export without it (written before runs were pinned) imports unpinned, and a
+plait that does not know it ignores it, so the version stays 3.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 from .base import Journal
 from .snapshot import SNAPSHOT_VERSION, SnapshotError, upgrade
 
-__all__ = ["EXPORT_VERSION", "export", "stored_form"]
+__all__ = ["EXPORT_VERSION", "export", "export_pin", "stored_form"]
 
 #: An export: the run's row and its history rows (version 2 is a snapshot of the run's context, version 1 plait 0.1's).
 EXPORT_VERSION = 3
@@ -37,7 +44,24 @@ def export(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
         "status": row["status"],
         "result": row["result"],
         "events": list(journal.events(row["id"])),
+        **({"pin": {"digest": pin[0], "spec": pin[1]}} if (pin := journal.pinned(row["id"])) and pin[1] else {}),
     }
+
+
+def export_pin(document: dict[str, Any]) -> tuple[str, str] | None:
+    """(digest, sources) an export's run is pinned to; None when it carries no pin (an older export, a snapshot).
+    SnapshotError when the pin is not what `export` writes, or its sources do not have its digest (edited by
+    hand): importing the run pinned to a spec it did not start with would let a resume go on unchecked."""
+    if not isinstance(document, dict) or document.get("version") != EXPORT_VERSION or "pin" not in document:
+        return None
+    from plait.compiler.pin import digest_of
+
+    pin = document["pin"]
+    if not isinstance(pin, dict) or not isinstance(pin.get("digest"), str) or not isinstance(pin.get("spec"), str):
+        raise SnapshotError('the run export\'s `pin` is not {"digest", "spec"} as `plait runs export` writes it')
+    if digest_of(pin["spec"]) != pin["digest"]:
+        raise SnapshotError("the run export's `pin` does not match its spec's sources (was the export edited?)")
+    return pin["digest"], pin["spec"]
 
 
 def stored_form(document: dict[str, Any]) -> tuple[str, str, Any, Any, list[dict[str, Any]]]:

@@ -16,7 +16,7 @@ from ..outcomes import EFFECT_ACTIONS, Decision
 from .run_journal import RunJournal
 from .base import LeaseHeld
 from .doctor import quarantined
-from .export import stored_form
+from .export import export_pin, stored_form
 from .snapshot import legacy_snapshot
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ def restore(engine: Engine, source: dict[str, Any] | str) -> Run:
             raise AgentError("resume_invalid", f"no stored run `{source}`" + (f" in {store.where}" if store else ""))
         source = legacy
     run_id, entry, input, result, rows = stored_form(source)
+    pin = export_pin(source)  # an export carries the spec its run started with: the import stays pinned to it
     if store is None:  # no journal to keep it in: the run goes on in memory, from its snapshot
         if any(r["kind"] != "base" for r in rows):
             raise AgentError("resume_invalid", f"run {run_id} is an export of a journal: resume it with a journal")
@@ -73,6 +74,8 @@ def restore(engine: Engine, source: dict[str, Any] | str) -> Run:
         raise AgentError(
             "resume_invalid", f"run {run_id} is already in the journal {store.where}: resume it by its id"
         ) from None
+    if pin is not None:
+        store.pin(run_id, *pin)
     replayed = replay(engine, run_id)
     assert replayed is not None  # just committed
     return replayed
