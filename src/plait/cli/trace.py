@@ -105,6 +105,8 @@ def build(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     tool_calls=[c["name"] for c in message.get("tool_calls", ())],
                     text=_text(message),
                 )
+                if data.get("hosted"):  # what the call's hosted tools reported (src/plait/runtime/providers/hosted.py)
+                    item["hosted"] = data["hosted"]
             else:
                 item.update(status="error", error={"kind": data.get("kind"), "message": data.get("message")})
         elif kind == "tool_intent":
@@ -178,6 +180,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         value = _short(data.get("value"), 60)
         case = _short(data.get("case"), 40)
         return f"route  {name}: {data.get('subject')} = {value} → case {case} → {data.get('target')}"
+    if of == "handoff":
+        return f"handoff {name} → {data.get('target')}"
     if of == "loop":
         condition = data.get("condition")
         holds = f": {condition} is {str(data.get('holds')).lower()}" if condition else ""
@@ -210,6 +214,20 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
     return f"decide {of} {name}: {_fields(details)}"
 
 
+def _hosted(reports: Any) -> str:
+    """A model call's hosted tools in words: `  [web_search: 1 search, 2 citations]`."""
+    if not isinstance(reports, dict):
+        return ""
+    said = []
+    for kind, report in reports.items():
+        if kind == "web_search":
+            searches, cited = len(report.get("queries") or []), len(report.get("citations") or [])
+            said.append(f"{kind}: {searches} search(es), {cited} citation(s)")
+        elif kind == "code_execution":
+            said.append(f"{kind}: {len(report.get('runs') or [])} run(s)")
+    return f"  [{'; '.join(said)}]" if said else ""
+
+
 def line(item: dict[str, Any]) -> str:
     kind = item["kind"]
     if kind == "model_call":
@@ -224,7 +242,7 @@ def line(item: dict[str, Any]) -> str:
             return (
                 f"{head} {item.get('finish_reason')}  {item.get('latency_ms', 0):.0f} ms  "
                 f"{item.get('input_tokens', 0)}+{item.get('output_tokens', 0)} tokens"
-                f"{f'  {usd(cost)}' if cost is not None else ''}{calls}"
+                f"{f'  {usd(cost)}' if cost is not None else ''}{calls}{_hosted(item.get('hosted'))}"
             )
         if item.get("status") == "error":
             return f"{head} failed: {item['error']['kind']}: {_short(item['error']['message'], 60)}"

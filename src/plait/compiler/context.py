@@ -67,6 +67,8 @@ class CompileContext:
     blocks: dict[str, Any] = field(default_factory=dict)
     #: Every runnable's output type (infer_types), and the declared run input and state records.
     types: dict[str, Type] = field(default_factory=dict)
+    #: An agent with `handoff`: the type of its own answer (its entry in `types` is the union with its targets').
+    answers: dict[str, Type] = field(default_factory=dict)
     input_type: ObjectType | None = None
     state_type: ObjectType | None = None
     #: The `type` declarations (plait 0.3), by name, and each as the type it names (collect_symbols).

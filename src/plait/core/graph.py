@@ -131,6 +131,7 @@ EDGE_ATTRS: dict[str, tuple[str, ...]] = {
     "back": ("label", "bound"),
     "each": ("chain", "index"),
     "reads": ("path",),
+    "handoff": ("index",),
 }
 EDGE_KINDS = tuple(EDGE_ATTRS)
 #: Edges a run travels (control flow), as opposed to resources (calls, uses, fallback) and contracts.

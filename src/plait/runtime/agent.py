@@ -80,6 +80,8 @@ async def drive(run: AgentRun, ctx: RunContext) -> Outcome:
     except Exception as exc:  # provider failures and internal errors end the run as data
         outcome = Fail(exc)
     run.status = _STATUS[type(outcome)]
+    if run.hosted and isinstance(outcome, Done):
+        outcome.hosted = dict(run.hosted)  # `{{TOOL.citations}}` reads them once the agent is done
     if isinstance(outcome, Pause) and ctx.bus.active:
         ctx.emit("pause", run.path, run.agent, reason=outcome.reason)
     if ctx.bus.active:

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Awaitable, Callable
 
-from .agent import run_agent
+from .handoff import run_handing_off
 from .ask import run_ask
 from .bindings import bind
 from .code_step import run_code_step
@@ -62,6 +62,8 @@ async def run_runnable(
     done = ctx.results.get(key)
     if done is not None:
         outputs(ctx)[name] = done.output  # a resume re-walks finished runnables: `{{NAME}}` reads them again
+        if done.hosted:
+            outputs(ctx).update(done.hosted)
         return done
     try:
         found = ctx.program.runnable(name)
@@ -80,6 +82,8 @@ async def run_runnable(
     if isinstance(outcome, Done):
         ctx.results[key] = outcome
         outputs(ctx)[name] = outcome.output
+        if outcome.hosted:  # what an agent's hosted tools reported: `{{TOOL.citations}}`
+            outputs(ctx).update(outcome.hosted)
     return outcome
 
 
@@ -385,7 +389,7 @@ def _map(ctx: RunContext, cfg: MapNode, input: Any, path: tuple[str, ...], branc
 
 #: Runnable kind → how one runs; `run_runnable` looks a name up in the program (`Program.runnable`) and calls this.
 EXECUTORS: dict[str, Callable[..., Awaitable[Outcome]]] = {
-    "agent": run_agent,
+    "agent": run_handing_off,
     "step": _step,
     "chain": _chain,
     "parallel": _parallel,

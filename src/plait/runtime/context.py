@@ -35,6 +35,8 @@ class Toolset:
     specs: list[ToolSpec]
     #: Tool names this agent must get approval for (the tool's own flag or the agent's list).
     approval: frozenset[str]
+    #: Its hosted tools (`run = hosted(...)`), by name: the provider runs them, so they are no function tools.
+    hosted: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -62,6 +64,8 @@ class AgentRun:
     resume_at: str | None = None
     #: The text this run was started with: what `{{input}}` in the agent's `system` reads.
     input: str = ""
+    #: What its hosted tools reported in this run, by tool name (kept across a resume).
+    hosted: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         response = self.response
@@ -86,6 +90,7 @@ class AgentRun:
             "status": self.status,
             "resume_at": self.resume_at,
             "input": self.input,
+            **({"hosted": self.hosted} if self.hosted else {}),
         }
 
 
@@ -196,8 +201,11 @@ class RunContext:
     def _resolve_tools(self, agent: AgentNode) -> Toolset:
         program = self.program
         tools: dict[str, ToolNode] = {}
+        hosted: dict[str, dict[str, Any]] = {}
         for name in agent.tools:
-            if name in program.tools:
+            if name in program.tools and program.tools[name].run.get("type") == "hosted":
+                hosted[name] = program.tools[name].run  # sent as the provider's own tool (providers/hosted.py)
+            elif name in program.tools:
                 tool = program.tools[name]
                 tools[tool.name] = tool  # an MCP tool is keyed "SERVER.TOOL" and called by its own name
             elif name in program.agents:
@@ -226,11 +234,15 @@ class RunContext:
                 raise AgentError(
                     "unknown_tool", f"agent `{agent.name}` uses `{name}`, which is neither a tool nor an agent"
                 )
+        if agent.handoff:  # `transfer_to_NAME` per hand-off target (plait 0.3)
+            from .handoff import handoff_tools
+
+            tools.update(handoff_tools(self, agent))
         for name, tool in self.extra_tools.items():
             tools[name] = tool
         approval = frozenset(n for n, t in tools.items() if t.approval) | frozenset(agent.approval)
         specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools.values()]
-        return Toolset(tools, specs, approval)
+        return Toolset(tools, specs, approval, hosted)
 
     def register_tool(self, tool: ToolNode, policy: str = "warn") -> None:
         """A tool added in code; a name that is already taken follows `policy` (warn: last wins)."""
@@ -329,6 +341,7 @@ class RunContext:
         run.steps, run.streak, run.status, run.resume_at = d["steps"], d["streak"], d["status"], d.get("resume_at")
         run.expand = from_json(d.get("expand", []))
         run.input = d.get("input", "")
+        run.hosted = d.get("hosted") or {}
         if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":
             run.response = ModelResponse(run.messages[-1], d["finish_reason"], model=run.messages[-1].model)
         for cid, o in d.get("results", {}).items():
@@ -348,8 +361,9 @@ def done_to_json(done: Done) -> dict[str, Any]:
         "reason": done.reason,
         "until_result": done.until_result,
         "finish_reason": done.finish_reason,
+        **({"hosted": done.hosted} if done.hosted else {}),
     }
 
 
 def done_from_json(d: dict[str, Any]) -> Done:
-    return Done(d["output"], d["reason"], d.get("until_result"), d.get("finish_reason"))
+    return Done(d["output"], d["reason"], d.get("until_result"), d.get("finish_reason"), d.get("hosted"))

@@ -117,7 +117,8 @@ class _Builder:
 
     def output(self, name: str) -> dict[str, Any]:
         """The runnable's inferred output type as a record field (text, the record's default, when unknown)."""
-        found = self.ctx.types.get(name)
+        # An agent that may hand over asks its model for its own answer; what follows it reads the union (types).
+        found = self.ctx.answers.get(name) or self.ctx.types.get(name)
         return {"output": found} if found is not None else {}
 
     def edge(self, kind: str, source: str, target: str, span: Span | None, **fields: Any) -> None:
@@ -276,6 +277,8 @@ class _Builder:
                 self.edge("participant", owner, target, span, index=ref.index)
             elif ref.attr == "judge":
                 self.edge("judge", owner, target, span)
+            elif ref.attr == "handoff":  # an agent that may hand control over (plait 0.3), drawn like a route case
+                self.edge("handoff", owner, target, span, index=ref.index)
             elif ref.attr == "branches":
                 join = graph.node(owner).join  # type: ignore[attr-defined]
                 self.edge("branch", owner, target, span, branch=target)

@@ -419,4 +419,6 @@ def tool_names(ctx: CompileContext, agent: str) -> tuple[str, ...] | None:
             if visible is None:
                 return None
             names += [name for name, _ in visible]
+        elif ref.owner == agent and ref.attr == "handoff":  # a hand-off target is offered as a tool (plait 0.3)
+            names.append(f"transfer_to_{ref.target}")
     return tuple(dict.fromkeys(names))

@@ -101,6 +101,8 @@ def members(ctx: CompileContext, name: str) -> tuple[str, ...]:
         return tuple(values.get("body") or ())
     if kind == "route":
         return tuple(case.target.name for case in decl.cases if case.target.name in ctx.decls)
+    if kind == "agent":  # its hand-off targets: the output is theirs when it hands over (plait 0.3)
+        return tuple(values.get("handoff") or ())
     return ()
 
 
@@ -154,10 +156,19 @@ def infer_types(ctx: CompileContext) -> None:
                 stack.append((name, True))
                 stack.extend((h, False) for h in reads)
                 continue
-            if kind in ("agent", "step", "consolidate", "ask"):
+            parts = members(ctx, name)
+            if kind == "agent" and parts and expanded:
+                # An agent that may hand over: its own answer or the output of the runnable it handed to, as a
+                # route's is the union of its cases (a field only some declare reads as `T?`).
+                on_stack.discard(name)
+                own = ctx.answers[name] = declared.get(name, t.TEXT)
+                union = t.union_of([own, *(types[p] for p in parts)])
+                partial = isinstance(union, t.UnionType) and ctx.version >= (0, 3)
+                types[name] = t.UnionType(union.options, partial=True) if partial else union  # type: ignore[union-attr]
+                continue
+            if kind in ("agent", "step", "consolidate", "ask") and not (kind == "agent" and parts):
                 types[name] = declared.get(name, t.TEXT) if kind != "consolidate" else t.TEXT
                 continue
-            parts = members(ctx, name)
             if expanded:
                 on_stack.discard(name)
                 types[name] = _combine(ctx, name, parts, types)

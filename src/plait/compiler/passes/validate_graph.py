@@ -71,9 +71,9 @@ def _cycles(graph: nx.DiGraph) -> list[list[str]]:
 
 def _members(node: Node) -> tuple[str, ...]:
     """What running `node` runs inside it: a chain's elements, a parallel's branches, a route's cases,
-    a loop's or map's body. A loop's repetition is its `back` edge, never containment, so a loop
-    whose body contains the loop itself is still a cycle here."""
-    for attr in ("elements", "branches", "body"):
+    a loop's or map's body, an agent's hand-off targets. A loop's repetition is its `back` edge, never
+    containment, so a loop whose body contains the loop itself is still a cycle here."""
+    for attr in ("elements", "branches", "body", "handoff"):
         members = getattr(node, attr, None)
         if members:
             return members

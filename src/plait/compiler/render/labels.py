@@ -297,6 +297,8 @@ def edge_label(graph: Graph, edge: Edge) -> str:
         return "approval" if gated else ""
     if kind == "delegates":
         return "task"
+    if kind == "handoff":
+        return "hand-off"
     if kind == "fallback":
         return f"fallback {edge.order}"
     if kind == "participant":

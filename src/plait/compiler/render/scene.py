@@ -41,7 +41,8 @@ DIRECTIONS = RENDER_DIRECTIONS
 #: Kinds drawn as a cluster around what they run.
 CONTAINERS = ("chain", "parallel", "consolidate", "route", "loop", "map")
 #: Edges that are part of running their source (what --entry follows); `next` is followed per chain.
-FOLLOWED = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until", "case", "body", "each")
+FOLLOWED: tuple[str, ...] = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until")
+FOLLOWED += ("case", "body", "each", "handoff")
 #: Node kinds never drawn as nodes: the declared input is written on `start`, state is not a step.
 UNDRAWN = ("input", "state")
 

@@ -78,6 +78,7 @@ EDGE_STYLES: dict[str, EdgeStyle] = {
     "back": EdgeStyle("#c0392b", "dashed", "-.->", 2.0, "normal", "6 4"),
     "each": EdgeStyle("#117a65", "bold", "==>", 1.5),
     "reads": EdgeStyle("#839192", "dotted", "-.->", 1.0, "odot", "1 4"),
+    "handoff": EdgeStyle("#9a7d0a", "bold", "==>", 1.5, "vee"),
     # The expanded turn.
     "turn": EdgeStyle("#7d6608", "solid", "-->", 1.5),
     "loop": EdgeStyle("#7d6608", "dashed", "-.->", 1.5, "normal", "5 5"),

@@ -51,9 +51,18 @@ _REPLY_KEYS = (
     "parts",
     "response_id",
     "created_at",
+    "hosted",
 )
 _CALL_KEYS = ("name", "arguments", "raw_arguments", "id")
-_TYPES = {"text": str, "finish_reason": str, "phase": str, "usage": dict, "tool_calls": list, "parts": list}
+_TYPES = {
+    "text": str,
+    "finish_reason": str,
+    "phase": str,
+    "usage": dict,
+    "tool_calls": list,
+    "parts": list,
+    "hosted": dict,
+}
 _TYPE_WORDS = {str: "string", dict: "object", list: "list"}
 #: The scripted provider's duration syntax (a bare number is seconds).
 _DELAY = re.compile(r"^\s*\d+(?:\.\d+)?\s*(?:ms|s|m|h)?\s*$")

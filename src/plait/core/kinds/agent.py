@@ -77,6 +77,17 @@ class AgentNode(Runnable):
         contract=True,
         doc="Tools, agents (delegated to) and MCP servers or their tools.",
     )
+    #: Runnables it may hand control to (plait 0.3): each becomes a `transfer_to_NAME` tool.
+    handoff: tuple[str, ...] = attr(
+        default=(),
+        spec=Attr(
+            "refs",
+            kinds=("agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"),
+            default=(),
+        ),
+        contract=True,
+        doc="Runnables it may hand control to, with its input: its output is then theirs.",
+    )
     max_steps: int = attr(
         default=MAX_STEPS,
         spec=Attr("int", default=MAX_STEPS, minimum=1),

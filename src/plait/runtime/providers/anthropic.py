@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from . import errors, finish
+from . import errors, finish, hosted
 from .base import (
     Message,
     ModelRequest,
@@ -85,11 +85,11 @@ def anthropic_body(
     }
     if system:
         body["system"] = "\n\n".join(system)
-    if request.tools:
-        body["tools"] = [
+    if request.tools or request.hosted:
+        body["tools"] = hosted.anthropic_tools(request) + [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
         ]
-        if request.tool_choice:
+        if request.tool_choice and request.tools:
             body["tool_choice"] = _CHOICE.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
     if request.output_schema is not None:
         _ask_output(body, request)
@@ -171,6 +171,7 @@ def parse_anthropic(data: dict[str, Any], request: ModelRequest) -> ModelRespons
         model=data.get("model"),
         response_id=data.get("id"),
         raw=data,
+        hosted=hosted.from_anthropic(data.get("content") or [], request) if request.hosted else None,
     )
 
 

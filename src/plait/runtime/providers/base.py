@@ -133,6 +133,9 @@ class ModelRequest:
     #: JSON Schema the final answer must match (a declared `output`), asked of the provider natively;
     #: None for plain text. Tool-calling turns are unaffected: only the answer is constrained.
     output_schema: dict[str, Any] | None = None
+    #: The hosted tools to ask the provider to run (each a tool's `run`: `{"hosted": "web_search", "options":
+    #: {...}}`): sent as the wire's own tools by src/plait/runtime/providers/hosted.py, never as functions.
+    hosted: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -149,6 +152,8 @@ class ModelResponse:
     raw: Any = None
     #: The validated structured answer, once the runtime has checked it against `output_schema`.
     output: Any = None
+    #: What the request's hosted tools reported, by kind (`{"web_search": {"queries", "citations"}}`), or None.
+    hosted: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:

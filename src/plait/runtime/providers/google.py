@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import errors, finish
+from . import errors, finish, hosted
 from .base import (
     Message,
     ModelRequest,
@@ -87,6 +87,8 @@ def google_body(request: ModelRequest, *, temperature: float | None, max_tokens:
             mode = _MODES.get(request.tool_choice)
             config = {"mode": mode} if mode else {"mode": "ANY", "allowedFunctionNames": [request.tool_choice]}
             body["toolConfig"] = {"functionCallingConfig": config}
+    if request.hosted:
+        body["tools"] = body.get("tools", []) + hosted.gemini_tools(request)
     generation: dict[str, Any] = {}
     if temperature is not None:
         generation["temperature"] = temperature
@@ -176,6 +178,7 @@ def _response(
         model=data.get("modelVersion"),
         response_id=data.get("responseId"),
         raw=data,
+        hosted=hosted.from_gemini((data.get("candidates") or [{}])[0], request) if request.hosted else None,
     )
 
 

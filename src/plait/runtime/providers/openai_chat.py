@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import errors, finish
+from . import errors, finish, hosted
 from .base import (
     Message,
     ModelRequest,
@@ -54,6 +54,10 @@ def chat_body(
         body["tools"] = chat_tools(request.tools)
         if request.tool_choice:
             body["tool_choice"] = chat_tool_choice(request.tool_choice)
+    if request.hosted:
+        search = hosted.chat_options(request)
+        if search is not None:
+            body["web_search_options"] = search
     if temperature is not None:
         body["temperature"] = temperature
     if max_tokens is not None:
@@ -143,6 +147,7 @@ def parse_chat(data: dict[str, Any], request: ModelRequest) -> ModelResponse:
         model=data.get("model"),
         response_id=data.get("id"),
         raw=data,
+        hosted=hosted.from_chat(message, request) if request.hosted else None,
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import errors, finish
+from . import errors, finish, hosted
 from .base import (
     Message,
     ModelRequest,
@@ -56,8 +56,8 @@ def responses_body(
         # Instructions are not carried over by previous_response_id; they go every time.
         body["instructions"] = request.system
     body["input"] = responses_input(messages)
-    if request.tools:
-        body["tools"] = [
+    if request.tools or request.hosted:
+        body["tools"] = hosted.responses_tools(request) + [
             {
                 "type": "function",
                 "name": t.name,
@@ -67,7 +67,7 @@ def responses_body(
             }
             for t in request.tools
         ]
-        if request.tool_choice:
+        if request.tool_choice and request.tools:
             choice = request.tool_choice
             body["tool_choice"] = (
                 choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
@@ -141,6 +141,7 @@ def parse_responses(data: dict[str, Any], request: ModelRequest) -> ModelRespons
         model=data.get("model"),
         response_id=data.get("id"),
         raw=data,
+        hosted=hosted.from_responses(data.get("output") or [], request) if request.hosted else None,
     )
 
 

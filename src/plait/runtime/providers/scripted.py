@@ -5,8 +5,10 @@ list of replies consumed in order by the calls to that model, or an object
 mapping an agent or step name (`request.agent`), or a graph path
 (`request.path`, e.g. "main/each/[2]/item": that place only, first), to its own list. A reply is
 `{"text": ..., "output": {...}, "tool_calls": [{"name", "arguments" | "raw_arguments"}],
-"finish_reason", "phase", "delay", "usage", "response_id", "created_at", "error":
-{"kind", "message", "after"}}`. `output` is a structured answer (sent as its JSON
+"finish_reason", "phase", "delay", "usage", "response_id", "created_at", "hosted", "error":
+{"kind", "message", "after"}}`. `hosted` is what the call's hosted tools report, by kind:
+`{"web_search": {"queries": [...], "citations": [{"url", "title", "text"}]}, "code_execution": {"runs":
+[{"language", "code", "outcome", "output"}]}}` (a kind the call did not ask for is left out). `output` is a structured answer (sent as its JSON
 text, as a provider's structured output is); `created_at` (unix seconds, default
 now) dates a reply's server state. It speaks the same seam as the HTTP providers, streaming included,
 so every runtime path (fallbacks, deltas, malformed calls) is testable offline.
@@ -259,6 +261,7 @@ class ScriptedProvider:
             usage=usage,
             model=self.name,
             response_id=reply.get("response_id"),
+            hosted=_hosted(reply, request) if request.hosted else None,
         )
 
     def _call(self, raw: dict[str, Any], index: int) -> ToolCall:
@@ -290,3 +293,15 @@ class ScriptedProvider:
                     events.append(ToolCallDelta(call.id, fragment, step))
             events.append(ToolCallStart(call.id, call.name, call.arguments, step))
         return events
+
+
+def _hosted(reply: dict[str, Any], request: ModelRequest) -> dict[str, Any]:
+    """What a scripted reply says the request's hosted tools found; an empty report for each it does not name."""
+    from plait.core.hosted import empty_report
+
+    said = reply.get("hosted") or {}
+    reports: dict[str, Any] = {}
+    for run in request.hosted:
+        kind = run["hosted"]
+        reports[kind] = {**empty_report(kind), **(said.get(kind) or {})}
+    return reports

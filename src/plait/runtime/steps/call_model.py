@@ -9,6 +9,8 @@ the call itself is made (fallbacks, timeouts, streaming) is `model_call.py`.
 
 from __future__ import annotations
 
+from plait.core.hosted import empty_report
+
 from ..budget import BudgetExceeded, stop_for
 from ..context import AgentRun, RunContext
 from ..errors import AgentError
@@ -59,6 +61,8 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         step=run.steps,
         path=run.path,
     )
+    if run.toolset.hosted:
+        request.hosted = list(run.toolset.hosted.values())
     try:
         call = direct_call(ctx, agent, request)
         if call is None:
@@ -70,6 +74,8 @@ async def call_model(run: AgentRun, ctx: RunContext) -> Outcome:
         run.steps -= 1  # the call never started: a resume with a raised budget makes it as this step
         return stop_for(ctx, exc, run.path, agent)
     finish = response.finish_reason
+    if run.toolset.hosted:
+        _reported(run, ctx, response)
 
     if finish in RETRY_ON and agent.retry_malformed > 0:
         if run.streak >= agent.retry_malformed:
@@ -184,3 +190,19 @@ def _said(response: ModelResponse) -> str:
     if not raw or raw == finish:
         return finish
     return raw if raw.lower() == finish else f"{finish}: {raw}"
+
+
+def _reported(run: AgentRun, ctx: RunContext, response: ModelResponse) -> None:
+    """What this call's hosted tools reported, added to the run's reports by tool name (an empty report for a
+    tool the model did not use, so `{{TOOL.citations}}` reads an empty list rather than nothing)."""
+    said = response.hosted or {}
+    for name, tool in run.toolset.hosted.items():
+        kind = tool["hosted"]
+        report = run.hosted.setdefault(name, empty_report(kind))
+        found = said.get(kind) or {}
+        for key, items in found.items():
+            if isinstance(items, list) and isinstance(report.get(key), list):
+                report[key] += [item for item in items if item not in report[key]]
+        queries = found.get("queries") or found.get("runs")
+        if queries:  # the trajectory names it as a call, as it does a tool plait runs
+            ctx.report.add_tool_call(name, {"hosted": kind}, False, run.agent.name, run.path)

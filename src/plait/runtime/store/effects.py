@@ -60,6 +60,7 @@ async def journaled_model_call(
             Usage(*hit.get("usage", (0, 0))),
             hit["model"],
             hit.get("response_id"),
+            hosted=hit.get("hosted"),  # what its hosted tools reported: read again as `{{TOOL.citations}}`
         )
         served(ctx, agent, hit["model"], request, response, path, replayed=True)
         return response
@@ -115,6 +116,7 @@ async def journaled_model_call(
             "providers": ctx.provider_snapshots(),
             # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.
             "request_key": request_key(request),
+            **({"hosted": response.hosted} if response.hosted else {}),
         },
     )
     return response

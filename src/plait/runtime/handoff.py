@@ -1,0 +1,62 @@
+"""An agent with `handoff = [...]`, its input and a graph path → its own outcome, or the outcome of the runnable it
+handed control to (plait 0.3).
+
+Each hand-off target is a `transfer_to_NAME` tool the model may call (made by
+`handoff_tools`); calling one ends the agent's run (src/plait/runtime/steps/run_tools.py) and the
+target runs with the agent's own input, as a route's case runs with the
+route's. The choice is recorded (a `handoff` decision) and kept in the run's
+progress, so a resumed run goes back into the same target without asking the
+model again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plait.core.kinds import AgentNode, ToolNode
+
+from .agent import run_agent
+from .context import RunContext
+from .outcomes import Done, Outcome
+
+__all__ = ["PREFIX", "handoff_tools", "run_handing_off"]
+
+#: The tool name a hand-off target is offered under (the convention of the agent SDKs that have hand-offs).
+PREFIX = "transfer_to_"
+
+
+def handoff_tools(ctx: RunContext, agent: AgentNode) -> dict[str, ToolNode]:
+    """The `transfer_to_NAME` tools of an agent's hand-off targets, by tool name."""
+    tools = {}
+    for target in agent.handoff:
+        found = ctx.program.runnable(target)
+        about = getattr(found[1], "description", None) if found is not None else None
+        tools[PREFIX + target] = ToolNode(
+            name=PREFIX + target,
+            description=f"Hand the conversation over to `{target}`" + (f": {about}" if about else "."),
+            parameters={"type": "object", "properties": {}},
+            run={"type": "handoff", "target": target},
+        )
+    return tools
+
+
+async def run_handing_off(
+    ctx: RunContext, agent: AgentNode, input: Any, path: tuple[str, ...], branch: str | None = None
+) -> Outcome:
+    if not agent.handoff:
+        return await run_agent(ctx, agent, input, path, branch)
+    key = "/".join(path)
+    chosen = ctx.progress.get(key)
+    if chosen is None:
+        outcome = await run_agent(ctx, agent, input, path, branch)
+        if not (isinstance(outcome, Done) and outcome.reason == "handoff"):
+            return outcome
+        target = outcome.until_result
+        chosen = ctx.progress[key] = {"kind": "handoff", "target": target}
+        ctx.decide("handoff", agent.name, path, key, target=target)
+    assert ctx.run_runnable is not None  # compose hands itself in before any agent runs
+    target = chosen["target"]
+    outcome = await ctx.run_runnable(ctx, target, input, path + (target,), branch)
+    if isinstance(outcome, Done):
+        del ctx.progress[key]
+    return outcome
