@@ -290,9 +290,10 @@ def test_broken_0_2_constructs_are_syntax_errors(text):
     [
         (
             "route r on input { -> a }",
-            'expected a case (`"literal" -> runnable` or `else -> runnable`) or `}` inside `route r`',
+            'expected a case (`"literal" -> runnable` or `else -> runnable`), an attribute (`budget = { ... }`) or `}`'
+            " inside `route r`",
         ),
-        ('route r on input { "a" a }', "expected `->` inside `route r`"),
+        ('route r on input { "a" a }', "expected `->` or `=` inside `route r`"),
         ("route r { else -> a }", "expected `on` or a string inside `route r`"),
         ("loop l = { max_iterations = 1 }", "expected a runnable name or `parallel(...)` inside `loop l`"),
         ("map m = a -> b", "expected `->` or `{`"),
@@ -306,7 +307,8 @@ def test_broken_0_2_constructs_are_syntax_errors(text):
         ("agent a { x = 1 y = 2 }", "expected `}` or a newline or `,` inside `agent a`"),
         ("state { k: int\n", "expected `}` to close `state` opened at 1:7"),
         ('mcp files { command = ["a" }', "expected `,` or `]` inside `mcp files`"),
-        ("chain loop = a -> loop\nroute r on input { x }", "inside `route r`"),
+        # A bare name in a route starts an attribute (`budget = ...`): the `=` is what is missing.
+        ("chain loop = a -> loop\nroute r on input { x }", "unexpected `}`, expected `=`"),
     ],
 )
 def test_syntax_errors_in_0_2_blocks_say_what_was_expected_and_where(text, message):

@@ -421,11 +421,13 @@ ChainElement = Union[ChainRef, InlineParallel]
 
 @_node
 class ChainDecl(Node):
-    """`chain NAME = a -> b -> c`."""
+    """`chain NAME = a -> b -> c [{ budget = ... }]`."""
 
     kind: Literal["chain"] = "chain"
     name: Ident
     elements: tuple[ChainElement, ...]
+    #: Its attributes (a `budget`), or None.
+    body: Block | None = None
 
 
 @_node
@@ -480,6 +482,8 @@ class RouteDecl(Node):
     description: String | None = None
     subject: PathValue | String
     cases: tuple[RouteCase, ...]
+    #: Its attributes (a `budget`), written beside its cases, as a block spanning its braces; None when none.
+    body: Block | None = None
 
 
 @_node

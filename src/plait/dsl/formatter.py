@@ -327,7 +327,7 @@ class _Layout:
         else:
             head = f"{d.kind} {d.name.name}"
             if isinstance(d, ast.ChainDecl):
-                middle, body = ["=", self.inline_chain(d)], []
+                middle, body = ["=", self.inline_chain(d)], [self.inline(d.body)] if d.body else []
             elif isinstance(d, ast.ModelDecl | ast.ParallelDecl):
                 first = d.target if isinstance(d, ast.ModelDecl) else d.branches
                 middle, body = ["=", self.inline(first)], [self.inline(d.body)] if d.body else []
@@ -445,6 +445,9 @@ class _Layout:
     def chain(self, d: ast.ChainDecl) -> None:
         self.write(" = ")
         self.elements(d.elements)
+        if d.body is not None:
+            self.write(" ")
+            self.block(d.body, "")
 
     def elements(self, elements: Sequence[ast.ChainElement]) -> None:
         """A chain's (or a loop's, a map's) elements, one per line from the second."""
@@ -481,19 +484,38 @@ class _Layout:
         if text is not None and self.fits(text):
             self.emit(text, open_at, d.span.end_offset)
             return
-        keys = [self.case_label(c) for c in d.cases]
-        self.members(open_at, d.span.end_offset - 1, list(d.cases), keys, "", self.case)
+        members = _route_members(d)
+        # Cases align on their arrows; an attribute (`budget = ...`) is not one of them.
+        keys = [self.case_label(m) if isinstance(m, ast.RouteCase) else None for m in members]
+        self.members(open_at, d.span.end_offset - 1, members, keys, "", self.route_member)
+
+    def route_member(self, m: ast.RouteCase | ast.Attribute, key: str | None, indent: str) -> None:
+        if isinstance(m, ast.RouteCase):
+            self.case(m, key or self.case_label(m), indent)
+        else:
+            self.member(m, self.key(m), indent)
 
     def inline_cases(self, d: ast.RouteDecl) -> str | None:
-        """`{ "a" -> x, else -> y }`, where the author wrote the first case on the `{` line."""
+        """`{ "a" -> x, else -> y }`, where the author wrote the first case on the `{` line (its attributes, a
+        `budget`, where they were written among them)."""
         open_at = self.skip_to(d.subject.span.end_offset)
         if self.comment_between(open_at, d.span.end_offset):
             return None
-        if not d.cases:
+        members = _route_members(d)
+        if not members:
             return "{}"
-        if not self.opens_on_same_line(open_at, d.cases[0]):
+        if not self.opens_on_same_line(open_at, members[0]):
             return None
-        return "{ " + ", ".join(f"{self.case_label(c)} -> {c.target.name}" for c in d.cases) + " }"
+        texts: list[str | None] = [
+            f"{self.case_label(m)} -> {m.target.name}" if isinstance(m, ast.RouteCase) else self.inline_member(m)
+            for m in members
+        ]
+        joined = _joined(texts, ", ")
+        return None if joined is None else "{ " + joined + " }"
+
+    def inline_member(self, m: ast.Attribute) -> str | None:
+        value = self.inline(m.value)
+        return None if value is None else f"{self.key(m)} = {value}"
 
     def case_label(self, case: ast.RouteCase) -> str:
         if case.literal is None:
@@ -919,6 +941,12 @@ def _spaced(texts: Iterable[str | None]) -> str | None:
             return None
         parts.append(" " + text)
     return "".join(parts)
+
+
+def _route_members(d: ast.RouteDecl) -> list[ast.RouteCase | ast.Attribute]:
+    """A route's cases and attributes, in the order written."""
+    attributes = list(d.body.attributes) if d.body is not None else []
+    return sorted([*d.cases, *attributes], key=lambda m: m.span.offset)
 
 
 def _in_order(b: ast.Block) -> Sequence[ast.Attribute | ast.Params]:

@@ -197,6 +197,9 @@ def _expected(expected: set[str]) -> str:
         # Inside `route ... { }`.
         phrases.append('a case (`"literal" -> runnable` or `else -> runnable`)')
         names -= _CASE_LABELS | {"LONG_STRING"}
+        if "NAME" in names:  # a route's attribute (`budget = { ... }`) stands beside its cases
+            phrases.append("an attribute (`budget = { ... }`)")
+            names -= _NAMELIKE | {"NAME", "SUCCEEDED"}
     elif DECLARATION_TERMINALS <= names and "NAME" not in names:
         phrases.append(
             "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"

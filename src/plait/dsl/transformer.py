@@ -255,8 +255,10 @@ class AstBuilder:
         return _ImportDecl(span=self._span(c[0], c[1]), path=c[1])
 
     def chain_decl(self, c: list) -> ast.ChainDecl:
-        kw, name, *elements = c
-        return _ChainDecl(span=self._span(kw, elements[-1]), name=self._ident(name), elements=tuple(elements))
+        kw, name, *elements, body = c
+        return _ChainDecl(
+            span=self._span(kw, body or elements[-1]), name=self._ident(name), elements=tuple(elements), body=body
+        )
 
     def chain_ref(self, c: list) -> ast.ChainRef:
         return _ChainRef(span=self._span(c[0]), name=_name(c[0]))
@@ -282,13 +284,15 @@ class AstBuilder:
         return _StateDecl(span=fields.span, fields=fields)
 
     def route_decl(self, c: list) -> ast.RouteDecl:
-        kw, name, description, _on, subject, _lbrace, *cases, rbrace = c
+        kw, name, description, _on, subject, lbrace, *members, rbrace = c
+        attributes = tuple(m for m in members if isinstance(m, ast.Attribute))
         return _RouteDecl(
             span=self._span(kw, rbrace),
             name=self._ident(name),
             description=description,
             subject=subject,
-            cases=tuple(case for case in cases if case is not None),
+            cases=tuple(m for m in members if isinstance(m, ast.RouteCase)),
+            body=_Block(span=self._span(lbrace, rbrace), attributes=attributes) if attributes else None,
         )
 
     def route_case(self, c: list) -> ast.RouteCase:

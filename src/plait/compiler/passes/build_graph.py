@@ -180,6 +180,7 @@ class _Builder:
                 subject=_subject(decl.subject),
                 cases=tuple(cases),
                 otherwise=otherwise,
+                budget=self.values(name).get("budget"),
                 **self.output(name),
             )
         )

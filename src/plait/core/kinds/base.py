@@ -123,8 +123,8 @@ class Node(Record):
     folded: ClassVar[dict[str, Attr]] = {}
     #: Whether a declaration of this kind has an attribute block even when it declares no attribute (`ask`).
     block: ClassVar[bool] = False
-    #: Fields this kind carries (from a base) that its declarations do not write: a chain and a route have no
-    #: attribute block for a `budget`, and an ask makes no model call for one to limit.
+    #: Fields this kind carries (from a base) that its declarations do not write: an ask makes no model call for
+    #: a `budget` to limit.
     unwritten: ClassVar[tuple[str, ...]] = ()
     _metas: ClassVar[dict[str, Meta]] = {}
     name: str

@@ -1,4 +1,4 @@
-"""`chain NAME = a -> b -> c` → its graph record (no attributes)."""
+"""`chain NAME = a -> b -> c [{ budget = ... }]` → its graph record."""
 
 from __future__ import annotations
 
@@ -12,5 +12,4 @@ __all__ = ["ChainNode"]
 @kind_record
 class ChainNode(Runnable):
     kind: ClassVar[str] = "chain"
-    unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     elements: tuple[str, ...] = attr(default=(), contract=True, doc="Its elements in order.")
