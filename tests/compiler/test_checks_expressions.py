@@ -217,3 +217,40 @@ def test_a_route_subject_expression_is_checked_where_it_is_written(tmp_path):
 def test_the_formatter_keeps_a_route_subject_expression():
     text = routed("{{ len(plan.tasks) == 0 }}")
     assert 'route pick on "{{ len(plan.tasks) == 0 }}" {' in plait.format(text)
+
+
+BOUND = """\
+plait 0.3
+model fast = "openai/gpt-4o-mini"
+step planner { model = fast, prompt = "Plan {{input}}", output { tasks: list[string], title: string } }
+step summary {
+  with { count: COUNT, loud: "{{ planner.title | upper }}" }
+  model  = fast
+  prompt = PROMPT
+}
+chain main = planner -> summary
+"""
+
+
+def bound(count: str, prompt: str = "{{ input.loud }} in {{ input.count + 1 }} parts") -> str:
+    return BOUND.replace("COUNT", json.dumps(count)).replace("PROMPT", json.dumps(prompt))
+
+
+def test_a_with_value_may_be_an_expression_typed_where_the_runnable_runs(tmp_path):
+    clean(compile_text(bound("{{ len(planner.tasks) }}"), tmp_path))
+    # `count` is an int and `loud` text: the prompt's arithmetic on them is checked against those types
+    typed = bound("{{ len(planner.tasks) }}", "{{ input.loud + 1 }} {{ input.count }}")
+    assert codes(compile_text(typed, tmp_path)) == ["P404"]
+    text = bound("{{ len(planner.taks) }}")
+    assert_at(only(compile_text(text, tmp_path), "P402"), text, "planner.taks")
+    assert codes(compile_text(bound("{{ len( }}"), tmp_path)) == ["P403"]
+    refused = only(compile_text(bound("planner.tasks"), tmp_path), "P203")  # a string that is no expression
+    assert any("one expression" in note for note in refused.notes)
+
+
+def test_a_changed_with_expression_is_a_contract_change_named_as_written(tmp_path):
+    old = compile_text(bound("{{ len(planner.tasks) }}"), tmp_path).graph
+    new = compile_text(bound("{{ len(planner.tasks) * 2 }}"), tmp_path).graph
+    [change] = diff_graphs(old, new)
+    assert (change.what, change.field) == ("contract", "with.count")
+    assert (change.old, change.new) == ("{{ len(planner.tasks) }}", "{{ len(planner.tasks) * 2 }}")

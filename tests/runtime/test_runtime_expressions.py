@@ -203,3 +203,23 @@ def test_a_route_switches_on_an_expressions_value_and_records_it(tmp_path, plan,
     assert seen[-1][1] == sent
     routes = [(d["name"], d["subject"], d["value"]) for d in result.report.decisions if d["kind"] == "route"]
     assert routes[0] == ("pick", "{{ len(plan.docs) == 0 }}", plan["docs"] == [])
+
+
+def test_with_values_written_as_expressions_are_computed_and_journaled(tmp_path):
+    spec = """
+    plait 0.3
+    step planner { model = m, prompt = "plan {{input}}", output { tasks: list[string], title: string } }
+    step summary {
+      with { count: "{{ len(planner.tasks) }}", loud: "{{ planner.title | upper }}" }
+      model  = m
+      prompt = "{{ input.loud }} in {{ input.count + 1 }} parts"
+    }
+    step pack { with { n: "{{ len(planner.tasks) * 2 }}", first: "{{ planner.tasks | first }}" } }
+    chain main = planner -> summary -> pack
+    """
+    replies = [{"output": {"tasks": ["a", "b"], "title": "Hi"}}, {"text": "done"}]
+    result, seen = run_seeing(write_spec(tmp_path, spec, replies), "x")
+    assert result.error is None and result.output == {"n": 4, "first": "a"}
+    assert seen[-1][1] == "HI in 3 parts"
+    given = {d["name"]: d["record"] for d in result.report.decisions if d["kind"] == "with"}
+    assert given["summary"] == {"count": 2, "loud": "HI"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from plait.core import types as t
+from plait.core.conditions import Expr
 
 from .draft import NOTHING
 
@@ -24,7 +25,7 @@ __all__ = ["bindings_of", "is_builder", "record_of", "static_record"]
 _PLACED = frozenset({"input", "loop", "map"})
 
 
-def bindings_of(ctx: CompileContext, name: str) -> dict[str, tuple[str, ...]]:
+def bindings_of(ctx: CompileContext, name: str) -> dict[str, tuple[str, ...] | Expr]:
     """The checked `with` of a declaration (empty without one)."""
     return ctx.values.get(name, NOTHING).get("with") or {}
 
@@ -52,10 +53,26 @@ def static_record(ctx: CompileContext, name: str, types: dict[str, t.Type]) -> t
 
 def heads(ctx: CompileContext, name: str) -> list[str]:
     """The runnables a builder's bindings read by name: their types come first."""
-    return [p[0] for p in bindings_of(ctx, name).values() if p[0] not in _PLACED and ctx.kind(p[0]) is not None]
+    found = []
+    for bound in bindings_of(ctx, name).values():
+        for parts in _reads(bound):
+            if parts[0] not in _PLACED and ctx.kind(parts[0]) is not None:
+                found.append(parts[0])
+    return found
 
 
-def _static(ctx: CompileContext, parts: tuple[str, ...], types: dict[str, t.Type]) -> t.Type:
+def _reads(bound: tuple[str, ...] | Expr) -> list[tuple[str, ...]]:
+    """The paths a binding reads: its own, or those of its expression."""
+    if isinstance(bound, Expr):
+        from .expressions import reads
+
+        return reads(bound.text)
+    return [bound]
+
+
+def _static(ctx: CompileContext, parts: tuple[str, ...] | Expr, types: dict[str, t.Type]) -> t.Type:
+    if isinstance(parts, Expr):  # typed where it runs (check_flow)
+        return t.ANY
     head = parts[0]
     base: t.Type | None
     if head in _PLACED:
@@ -79,4 +96,13 @@ def placed_record(
     bound = bindings_of(ctx, name)
     if not bound:
         return None
-    return record_of({field: resolve(parts) or t.ANY for field, parts in bound.items()})
+    return record_of({field: _placed(parts, resolve) or t.ANY for field, parts in bound.items()})
+
+
+def _placed(bound: tuple[str, ...] | Expr, resolve: Callable[[tuple[str, ...]], t.Type | None]) -> t.Type | None:
+    if not isinstance(bound, Expr):
+        return resolve(bound)
+    from .expressions import check
+
+    typed, _ = check(bound.text, lambda parts, start, end: resolve(parts))  # findings: check_flow's
+    return typed

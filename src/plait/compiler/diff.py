@@ -160,18 +160,21 @@ def _expressions_differ(old: Any, new: Any) -> bool:
     return _expressions(old) != _expressions(new)
 
 
+def _bound(value: Any) -> str:
+    """A binding as the spec writes it: a path (a JSON list of its parts), or an expression's `{{ ... }}` text."""
+    return value if isinstance(value, str) else ".".join(value)
+
+
 def _binding_changes(what: str, id: str, kind: str, old: dict, new: dict) -> list[Change]:
     """`with` binding by binding (`with.topic`), each path as the spec writes it: what the runnable receives."""
     out = []
     for name, path in new.items():
-        shown = ".".join(path)
+        shown = _bound(path)
         if name not in old:
             out.append(Change(what, "added", id, kind, f"with.{name}", None, shown))
         elif old[name] != path:
-            out.append(Change(what, "changed", id, kind, f"with.{name}", ".".join(old[name]), shown))
-    out += [
-        Change(what, "removed", id, kind, f"with.{name}", ".".join(p)) for name, p in old.items() if name not in new
-    ]
+            out.append(Change(what, "changed", id, kind, f"with.{name}", _bound(old[name]), shown))
+    out += [Change(what, "removed", id, kind, f"with.{name}", _bound(p)) for name, p in old.items() if name not in new]
     return out
 
 

@@ -96,7 +96,10 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
             spec = schema.get(attr.key.name)
             if spec is not None and spec.type == "bindings" and isinstance(attr.value, ast.Block):
                 for binding in attr.value.attributes:  # `with { plan: planner.tasks }` reads `planner`
-                    yield from _value(binding.value, source)
+                    if isinstance(binding.value, ast.String):  # `n: "{{ len(planner.tasks) }}"`
+                        yield from _reads(binding.value, source)
+                    else:
+                        yield from _value(binding.value, source)
             elif spec is None or (spec.type not in _NOT_NAMES and spec.type != "template"):
                 yield from _value(attr.value, source)
     if kind in ("step", "agent", "consolidate", "ask"):

@@ -1,5 +1,8 @@
 """A runnable's `with { name: path ... }` and where it runs → the record it receives instead of the chain's input.
 
+A value written as one expression (`n: "{{ len(plan.tasks) }}"`) is evaluated
+there in the sandbox (src/plait/core/expr.py), its names read as a path's head.
+
 Each path is read as a template's `{{path}}` is (scope.py): `input...` is what
 the chain passes in, `NAME...` an earlier runnable's output where it ran,
 `run.input...`, `state...`, and inside a body `loop...`, `map...` or an
@@ -12,6 +15,8 @@ resume binds again from the same outputs and records nothing twice.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from plait.core.conditions import Expr, condition_text
 
 from .errors import AgentError
 from .scope import MISSING, as_record, lookup
@@ -26,7 +31,10 @@ def bind(ctx: RunContext, record: Any, input: Any, path: tuple[str, ...]) -> dic
     """The record `record.bindings` reads here; AgentError `binding_missing` naming the path that is not there."""
     bound: dict[str, Any] = {}
     for name, parts in record.bindings.items():
-        bound[name] = _read(ctx, record, name, parts, input, path)
+        if isinstance(parts, Expr):
+            bound[name] = _evaluate(ctx, record, name, parts, input, path)
+        else:
+            bound[name] = _read(ctx, record, name, parts, input, path)
     ctx.decide("with", record.name, path, "/".join(path), record=bound)
     return bound
 
@@ -49,6 +57,32 @@ def _read(ctx: RunContext, record: Any, name: str, parts: tuple[str, ...], input
             raise _missing(record, name, parts, f"`{'.'.join(parts[:i])}` has no field `{key}`", path)
         value = value[key]
     return value
+
+
+def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, path: tuple[str, ...]) -> Any:
+    """A binding written as an expression (`n: "{{ len(plan.tasks) }}"`): its value, its names read as a path's head."""
+    from jinja2 import Undefined
+
+    from plait.core.expr import compiled
+
+    function, names = compiled(expr.text)
+    values: dict[str, Any] = {}
+    for head in names:
+        value = input if head == "input" else ctx.state if head == "state" else lookup(ctx, head)
+        if value is MISSING:
+            raise AgentError(
+                "binding_missing",
+                f"`{record.name}`: `with` {name}: `{condition_text(expr)}`: nothing named `{head}` has run yet",
+                path=path,
+            )
+        values[head] = value
+    try:
+        value = function(**values)
+    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        raise AgentError(
+            "expression_failed", f"`{record.name}`: `with` {name}: `{condition_text(expr)}` failed: {exc}", path=path
+        ) from None
+    return None if isinstance(value, Undefined) else value
 
 
 def _missing(record: Any, name: str, parts: tuple[str, ...], why: str, path: tuple[str, ...]) -> AgentError:

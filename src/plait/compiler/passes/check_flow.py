@@ -241,6 +241,17 @@ class _Flow:
             return self.path(inst, tuple(p.parts), p, p.path, where=f"in route `{decl.name.name}`").type
         return self.expression(inst, p, syntax=True)
 
+    def bound_expression(self, inst: Instance, value: ast.String) -> t.Type | None:
+        """A `with` value written as one expression, typed where the runnable runs (check_types refused any other
+        string); a path in braces reads as the path."""
+        found = [p for p in placeholders(value, self.ctx.load.sources) if p.problem in (None, "expression")]
+        if len(found) != 1:
+            return None
+        p = found[0]
+        if p.problem is None:
+            return self.path(inst, tuple(p.parts), p, p.path, where=f"in the `with` of `{inst.name}`").type
+        return self.expression(inst, p, syntax=True)
+
     def route(self, inst: Instance, decl: ast.RouteDecl) -> None:
         subject = decl.subject
         if isinstance(subject, ast.String):  # `on "{{ len(docs) > 0 }}"`: the expression's type is the subject's
@@ -340,6 +351,9 @@ class _Flow:
         record the runnable receives; a path that does not resolve is reported and typed `any`."""
         fields: dict[str, t.Type] = {}
         for entry in entries:
+            if isinstance(entry.value, ast.String):  # `n: "{{ len(plan.tasks) }}"`: typed as a route subject is
+                fields[entry.key.name] = self.bound_expression(inst, entry.value) or t.ANY
+                continue
             parts = _parts(entry.value)
             if parts is None:
                 continue  # not a path: check_types said so
