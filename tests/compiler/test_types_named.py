@@ -33,7 +33,7 @@ def test_a_named_type_is_used_as_a_field_an_output_a_list_a_parameter_and_in_ano
         HEAD
         + TYPES
         + """
-type Trip { traveller: string, legs: list[Flight], stay: Hotel? }
+type Trip { traveller: string, legs: list[Flight], stay: Hotel?, booked: list[Booking] }
 
 tool book "Book a flight." {
   params { flight: Flight }
@@ -86,6 +86,7 @@ chain main = search -> plan -> first -> booker
 
 def test_integer_literal_unions_and_dates_have_their_json_schema(tmp_path):
     text = HEAD + TYPES + 'step pick { model = fast, prompt = "x", output Flight }\n'
+    text += 'step book { model = fast, prompt = "x", output Booking }\n'
     result = compile_text(text, tmp_path)
     clean(result)
     schema = t.to_json_schema(_output(result, "pick"))
@@ -285,3 +286,14 @@ def test_a_route_on_a_date_takes_dates_as_its_cases(tmp_path):
     clean(compile_text(text, tmp_path))
     bad = only(compile_text(text.replace('"2026-12-25"', '"Christmas"'), tmp_path), "P309")
     assert bad.message == 'case "Christmas" is not a value of `input.day`, which is `date`'
+
+
+def test_a_type_nothing_names_is_p601(tmp_path):
+    text = HEAD + TYPES + 'step pick { model = fast, prompt = "x", output list[Flight] }\n'
+    d = only(compile_text(text, tmp_path), "P601")
+    assert d.message == "type `Booking` is never used" and d.severity == "warning"
+    assert_at(d, text, "Booking =")
+    # Hotel is used by Booking, even though Booking is not used.
+    # A misspelt use is P207 alone: the type it meant is not reported unused as well.
+    text = HEAD + 'type Flight { number: string }\nstep pick { model = fast, prompt = "x", output list[Fligt] }\n'
+    assert codes(compile_text(text, tmp_path)) == ["P207"]

@@ -10,7 +10,7 @@ reads it directly.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from plait.core import types as t
 from plait.core.codes import declare, make
@@ -28,7 +28,7 @@ P211 = declare(
     "P211", "undiscriminated-union", Severity.ERROR, "a union of types that are not records told apart by one field"
 )
 
-__all__ = ["block_type", "literal_value", "named_types", "output_type", "type_of"]
+__all__ = ["block_type", "literal_value", "named_types", "output_type", "type_names", "type_of"]
 
 Report = Callable[[Diagnostic], None]
 #: The spec's named types (`type NAME ...`), by name: what a type expression's name may also mean.
@@ -229,3 +229,22 @@ def named_types(decls: Mapping[str, ast.TypeDecl], report: Report) -> dict[str, 
     """Every `type` declaration as its type, in declaration order; an unknown name in one is P207, a cycle P210."""
     resolving = _Resolving(decls, report)
     return {name: resolving[name] for name in decls}
+
+
+def type_names(decl: Any) -> Iterator[str]:
+    """The names a declaration's types are written with (`Flight` in `output list[Flight]`, in a tool's
+    `params`, in `input`, in another `type`): what makes a named type used."""
+    body = getattr(decl, "block", None) if isinstance(decl, ast.AskDecl) else getattr(decl, "body", None)
+    blocks = list(body.params) if isinstance(body, ast.Block) else []
+    fields = getattr(decl, "fields", None)
+    if isinstance(fields, ast.Params):  # input, state, a `type` record
+        blocks.append(fields)
+    stack = [p.type for block in blocks for p in block.params] + [b.type for b in blocks if b.type is not None]
+    if isinstance(decl, ast.TypeDecl) and decl.alias is not None:
+        stack.append(decl.alias)
+    while stack:
+        expr = stack.pop()
+        if expr.form == "name" and expr.name is not None:
+            yield expr.name
+        stack.extend(expr.args)
+        stack.extend(p.type for p in expr.fields)

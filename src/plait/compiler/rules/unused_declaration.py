@@ -16,6 +16,7 @@ from plait.core.diagnostics import Fix, Severity
 from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import RUNNABLE_KINDS
+from ..types import type_names
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P601 = declare("P601", "unused-declaration", Severity.WARNING, "a declaration nothing uses")
@@ -40,3 +41,16 @@ def unused_declaration(ctx: CompileContext) -> None:
         else:
             hint = f"place it in `{entry}` (or what it runs), or remove it"
         ctx.diagnostics.append(make(CODE, f"{decl.kind} `{name}` is never used", decl.name.span, fix=Fix(hint)))
+    if ctx.type_decls:
+        _unused_types(ctx)
+
+
+def _unused_types(ctx: CompileContext) -> None:
+    """A named type (plait 0.3) no type expression of the spec names, not even another type's."""
+    named = {n for module in ctx.load.modules for decl in module.declarations for n in type_names(decl)}
+    # A misspelt use (P207's "did you mean `Flight`?") is the finding; the type it meant is not unused.
+    named |= {d.fix.replacement for d in ctx.diagnostics if d.code == "P207" and d.fix and d.fix.replacement}
+    for name, decl in ctx.type_decls.items():
+        if name not in named:
+            fix = Fix(f"use it where a type is written (`output {name}`, `field: {name}`), or remove it")
+            ctx.diagnostics.append(make(CODE, f"type `{name}` is never used", decl.name.span, fix=fix))
