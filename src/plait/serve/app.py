@@ -5,7 +5,8 @@ Routes (docs/serve.md): `/openapi.json`, `/specs`, `/specs/{spec}/graph.svg`,
 the journal), `/runs/{id}/trace`, `/runs/{id}/decisions`, `/runs/{id}/cancel`;
 the studio at `/` and `/static/`; the protocol routes of
 `plait.serve.protocols` (A2A, and MCP with `mcp=True`). Every error is
-`{"error": "one line"}`. The guards (src/plait/serve/auth.py) wrap it all: the
+`{"error": "one line"}` (a decision refused because the run's spec changed,
+409, adds `"changes"`). The guards (src/plait/serve/auth.py) wrap it all: the
 body cap, then the bearer token. No CORS headers are sent: browsers on other
 origins are refused.
 """
@@ -29,7 +30,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from plait.serve.auth import BearerAuth, BodyCap
-from plait.serve.service import RunEvent, RunService, ServiceError, UnknownRun
+from plait.serve.service import RunEvent, RunService, ServiceError, SpecChanged, UnknownRun
 
 __all__ = ["DEFAULT_MAX_BODY", "build_app"]
 
@@ -213,7 +214,10 @@ def build_app(
         given = body.get("decisions") if isinstance(body, dict) else None
         if not isinstance(given, list):
             raise ServiceError("decisions: a list of {id, action} objects is required")
-        return _json(await service.decide(request.path_params["id"], given), 202)
+        accept = body.get("accept_changes", False)
+        if not isinstance(accept, bool):
+            raise ServiceError("accept_changes: true or false")
+        return _json(await service.decide(request.path_params["id"], given, accept), 202)
 
     async def cancel(request: Request) -> Response:
         return _json(await service.cancel(request.path_params["id"]), 202)
@@ -226,6 +230,10 @@ def build_app(
 
     async def service_error(request: Request, exc: Exception) -> Response:
         return _error(400, str(exc))
+
+    async def spec_changed(request: Request, exc: Exception) -> Response:
+        changes = getattr(exc, "changes", [])
+        return _json({"error": " ".join(str(exc).split()), "changes": changes}, 409)
 
     async def missing_run(request: Request, exc: Exception) -> Response:
         return _error(404, f"no run {exc.args[0] if exc.args else ''}")
@@ -284,6 +292,7 @@ def build_app(
         # The body cap first (it refuses before anything reads), then the token.
         middleware=[Middleware(BodyCap, limit=max_body), Middleware(BearerAuth, token=auth)],
         exception_handlers={
+            SpecChanged: spec_changed,
             ServiceError: service_error,
             UnknownRun: missing_run,
             HTTPException: http_error,

@@ -87,6 +87,12 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
             "cost": {"type": ["number", "null"], "description": "USD of its priced model calls (null: none)"},
             "started": {"type": ["string", "null"], "format": "date-time"},
             "ended": {"type": ["string", "null"], "format": "date-time"},
+            "spec_changes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "a run left mid-way that was not taken up (stop_reason spec_changed): the changes to "
+                "its spec since it started that can affect what is left to run",
+            },
         },
         "required": ["id", "spec", "entry", "status", "pending", "tokens"],
     }
@@ -232,7 +238,14 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
                         "application/json": {
                             "schema": {
                                 "type": "object",
-                                "properties": {"decisions": {"type": "array", "items": _ref("Decision")}},
+                                "properties": {
+                                    "decisions": {"type": "array", "items": _ref("Decision")},
+                                    "accept_changes": {
+                                        "type": "boolean",
+                                        "description": "go on even if the run's spec changed since it started in "
+                                        "ways that can affect what is left to run (else 409)",
+                                    },
+                                },
                                 "required": ["decisions"],
                             }
                         }
@@ -242,6 +255,22 @@ def document(specs: list[SpecInfo], answers: dict[str, dict[str, Any] | None], v
                     "202": view | {"description": "accepted: the run resumes"},
                     "400": _error("a decision that does not fit what is pending"),
                     "401": unauthorized,
+                    "409": {
+                        "description": "the run's spec changed since it started in ways that can affect what is "
+                        "left to run: `changes` lists them; send accept_changes: true to go on",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "error": {"type": "string"},
+                                        "changes": {"type": "array", "items": {"type": "string"}},
+                                    },
+                                    "required": ["error", "changes"],
+                                }
+                            }
+                        },
+                    },
                     "404": _error("no such run"),
                 },
             }

@@ -7,6 +7,13 @@ store URL), so an ask or an approval leaves it `waiting` and a decision resumes
 it by the same path `plait resume` takes. `events` reads the journal, so a
 run's event sequence is stable across reconnections and server restarts.
 
+A run is pinned to the spec it started with (src/plait/runtime/pinning.py):
+recovery leaves a run whose spec was since edited in ways that can affect
+what is left to run where it is (it reads as waiting, stop reason
+`spec_changed`, the changes listed), and a decision that would take a run up
+under such an edit is refused (`SpecChanged`, HTTP 409) unless it accepts
+the changes.
+
 The HTTP layer (src/plait/serve/app.py) and the protocols (A2A, MCP, AG-UI)
 only call this class: it is the one contract between them and the runtime.
 """
@@ -25,11 +32,12 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 if TYPE_CHECKING:
     from plait.runtime.engine import Engine, Run
+    from plait.runtime.pinning import SpecCheck
     from plait.runtime.store import Journal
 
 log = logging.getLogger("plait.serve")
 
-__all__ = ["EntryInfo", "RunEvent", "RunService", "RunView", "ServiceError", "SpecInfo", "UnknownRun"]
+__all__ = ["EntryInfo", "RunEvent", "RunService", "RunView", "ServiceError", "SpecChanged", "SpecInfo", "UnknownRun"]
 
 #: The statuses a run can be in, as RunView.status says them.
 STATUSES = ("running", "waiting", "done", "error", "cancelled", "max_steps")
@@ -41,6 +49,8 @@ POLL_SECONDS = 0.5
 FINISHED_KEPT = 10_000
 #: Who stops a server's runs when it shuts down: their stored error says so, and `recover` looks for it.
 SHUTDOWN = "plait serve's shutdown"
+#: How a client takes up a run whose spec changed in ways that can affect what is left to run.
+ACCEPT = "post its decisions with accept_changes: true (an empty list for a run not taken up) to go on under the spec served now"
 #: Decision actions → the pending kind they answer.
 ACTIONS = {
     "approve": "approval",
@@ -71,6 +81,15 @@ class UnknownRun(KeyError):
 
 class ServiceError(ValueError):
     """A request the service refuses (bad input, unknown spec or entry, a decision that does not fit): one line."""
+
+
+class SpecChanged(ServiceError):
+    """A decision that would take a run up under a spec edited, since the run started, in ways that can affect what
+    is left to run: refused (HTTP 409) with the changes, unless the request accepts them."""
+
+    def __init__(self, found: SpecCheck) -> None:
+        super().__init__(f"{found.message()}; {ACCEPT}")
+        self.changes = list(found.blocking)
 
 
 @dataclass
@@ -107,6 +126,9 @@ class RunView:
     cost: float | None = None
     started: str | None = None
     ended: str | None = None
+    #: Why a run left mid-way was not taken up (status waiting, stop_reason spec_changed): the changes to its spec
+    #: since it started that can affect what is left to run. Empty for every other run.
+    spec_changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -143,6 +165,8 @@ class RunService:
         self._followed: set[str] = set()
         #: The views of the latest runs that ended here (done, error, cancelled, max_steps), oldest first.
         self._finished: dict[str, RunView] = {}
+        #: Runs left mid-way that `recover` did not take up, their spec changed: run id → (pinned digest, the check).
+        self._held: dict[str, tuple[str, SpecCheck]] = {}
         for path in specs:
             path = Path(path).resolve()
             name = path.stem
@@ -267,7 +291,9 @@ class RunService:
     async def recover(self) -> list[str]:
         """Continue every run of the served specs that a server left mid-way: killed (its row says running and no
         live process holds it), or stopped by a server's shutdown (SIGTERM). From its journal: nothing that finished
-        runs again. A run another live process holds is left to it. Returns the ids taken up."""
+        runs again. A run another live process holds is left to it, and so is one whose spec changed since it
+        started in ways that can affect what is left to run (logged; its view says why). Returns the ids taken up."""
+        from plait.runtime import pinning
         from plait.runtime.errors import AgentError
 
         taken = []
@@ -282,14 +308,35 @@ class RunService:
                 row = journal.run(listed["id"])
                 if row is None or not _left_mid_way(row):
                     continue
+                engine = self._engines[name]
+                if self._holds(engine, row["id"]):
+                    continue
                 try:
-                    run = self._engines[name].restore(row["id"])
+                    run = engine.restore(row["id"])
                 except AgentError as exc:  # held by another process, or damaged: not ours to run
                     log.info("not resuming %s: %s", row["id"], exc)
                     continue
+                pinning.repin(engine, run.id)
                 self._drive(name, run, run.resume())
                 taken.append(row["id"])
         return taken
+
+    def _holds(self, engine: Engine, run_id: str) -> bool:
+        """Whether recovery leaves the run where it is: its spec changed in ways that can affect what is left to run.
+        Checked once per pin (a sweep does not compile the specs again for a run it already held back)."""
+        from plait.runtime import pinning
+
+        pin = engine.store.pinned(run_id) if engine.store is not None else None
+        held = self._held.get(run_id)
+        if held is not None and pin is not None and held[0] == pin[0]:
+            return True
+        found = pinning.check(engine, run_id)
+        if found is None or not found.blocked or pin is None:
+            self._held.pop(run_id, None)
+            return False
+        log.warning("not resuming %s: %s", run_id, found.message())
+        self._held[run_id] = (pin[0], found)
+        return True
 
     async def sweep(self, every: float) -> None:
         """`recover` every `every` seconds, for good: runs a replica on the same store left (killed, its lease
@@ -331,6 +378,20 @@ class RunService:
         # reads as running too: `recover` (at start-up) takes it up.
         status = "running" if row["id"] in self._tasks else _status(row["status"])
         error = result.get("error") if status in ("error", "cancelled") else None
+        held = self._held.get(row["id"]) if row["id"] not in self._tasks and _left_mid_way(row) else None
+        if held is not None:  # left mid-way, not taken up: it waits for its spec's changes to be accepted
+            return RunView(
+                id=row["id"],
+                spec=self._by_path.get(row.get("spec") or "", Path(row.get("spec") or "?").stem),
+                entry=row["entry"],
+                status="waiting",
+                stop_reason="spec_changed",
+                error=f"not taken up: {held[1].message()}; {ACCEPT}",
+                tokens={"input": row.get("input_tokens") or 0, "output": row.get("output_tokens") or 0},
+                cost=row.get("cost_usd"),
+                started=_iso(row.get("started")),
+                spec_changes=list(held[1].blocking),
+            )
         return RunView(
             id=row["id"],
             spec=self._by_path.get(row.get("spec") or "", Path(row.get("spec") or "?").stem),
@@ -357,7 +418,8 @@ class RunService:
                 name = self._by_path.get(row.get("spec") or "")
                 if name is None or (spec is not None and name != spec):
                     continue
-                if status is not None and _status(row["status"]) != status:
+                held = row["id"] in self._held and row["id"] not in self._tasks  # reads as waiting: see _view
+                if status is not None and ("waiting" if held else _status(row["status"])) != status:
                     continue
                 picked.append((journal, row))
         picked.sort(key=lambda jr: (jr[1]["started"], jr[1]["id"]), reverse=True)
@@ -406,7 +468,13 @@ class RunService:
 
     # -- deciding, cancelling, waiting -------------------------------------------------
 
-    async def decide(self, run_id: str, decisions: builtins.list[dict[str, Any]]) -> RunView:
+    async def decide(
+        self, run_id: str, decisions: builtins.list[dict[str, Any]], accept_changes: bool = False
+    ) -> RunView:
+        """Answer a waiting run's pending items; it goes on. Under a spec edited since the run started in ways that
+        can affect what is left to run: SpecChanged, unless `accept_changes` (a run recovery held back for that
+        takes no decisions: an empty list with `accept_changes` takes it up)."""
+        from plait.runtime import pinning
         from plait.runtime.ask import accept_answers
         from plait.runtime.errors import AgentError
         from plait.runtime.outcomes import Decision
@@ -414,7 +482,8 @@ class RunService:
         view = await self.get(run_id)
         if view.status != "waiting":
             raise ServiceError(f"run {run_id} is {view.status}, not waiting for a decision")
-        if not isinstance(decisions, list) or not decisions:
+        held = view.stop_reason == "spec_changed"
+        if not isinstance(decisions, list) or (not decisions and not held):
             raise ServiceError("decisions: give a list of {id, action} objects")
         engine = self.engine(view.spec)
         pending = {p["id"]: p for p in view.pending}
@@ -455,10 +524,15 @@ class RunService:
                 accept_answers(engine.program, asks, answers)
             except AgentError as exc:
                 raise ServiceError(str(exc)) from None
+        found = pinning.check(engine, run_id)
+        if found is not None and found.blocked and not accept_changes:
+            raise SpecChanged(found)
         try:
             run = engine.restore(run_id)
         except AgentError as exc:
             raise ServiceError(str(exc)) from None
+        pinning.repin(engine, run_id)  # it goes on under the served spec: the next check compares with that
+        self._held.pop(run_id, None)
         self._drive(view.spec, run, run.resume(given, answers=answers, budget=budget))
         await asyncio.sleep(0)  # the resume records its decisions before the caller reads the run again
         return await self.get(run_id)
