@@ -31,7 +31,7 @@ __all__ = ["Occurrence", "declarations", "occurrences"]
 _NOT_NAMES = frozenset(
     {"symbol", "symbols", "run", "env", "keep_last", "string", "number", "int", "duration", "bool", "map", "size"}
     # A tool's `approval`: `required`/`never`, or a condition whose names are the tool's own arguments.
-    | {"approval", "validator"}
+    | {"approval", "validator", "messages"}
     # An mcp server's own lists name the tools it offers, not declarations.
     | {"strings", "names", "env_map"}
 )

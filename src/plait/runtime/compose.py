@@ -44,7 +44,7 @@ from .model_call import (
     structured_answer,
 )
 from .outcomes import Done, Fail, Interrupt, Outcome, Pause, merge_stops
-from .providers.base import Message, final_answer_text
+from .providers.base import Message, TextPart, final_answer_text
 from .route import run_route
 from .scope import outputs
 from .templates import as_text, render
@@ -100,9 +100,25 @@ def _step(
 
             return journaled_code_step(ctx, step, input, path, run_code_step)
         return run_code_step(step, input, path)
+    if step.messages:
+        return _conversation(ctx, step, input, path)
     prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
     system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
     return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
+
+
+async def _conversation(ctx: RunContext, step: StepNode, input: Any, path: tuple[str, ...]) -> Done:
+    """A step's `messages` (plait 0.3), each rendered as a prompt is: the system ones as the system prompt, the
+    rest as the conversation the model answers."""
+    system: list[str] = []
+    messages: list[Message] = []
+    for message in step.messages:
+        role, text = message["role"], render(message["content"], input=input, state=ctx.state, scope=ctx.scope)
+        if role == "system":
+            system.append(text)
+        else:
+            messages.append(Message("assistant" if role == "assistant" else "user", [TextPart(text)]))
+    return (await _call(ctx, _call_of(ctx, step), messages, "\n\n".join(system) or None, path))[0]
 
 
 async def _built(record: Any) -> Done:

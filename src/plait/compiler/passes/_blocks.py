@@ -37,6 +37,7 @@ TYPE_WORDS = {
     "env": '`env("VARIABLE")`',
     "keep_last": "`keep_last(N)`",
     "validator": '`python("module:function")`',
+    "messages": '`[system("..."), user("...")]`',
     "until": "a tool name, a list of tool names, or `TOOL succeeded`",
     "condition": 'a condition like `verdict == "accept"`',
     "approval": "`required`, `never` or a condition over the arguments like `amount > 100`",

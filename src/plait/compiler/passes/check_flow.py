@@ -92,6 +92,10 @@ def template_strings(decl: ast.Node) -> list[ast.String]:
         entry = decl.body.get(key)
         if entry is not None and isinstance(entry.value, ast.String):
             found.append(entry.value)
+    if isinstance(decl, ast.StepDecl) and decl.body.get("messages") is not None:
+        from ..messages import message_strings
+
+        found.extend(message_strings(decl))
     return found
 
 

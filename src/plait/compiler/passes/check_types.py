@@ -31,6 +31,10 @@ P202 = declare("P202", "missing-attribute", Severity.ERROR, "a required attribut
 P203 = declare("P203", "wrong-type", Severity.ERROR, "an attribute value of the wrong type")
 P204 = declare("P204", "invalid-value", Severity.ERROR, "a value of the right type that is not allowed")
 P205 = declare("P205", "duplicate-attribute", Severity.ERROR, "an attribute written twice in one block")
+P230 = declare("P230", "invalid-messages", Severity.ERROR, "a step's `messages` the model cannot be sent as written")
+
+#: What a step's `messages` list may hold: `system("...")`, `user("...")`, `assistant("...")`.
+ROLES = ("system", "user", "assistant")
 
 __all__ = ["check_types", "folder"]
 
@@ -158,6 +162,8 @@ class _Checker:
             return self.keep_last(attr, spec, value)
         if t in ("run", "validator"):
             return self.run(owner, attr, spec, value)
+        if t == "messages":
+            return self.messages(attr, value)
         if t == "path":
             return self.path(attr, spec, value)
         if t == "condition":
@@ -169,6 +175,64 @@ class _Checker:
         if t == "budget":
             return self.budget(attr, spec, value)
         raise AssertionError(f"unknown attribute type {t}")
+
+    def messages(self, attr: str, value: ast.Node) -> tuple[dict[str, str], ...] | None:
+        """`[system("..."), user("..."), assistant("..."), user("...")]` → ({"role", "content"}, ...) (P230).
+
+        System messages come first (every provider takes the system prompt apart from the turns) and the last
+        is a user message (the model answers it); each content is a template, checked as a prompt is."""
+        items = value.items if isinstance(value, ast.ListValue) else None
+        if not items:
+            self.report(
+                make(
+                    "P230",
+                    f"`{attr}` is a non-empty list of messages, found {describe_value(value)}",
+                    value.span,
+                    fix=Fix(f'write `{attr} = [system("..."), user("...")]`'),
+                )
+            )
+            return None
+        out: list[dict[str, str]] = []
+        for item in items:
+            call = item if isinstance(item, ast.Call) else None
+            role = call.func.name if call is not None else None
+            text = call.args[0] if call is not None and len(call.args) == 1 else None
+            if call is None or role not in ROLES or not isinstance(text, ast.String) or call.block is not None:
+                hint = suggest(role, ROLES) if role else None
+                self.report(
+                    make(
+                        "P230",
+                        'a message is `system("...")`, `user("...")` or `assistant("...")`, found '
+                        + (f"`{role}(...)`" if role else describe_value(item)),
+                        item.span,
+                        fix=Fix(f"did you mean `{hint}`?", call.func.span, hint) if hint and call is not None else None,
+                    )
+                )
+                return None
+            if role == "system" and out and out[-1]["role"] != "system":
+                self.report(
+                    make(
+                        "P230",
+                        "a system message after the conversation has started",
+                        item.span,
+                        notes=["providers take the system prompt apart from the turns: it comes first"],
+                        fix=Fix("move it to the start of the list"),
+                    )
+                )
+                return None
+            out.append({"role": role, "content": text.value})
+        if out[-1]["role"] != "user":
+            self.report(
+                make(
+                    "P230",
+                    f"the last message is `{out[-1]['role']}`, so there is nothing for the model to answer",
+                    items[-1].span,
+                    notes=["the model replies to the last user message"],
+                    fix=Fix('end the list with `user("...")`'),
+                )
+            )
+            return None
+        return tuple(out)
 
     def approval(self, attr: str, spec: Attr, value: ast.Node) -> Any:
         """A tool's conditional `approval` → its condition record (None, reported, for a shape no condition has)."""
@@ -483,7 +547,9 @@ class _Checker:
         builder = kind == "step" and "with" in seen and not ({"model", "prompt", "run"} & seen.keys())
         for key, spec in schema.items():
             if key not in seen:
-                if spec.required and not ((code_step or builder) and key in ("model", "prompt")):
+                # `messages` stands for `prompt` (plait 0.3).
+                spoken = key == "prompt" and "messages" in seen
+                if spec.required and not spoken and not ((code_step or builder) and key in ("model", "prompt")):
                     decl = self.ctx.decls[name]
                     self.report(
                         make(
@@ -497,7 +563,7 @@ class _Checker:
             elif values.get(key) is None:
                 values[key] = spec.default
         if code_step:
-            for key in ("model", "prompt", "validate"):
+            for key in ("model", "prompt", "validate", "messages"):
                 if key in seen:
                     self.report(
                         make(
@@ -508,6 +574,18 @@ class _Checker:
                             fix=Fix(f"remove `{key}`, or remove `run` to make it a model step"),
                         )
                     )
+        if kind == "step" and "messages" in seen and not code_step and not builder:
+            for key in ("prompt", "system"):  # one way to say what is sent
+                if key in seen:
+                    self.report(
+                        make(
+                            "P230",
+                            f"step `{name}` has both `messages` and `{key}`",
+                            seen[key].key.span,
+                            labels=[Label(seen["messages"].key.span, "what it sends")],
+                            fix=Fix(f'remove `{key}`; write it as `{"user" if key == "prompt" else key}("...")` in `messages`'),
+                        )
+                    )
         if builder and body is not None:
             self.builder_extras(name, seen, body)
         if body is not None:
@@ -515,7 +593,7 @@ class _Checker:
 
     def builder_extras(self, name: str, seen: dict[str, ast.Attribute], body: ast.Block) -> None:
         """P201 for what a record builder (a step with `with` and no `model` or `run`) would ignore."""
-        keys = ("system", "max_tokens", "temperature", "retry_malformed", "validate")
+        keys = ("system", "max_tokens", "temperature", "retry_malformed", "validate", "messages")
         found: list[tuple[str, Span]] = [(k, seen[k].key.span) for k in keys if k in seen]
         typed = body.typed("output")
         if typed is not None:

@@ -179,6 +179,8 @@ def _step(graph: Graph, a: g.StepNode, hidden: frozenset[str]) -> list[str]:
         lines = [a.name, f"step: code {a.run.get('target', '')}"]
     else:
         lines = [a.name, "step: one model call"]
+    if a.messages:
+        lines.append("messages " + ", ".join(m["role"] for m in a.messages))
     if a.max_tokens is not None:
         lines.append(f"max_tokens {a.max_tokens}")
     if a.temperature is not None:

@@ -42,6 +42,10 @@ def _strings(decl: ast.AgentDecl | ast.StepDecl | ast.ConsolidateDecl, keys: tup
         entry = decl.body.get(key)
         if entry is not None and isinstance(entry.value, ast.String):
             yield entry.value
+    if isinstance(decl, ast.StepDecl) and decl.body.get("messages") is not None:
+        from ..messages import message_strings
+
+        yield from message_strings(decl)
 
 
 def _http_strings(decl: ast.ToolDecl) -> Iterator[ast.String]:

@@ -26,6 +26,14 @@ class StepNode(Runnable):
         default=PROMPT, spec=Attr("template", required=True), doc="What it sends (template; `{{input}}`)."
     )
     system: str | None = attr(default=None, spec=Attr("template"), doc="The system prompt (template).")
+    #: plait 0.3: what it sends as a list of messages instead of `prompt` and `system`: ({"role", "content"}, ...),
+    # each content a template (src/plait/runtime/compose.py renders them).
+    messages: tuple[dict[str, str], ...] = attr(
+        default=(),
+        spec=Attr("messages"),
+        contract=True,
+        doc='What it sends, as messages: `[system("..."), user("..."), assistant("..."), user("...")]`.',
+    )
     max_tokens: int | None = attr(
         default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
     )
