@@ -297,3 +297,21 @@ def test_a_type_nothing_names_is_p601(tmp_path):
     # A misspelt use is P207 alone: the type it meant is not reported unused as well.
     text = HEAD + 'type Flight { number: string }\nstep pick { model = fast, prompt = "x", output list[Fligt] }\n'
     assert codes(compile_text(text, tmp_path)) == ["P207"]
+
+
+def test_type_stays_a_name_everywhere_a_0_2_spec_could_use_it(tmp_path):
+    text = """plait 0.2
+model fast = "openai/gpt-4o-mini"
+step type {
+  model  = fast
+  prompt = "Classify {{input}}"
+  output { type: "a" | "b", kind: string }
+}
+step a { model = fast, prompt = "A {{input.kind}} {{type.type}}" }
+step b { model = fast, prompt = "B" }
+route pick on input.type { "a" -> a, "b" -> b }
+tool t "Look." { params { type: string = "q" }, run = http(GET, "https://example.com/?t={{type}}") }
+agent helper { model = fast, tools = [t] }
+chain main = type -> pick -> helper
+"""
+    clean(compile_text(text, tmp_path))
