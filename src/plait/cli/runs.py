@@ -59,8 +59,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     export = actions.add_parser(
         "export",
         help="print a run as JSON: its row and every history row (Engine.restore resumes it in another journal)",
-        description="Print a run as JSON (version 3): its entry, input, status and result, and every history row "
-        "the journal holds for it, from which Engine.restore(export) resumes it in another project or store.",
+        description="Print a run as JSON (version 3): its entry, input, status and result, every history row "
+        "the journal holds for it, and the spec it is pinned to (`pin`: its sources and digest), from which "
+        "Engine.restore(export) resumes it in another project or store, pinned to the same spec.",
     )
     export.add_argument("id", metavar="ID", help="the run id (see `plait runs`)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
