@@ -163,7 +163,8 @@ def is_gated(graph: Graph, agent: g.AgentNode, tool: str) -> bool:
 def _gated(graph: Graph, agent: g.AgentNode, tool: str) -> str:
     if is_gated(graph, agent, tool):
         return f"{tool} [approval]"
-    when = getattr(graph.node(tool), "approval", False)
+    node = graph.node(tool)
+    when = node.approval if isinstance(node, g.ToolNode) else False
     return tool if isinstance(when, bool) else f"{tool} [approval when {_short(condition_text(when), 40)}]"
 
 
@@ -290,7 +291,8 @@ def edge_label(graph: Graph, edge: Edge) -> str:
     if kind == "join":
         return f"input.{edge.branch}"
     if kind == "uses":
-        required = getattr(graph.node(edge.target), "approval", False)
+        target = graph.node(edge.target)
+        required = target.approval if isinstance(target, g.ToolNode) else False  # a server's is a list of names
         gated = edge.approval or required is True
         if edge.tool:  # one tool of an MCP server
             return f"{edge.tool} [approval]" if gated else edge.tool
