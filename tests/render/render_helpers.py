@@ -26,7 +26,8 @@ GOLDEN_FORMATS = {"dot": "dot", "mermaid": "mmd", "json": "json", "svg": "svg", 
 def cases() -> list[tuple[str, Path]]:
     """(golden name, spec path): our fixtures, then every example."""
     out = [(p.stem, p) for p in sorted(FIXTURES.glob("*.plait"))]
-    specs = spec_files(EXAMPLES)
+    # A `*.test.plait` holds tests, which draw nothing: its spec is drawn under its own name.
+    specs = [p for p in spec_files(EXAMPLES) if not p.name.endswith(".test.plait")]
     imported = {
         (p.parent / m).resolve() for p in specs for m in re.findall(r'^import\s+"([^"]+)"', p.read_text(), re.M)
     }
