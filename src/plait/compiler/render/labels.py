@@ -12,13 +12,23 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from plait.core import graph as g
+from plait.core.budget import Budget
 from plait.core.conditions import Expr, condition_text, literal_text
 from plait.core.graph import Edge
 from plait.core.types import ObjectType, TextType, Type, describe
 
 from ..graph import AgentGraph
 
-__all__ = ["edge_label", "is_gated", "node_lines", "output_lines", "run_input", "seconds", "until_text"]
+__all__ = [
+    "budget_text",
+    "edge_label",
+    "is_gated",
+    "node_lines",
+    "output_lines",
+    "run_input",
+    "seconds",
+    "until_text",
+]
 
 Graph = AgentGraph
 #: Output fields written on a node before the rest are counted ("+ 3 more").
@@ -271,12 +281,28 @@ _FOLDING: dict[str, Callable[[Graph, Any, frozenset[str]], list[str]]] = {
 }
 
 
+def budget_text(budget: Budget) -> str:
+    """A budget's limits as one label line: `budget $2.00 · 200000 tokens · 40 calls, then pause`."""
+    limits = []
+    if budget.usd is not None:
+        limits.append(f"${budget.usd:.2f}")
+    if budget.tokens is not None:
+        limits.append(f"{budget.tokens} tokens")
+    if budget.model_calls is not None:
+        limits.append(f"{budget.model_calls} calls")
+    then = "fail" if budget.on_exceeded == "fail" else "pause"
+    unpriced = " (unpriced allowed)" if budget.unpriced == "allow" else ""
+    return "budget " + " · ".join(limits) + f", then {then}{unpriced}"
+
+
 def node_lines(graph: Graph, id: str, hidden: frozenset[str] = frozenset()) -> list[str]:
     node = graph.node(id)
     kind = node.kind
-    if kind in _FOLDING:
-        return _FOLDING[kind](graph, node, hidden)
-    return _PLAIN[kind](graph, node)
+    lines = _FOLDING[kind](graph, node, hidden) if kind in _FOLDING else _PLAIN[kind](graph, node)
+    budget = getattr(node, "budget", None)
+    if budget is not None:  # a contract like the rest: the most its runnable may spend, drawn with it
+        lines.append(budget_text(budget))
+    return lines
 
 
 def edge_label(graph: Graph, edge: Edge) -> str:
