@@ -130,7 +130,8 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                 before = old[id]["attrs"].get(field)
                 if before == value or field in _DERIVED_ATTRS:
                     continue
-                what = "contract" if field in contracts or _expressions_differ(before, value) else "attribute"
+                contract = field in contracts or _expressions_differ(before, value) or _answered(field, before, value)
+                what = "contract" if contract else "attribute"
                 if field in _TYPED and isinstance(before, dict) and isinstance(value, dict):
                     out += _type_changes(what, id, node["kind"], field, before, value)
                 elif field == "cases" and isinstance(before, list) and isinstance(value, list):
@@ -143,6 +144,12 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                     out.append(Change(what, "changed", id, node["kind"], field, before, value))
     out += [Change("node", "removed", id, node["kind"]) for id, node in old.items() if id not in new]
     return out
+
+
+def _answered(field: str, old: Any, new: Any) -> bool:
+    """A tool an agent answers or the provider runs (plait 0.3): which agent or hosted tool it is, and what it
+    returns, are what the tool promises the model, so a changed `run` is a contract change."""
+    return field == "run" and any(isinstance(v, dict) and v.get("type") in ("agent", "hosted") for v in (old, new))
 
 
 def _expressions(value: Any) -> list[str]:
