@@ -34,7 +34,7 @@ from plait.cli import (
 )
 from plait.term import json_text
 
-from .run import EXIT_FOR, fail, fit
+from .run import EXIT_FOR, fail, fit, parse_budget
 from .runs import usd
 
 if TYPE_CHECKING:  # the runtime is imported when a batch runs, not when the CLI starts
@@ -64,6 +64,10 @@ store keeps, and idempotency keys follow the run ids). A line longer than 16 MiB
 A row's run is pinned to the spec it started with: a run to resume under a spec edited since in ways that can
 affect what is left to run is left as it is, its row "stop_reason": "spec_changed" with the changes in its error
 (--accept-changes resumes it under the spec given).
+
+--budget usd=0.50 gives each row's run its own budget, around everything it runs (as `plait run --budget`): a row
+that would go over stops alone, paused for a person (raise it with `plait resume RUN_ID --budget usd=1`) or failed
+with budget_exceeded (on_exceeded=fail); the other rows go on.
 
 exit status: 0 every row done; 1 any row failed (its error is in the results); 5 a row's run was not resumed,
 its spec changed; 3 a row waits for a person (approval, ask, pause; resume it with `plait resume RUN_ID`);
@@ -116,6 +120,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="resume a row's run even if its spec changed since it started in ways that can affect what is left to "
         "run (default: leave it as it is and report it spec_changed, the changes listed)",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="each run's own budget (usd=0.50, tokens=N, model_calls=N, on_exceeded=pause|fail, unpriced=allow): "
+        "a row that would go over pauses (or fails) alone; raise a paused one with `plait resume ID --budget`",
     )
     parser.add_argument(
         "--store",
@@ -268,6 +280,10 @@ def usage_problem(args: argparse.Namespace) -> str | None:
         return "--actors and --address are for --executor ray"
     if args.actors is not None and args.actors < 1:
         return f"--actors wants at least 1, got {args.actors}"
+    try:
+        args.budget_items = parse_budget(args.budget)
+    except ValueError as exc:
+        return str(exc)
     if args.executor == "ray":
         from plait.runtime.executors.ray import missing
 
@@ -427,6 +443,7 @@ async def _executor(
             address=args.address,
             stop=stop,
             accept_changes=args.accept_changes,
+            budget=args.budget_items,
         )
         return
     from plait.runtime.batch import run_batch
@@ -440,6 +457,7 @@ async def _executor(
         stop=stop,
         unknown=args.unknown,
         accept_changes=args.accept_changes,
+        budget=args.budget_items,
     )
 
 

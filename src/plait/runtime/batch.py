@@ -352,11 +352,17 @@ UNKNOWN_ACTIONS = ("pause", "retry", "skip")
 
 
 async def run_row(
-    engine: Engine, row: Row, entry: str | None = None, unknown: str = "pause", accept_changes: bool = False
+    engine: Engine,
+    row: Row,
+    entry: str | None = None,
+    unknown: str = "pause",
+    accept_changes: bool = False,
+    budget: dict[str, Any] | None = None,
 ) -> RowResult:
     """One row's run, started (or resumed, when `row.resume`) on `engine`; its failure is its result. A run to resume
     under a spec changed in ways that can affect what is left to run is not touched (unless `accept_changes`): its
-    result says so, with its id, and the next run of the batch finds it as it was."""
+    result says so, with its id, and the next run of the batch finds it as it was. `budget` (`plait batch --budget`)
+    is each new run's own; a resumed run keeps the one it was started with (journaled with it)."""
     from . import pinning
 
     try:
@@ -375,7 +381,7 @@ async def run_row(
                 # Every call the crash left unsettled gets the one answer, as `--decide ID=ACTION` each would.
                 result = await run.resume(dict.fromkeys(unsettled, unknown))
         else:
-            result = await engine.start(row.input, entry=entry, run_id=row.run_id or None)
+            result = await engine.start(row.input, entry=entry, run_id=row.run_id or None, budget=budget)
     except AgentError as exc:  # refused before it ran: the input, or another process holds the run
         return RowResult.refused(row, exc.kind, exc.message)
     except Exception as exc:  # the journal could not be written, or the run's own machinery failed: this row only
@@ -436,9 +442,10 @@ async def run_batch(
     stop: asyncio.Event | None = None,
     unknown: str = "pause",
     accept_changes: bool = False,
+    budget: dict[str, Any] | None = None,
 ) -> None:
-    """The in-process executor: every row to run, on `engine`, in this process and loop."""
-    await pool(rows, lambda row: run_row(engine, row, entry, unknown, accept_changes), concurrency, emit, stop)
+    """The in-process executor: every row to run, on `engine`, in this process and loop; `budget` is each run's."""
+    await pool(rows, lambda row: run_row(engine, row, entry, unknown, accept_changes, budget), concurrency, emit, stop)
 
 
 class InOrder:

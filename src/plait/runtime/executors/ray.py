@@ -65,13 +65,22 @@ def spec_engine(spec: str, store: str | None = None) -> Engine:
 class RowHost:
     """One actor: an engine that runs many rows at once on the actor's event loop."""
 
-    def __init__(self, make_engine: Callable[[], Engine], entry: str | None, accept_changes: bool = False) -> None:
+    def __init__(
+        self,
+        make_engine: Callable[[], Engine],
+        entry: str | None,
+        accept_changes: bool = False,
+        budget: dict[str, Any] | None = None,
+    ) -> None:
         self.engine = make_engine()
         self.entry = entry
         self.accept_changes = accept_changes
+        self.budget = budget
 
     async def run(self, row: dict[str, Any]) -> dict[str, Any]:
-        row_result = await run_row(self.engine, Row.from_dict(row), self.entry, accept_changes=self.accept_changes)
+        row_result = await run_row(
+            self.engine, Row.from_dict(row), self.entry, accept_changes=self.accept_changes, budget=self.budget
+        )
         return row_result.to_dict()
 
     async def run_many(self, rows: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -123,6 +132,7 @@ async def run_batch(
     accept_changes: bool = False,
     address: str | None = None,
     stop: asyncio.Event | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> None:
     """Every row to run, on `actors` Ray actors that each build their engine with `make_engine` (picklable)."""
     if not rows:  # every row finished already (or none): no Ray to start
@@ -134,7 +144,8 @@ async def run_batch(
     share = -(-concurrency // actors)
     host_class = ray.remote(max_restarts=0, max_task_retries=0)(RowHost)
     hosts: list[Any] = [
-        host_class.options(max_concurrency=share + 1).remote(make_engine, entry, accept_changes) for _ in range(actors)
+        host_class.options(max_concurrency=share + 1).remote(make_engine, entry, accept_changes, budget)
+        for _ in range(actors)
     ]
     #: Actors that died (a crash in user code, out of memory, a failed start): no row goes to them again.
     dead: set[int] = set()
