@@ -54,6 +54,8 @@ _KIND_OF_FUNCTION = {
 }
 _NUMBER_SUBJECTS = ("iterations", "items", "approvals", "calls")
 _DECISION_ACTIONS = ("approve", "reject", "edit")
+#: Tool runs a test cannot stand in for: a provider runs a hosted tool, and a delegated agent answers from `replies`.
+_NOT_RUN_BY_PLAIT = ("hosted", "agent")
 
 
 class _Bad(Exception):
@@ -381,8 +383,9 @@ class _Test:
         graph = self.graph
         assert graph is not None
         server, dot, tool = name.partition(".")
-        if not dot and graph.get(name) is None and self._mcp_server_of(name) is not None:
-            server, dot, tool = self._mcp_server_of(name) or "", ".", name
+        offering = self._mcp_server_of(name) if not dot and graph.get(name) is None else None
+        if offering is not None:  # an MCP server's tool written by its own name
+            server, dot, tool = offering, ".", name
         if dot:
             record = graph.get(server)
             if record is None or record.kind != "mcp":
@@ -421,15 +424,8 @@ class _Test:
                 f"give `{name}` replies, or stand in for the tools it calls",
             )
             return False
-        if (
-            record is not None
-            and record.kind == "tool"
-            and (getattr(record, "run", None) or {}).get("type")
-            in (
-                "hosted",
-                "agent",
-            )
-        ):
+        runs = (getattr(record, "run", None) or {}).get("type") if record is not None else None
+        if runs in _NOT_RUN_BY_PLAIT:
             self.report(
                 "P706",
                 f"`tools` names `{name}`, which plait does not run (a provider's hosted tool or a delegated agent)",
