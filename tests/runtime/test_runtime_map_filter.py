@@ -84,3 +84,52 @@ def test_collect_still_keeps_the_error_in_place(tmp_path):
     (tmp_path / "spec.plait").write_text(DROP.replace("drop", "collect"))
     result = plait.run(Engine.from_spec(tmp_path / "spec.plait"), {"words": ["a", "bad", "c"]})
     assert result.output[0] == "A" and result.output[2] == "C" and "error" in result.output[1]
+
+
+def test_a_journaled_run_traces_each_skipped_item(tmp_path, capsys, monkeypatch):
+    from plait.cli import main
+
+    _engine(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "spec.plait", "--input", "go", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert main(["trace", run_id]) == 0
+    trace = capsys.readouterr().out
+    assert "urgent item 0 skipped by its filter" in trace and "urgent item 2 skipped by its filter" in trace
+    assert "urgent item 1 done" in trace
+
+
+RESUME = """
+input { words: list[string] }
+
+step check { run = python("words:logged") }
+
+ask confirm "Keep {{input}}?" { answer { keep: bool } }
+
+map all = check -> confirm { over = run.input.words, on_error = drop, concurrency = 1 }
+"""
+
+LOGGED = """
+import pathlib
+
+def logged(input):
+    with pathlib.Path(__file__).with_name("ran.log").open("a") as f:
+        f.write(input + "\\n")
+    if input == "bad":
+        raise ValueError("no")
+    return input
+"""
+
+
+def test_a_resumed_map_does_not_run_a_dropped_item_again(tmp_path, capsys, monkeypatch):
+    from plait.cli import main
+
+    (tmp_path / "words.py").write_text(LOGGED)
+    (tmp_path / "spec.plait").write_text(RESUME)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "spec.plait", "--input", '{"words": ["bad", "ok"]}', "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    [pending] = out["pending"]
+    assert main(["resume", out["run_id"], "--answer", f'{pending["id"]}={{"keep": true}}', "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"] == [{"keep": True}]
+    assert (tmp_path / "ran.log").read_text().splitlines() == ["bad", "ok"]

@@ -189,6 +189,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
     if of == "map":
         if data.get("status") == "done":
             return f"map    {name} item {data.get('index')} done → {_short(data.get('output'), 60)}"
+        if data.get("status") == "skipped":  # its `filter` did not hold
+            return f"map    {name} item {data.get('index')} skipped by its filter"
         error = data.get("error") or {}
         return f"map    {name} item {data.get('index')} failed: {error.get('kind')}: {_short(error.get('message'), 60)}"
     if of == "ask":

@@ -68,6 +68,16 @@ async def run_map(
     # Items dropped after failing (`on_error = drop`): a resume does not run them again.
     dropped: set[int] = set(progress.get("dropped", ()))
     kept = _kept(ctx, cfg, items, path, key) if cfg.filter is not None else range(len(items))
+    if ctx.journal is not None and cfg.on_error != "fail":
+        # An item an earlier attempt saw fail stays failed (collected, or dropped): a resume does not run it again.
+        for index in kept:
+            recorded = ctx.journal.decision("map", f"{key}[{index}]") if index not in done else None
+            if recorded is not None and recorded.get("status") == "error":
+                ctx.report.decisions.append(recorded)
+                if cfg.on_error == "drop":
+                    dropped.add(index)
+                else:
+                    done[index] = {"error": recorded.get("error")}
     todo = iter([i for i in kept if i not in done and i not in dropped])
     parent = FRAME.get()
     table = outputs(ctx)
