@@ -156,7 +156,7 @@ def test_an_approval_rejected_by_text_and_a_waiting_task_cancelled(tmp_path):
     assert first.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     [pending] = get_data_parts(first.status.message.parts)[0]["pending"]
     assert pending["kind"] == "approval" and pending["name"] == "send" and pending["arguments"] == {"to": "ann"}
-    assert unclear is not None and "reply `approve` or `reject [reason]`" in unclear
+    assert unclear is not None and "reply `approve`, `approve same` or `reject [reason]`" in unclear
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
     assert rejected.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_artifact_text(rejected.artifacts[0]) == "The sum is 5."

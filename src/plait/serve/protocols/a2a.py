@@ -6,8 +6,8 @@ running → working, waiting (an ask, an approval, an unknown outcome) →
 input-required, done → completed, error and max_steps → failed, cancelled →
 canceled. A follow-up message to an input-required task is the decision: a
 data part `{"decisions": [...]}` (the HTTP API's body) decides anything; a
-lone pending item also takes plain text (an ask's answer; `approve` or
-`reject [reason]`; `retry` or `skip`). The skill is named by the message's
+lone pending item also takes plain text (an ask's answer; `approve`,
+`approve same` or `reject [reason]`; `retry` or `skip`). The skill is named by the message's
 `metadata.skill` (the only skill when there is one); the input is the
 message's data part for a typed entry (or its text, parsed as JSON), its text
 for a text entry. Each skill's input and output JSON Schemas are on the card
@@ -384,7 +384,10 @@ def _ask_line(item: dict[str, Any]) -> str:
     if item.get("kind") == "ask":
         return str(item.get("question") or item.get("name"))
     if item.get("kind") == "approval":
-        return f"Approve the call to `{item.get('name')}` with {json.dumps(item.get('arguments'))}? (approve / reject)"
+        return (
+            f"Approve the call to `{item.get('name')}` with {json.dumps(item.get('arguments'))}?"
+            " (approve / approve same / reject)"
+        )
     if item.get("kind") == "budget":
         return (
             f"The budget of `{item.get('name')}` is spent ({item.get('limit')}: {item.get('spent')} of "
@@ -431,11 +434,16 @@ def decisions(view: RunView, message: Message) -> list[dict[str, Any]]:
     word, _, rest = text.partition(" ")
     word = word.lower().strip(".!")
     if item.get("kind") == "approval":
+        if word == "approve_same" or (word in _APPROVE and rest.strip().lower().strip(".!") == "same"):
+            # This call, and the same call again in this run (docs/language.md, `approve_same`).
+            return [{"id": item["id"], "action": "approve_same"}]
         if word in _APPROVE:
             return [{"id": item["id"], "action": "approve"}]
         if word in _REJECT:
             return [{"id": item["id"], "action": "reject", **({"reason": rest.strip()} if rest.strip() else {})}]
-        raise InvalidParamsError(message=f"task {view.id} waits for an approval: reply `approve` or `reject [reason]`")
+        raise InvalidParamsError(
+            message=f"task {view.id} waits for an approval: reply `approve`, `approve same` or `reject [reason]`"
+        )
     if word in ("retry", "skip"):
         return [{"id": item["id"], "action": word}]
     raise InvalidParamsError(message=f"task {view.id} waits on an unknown outcome: reply `retry` or `skip`")
