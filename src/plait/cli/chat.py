@@ -11,6 +11,11 @@ turn exits 1 (a script's last question went unanswered). The conversation is
 saved under `.plait/chats/` after every turn, so nothing said is lost on a
 failure, and `--resume` continues it. The save replaces the file in one rename: a full disk keeps the history stored
 before, says so in one line, and the exit code is then 1.
+
+Budgets (the agent's `budget`, and `--budget usd=1`, the chat's own) cover the whole conversation, what it spent
+kept with it. A turn that would go over one that pauses asks, at a TTY, for new limits (`usd=5`) or stop (Enter),
+which ends the chat with exit code 3; elsewhere it prints why and exits 3. `--resume CHAT --budget usd=5` raises the
+budget it stopped on. One whose `on_exceeded` is `fail` fails the turn (one line; the chat goes on).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from plait.cli import EXIT_ERRORS, EXIT_HUMAN, EXIT_OK, EXIT_USAGE
 from plait.term import clean
 
 from .approval import ask_decisions, tool_schemas
-from .run import fail, interactive, load_engine, print_pending
+from .run import fail, interactive, load_engine, parse_budget, print_pending
 
 QUIT = ("/exit", "/quit")
 
@@ -42,9 +47,21 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="CHAT",
         help="continue a stored chat: its id (as the banner prints it) or its file under .plait/chats/",
     )
+    parser.add_argument(
+        "--budget",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="the chat's own budget over every turn (usd=1, tokens=N, model_calls=N, on_exceeded=pause|fail, "
+        "unpriced=allow); on --resume, new limits for the budget the chat stopped on",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        budget = parse_budget(args.budget)
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
     engine = load_engine(args.file, journaled=False)  # a chat is stored in its own file, not the run journal
     if isinstance(engine, int):
         return engine
@@ -68,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"{unknown}pick an agent with --agent: {', '.join(agents) or 'the spec has none'}", EXIT_USAGE)
         name = str(picked)
         saved = chats / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    return asyncio.run(_converse(engine, name, saved, snapshot))
+    return asyncio.run(_converse(engine, name, saved, snapshot, budget))
 
 
 def _find_chat(chats: Path, ref: str) -> tuple[Path, dict[str, Any]] | str:
@@ -89,10 +106,17 @@ def _find_chat(chats: Path, ref: str) -> tuple[Path, dict[str, Any]] | str:
     return path, snapshot
 
 
-async def _converse(engine: Any, name: str, saved: Path, snapshot: dict[str, Any] | None) -> int:
+async def _converse(
+    engine: Any, name: str, saved: Path, snapshot: dict[str, Any] | None, budget: dict[str, str] | None = None
+) -> int:
     from plait.runtime.agent import Agent
 
-    agent = Agent.restore(snapshot, engine.new_context()) if snapshot else engine.agent(name)
+    if snapshot:
+        agent = Agent.restore(snapshot, engine.new_context())
+        if budget:  # a raise for the budget it stopped on, else the chat's own
+            agent.raise_budget(budget)
+    else:
+        agent = engine.agent(name, budget=budget)
     tty = interactive()
     resumed = f", {len(agent.history)} messages so far" if snapshot else ""
     print(
@@ -144,6 +168,12 @@ async def _turn(agent: Any, prompt: str, tty: bool, schemas: dict[str, Any]) -> 
                 return EXIT_HUMAN
             result = await agent.resume(decisions)
             print(clean(result.text), end="")
+        while result.stop_reason == "pause" and _budget_stop(agent) is not None:
+            raised = _ask_raise(agent, tty)
+            if raised is None:
+                return EXIT_HUMAN  # the chat is saved as it stopped: `--resume CHAT --budget ...` goes on
+            result = await agent.resume({})
+            print(clean(result.text), end="")
     except Exception as exc:  # a failed turn is one line; the conversation before it is kept
         print()
         _forget_failed_turn(agent, before)
@@ -154,6 +184,40 @@ async def _turn(agent: Any, prompt: str, tty: bool, schemas: dict[str, Any]) -> 
     if result.stop_reason == "pause":
         return EXIT_HUMAN
     return EXIT_OK
+
+
+def _budget_stop(agent: Any) -> dict[str, Any] | None:
+    """What the turn's pause stopped on, when it was a budget (its limit, spent and needed), else None."""
+    ledger = agent.ledger
+    return ledger.exceeded if ledger is not None else None
+
+
+def _ask_raise(agent: Any, tty: bool) -> dict[str, str] | None:
+    """At a TTY: new limits for the budget the turn stopped on (`usd=5 model_calls=40`), raised; None when the
+    person stops (Enter, `stop`, end of input) or away from a TTY (the reason is printed either way)."""
+    reason = agent.last_result.pause_reason if agent.last_result is not None else None
+    print()
+    print(clean(f"budget: {reason or 'the budget would be exceeded'}"), file=sys.stderr)
+    if not tty:
+        print(
+            "plait: the chat stopped at its budget; raise it with `plait chat --resume CHAT --budget KEY=N`",
+            file=sys.stderr,
+        )
+        return None
+    while True:
+        print("raise it (e.g. usd=5 model_calls=40) or press Enter to stop: ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        words = line.split()
+        if not words or words == ["stop"]:
+            return None
+        try:
+            items = parse_budget(words)
+            assert items is not None
+            agent.raise_budget(items)
+        except ValueError as exc:
+            print(clean(f"plait: {exc}"), file=sys.stderr)
+            continue
+        return items
 
 
 def _forget_failed_turn(agent: Any, before: int) -> None:

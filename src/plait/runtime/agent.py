@@ -23,6 +23,7 @@ from .history import ContextRegistry, repair
 from .outcomes import CONTINUE, Decision, Done, Fail, Interrupt, Outcome, Pause
 from .pipeline import run_turn
 from .providers.base import Message
+from .budget import Ledger, raise_budget
 from .report import Report, RunResult
 from .stepping import iterate
 from .templates import as_text, render
@@ -114,9 +115,13 @@ async def run_agent(
 
 
 class Agent:
-    """A stateful agent: history persists across turns; `last_report` describes the latest turn."""
+    """A stateful agent: history persists across turns; `last_report` describes the latest turn.
 
-    def __init__(self, ctx: RunContext, name: str) -> None:
+    The agent's `budget` and the conversation's own (`budget={"usd": 1}`) cover the whole conversation, every
+    turn's calls together: a call that would go over pauses the turn (`raise_budget`, then `resume({})` goes on)
+    or fails it."""
+
+    def __init__(self, ctx: RunContext, name: str, budget: dict[str, Any] | None = None) -> None:
         self.ctx = ctx
         self.config = ctx.program.agents[name]
         self._run = new_run(ctx, self.config, (name,), None)
@@ -124,6 +129,14 @@ class Agent:
         self._run.system = ContextRegistry(self.config.system)
         self.last_report: Report | None = None
         self.last_result: RunResult | None = None
+        #: What the conversation has spent against its budgets, kept across turns (each turn's report shows it).
+        self.ledger: Ledger | None = None
+        if self.config.budget is not None or budget:
+            self.ledger = Ledger()
+            if self.config.budget is not None:
+                self.ledger.open((name,), name, self.config.budget)
+            if budget:
+                self.ledger.add_raise("", name, budget, new=False)
 
     @property
     def name(self) -> str:
@@ -173,6 +186,7 @@ class Agent:
     async def complete(self, prompt: str) -> RunResult:
         """One conversation turn, tool loop included. Provider failures raise, with `.report` attached."""
         self.ctx.report = Report()
+        self.ctx.report.budget = self.ledger
         self.ctx.decisions = {}
         begin(self._run, self.ctx, prompt)
         return await self._finish(await drive(self._run, self.ctx))
@@ -181,6 +195,14 @@ class Agent:
         """Continue a turn that stopped for a human (or a pause) with a decision per pending call."""
         self.ctx.decisions.update({k: Decision.of(v) for k, v in decisions.items()})
         return await self._finish(await drive(self._run, self.ctx))
+
+    def raise_budget(self, items: dict[str, Any]) -> None:
+        """New limits (`{"usd": 5}`) for the budget the last turn stopped on, else the conversation's own; the turn
+        goes on with `resume({})`. ValueError when an item is bad."""
+        raise_budget(self.ctx, items, self.name, None)
+        self.ledger = self.ctx.report.budget
+        if self.ledger is not None:
+            self.ledger.pending.clear()  # no journal to write them to: the snapshot keeps the limits
 
     async def stream(self, prompt: str) -> AsyncIterator[Event]:
         """Events of one turn as they happen (text deltas, tool_call_delta, ...), ending with `run_end`."""
@@ -206,6 +228,7 @@ class Agent:
             "run": self._run.to_json(),
             "state": self.ctx.state,
             "providers": self.ctx.provider_snapshots(),
+            "budget": self.ledger.to_json() if self.ledger is not None else None,
         }
 
     @classmethod
@@ -216,6 +239,9 @@ class Agent:
         ctx.runs[run.key] = agent._run = run
         ctx.state.update(snapshot.get("state", {}))
         ctx.restore_providers(snapshot.get("providers", {}))
+        spent = Ledger.from_json(snapshot.get("budget"))
+        if spent is not None:  # what the conversation spent, under the limits it had (raises included)
+            agent.ledger = spent
         return agent
 
     async def _finish(self, outcome: Outcome) -> RunResult:

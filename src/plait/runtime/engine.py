@@ -226,12 +226,15 @@ class Engine:
     async def run(self, input: Any = None, *, entry: str | None = None) -> RunResult:
         return await self.start(input, entry=entry)
 
-    def agent(self, name: str) -> Agent:
-        """A stateful agent (history kept across `complete` calls)."""
+    def agent(self, name: str, *, budget: Budget | dict[str, Any] | None = None) -> Agent:
+        """A stateful agent (history kept across `complete` calls); `budget` (`{"usd": 1}`) is the conversation's
+        own, around every turn's calls as the agent's `budget` is (ValueError when bad)."""
         if name not in self.program.agents:
             names = ", ".join(self.program.agents)
             raise AgentError("unknown_runnable", f"`{name}` is not an agent; expected one of: {names}")
-        return Agent(self.new_context(), name)
+        if isinstance(budget, Budget):
+            budget = budget.to_json()
+        return Agent(self.new_context(), name, Budget().with_items(budget).to_json() if budget else None)
 
     def restore(self, snapshot: dict[str, Any] | str) -> "Run":
         """A stored run (its id), a snapshot (`Run.snapshot()`) or an export (`plait runs export`), ready to `resume`."""
