@@ -94,7 +94,7 @@ async def journaled_model_call(
                 "message": str(error),
                 "latency_ms": _ms(started),
                 "providers": ctx.provider_snapshots(),
-                "request_key": request_key(request),
+                "request_key": request_key(request, journal.keys),
             },
         )
         raise
@@ -115,7 +115,7 @@ async def journaled_model_call(
             "latency_ms": _ms(started),
             "providers": ctx.provider_snapshots(),
             # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.
-            "request_key": request_key(request),
+            "request_key": request_key(request, journal.keys),
             **({"hosted": response.hosted} if response.hosted else {}),
         },
     )

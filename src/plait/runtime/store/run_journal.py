@@ -49,6 +49,7 @@ class RunJournal:
         "base",
         "bodies",
         "digests",
+        "keys",
     )
 
     def __init__(self, store: Journal, run_id: str, events: list[dict[str, Any]] | None = None) -> None:
@@ -79,6 +80,9 @@ class RunJournal:
         #: object's digest, so a conversation's messages are digested and stored once.
         self.bodies: set[str] = set()
         self.digests: dict[int, tuple[Any, str, dict[str, Any]]] = {}
+        #: Each message's canonical JSON (cassettes/request.py), so a reply row's request key encodes only what is
+        #: new in its request: a turn re-sends the conversation so far, and without it a run's keys cost N² encodes.
+        self.keys: dict[Any, tuple[Any, ...]] = {}
         for row in events or ():
             self._load(row)
 
