@@ -65,3 +65,11 @@ def test_a_changed_condition_is_a_contract_change():
 def test_fmt_keeps_the_condition():
     text, problems = format_text(SPEC)
     assert problems == [] and text is not None and 'approval = amount > 100 or to != "alice"' in text
+
+
+def test_an_expanded_turn_names_the_condition_at_its_approval_step():
+    from plait.compiler.render.api import RenderOptions
+
+    graph = compile_spec(SPEC, path="spec.plait").graph
+    dot = render(graph, "dot", RenderOptions(expand=("main",)))
+    assert "approval pay when amount &gt; 100" in dot

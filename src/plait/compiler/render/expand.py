@@ -7,6 +7,7 @@ runs; rendering never imports the runtime.
 from __future__ import annotations
 
 from plait.core import graph as g
+from plait.core.conditions import condition_text
 from plait.core.vocab import TURN_STEP_NAMES
 
 from ..graph import AgentGraph
@@ -22,7 +23,17 @@ EXITS = (("returns", "returns output"), ("human", "stops for a human"), ("fails"
 
 
 def _gated(graph: AgentGraph, a: g.AgentNode) -> list[str]:
-    return [t for t in a.tools if graph.node(t).kind == "tool" and is_gated(graph, a, t)]
+    """Its tools that wait for a person: always, or (`TOOL when ...`) when their condition holds."""
+    gated = []
+    for t in a.tools:
+        node = graph.node(t)
+        if not isinstance(node, g.ToolNode):
+            continue
+        if is_gated(graph, a, t):
+            gated.append(t)
+        elif not isinstance(node.approval, bool):
+            gated.append(f"{t} when {condition_text(node.approval)}")
+    return gated
 
 
 def turn_scene(
