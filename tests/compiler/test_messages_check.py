@@ -75,3 +75,10 @@ def test_fmt_keeps_the_messages():
     assert 'assistant("Bonjour")' in text and 'system("You translate into French.")' in text
     again, _ = format_text(text)
     assert again == text
+
+
+def test_the_editor_offers_the_roles_inside_messages():
+    from plait.ide.complete import complete
+
+    text = 'model m = "openai/gpt-4o-mini"\nstep s {\n  model    = m\n  messages = [system("Be brief."), us'
+    assert {"system", "user", "assistant"} <= {c.label for c in complete(text, len(text), {}, [])}

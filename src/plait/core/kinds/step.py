@@ -30,7 +30,7 @@ class StepNode(Runnable):
     # each content a template (src/plait/runtime/compose.py renders them).
     messages: tuple[dict[str, str], ...] = attr(
         default=(),
-        spec=Attr("messages"),
+        spec=Attr("messages", choices=("system", "user", "assistant")),  # the roles: completion and hover offer them
         contract=True,
         doc='What it sends, as messages: `[system("..."), user("..."), assistant("..."), user("...")]`.',
     )
