@@ -90,7 +90,9 @@ def test_attribute_keys_come_from_the_schema_and_skip_those_written(offered):
 def test_attribute_keys_carry_their_kind_records_doc_line():
     text = "tool t {\n  "
     items = {c.label: c for c in complete(text, len(text), {}, []) if c.kind == "attribute"}
-    assert items["approval"].doc == "`required`: every call waits for a person's decision."
+    assert items["approval"].doc == (
+        "`required`: every call waits for a person's decision; `amount > 100`: only a call it holds for."
+    )
     assert items["timeout"].doc == "One call's deadline (default 60s)."
     assert all(c.doc for c in items.values()), [k for k, c in items.items() if not c.doc]
 
