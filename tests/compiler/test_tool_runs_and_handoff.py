@@ -103,3 +103,26 @@ def test_fmt_keeps_delegate_hosted_and_handoff():
     assert 'run = hosted(web_search) { max_uses = 3, allowed_domains = ["example.com"] }' in text
     assert "handoff = [billing]" in text
     assert format_text(text)[0] == text
+
+
+PLACED = """plait 0.3
+model m = "openai/gpt-4o-mini"
+input { topic: string }
+agent ff { model = m, prompt = "From {{input.origin}}" }
+tool t "T." {
+  params { origin: string }
+  run = delegate(ff)
+}
+step prep { model = m, prompt = "{{input.topic}}", output { subject: string } }
+step b { model = m, prompt = "B {{input.subject}}" }
+agent a { model = m, tools = [t], handoff = [b] }
+chain main = prep -> a
+"""
+
+
+def test_an_agent_behind_a_tool_receives_its_params_and_a_hand_off_target_the_agents_input():
+    assert codes(PLACED) == []
+    found = compile_spec(PLACED.replace("{{input.origin}}", "{{input.orign}}"), path="spec.plait").diagnostics
+    assert [d.code for d in found] == ["P402"] and "origin" in str(found[0].notes)
+    # b runs with what `a` received (prep's record), not the run's input.
+    assert codes(PLACED.replace("B {{input.subject}}", "B {{input.topic}}")) == ["P402"]

@@ -42,7 +42,7 @@ COVERAGE_VERSION = 1
 #: Item kinds, in report order.
 KINDS = ("runnable", "case", "loop", "map", "ask", "approval", "fallback")
 #: Edges a run can travel to reach a runnable (data reads and model/tool resources excluded).
-_REACH = ("next", "branch", "case", "body", "each", "delegates", "participant", "judge", "uses")
+_REACH = ("next", "branch", "case", "body", "each", "delegates", "participant", "judge", "uses", "handoff")
 
 
 class CoverageError(Exception):

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 __all__ = ["USE_EDGES", "entry_point", "roots"]
 
-#: Edges that place, call or debate a runnable inside another one.
-USE_EDGES = ("next", "branch", "case", "body", "each", "delegates", "participant", "judge")
+#: Edges that place, call, debate or hand control to a runnable inside another one.
+USE_EDGES = ("next", "branch", "case", "body", "each", "delegates", "participant", "judge", "handoff")
 
 
 def roots(graph: AgentGraph) -> list[str]:

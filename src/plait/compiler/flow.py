@@ -19,7 +19,7 @@ from plait.core.record import Record, record
 from plait.core.source import Span
 
 from .bindings import is_builder, placed_record
-from .context import CompileContext, unrepeated
+from .context import CompileContext, Reference, unrepeated
 from .entry import roots
 from .passes.infer_types import members
 from .draft import NOTHING
@@ -278,8 +278,12 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         elif inst.id not in shallow:
             run.edges.append((start, done))
             for ref in calls.get(name, ()):
-                how = {"tools": "delegated to by", "agents": "debates in", "judge": "judges"}[ref.attr]
-                child = new(ref.target, t.TEXT, name, inst.frames, ref.span, (how, ref.target, name), inst)
+                how = {"tools": "delegated to by", "run": "delegated to by", "agents": "debates in", "judge": "judges"}[
+                    ref.attr
+                ]
+                # An agent behind a tool (`run = delegate(AGENT)`) receives the tool's params as its input record.
+                arrives = _params(ctx, ref.member) if ref.attr == "run" and ref.member else t.TEXT
+                child = new(ref.target, arrives, name, inst.frames, ref.span, (how, ref.target, name), inst)
                 run.edges.append((start, 2 * child.id))
                 run.edges.append((2 * child.id + 1, done))
                 children.append(child)
@@ -290,6 +294,16 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 delegated.add(ref.target)
         else:
             run.edges.append((start, done))
+        if kind == "agent" and inst.id not in shallow:
+            # Its hand-off targets (plait 0.3) run with its own input, as a route's cases run with the route's.
+            for target in ctx.draft(name).get("handoff") or ():
+                span = ctx.spans.get(name, {}).get("handoff", inst.span)
+                child = new(
+                    target, inst.input, inst.producer, inst.frames, span, ("is handed control by", target, name), inst
+                )
+                run.edges.append((start, 2 * child.id))
+                run.edges.append((2 * child.id + 1, done))
+                children.append(child)
         stack.extend(reversed(children))
 
 
@@ -299,6 +313,12 @@ def _calls(ctx: CompileContext) -> dict[str, list]:
     for ref in unrepeated(ctx.references):  # a delegate listed again in `tools` is one delegate
         if ref.attr in ("tools", "agents", "judge") and ctx.kind(ref.target) == "agent":
             found.setdefault(ref.owner, []).append(ref)
+        elif ref.attr == "tools" and ctx.kind(ref.target) == "tool":  # a tool an agent answers (plait 0.3)
+            run = ctx.draft(ref.target).get("run")
+            if isinstance(run, dict) and run.get("type") == "agent" and ctx.kind(run.get("agent") or "") == "agent":
+                found.setdefault(ref.owner, []).append(
+                    Reference(ref.owner, "run", run["agent"], ref.span, 0, ref.target)
+                )
     return found
 
 
@@ -352,3 +372,16 @@ def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:
     found = resolve(ctx, inst, tuple(over))
     listed = t.strip_optional(found.type) if found.type is not None else t.ANY
     return listed.item if isinstance(listed, t.ListType) else t.ANY
+
+
+def _params(ctx: CompileContext, tool: str) -> t.Type:
+    """A tool's `params` as the record its delegated agent receives."""
+    from .passes._blocks import body_of
+    from .types import block_type
+
+    decl = ctx.decls.get(tool)
+    block = body_of(decl) if decl is not None else None
+    for params in block.params if block else ():
+        if getattr(params, "keyword", "params") == "params":
+            return block_type(params, lambda _: None, ctx.named_types)
+    return t.ObjectType(())

@@ -11,6 +11,7 @@ model again.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from plait.core.kinds import AgentNode, ToolNode
@@ -18,6 +19,7 @@ from plait.core.kinds import AgentNode, ToolNode
 from .agent import run_agent
 from .context import RunContext
 from .outcomes import Done, Outcome
+from .scope import outputs
 
 __all__ = ["PREFIX", "handoff_tools", "run_handing_off"]
 
@@ -52,11 +54,15 @@ async def run_handing_off(
         if not (isinstance(outcome, Done) and outcome.reason == "handoff"):
             return outcome
         target = outcome.until_result
-        chosen = ctx.progress[key] = {"kind": "handoff", "target": target}
+        chosen = ctx.progress[key] = {"kind": "handoff", "target": target, "hosted": outcome.hosted}
         ctx.decide("handoff", agent.name, path, key, target=target)
     assert ctx.run_runnable is not None  # compose hands itself in before any agent runs
-    target = chosen["target"]
+    target, hosted = chosen["target"], chosen.get("hosted")
+    if hosted:  # what the agent's hosted tools found is readable in the target too (`{{web.citations}}`)
+        outputs(ctx).update(hosted)
     outcome = await ctx.run_runnable(ctx, target, input, path + (target,), branch)
     if isinstance(outcome, Done):
         del ctx.progress[key]
+        if hosted:
+            outcome = replace(outcome, hosted={**hosted, **(outcome.hosted or {})})
     return outcome
