@@ -197,3 +197,41 @@ def test_same_named_tool_modules_of_two_specs_do_not_collide(tmp_path):
     assert (
         before is None and sys.modules["rt_same_name"].which() == "helper-a:a"
     )  # the name stays with its first holder
+
+
+def test_a_declared_default_reaches_the_tool_when_the_model_leaves_the_parameter_out(server, tmp_path):
+    from dataclasses import replace
+
+    from plait.compiler.pipeline import compile_spec
+
+    (tmp_path / "papers.plait").write_text(
+        'model m = "openai/gpt-4o-mini"\n'
+        'agent reader "Reads." {\n  model = m\n  tools = [search]\n}\n'
+        'tool search "Search." {\n'
+        "  params {\n    query: string\n    year_from: int = 2015\n  }\n"
+        '  run = http(GET, "https://papers.example.org/search?q={{query}}&from={{year_from}}")\n'
+        "}\n"
+    )
+    result = compile_spec(tmp_path / "papers.plait")
+    assert result.graph is not None, result.diagnostics
+    declared = result.graph.get("search")
+    # The spec's URL, pointed at the loopback server (which only a test may call: it is a private address).
+    tool = replace(
+        declared,
+        run={**declared.run, "url": declared.run["url"].replace("https://papers.example.org", server)}
+        | {"allow_private": True},
+    )
+    runner = ToolRunner()
+
+    async def both():
+        try:
+            return (
+                await runner.execute(tool, {"query": "agents"}, 5),
+                await runner.execute(tool, {"query": "agents", "year_from": 2024}, 5),
+            )
+        finally:
+            await runner.aclose()
+
+    left_out, given = go(both())
+    assert json.loads(left_out.content)["path"] == "/search?q=agents&from=2015"
+    assert json.loads(given.content)["path"] == "/search?q=agents&from=2024"

@@ -196,6 +196,8 @@ class ToolRunner:
         # A callable registered in code is on its runtime-only record (FunctionTool); a declared tool has none.
         fn = getattr(tool, "fn", None)
         kind = tool.run.get("type") if fn is None else "function"
+        if kind != "mcp":  # an MCP server applies its own schema's defaults
+            arguments = _with_defaults(tool, arguments)
         if kind == "http":
             return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
         if kind == "mcp":
@@ -349,6 +351,18 @@ _FORM = re.compile(r"[A-Za-z0-9_.\-\[\]]+=[^&\s]*(?:&[A-Za-z0-9_.\-\[\]]+=[^&\s]
 
 
 _KEYED: dict[Any, bool] = {}
+
+
+def _with_defaults(tool: ToolNode, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments with each declared default the model left out: `params { year: int = 2015 }` promises
+    the tool 2015 when the model says nothing (an http tool's `{{year}}` would not resolve otherwise)."""
+    properties = tool.parameters.get("properties") or {}
+    missing = {
+        name: prop["default"]
+        for name, prop in properties.items()
+        if name not in arguments and isinstance(prop, dict) and "default" in prop
+    }
+    return {**missing, **arguments} if missing else arguments
 
 
 def _takes_key(fn: Callable[..., Any]) -> bool:
