@@ -283,3 +283,140 @@ def test_gemini_reads_grounding_metadata_and_code_runs():
 )
 def test_a_request_that_asked_for_no_hosted_tool_reads_no_report(parse, reply):
     assert parse(json.loads(json.dumps(reply)), request()).hosted is None
+
+
+# --- streams ---------------------------------------------------------------------------------
+
+
+def _fed(state, events):
+    for event, payload in events:
+        state.feed(event, json.dumps(payload))
+    (done,) = [e for e in state.finish() if e.type == "done"]
+    return done.response
+
+
+def test_an_anthropic_stream_reads_the_query_and_the_citations_of_its_deltas():
+    events = [
+        (
+            "message_start",
+            {"type": "message_start", "message": {"id": "msg_1", "model": "claude-sonnet-4-5", "usage": {}}},
+        ),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"query": "capital'},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": ' of France"}'},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {
+                    "type": "citations_delta",
+                    "citation": {
+                        "type": "web_search_result_location",
+                        "url": PARIS,
+                        "title": "Paris",
+                        "cited_text": "Paris is the capital",
+                    },
+                },
+            },
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Paris."}},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 2}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    response = _fed(anthropic.AnthropicStream(request(WEB)), events)
+    assert response.text == "Paris." and response.tool_calls == []
+    assert response.hosted == {
+        "web_search": {
+            "queries": ["capital of France"],
+            "citations": [{"url": PARIS, "title": "Paris", "text": "Paris is the capital"}],
+        }
+    }
+
+
+def test_a_gemini_stream_gathers_code_runs_across_chunks_and_the_grounding_of_the_last():
+    first = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"executableCode": {"language": "PYTHON", "code": "print(1)"}}]}}
+        ]
+    }
+    second = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}, {"text": "One."}],
+                },
+                "finishReason": "STOP",
+                "groundingMetadata": GEMINI_REPLY["candidates"][0]["groundingMetadata"],
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 4},
+    }
+    response = _fed(google.GoogleStream(request(WEB, CODE)), [(None, first), (None, second)])
+    assert response.text == "One."
+    assert response.hosted["code_execution"] == {
+        "runs": [{"language": "python", "code": "print(1)", "outcome": "ok", "output": "1\n"}]
+    }
+    assert response.hosted["web_search"]["queries"] == ["capital of France"]
+
+
+def test_a_chat_stream_reads_the_annotations_its_deltas_carry():
+    chunks = [
+        {
+            "id": "c1",
+            "model": "gpt-4o-search-preview",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Paris is the capital of France."}}],
+        },
+        {
+            "id": "c1",
+            "choices": [{"index": 0, "delta": {"annotations": CHAT_REPLY["choices"][0]["message"]["annotations"]}}],
+        },
+        {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    response = _fed(openai_chat.ChatStream(request(WEB)), [(None, c) for c in chunks])
+    assert response.hosted["web_search"]["citations"] == [
+        {"url": PARIS, "title": "Paris - Wikipedia", "text": "Paris is the capital of France."}
+    ]

@@ -199,6 +199,8 @@ class AnthropicStream:
         self.done = False
         #: The final-answer tool (legacy structured output): its arguments stream as the answer's text.
         self.answer_tool = answer_tool(request)
+        #: Hosted tools' blocks as they would be in a whole reply (server_tool_use, text citations), by index.
+        self.hosted: dict[int, dict[str, Any]] = {}
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         payload = loads(data)
@@ -209,6 +211,12 @@ class AnthropicStream:
             if delta.get("type") == "text_delta" and isinstance(block, list):
                 block.append(delta.get("text") or "")
                 return [TextDelta(delta.get("text") or "")]
+            served = self.hosted.get(payload.get("index")) if self.request.hosted else None
+            if served is not None:  # a server tool's query, or a citation of the text (providers/hosted.py)
+                if delta.get("type") == "input_json_delta":
+                    served["partial"] = served.get("partial", "") + (delta.get("partial_json") or "")
+                elif delta.get("type") == "citations_delta" and isinstance(delta.get("citation"), dict):
+                    served.setdefault("citations", []).append(delta["citation"])
             if delta.get("type") == "input_json_delta" and isinstance(block, CallBuffer):
                 fragment = delta.get("partial_json") or ""
                 if fragment:
@@ -223,6 +231,8 @@ class AnthropicStream:
                 self.blocks[payload.get("index")] = CallBuffer(started.get("id"), started.get("name"))
             elif started.get("type") == "text":
                 self.blocks[payload.get("index")] = [started.get("text") or ""]
+            if self.request.hosted and started.get("type") in ("server_tool_use", "text"):
+                self.hosted[payload.get("index")] = dict(started)
             return []
         if kind == "content_block_stop":
             block = self.blocks.get(payload.get("index"))
@@ -263,5 +273,20 @@ class AnthropicStream:
             usage=_usage(self.usage),
             model=self.message.get("model"),
             response_id=self.message.get("id"),
+            hosted=hosted.from_anthropic(self._hosted_blocks(), self.request) if self.request.hosted else None,
         )
         return [ResponseDone(response)]
+
+    def _hosted_blocks(self) -> list[dict[str, Any]]:
+        """The streamed server-tool and text blocks as a whole reply has them (their input parsed)."""
+        blocks = []
+        for index in sorted(self.hosted):
+            block = dict(self.hosted[index])
+            partial = block.pop("partial", "")
+            if partial:
+                try:
+                    block["input"] = json.loads(partial)
+                except ValueError:
+                    block["input"] = {}
+            blocks.append(block)
+        return blocks

@@ -205,6 +205,9 @@ class GoogleStream:
         self.calls: list[ToolCall] = []
         self.raw_reason: str | None = None
         self.last: dict[str, Any] = {}
+        #: Every part and the latest grounding, for what the request's hosted tools reported (providers/hosted.py).
+        self.parts: list[Any] = []
+        self.grounding: dict[str, Any] | None = None
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         chunk = loads(data)
@@ -212,6 +215,9 @@ class GoogleStream:
             raise errors.from_payload(chunk)
         self.last = chunk
         candidate = (chunk.get("candidates") or [{}])[0]
+        if self.request.hosted:
+            self.parts += (candidate.get("content") or {}).get("parts") or []
+            self.grounding = candidate.get("groundingMetadata") or self.grounding
         texts, calls = _read_parts(candidate)
         self.texts += texts
         self.calls += calls
@@ -223,4 +229,8 @@ class GoogleStream:
     def finish(self) -> list[StreamEvent]:
         if self.raw_reason is None:
             raise ProviderError("network", "stream ended before a finishReason")
-        return [ResponseDone(_response(self.last, self.request, self.texts, self.calls, self.raw_reason))]
+        response = _response(self.last, self.request, self.texts, self.calls, self.raw_reason)
+        if self.request.hosted:  # the whole stream's code runs and its grounding, not the last chunk's alone
+            whole = {"content": {"parts": self.parts}, "groundingMetadata": self.grounding or {}}
+            response.hosted = hosted.from_gemini(whole, self.request)
+        return [ResponseDone(response)]

@@ -178,6 +178,8 @@ class ChatStream:
         self.done = False
         self.meta: dict[str, Any] = {}
         self.choice: int | None = None
+        #: `url_citation` annotations a search model's deltas carry (providers/hosted.py reads them at the end).
+        self.annotations: list[Any] = []
 
     def feed(self, event: str | None, data: str) -> list[StreamEvent]:
         if data[:1] != "{" and is_done(data):
@@ -205,6 +207,8 @@ class ChatStream:
                 out.append(TextDelta(content))
             for fragment in delta.get("tool_calls") or ():
                 self._fragment(fragment, out)
+            if delta.get("annotations"):
+                self.annotations += delta["annotations"]
             if choice.get("finish_reason"):
                 self.raw_reason = choice["finish_reason"]
         return out
@@ -244,6 +248,9 @@ class ChatStream:
             usage=self.usage,
             model=self.meta.get("model"),
             response_id=self.meta.get("id"),
+            hosted=hosted.from_chat({"content": text, "annotations": self.annotations}, self.request)
+            if self.request.hosted
+            else None,
         )
         # Chat marks no per-call end, so every call starts once the turn is complete.
         starts: list[StreamEvent] = [ToolCallStart(c.id, c.name, c.arguments, self.request.step) for c in calls]
