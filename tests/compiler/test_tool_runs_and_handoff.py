@@ -126,3 +126,12 @@ def test_an_agent_behind_a_tool_receives_its_params_and_a_hand_off_target_the_ag
     assert [d.code for d in found] == ["P402"] and "origin" in str(found[0].notes)
     # b runs with what `a` received (prep's record), not the run's input.
     assert codes(PLACED.replace("B {{input.subject}}", "B {{input.topic}}")) == ["P402"]
+
+
+def test_a_tool_named_like_a_hand_off_is_a_collision():
+    text = SPEC.replace(
+        'tool web "Search the web." {',
+        'tool transfer_to_billing "Clash." { run = http(GET, "https://example.com") }\n\ntool web "Search the web." {',
+    ).replace("tools   = [find_flights, web]", "tools   = [find_flights, web, transfer_to_billing]")
+    found = compile_spec(text, path="spec.plait").diagnostics
+    assert [d.code for d in found] == ["P306"] and "transfer_to_billing" in found[0].message

@@ -72,3 +72,33 @@ def tool_name_collision(ctx: CompileContext) -> None:
                     fix=Fix("rename it"),
                 )
             )
+    _handoff_names(ctx, first)
+
+
+def _handoff_names(ctx: CompileContext, listed: dict[tuple[str, str, str | None], Span]) -> None:
+    """A hand-off target is offered as `transfer_to_NAME` (plait 0.3): a listed tool of that name, or a name
+    past the providers' limit, is the same problem as two tools under one name."""
+    for ref in ctx.references:
+        if ref.attr != "handoff":
+            continue
+        name = f"transfer_to_{ref.target}"
+        clash = listed.get((ref.owner, name, None))
+        if clash is not None:
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"agent `{ref.owner}` hands off to `{ref.target}` as the tool `{name}`, which it also lists in `tools`",
+                    ref.span,
+                    labels=[Label(clash, "listed here")],
+                    fix=Fix(f"rename the tool `{name}`"),
+                )
+            )
+        elif len(name) > MAX_NAME:
+            ctx.diagnostics.append(
+                make(
+                    CODE,
+                    f"`{name[:24]}…` is {len(name)} characters; providers accept tool names of at most {MAX_NAME}",
+                    ref.span,
+                    fix=Fix(f"give `{ref.target}` a shorter name"),
+                )
+            )
