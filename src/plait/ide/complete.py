@@ -244,10 +244,10 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         return
     if top.role != "body" or kind is None:
         return
-    if kind == "route":
-        if top.statement and top.statement[-1] == "->":
-            yield from _names(declared, RUNNABLE_KINDS, own)
+    if kind == "route" and top.statement and top.statement[-1] == "->":
+        yield from _names(declared, RUNNABLE_KINDS, own)
         return
+    # A route's attributes (`budget`) stand among its cases; a chain's are in its block.
     schema = SCHEMAS.get(kind, {})
     statement = top.statement
     if not statement:
