@@ -100,3 +100,35 @@ def test_a_listed_agent_with_a_typed_output_returns_json_not_a_python_repr(tmp_p
     role, content = requests[-1][1][-1]
     assert role == "tool"
     assert json.loads(content) == {"flights": ["AF1"], "note": "été"} and "'" not in content
+
+
+def test_an_agent_tool_whose_agent_waits_for_a_person_resumes_from_the_journal(tmp_path):
+    import asyncio
+
+    spec = SPEC.replace(
+        "  output { flights: list[object { code: string, price: int }], note: string? }\n}",
+        "  output { flights: list[object { code: string, price: int }], note: string? }\n  tools = [hold]\n}\n\n"
+        'tool hold "Hold a seat." {\n  params { code: string }\n  run      = python("seats:hold")\n  approval = required\n}',
+    )
+    replies = {
+        "main": [
+            {"tool_calls": [{"name": "find_flights", "arguments": {"origin": "Paris", "destination": "Roma"}}]},
+            {"text": "Held AZ2."},
+        ],
+        "flight_finder": [{"tool_calls": [{"name": "hold", "arguments": {"code": "AZ2"}}]}, {"output": FOUND}],
+    }
+    path = write_spec(tmp_path, spec, replies, **{"seats.py": "def hold(code):\n    return 'held ' + code\n"})
+    engine = Engine.from_spec(path)
+
+    async def main():
+        run = engine.start("a cheap flight")
+        stopped = await run
+        (pending,) = stopped.pending
+        assert pending.agent == "flight_finder" and pending.tool == "hold"
+        return await engine.restore(run.id).resume({pending.id: "approve"})
+
+    result = asyncio.run(main())
+    assert result.error is None, result.error
+    assert result.output == "Held AZ2."
+    finder = [c for c in result.report.tool_calls if c["name"] == "find_flights"]
+    assert len(finder) == 1 and not finder[0]["is_error"]
