@@ -100,6 +100,9 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
                         yield from _reads(binding.value, source)
                     else:
                         yield from _value(binding.value, source)
+            elif spec is not None and spec.type == "run" and isinstance(attr.value, ast.Call):
+                if attr.value.func.name == "delegate" and attr.value.args:  # `run = delegate(flight_finder)`
+                    yield from _value(attr.value.args[0], source)
             elif spec is None or (spec.type not in _NOT_NAMES and spec.type != "template"):
                 yield from _value(attr.value, source)
     if kind in ("step", "agent", "consolidate", "ask"):
