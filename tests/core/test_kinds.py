@@ -12,7 +12,7 @@ from plait.core.kinds import KINDS, spec_attrs
 
 LANGUAGE = Path(__file__).resolve().parents[2] / "docs" / "language.md"
 ISSUE_KINDS = ("model", "tool", "mcp", "agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map")
-ISSUE_KINDS += ("ask", "input", "state")
+ISSUE_KINDS += ("ask", "input", "state", "thread")
 # Where a kind's reference starts: a `### \`kind NAME` heading or a `- **\`kind NAME` bullet.
 _START = r"^(?:#{{3,4}} |- \*\*)`{kind} "
 _NEXT = re.compile(r"^(?:#{1,4} |- \*\*`)", re.M)

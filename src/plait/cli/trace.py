@@ -195,8 +195,14 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         return f"map    {name} item {data.get('index')} failed: {error.get('kind')}: {_short(error.get('message'), 60)}"
     if of == "ask":
         return f"ask    {name} answered: {_fields(data.get('answer'))}"
-    if of == "with":
-        return f"with   {name} given: {_fields(data.get('record'))}"
+    if of == "thread":  # src/plait/runtime/threads.py: the thread after a runnable's turn
+        messages = data.get("messages") or []
+        dropped = f", {data.get('dropped')} dropped by keep_last" if data.get("dropped") else ""
+        last = _short(_text(messages[-1]), 50) if messages else ""
+        return (
+            f"thread {name}: {data.get('by')} added {data.get('added')} message(s), {len(messages)} kept{dropped}"
+            + (f" → {last!r}" if last else "")
+        )
     if of == "with":
         return f"with   {name} given: {_fields(data.get('record'))}"
     if of == "approval":

@@ -18,11 +18,13 @@ from .cascade import fold
 from .context import CompileContext
 from .graph import AgentGraph
 from .passes.build_graph import build_graph
+from .passes.check_breaks import check_breaks
 from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
 from .passes.check_models import check_models
 from .passes.check_tests import check_tests
+from .passes.check_threads import check_threads
 from .passes.check_tool_runs import check_tool_runs
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
@@ -42,10 +44,12 @@ PASSES: tuple[Pass, ...] = (
     check_mcp,
     check_models,
     check_chains,
+    check_breaks,
     infer_types,
     check_tool_runs,
     build_graph,
     check_flow,
+    check_threads,
     validate_graph,
     lint,
     check_tests,

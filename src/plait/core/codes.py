@@ -58,6 +58,8 @@ HOMES = (
     "plait.compiler.passes.check_models",
     "plait.compiler.passes.check_tests",
     "plait.compiler.passes.check_tool_runs",
+    "plait.compiler.passes.check_breaks",
+    "plait.compiler.passes.check_threads",
     "plait.compiler.rules.model_unreachable",
     "plait.compiler.rules.tool_name_collision",
     "plait.compiler.rules.script_invalid",

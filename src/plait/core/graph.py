@@ -34,11 +34,13 @@ from .kinds import (
     ModelNode,
     Node,
     ParallelNode,
+    RouteBreak,
     RouteCase,
     RouteNode,
     Runnable,
     StateNode,
     StepNode,
+    ThreadNode,
     ToolNode,
 )
 from .kinds.route import Literal
@@ -68,11 +70,13 @@ __all__ = [
     "ParallelNode",
     "RUN_EDGES",
     "RUNNABLE_KINDS",
+    "RouteBreak",
     "RouteCase",
     "RouteNode",
     "Runnable",
     "StateNode",
     "StepNode",
+    "ThreadNode",
     "ToolNode",
     "edge_json",
     "node_attrs",
@@ -132,6 +136,8 @@ EDGE_ATTRS: dict[str, tuple[str, ...]] = {
     "each": ("chain", "index"),
     "reads": ("path",),
     "handoff": ("index",),
+    "break": ("label",),
+    "thread": (),
 }
 EDGE_KINDS = tuple(EDGE_ATTRS)
 #: Edges a run travels (control flow), as opposed to resources (calls, uses, fallback) and contracts.
@@ -165,6 +171,8 @@ def _jsonable(value: Any, relative: Callable[[str], str]) -> Any:
         return {k: _jsonable(v, relative) for k, v in value.items()}
     if isinstance(value, RouteCase):
         return {"value": value.value, "target": value.target}
+    if isinstance(value, RouteBreak):
+        return {"value": value.value, "leaves": value.leaves}
     if isinstance(value, _TYPES):
         return to_json_schema(value, strict=False)
     if isinstance(value, _CONDITIONS):

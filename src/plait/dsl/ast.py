@@ -388,6 +388,16 @@ class McpDecl(_Described):
 
 
 @_node
+class ThreadDecl(Node):
+    """`thread NAME ["description"] [{ keep_last = N }]` (plait 0.3): a conversation runnables share."""
+
+    kind: Literal["thread"] = "thread"
+    name: Ident
+    description: String | None = None
+    body: Block | None = None
+
+
+@_node
 class TypeDecl(Node):
     """`type NAME ["description"] { field: type ... }` or `type NAME = TYPE` (plait 0.3): a named type."""
 
@@ -466,10 +476,12 @@ class StateDecl(Node):
 
 @_node
 class RouteCase(Node):
-    """`"billing" -> billing`; `literal` is None for `else -> sales`."""
+    """`"billing" -> billing`; `literal` is None for `else -> sales`. `"accept" -> break outer` (plait 0.3) leaves
+    a loop: `target` is `break` and `loop` the loop named after it (None for the innermost)."""
 
     literal: String | Bool | Number | None
     target: Ident
+    loop: Ident | None = None
 
 
 @_node
@@ -565,6 +577,7 @@ Decl = Union[
     AskDecl,
     McpDecl,
     TestDecl,
+    ThreadDecl,
     TypeDecl,
 ]
 

@@ -332,7 +332,8 @@ class _Layout:
                 first = d.target if isinstance(d, ast.ModelDecl) else d.branches
                 middle, body = ["=", self.inline(first)], [self.inline(d.body)] if d.body else []
             else:
-                middle, body = [self.inline(d.description)] if d.description else [], [self.inline(d.body)]
+                middle = [self.inline(d.description)] if d.description else []
+                body = [self.inline(d.body)] if d.body is not None else []  # a thread's block is optional
         middle_text, body_text = _spaced(middle), _spaced(body)
         if middle_text is None or body_text is None:
             return None
@@ -507,7 +508,7 @@ class _Layout:
         if not self.opens_on_same_line(open_at, members[0]):
             return None
         texts: list[str | None] = [
-            f"{self.case_label(m)} -> {m.target.name}" if isinstance(m, ast.RouteCase) else self.inline_member(m)
+            f"{self.case_label(m)} -> {_case_target(m)}" if isinstance(m, ast.RouteCase) else self.inline_member(m)
             for m in members
         ]
         joined = _joined(texts, ", ")
@@ -531,6 +532,9 @@ class _Layout:
         self.emit(label, case.span.offset, case.literal.span.end_offset if case.literal else case.span.offset + 4)
         self.write(key[len(label) :] + " -> ")
         self.emit_node(case.target.name, case.target)
+        if case.loop is not None:  # `break outer`
+            self.write(" ")
+            self.emit_node(case.loop.name, case.loop)
 
     def inline_element(self, e: ast.ChainElement) -> str | None:
         if isinstance(e, ast.ChainRef):
@@ -941,6 +945,11 @@ def _spaced(texts: Iterable[str | None]) -> str | None:
             return None
         parts.append(" " + text)
     return "".join(parts)
+
+
+def _case_target(case: ast.RouteCase) -> str:
+    """`billing`, or `break outer` for a case that leaves a named loop."""
+    return case.target.name if case.loop is None else f"{case.target.name} {case.loop.name}"
 
 
 def _route_members(d: ast.RouteDecl) -> list[ast.RouteCase | ast.Attribute]:

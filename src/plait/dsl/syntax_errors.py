@@ -111,10 +111,11 @@ _KEYWORDS = {
     "MCP": "mcp",
     "TEST": "test",
     "EXPECT": "expect",
+    "THREAD": "thread",
     "TYPE": "type",
+    "WITH": "with",
     "ON": "on",
     "ELSE": "else",
-    "WITH": "with",
     "NOT": "not",
     "AND": "and",
     "OR": "or",
@@ -153,6 +154,7 @@ DECLARATION_TERMINALS = frozenset(
         "MCP",
         "TEST",
         "TYPE",
+        "THREAD",
     }
 )
 _VALUES = {"STRING", "LONG_STRING", "NUMBER", "DURATION", "SIZE", "TRUE", "FALSE", "NAME", "LSQB", "LBRACE"}
@@ -203,7 +205,7 @@ def _expected(expected: set[str]) -> str:
     elif DECLARATION_TERMINALS <= names and "NAME" not in names:
         phrases.append(
             "a declaration (`model`, `tool`, `agent`, `step`, `chain`, `parallel`, `consolidate`, `import`,"
-            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`, `test`, `type`)"
+            " `input`, `state`, `route`, `loop`, `map`, `ask`, `mcp`, `test`, `type`, `thread`)"
         )
         names -= DECLARATION_TERMINALS
     elif _TYPED_BLOCKS <= names and "NAME" in names:

@@ -34,6 +34,7 @@ PACK_AFTER = 64
 _AgentDecl = ast.constructor(ast.AgentDecl)
 _AskDecl = ast.constructor(ast.AskDecl)
 _TestDecl = ast.constructor(ast.TestDecl)
+_ThreadDecl = ast.constructor(ast.ThreadDecl)
 _Expect = ast.constructor(ast.Expect)
 _BoolOp = ast.constructor(ast.BoolOp)
 _Compare = ast.constructor(ast.Compare)
@@ -241,6 +242,11 @@ class AstBuilder:
     def mcp_decl(self, c: list) -> ast.McpDecl:
         return self._described(_McpDecl, c)
 
+    def thread_decl(self, c: list) -> ast.ThreadDecl:
+        kw, name, description, body = c
+        end = body or description or name
+        return _ThreadDecl(span=self._span(kw, end), name=self._ident(name), description=description, body=body)
+
     def model_decl(self, c: list) -> ast.ModelDecl:
         kw, name, target, body = c
         return _ModelDecl(span=self._span(kw, body or target), name=self._ident(name), target=target, body=body)
@@ -296,10 +302,15 @@ class AstBuilder:
         )
 
     def route_case(self, c: list) -> ast.RouteCase:
-        label, target = c
+        label, target, loop = c
         # `else` arrives as its token; a literal as its node.
         literal = None if isinstance(label, str) else label
-        return _RouteCase(span=self._span(label, target), literal=literal, target=self._ident(target))
+        return _RouteCase(
+            span=self._span(label, loop if loop is not None else target),
+            literal=literal,
+            target=self._ident(target),
+            loop=self._ident(loop) if loop is not None else None,
+        )
 
     def else_label(self, c: list) -> str:
         return c[0]

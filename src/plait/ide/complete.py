@@ -54,7 +54,7 @@ _TOKEN = re.compile(
 )
 _DECL_KEYWORDS = frozenset(
     {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "route", "loop", "map", "ask", "mcp"}
-    | {"input", "state", "import"}
+    | {"input", "state", "import", "thread"}
     | {"type"}
 )
 _DECL_START = re.compile(rf"^(?:{'|'.join(sorted(_DECL_KEYWORDS))})\b", re.M)
@@ -166,7 +166,7 @@ def _read(before: str) -> _Position:
                 stack.pop()
             if not stack:
                 at_start = value == "}"
-        elif top is not None and top.role in ("body", "typed", "bindings"):
+        elif top is not None and top.role in ("body", "bindings", "typed"):
             if group == "newline" or value == ",":
                 top.statement.clear()
             else:
@@ -225,6 +225,12 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if top.role == "elements":
         yield from _names(declared, RUNNABLE_KINDS, own)
         return
+    if top.role == "bindings":
+        # `with { name: |`: any path a template could read there.
+        if len(top.statement) == 2 and top.statement[1] == ":":
+            yield from _paths(declared, own)
+            yield Completion("run", "value", "`run.input`: the run's input")
+        return
     if top.role == "typed":
         # `name: |` in a typed block, or an `object { ... }`, `list[` inside one.
         if top.statement[-1:] in ([":"], ["|"]) or (len(top.statement) >= 2 and top.statement[1] == ":"):
@@ -232,12 +238,6 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         return
     if top.role == "other" and len(pos.stack) >= 2 and pos.stack[-2].role == "typed":  # `list[|`
         yield from _types(declared, own)
-        return
-    if top.role == "bindings":
-        # `with { name: |`: any path a template could read there.
-        if len(top.statement) == 2 and top.statement[1] == ":":
-            yield from _paths(declared, own)
-            yield Completion("run", "value", "`run.input`: the run's input")
         return
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)

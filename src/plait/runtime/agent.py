@@ -27,6 +27,7 @@ from .budget import Ledger, raise_budget
 from .report import Report, RunResult
 from .stepping import iterate
 from .templates import as_text, render
+from .threads import history_of, leave
 
 __all__ = ["Agent", "drive", "run_agent"]
 
@@ -101,6 +102,9 @@ async def run_agent(
     run = ctx.runs.get("/".join(path))
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
+        if agent.thread is not None:  # a thread's conversation so far comes before this turn (threads.py)
+            run.messages = history_of(ctx, agent.thread)
+            run.thread_from = len(run.messages)
         if agent.prompt is None:  # its input is its first message: text as it is, a record as JSON
             begin(run, ctx, as_text(input))
         else:
@@ -111,7 +115,10 @@ async def run_agent(
         # calls it left unanswered get a synthetic result first, as before any request.
         run.response, run.results, run.outcomes = None, {}, []
         _repair(run, ctx)
-    return await drive(run, ctx)
+    outcome = await drive(run, ctx)
+    if agent.thread is not None and isinstance(outcome, Done):
+        leave(ctx, agent.thread, path, agent.name, run.messages, run.thread_from)
+    return outcome
 
 
 class Agent:

@@ -48,6 +48,7 @@ from .providers.base import Message, TextPart, final_answer_text
 from .route import run_route
 from .scope import outputs
 from .templates import as_text, render
+from .threads import history_of, leave
 
 __all__ = ["EXECUTORS", "run_chain", "run_runnable"]
 
@@ -104,7 +105,19 @@ def _step(
         return _conversation(ctx, step, input, path)
     prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
     system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
+    if step.thread is not None:
+        return _threaded(ctx, step, step.thread, prompt, system, path)
     return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
+
+
+async def _threaded(
+    ctx: RunContext, step: StepNode, thread: str, prompt: str, system: str | None, path: tuple[str, ...]
+) -> Done:
+    """A model step that continues a thread: the thread's messages, then its prompt; its exchange is added to them."""
+    history = history_of(ctx, thread)
+    done, reply = await _call(ctx, _call_of(ctx, step), history + [Message.user(prompt)], system, path)
+    leave(ctx, thread, path, step.name, history + [Message.user(prompt), reply], len(history))
+    return done
 
 
 async def _conversation(ctx: RunContext, step: StepNode, input: Any, path: tuple[str, ...]) -> Done:
@@ -146,7 +159,14 @@ def _call_of(ctx: RunContext, step: StepNode) -> AgentNode:
 
 
 async def _one_shot(ctx: RunContext, agent: AgentNode, prompt: str, system: str | None, path: tuple[str, ...]) -> Done:
-    request = model_request(agent, [Message.user(prompt)], system=system, path=path)
+    return (await _call(ctx, agent, [Message.user(prompt)], system, path))[0]
+
+
+async def _call(
+    ctx: RunContext, agent: AgentNode, messages: list[Message], system: str | None, path: tuple[str, ...]
+) -> tuple[Done, Message]:
+    """One model call → its outcome and the model's reply as a message (what a thread keeps)."""
+    request = model_request(agent, messages, system=system, path=path)
     if ctx.bus.active:  # an agent's turns announce themselves in call_model; a one-shot call does it here
         ctx.emit("step_start", path, agent, step=1)
     call = direct_call(ctx, agent, request)
@@ -168,8 +188,8 @@ async def _one_shot(ctx: RunContext, agent: AgentNode, prompt: str, system: str 
         )
     if agent.output_schema() is not None or agent.validate is not None:
         response = await structured_answer(ctx, agent, request, response, path)
-        return Done(response.output, "done", finish_reason=response.finish_reason)
-    return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason)
+        return Done(response.output, "done", finish_reason=response.finish_reason), response.message
+    return Done(final_answer_text(response.message), "done", finish_reason=response.finish_reason), response.message
 
 
 async def run_chain(
@@ -179,8 +199,8 @@ async def run_chain(
     outcome: Outcome = Done(input)
     for element in elements:
         outcome = await run_runnable(ctx, element, input, path + (element,), branch)
-        # A bounded stop is not an answer to feed forward.
-        if not isinstance(outcome, Done) or outcome.reason == "max_steps":
+        # A bounded stop is not an answer to feed forward; a `break` ends the chain on its way to its loop.
+        if not isinstance(outcome, Done) or outcome.reason in ("max_steps", "break"):
             return outcome
         input = outcome.output
     return outcome

@@ -66,6 +66,8 @@ class AgentRun:
     input: str = ""
     #: What its hosted tools reported in this run, by tool name (kept across a resume).
     hosted: dict[str, Any] = field(default_factory=dict)
+    #: How many of `messages` came from its thread (plait 0.3) before this run's turn.
+    thread_from: int = 0
 
     def to_json(self) -> dict[str, Any]:
         response = self.response
@@ -91,6 +93,7 @@ class AgentRun:
             "resume_at": self.resume_at,
             "input": self.input,
             **({"hosted": self.hosted} if self.hosted else {}),
+            "thread_from": self.thread_from,
         }
 
 
@@ -136,6 +139,8 @@ class RunContext:
         self.progress: dict[str, dict[str, Any]] = {}
         #: Answers to `ask`s, by pending id (the ask's graph path).
         self.answers: dict[str, Any] = {}
+        #: Each thread's messages by name (plait 0.3, src/plait/runtime/threads.py).
+        self.threads: dict[str, list[Message]] = {}
         #: Template lookups of `run`, `loop`, `map` and earlier outputs, bound once per run.
         self.scope: Callable[[str], Any] = partial(lookup, self)
         self.stream = False
@@ -313,6 +318,7 @@ class RunContext:
             "results": {key: done_to_json(d) for key, d in self.results.items()},
             "progress": self.progress,
             "answers": self.answers,
+            "threads": {name: to_json(messages) for name, messages in self.threads.items()},
             "providers": self.provider_snapshots(),
             "report": self.report.to_dict(),
         }
@@ -322,6 +328,7 @@ class RunContext:
         self.results = {key: done_from_json(d) for key, d in data.get("results", {}).items()}
         self.progress = {key: dict(p) for key, p in data.get("progress", {}).items()}
         self.answers = dict(data.get("answers", {}))
+        self.threads = {name: from_json(m) for name, m in data.get("threads", {}).items()}
         self.report = Report.from_dict(data.get("report", {}))
         self.restore_providers(data.get("providers", {}))
         for key, d in data.get("runs", {}).items():
@@ -342,6 +349,7 @@ class RunContext:
         run.expand = from_json(d.get("expand", []))
         run.input = d.get("input", "")
         run.hosted = d.get("hosted") or {}
+        run.thread_from = d.get("thread_from", 0)
         if d.get("finish_reason") and run.messages and run.messages[-1].role == "assistant":
             run.response = ModelResponse(run.messages[-1], d["finish_reason"], model=run.messages[-1].model)
         for cid, o in d.get("results", {}).items():

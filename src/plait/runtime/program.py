@@ -28,6 +28,7 @@ from plait.core.kinds import (
     ParallelNode,
     RouteNode,
     StepNode,
+    ThreadNode,
     ToolNode,
 )
 from plait.core.redact import reveal_record
@@ -53,6 +54,8 @@ class Program:
     asks: dict[str, AskNode] = field(default_factory=dict)
     #: MCP servers by declaration name; their tools are in `tools` as "SERVER.TOOL" (run = {"type": "mcp", ...}).
     mcp: dict[str, McpNode] = field(default_factory=dict)
+    #: Threads by declaration name (plait 0.3): the conversations agents and model steps continue.
+    threads: dict[str, ThreadNode] = field(default_factory=dict)
     entry: str | None = None
     #: Runnables nothing else uses: the possible entries when there is no `main` (src/plait/compiler/entry.py).
     roots: tuple[str, ...] = ()
@@ -101,7 +104,7 @@ _NAMED_TABLES = RUNNABLE_TABLES + (("tool", "tools"), ("model", "models"))
 
 
 #: Kind → the `Program` table of its records, for every kind a program keeps by name.
-_TABLES = dict(_NAMED_TABLES + (("mcp", "mcp"),))
+_TABLES = dict(_NAMED_TABLES + (("mcp", "mcp"), ("thread", "threads")))
 
 
 def program_from_graph(graph: g.GraphView) -> Program:

@@ -180,6 +180,7 @@ class _Builder:
                 subject=_subject(decl.subject),
                 cases=tuple(cases),
                 otherwise=otherwise,
+                breaks=self.values(name).get("breaks", ()),
                 budget=self.values(name).get("budget"),
                 **self.output(name),
             )
@@ -280,6 +281,8 @@ class _Builder:
                 self.edge("judge", owner, target, span)
             elif ref.attr == "handoff":  # an agent that may hand control over (plait 0.3), drawn like a route case
                 self.edge("handoff", owner, target, span, index=ref.index)
+            elif ref.attr == "thread":  # the conversation it continues (plait 0.3)
+                self.edge("thread", owner, target, span)
             elif ref.attr == "branches":
                 join = graph.node(owner).join  # type: ignore[attr-defined]
                 self.edge("branch", owner, target, span, branch=target)
@@ -320,6 +323,8 @@ class _Builder:
                 if record.otherwise is not None:
                     span = next((k.target.span for k in decl.cases if k.literal is None), None)
                     self.edge("case", name, record.otherwise, span, label="else")
+                for leave in record.breaks:  # `-> break`: to the loop it ends, drawn to the loop's exit
+                    self.edge("break", name, leave.leaves, leave.span, label=leave.label)
             elif isinstance(record, g.LoopNode | g.MapNode):
                 spans = [e.span for e in decl.body]
                 self.sequence("body" if isinstance(record, g.LoopNode) else "each", name, record.body, spans)

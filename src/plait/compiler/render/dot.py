@@ -93,7 +93,7 @@ def _edge_style(kind: str) -> str:
     attrs = (
         f"style={style.dot_style}, color={quote(style.color)}, penwidth={style.penwidth:g}, arrowhead={style.arrowhead}"
     )
-    if kind in ("calls", "fallback", "uses", "until"):
+    if kind in ("calls", "fallback", "uses", "until", "thread"):
         # Resources hang off the flow; they must not stretch the main chain's ranks.
         attrs += ", weight=0"
     if kind in ("loop", "back", "reads"):

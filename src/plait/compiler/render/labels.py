@@ -258,7 +258,16 @@ def run_input(graph: Graph) -> str:
     return "input"
 
 
+def _thread(graph: Graph, a: g.ThreadNode) -> list[str]:
+    lines = [f"thread {a.name}"]
+    if a.description:
+        lines.append(_short(a.description, 48))
+    lines.append(f"keep_last {a.keep_last}" if a.keep_last is not None else "keeps every message")
+    return lines
+
+
 _PLAIN: dict[str, Callable[[Graph, Any], list[str]]] = {
+    "thread": _thread,
     "model": _model,
     "tool": _tool,
     "mcp": _mcp,
@@ -335,6 +344,8 @@ def edge_label(graph: Graph, edge: Edge) -> str:
         return f"agent {(edge.index or 0) + 1}"
     if kind == "judge":
         return "judge"
+    if kind == "thread":
+        return "continues"
     if kind == "until":
         which = f"until {edge.tool}" if edge.tool else "until"  # one tool of an MCP server
         return f"{which} succeeded" if edge.succeeded else which

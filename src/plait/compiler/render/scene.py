@@ -42,7 +42,7 @@ DIRECTIONS = RENDER_DIRECTIONS
 CONTAINERS = ("chain", "parallel", "consolidate", "route", "loop", "map")
 #: Edges that are part of running their source (what --entry follows); `next` is followed per chain.
 FOLLOWED: tuple[str, ...] = ("branch", "uses", "delegates", "calls", "fallback", "judge", "participant", "until")
-FOLLOWED += ("case", "body", "each", "handoff")
+FOLLOWED += ("case", "body", "each", "thread", "handoff")
 #: Node kinds never drawn as nodes: the declared input is written on `start`, state is not a step.
 UNDRAWN = ("input", "state")
 

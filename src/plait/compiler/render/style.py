@@ -52,6 +52,8 @@ NODE_STYLES: dict[str, NodeStyle] = {
     "map": NodeStyle("box3d", "[/", "/]", "#d4efdf", "#117a65"),
     "ask": NodeStyle("house", "([", "])", "#fef5e7", "#af601a"),
     "mcp": NodeStyle("component", "[[", "]]", "#f6ddcc", "#a04000", "filled,dashed"),
+    # A conversation runnables share (0.3): a note its users write into.
+    "thread": NodeStyle("note", "[/", "\\]", "#e8daef", "#6c3483"),
     "entry": NodeStyle("circle", "((", "))", "#ffffff", "#17202a"),
     "exit": NodeStyle("doublecircle", "(((", ")))", "#ffffff", "#17202a"),
     # The expanded turn of an agent (--expand): pipeline steps and where a turn ends.
@@ -79,6 +81,7 @@ EDGE_STYLES: dict[str, EdgeStyle] = {
     "each": EdgeStyle("#117a65", "bold", "==>", 1.5),
     "reads": EdgeStyle("#839192", "dotted", "-.->", 1.0, "odot", "1 4"),
     "handoff": EdgeStyle("#9a7d0a", "bold", "==>", 1.5, "vee"),
+    "thread": EdgeStyle("#6c3483", "dashed", "-.->", 1.0, "odiamond", "4 3"),
     # The expanded turn.
     "turn": EdgeStyle("#7d6608", "solid", "-->", 1.5),
     "loop": EdgeStyle("#7d6608", "dashed", "-.->", 1.5, "normal", "5 5"),

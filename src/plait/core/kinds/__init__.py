@@ -23,9 +23,10 @@ from .map import MapNode
 from .mcp import McpNode
 from .model import ModelNode
 from .parallel import JoinNode, ParallelNode
-from .route import RouteCase, RouteNode
+from .route import RouteBreak, RouteCase, RouteNode
 from .state import StateNode
 from .step import StepNode
+from .thread import ThreadNode
 from .tool import ToolNode
 
 __all__ = [
@@ -50,11 +51,13 @@ __all__ = [
     "ModelNode",
     "Node",
     "ParallelNode",
+    "RouteBreak",
     "RouteCase",
     "RouteNode",
     "Runnable",
     "StateNode",
     "StepNode",
+    "ThreadNode",
     "ToolNode",
     "contracts",
     "default_of",
@@ -80,6 +83,7 @@ KINDS: dict[str, type[Node]] = {
         AskNode,
         InputNode,
         StateNode,
+        ThreadNode,
     )
 }
 #: Every node kind the graph holds: the declared ones, each parallel's join just after them, and the two ends

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from ..types import TextType, Type, to_json_schema
 from ..vocab import ERROR_KINDS
 from .base import TOOL_CHOICES, Attr, Runnable, attr, kind_record
+from .thread import thread_attr
 
 __all__ = ["AgentNode", "schema_of"]
 
@@ -116,6 +117,7 @@ class AgentNode(Runnable):
         contract=True,
         doc="`keep_last(N)`: the turns of history sent.",
     )
+    thread: str | None = thread_attr()
     approval: tuple[str, ...] = attr(
         default=(),
         spec=Attr("refs", kinds=("tool", "mcp"), default=()),

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from .agent import RETRY_MALFORMED, schema_of, validate_attr, with_attr
 from .base import Attr, Runnable, attr, kind_record
+from .thread import thread_attr
 
 __all__ = ["StepNode"]
 
@@ -34,6 +35,7 @@ class StepNode(Runnable):
         contract=True,
         doc='What it sends, as messages: `[system("..."), user("..."), assistant("..."), user("...")]`.',
     )
+    thread: str | None = thread_attr()
     max_tokens: int | None = attr(
         default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
     )
