@@ -583,7 +583,9 @@ class _Checker:
                             f"step `{name}` has both `messages` and `{key}`",
                             seen[key].key.span,
                             labels=[Label(seen["messages"].key.span, "what it sends")],
-                            fix=Fix(f'remove `{key}`; write it as `{"user" if key == "prompt" else key}("...")` in `messages`'),
+                            fix=Fix(
+                                f'remove `{key}`; write it as `{"user" if key == "prompt" else key}("...")` in `messages`'
+                            ),
                         )
                     )
         if builder and body is not None:
