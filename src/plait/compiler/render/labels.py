@@ -335,7 +335,7 @@ def edge_label(graph: Graph, edge: Edge) -> str:
             return "approval when " + _short(condition_text(required), 40)
         return "approval" if gated else ""
     if kind == "delegates":
-        return "task"
+        return f"as {edge.tool}" if edge.tool else "task"  # through an agent tool: the name the model calls
     if kind == "handoff":
         return "hand-off"
     if kind == "fallback":
