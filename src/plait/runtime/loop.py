@@ -7,6 +7,12 @@ iteration's runnables are memoised apart. After each iteration the condition's
 value is recorded (report decision, `loop_iteration` event) and the history is
 kept in the run's progress: a resumed run starts again at the iteration that
 was running, with the history it had.
+
+A route case that goes to `break` (plait 0.3) ends the iteration where it
+stands: the loop's output is what that route received, and its decision says
+`exit: "break"` (the third way out, beside the condition met and the bound
+reached). A break that leaves an outer loop ends this one on the way, and is
+passed up as it came.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ async def run_loop(
             FRAME.reset(token)
         if not isinstance(outcome, Done) or outcome.reason == "max_steps":
             return outcome  # a stop for a human, a failure or a bounded stop: progress stays for a resume
+        if outcome.reason == "break":
+            return _left(ctx, loop, outcome, path, key, iteration, condition, history)
         last = outcome
         output = outcome.output
         history.append(output)
@@ -91,3 +99,30 @@ async def run_loop(
             )
     del ctx.progress[key]
     return Done(history[-1] if history else None, last.reason, finish_reason=last.finish_reason)
+
+
+def _left(
+    ctx: RunContext,
+    loop: LoopNode,
+    outcome: Done,
+    path: tuple[str, ...],
+    key: str,
+    iteration: int,
+    condition: str | None,
+    history: list[Any],
+) -> Done:
+    """A `break` ended this iteration: record the exit and finish with what the route received (or, for a break
+    out of an outer loop, pass it on up)."""
+    leaves = outcome.until_result
+    output = outcome.output
+    history.append(output)
+    details: dict[str, Any] = {"iteration": iteration, "condition": condition, "holds": None, "exit": "break"}
+    if leaves is not None and leaves != loop.name:
+        details["leaves"] = leaves
+    ctx.decide("loop", loop.name, path, f"{key}#{iteration}", **details)
+    if ctx.bus.active:
+        ctx.emit("loop_iteration", path, None, loop=loop.name, **details)
+    del ctx.progress[key]
+    if "leaves" in details:
+        return Done(output, "break", until_result=leaves)
+    return Done(output, "done", finish_reason=outcome.finish_reason)

@@ -53,9 +53,9 @@ NEXT_TURN = _NextTurn()
 @dataclass(slots=True)
 class Done:
     output: Any
-    #: "done", "until" or "max_steps".
+    #: "done", "until", "max_steps", "handoff" or "break" (a route case left a loop, on its way up to it).
     reason: str = "done"
-    #: For `until`: the until tool's result content.
+    #: For `until`: the until tool's result content; for "handoff" the target; for "break" the loop it leaves.
     until_result: Any = None
     finish_reason: str | None = None
     #: An agent's hosted tools' reports by tool name (what `{{TOOL.citations}}` reads), or None.

@@ -5,8 +5,11 @@ case whose literal equals it runs with that same input, else the `else` case;
 the route's output is the case's (from plait 0.3 with the fields only other
 cases declare set to null). The choice is recorded (report decision and
 `route` event, with the value that decided it) and kept in the run's progress,
-so a resumed run goes back into the same case without deciding again. A
-subject written as an expression (`on "{{ len(input.docs) > 0 }}"`) is
+so a resumed run goes back into the same case without deciding again. A case
+that goes to `break` (plait 0.3) runs nothing: the route finishes as a
+`Done` with reason "break", its output what it received and `until_result`
+the loop it leaves, which every chain passes up unchanged until that loop
+(loop.py) ends with it. A subject written as an expression (`on "{{ len(input.docs) > 0 }}"`) is
 evaluated where the route runs, its names read as a template's are.
 """
 
@@ -59,14 +62,22 @@ def _expression(ctx: RunContext, route: RouteNode, input: Any) -> Any:
     return None if isinstance(value, Undefined) else value
 
 
-def pick(route: RouteNode, value: Any) -> tuple[str, Any]:
-    """(target, the case's literal or "else") for a subject value; AgentError naming the value when none fits."""
+def pick(route: RouteNode, value: Any) -> tuple[str | None, Any, str | None]:
+    """(target, the case's literal or "else", the loop it leaves) for a subject value: the target is None for a
+    case that goes to `break`, the loop None for any other; AgentError naming the value when no case fits."""
     for case in route.cases:
         if same(value, case.value):
-            return case.target, case.value
+            return case.target, case.value, None
+    for leave in route.breaks:
+        if leave.value is not None and same(value, leave.value):
+            return None, leave.value, leave.leaves
     if route.otherwise is not None:
-        return route.otherwise, "else"
-    cases = ", ".join(json.dumps(case.value) for case in route.cases)
+        return route.otherwise, "else", None
+    for leave in route.breaks:
+        if leave.value is None:
+            return None, "else", leave.leaves
+    literals = [case.value for case in route.cases] + [b.value for b in route.breaks if b.value is not None]
+    cases = ", ".join(json.dumps(value) for value in literals)
     raise AgentError(
         "route_unmatched",
         f"route `{route.name}`: no case for {json.dumps(value, default=str)} "
@@ -88,15 +99,22 @@ async def run_route(
             )
         except PathError as exc:
             raise AgentError("route_subject_missing", f"route `{route.name}`: {exc}", path=path) from None
-        target, case = pick(route, value)
-        chosen = ctx.progress[key] = {"kind": "route", "target": target}
+        target, case, leaves = pick(route, value)
+        # A break's decision and progress name the loop it leaves (`leaves`), and no target; others' are as in 0.2.
+        said = {"target": target} if leaves is None else {"target": None, "leaves": leaves}
+        chosen = ctx.progress[key] = {"kind": "route", **said}
         subject = subject_text(route)
-        ctx.decide("route", route.name, path, key, subject=subject, value=value, case=case, target=target)
+        ctx.decide("route", route.name, path, key, subject=subject, value=value, case=case, **said)
         if ctx.bus.active:
-            ctx.emit("route", path, None, route=route.name, subject=subject, value=value, case=case, target=target)
+            ctx.emit("route", path, None, route=route.name, subject=subject, value=value, case=case, **said)
     target = chosen["target"]
+    if target is None:  # `-> break`: nothing runs; the loop it leaves ends with what the route received
+        del ctx.progress[key]
+        return Done(input, "break", until_result=chosen.get("leaves"))
     outcome = await run(ctx, target, input, path + (target,), branch)
-    if isinstance(outcome, Done):
+    if isinstance(outcome, Done) and outcome.reason == "break":  # a case's own route left a loop: pass it up
+        del ctx.progress[key]
+    elif isinstance(outcome, Done):
         del ctx.progress[key]
         outcome.output = with_absent_fields(route.output, outcome.output)
     return outcome

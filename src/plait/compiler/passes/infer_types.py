@@ -106,7 +106,13 @@ def members(ctx: CompileContext, name: str) -> tuple[str, ...]:
     return ()
 
 
-def _combine(ctx: CompileContext, name: str, parts: tuple[str, ...], types: dict[str, t.Type]) -> t.Type:
+def _combine(
+    ctx: CompileContext,
+    name: str,
+    parts: tuple[str, ...],
+    types: dict[str, t.Type],
+    breaks: dict[str, tuple[str, ...]] | None = None,
+) -> t.Type:
     decl = ctx.decls.get(name)
     kind = decl.kind if decl is not None else "parallel"
     if kind == "parallel":
@@ -121,7 +127,29 @@ def _combine(ctx: CompileContext, name: str, parts: tuple[str, ...], types: dict
     if not parts:
         return t.ANY
     last = types[parts[-1]]
+    if kind == "loop" and breaks:  # left by a `break` (plait 0.3), its output is what the route received
+        sources = breaks.get(name, ())
+        if sources:
+            return t.union_of([last, *(types.get(s, t.ANY) for s in sources)])
     return t.ListType(last) if kind == "map" else last
+
+
+def _break_sources(ctx: CompileContext) -> dict[str, tuple[str, ...]]:
+    """Loop → what the routes that `break` out of it receive: the element before each in the chain or body that
+    places it (`""`, read as any, when a route comes first and receives what its container did)."""
+    leaving: dict[str, set[str]] = {}
+    for route, values in ctx.values.items():
+        for leave in values.get("breaks", ()):
+            leaving.setdefault(route, set()).add(leave.leaves)
+    if not leaving:
+        return {}
+    sources: dict[str, dict[str, None]] = {}
+    for values in ctx.values.values():
+        elements = values.get("elements") or values.get("body") or ()
+        for index, element in enumerate(elements):
+            for loop in leaving.get(element, ()):
+                sources.setdefault(loop, {})[elements[index - 1] if index else ""] = None
+    return {loop: tuple(found) for loop, found in sources.items()}
 
 
 def infer_types(ctx: CompileContext) -> None:
@@ -133,6 +161,7 @@ def infer_types(ctx: CompileContext) -> None:
         if d.kind in ("agent", "step", "consolidate", "ask", "chain", "parallel", "route", "loop", "map")
     ]
     runnable += [pid for owner in ctx.inline_parallels for pid, _ in ctx.inline_parallels[owner]]
+    breaks = _break_sources(ctx)
     # Post-order over members with an explicit stack: chains of chains nest deeper than recursion allows.
     on_stack: set[str] = set()
     for root in runnable:
@@ -171,7 +200,7 @@ def infer_types(ctx: CompileContext) -> None:
                 continue
             if expanded:
                 on_stack.discard(name)
-                types[name] = _combine(ctx, name, parts, types)
+                types[name] = _combine(ctx, name, parts, types, breaks)
                 continue
             if name in on_stack:  # contains itself: P304 says so; its output is unknowable
                 types[name] = t.ANY
@@ -179,3 +208,5 @@ def infer_types(ctx: CompileContext) -> None:
             on_stack.add(name)
             stack.append((name, True))
             stack.extend((p, False) for p in reversed(parts) if p not in types)
+            if kind == "loop" and breaks:  # what a `break` leaves it with is typed first
+                stack.extend((s, False) for s in breaks.get(name, ()) if s and s not in types)

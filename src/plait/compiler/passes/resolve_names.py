@@ -16,6 +16,7 @@ from plait.dsl import ast
 from ..context import CompileContext, Reference
 from ..schema import RUNNABLE_KINDS, SCHEMAS, Attr, a
 from ._blocks import REF_TYPES, body_of, inline_id, settled, wrong_type
+from .check_breaks import is_break
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P009 = declare(
@@ -206,7 +207,10 @@ def resolve_names(ctx: CompileContext) -> None:
                     resolver.resolve(name, "branches", item, RUNNABLE, i)
         elif isinstance(decl, ast.RouteDecl):
             for i, case in enumerate(decl.cases):
-                resolver.resolve(name, "cases", case.target, RUNNABLE, i)
+                if not is_break(case, ctx.decls):
+                    resolver.resolve(name, "cases", case.target, RUNNABLE, i)
+                elif case.loop is not None:  # `-> break outer`: which loops enclose it is check_breaks'
+                    resolver.resolve(name, "breaks", case.loop, ("loop",), i)
         elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
             resolver.elements(name, "body", decl.body)
     if resolver.first_over is not None:

@@ -1,4 +1,5 @@
-"""`route NAME on PATH { LITERAL -> target ... [budget = ...] }` → its graph record (cases, a budget)."""
+"""`route NAME on PATH { LITERAL -> target ... [budget = ...] }` → its graph record (cases, the cases that leave a
+loop, a budget)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..record import Record, record
 from ..source import Span
 from .base import Runnable, attr, kind_record
 
-__all__ = ["Literal", "RouteCase", "RouteNode"]
+__all__ = ["Literal", "RouteBreak", "RouteCase", "RouteNode"]
 
 Literal = Union[str, int, float, bool]
 
@@ -28,6 +29,21 @@ class RouteCase(Record):
         return literal_text(self.value)
 
 
+@record(kw_only=False)
+class RouteBreak(Record):
+    """One `LITERAL -> break [LOOP]` line of a route (plait 0.3): the case leaves a loop, whose output is then what
+    the route received. `value` is None for `else -> break`; `leaves` is the loop it leaves (the innermost loop
+    around the route when the spec names none)."""
+
+    value: Literal | None
+    leaves: str
+    span: Span | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        return "else" if self.value is None else literal_text(self.value)
+
+
 @kind_record
 class RouteNode(Runnable):
     kind: ClassVar[str] = "route"
@@ -39,6 +55,9 @@ class RouteNode(Runnable):
     cases: tuple[RouteCase, ...] = attr(default=(), contract=True, doc="Its `LITERAL -> target` lines.")
     #: The `else` target, or None.
     otherwise: str | None = attr(default=None, contract=True, doc="The `else` target.")
+    breaks: tuple[RouteBreak, ...] = attr(
+        default=(), contract=True, doc="Its `LITERAL -> break [LOOP]` lines: the loop each leaves."
+    )
 
     def targets(self) -> tuple[str, ...]:
         """Every case's target, `else` last, without repeats."""
