@@ -243,3 +243,30 @@ def test_a_run_cut_off_mid_thread_resumes_with_exactly_the_conversation_it_had(t
     # Every write is journaled once, however often the run walked through it.
     keys = [key for key, _ in thread_rows(again, run_id)]
     assert len(keys) == len(set(keys)) == 5
+
+
+def test_a_step_with_messages_continues_its_thread_with_them(tmp_path):
+    spec = """
+    plait 0.3
+    thread talk
+    agent first { model = m, thread = talk }
+    step second {
+      model    = m
+      thread   = talk
+      messages = [system("Be brief."), user("Example?"), assistant("Sure."), user("Now {{input}}")]
+    }
+    chain main = first -> second
+    """
+    engine = Engine.from_spec(write_spec(tmp_path, spec, {"first": [{"text": "hello"}], "second": [{"text": "done"}]}))
+    seen = spied(engine)
+    run = engine.start("hi")
+    asyncio.run(_wait(run))
+    assert said(seen[1]) == [
+        ("user", "hi"),
+        ("assistant", "hello"),
+        ("user", "Example?"),
+        ("assistant", "Sure."),
+        ("user", "Now hello"),
+    ]
+    assert seen[1]["system"] == "Be brief."
+    assert [m.text for m in run.ctx.threads["talk"]] == ["hi", "hello", "Example?", "Sure.", "Now hello", "done"]

@@ -131,7 +131,13 @@ async def _conversation(ctx: RunContext, step: StepNode, input: Any, path: tuple
             system.append(text)
         else:
             messages.append(Message("assistant" if role == "assistant" else "user", [TextPart(text)]))
-    return (await _call(ctx, _call_of(ctx, step), messages, "\n\n".join(system) or None, path))[0]
+    if step.thread is None:
+        return (await _call(ctx, _call_of(ctx, step), messages, "\n\n".join(system) or None, path))[0]
+    # A thread's conversation comes first; the step's own messages and the reply are its turn (threads.py).
+    history = history_of(ctx, step.thread)
+    done, reply = await _call(ctx, _call_of(ctx, step), history + messages, "\n\n".join(system) or None, path)
+    leave(ctx, step.thread, path, step.name, [*history, *messages, reply], len(history))
+    return done
 
 
 async def _built(record: Any) -> Done:
