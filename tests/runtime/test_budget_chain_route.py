@@ -137,3 +137,17 @@ route pick on input {
     assert format_text(formatted)[0] == formatted
     one_line = 'plait 0.2\n\nroute pick on input { "x" -> a, budget = { model_calls = 3 }, else -> b }\n'
     assert format_text(one_line)[0] == one_line
+
+
+def test_fmt_keeps_a_chains_elements_on_one_line_when_only_its_block_spans_lines():
+    text = "plait 0.2\n\nchain main = a -> b {\n  # why\n  budget = { model_calls = 10 }\n}\n"
+    assert format_text(text)[0] == text
+    long = "plait 0.2\n\nchain main = " + " -> ".join(["a_rather_long_step_name"] * 4) + " { budget = { usd = 1 } }\n"
+    formatted = format_text(long)[0]
+    assert formatted is not None and formatted.splitlines()[2:] == [
+        "chain main = a_rather_long_step_name",
+        "  -> a_rather_long_step_name",
+        "  -> a_rather_long_step_name",
+        "  -> a_rather_long_step_name { budget = { usd = 1 } }",
+    ]
+    assert format_text(formatted)[0] == formatted

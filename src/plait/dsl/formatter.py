@@ -445,10 +445,17 @@ class _Layout:
 
     def chain(self, d: ast.ChainDecl) -> None:
         self.write(" = ")
-        self.elements(d.elements)
-        if d.body is not None:
-            self.write(" ")
-            self.block(d.body, "")
+        if d.body is None:
+            self.elements(d.elements)
+            return
+        # With a block (a `budget`), as a loop's: the elements on one line when they fit there, then the block.
+        text = self.inline_elements(d.elements)
+        if text is not None and self.fits(text + " {"):
+            self.emit(text, d.elements[0].span.offset, d.elements[-1].span.end_offset)
+        else:
+            self.elements(d.elements)
+        self.write(" ")
+        self.block(d.body, "")
 
     def elements(self, elements: Sequence[ast.ChainElement]) -> None:
         """A chain's (or a loop's, a map's) elements, one per line from the second."""
