@@ -11,6 +11,7 @@ from typing import Any
 
 from spec_helpers import run_seeing, write_spec
 
+from plait.cli import main
 from plait.runtime.engine import Engine
 
 SPEC = """
@@ -186,3 +187,41 @@ def test_a_run_cut_off_just_after_a_break_resumes_past_the_loop(tmp_path):
         ("gate", None, "polish"),
         ("polish", "break", None),
     ]
+
+
+def test_coverage_counts_break_as_a_loop_exit_and_its_case(tmp_path, capsys):
+    spec = write_spec(tmp_path, SPEC, REPLIES)
+    assert main(["run", str(spec), "--input", "a kettle"]) == 0
+    capsys.readouterr()
+    main(["coverage", str(spec), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    items = {item["id"]: item["runs"] for entry in report["entries"] for item in entry["items"]}
+    # Three ways out of this loop: it has no `until`, so no `met`; a run left it by the route's break case.
+    assert {k: v for k, v in items.items() if k.startswith("loop:")} == {
+        "loop:polish:exhausted": 0,
+        "loop:polish:break": 1,
+    }
+    assert items['case:gate="accept"'] == 1 and items['case:gate="revise"'] == 1
+
+
+def test_a_spec_test_reads_break_as_the_loop_exit(tmp_path, capsys):
+    spec = write_spec(
+        tmp_path,
+        SPEC
+        + """
+test accepted {
+  input   = "a kettle"
+  replies = {
+    draft  = [{ text = "d1" }, { text = "d2" }]
+    review = [{ output = { verdict = "revise", feedback = "shorter" } }, { output = { verdict = "accept", feedback = "good" } }]
+    note   = [{ text = "n1" }]
+    finish = [{ text = "done" }]
+  }
+  expect exit(polish) == "break"
+  expect iterations(polish) == 2
+  expect case(gate) == "accept"
+}
+""",
+        REPLIES,
+    )
+    assert main(["test", str(spec)]) == 0, capsys.readouterr().out

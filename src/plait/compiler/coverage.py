@@ -3,8 +3,9 @@ map paths, asks, approval outcomes and fallback edges were reached, as a report,
 
 The items an entry can reach come from the graph alone (`coverable`): every
 runnable reachable from the entry, each case of each route (`else` included),
-each loop's two exits (`met`: its `until` held; `exhausted`: it ran out of
-iterations), each map's two item paths (`done`, `error`), each ask, the three
+each loop's exits (`met`: its `until` held; `exhausted`: it ran out of
+iterations; `break`: a route case left it, when one can), each route case that
+goes to `break`, each map's two item paths (`done`, `error`), each ask, the three
 answers (`approve`, `reject`, `edit`) to each approval-gated tool an agent
 uses, and each fallback edge. What was reached is a set of the same item ids,
 measured from run records by the runtime (src/plait/runtime/coverage.py); this
@@ -88,6 +89,7 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
     """Every item a run of `entry` could exercise, in report order (KINDS, then graph order)."""
     reached = _reachable(graph, entry)
     items: list[Item] = []
+    broken = {edge.target for edge in graph.edges("break")}
     for name in reached:
         node = graph.node(name)
         kind = node.kind
@@ -99,8 +101,12 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
                 items.append(Item(item_id("case", name, label), "case", name, label, (name, case.target)))
             if node.otherwise:  # type: ignore[attr-defined]
                 items.append(Item(item_id("case", name, "else"), "case", name, "else", (name, node.otherwise)))  # type: ignore[attr-defined]
+            for leave in node.breaks:  # type: ignore[attr-defined]
+                items.append(Item(item_id("case", name, leave.label), "case", name, leave.label, (name, leave.leaves)))
         elif kind == "loop":
             exits = (("met",) if node.until is not None else ()) + ("exhausted",)  # type: ignore[attr-defined]
+            if name in broken:  # a route case can leave it
+                exits += ("break",)
             items.extend(Item(item_id("loop", name, e), "loop", name, e) for e in exits)
         elif kind == "map":
             items.extend(Item(item_id("map", name, p), "map", name, p) for p in ("done", "error"))

@@ -3,7 +3,8 @@
 A run's rows say everything coverage needs (src/plait/compiler/coverage.py
 names the items): the graph path of every model call, tool call and decision
 (each runnable named on a path was reached), route cases, loop iterations
-(the last one's condition: `met`, or the bound reached: `exhausted`), map
+(the last one's condition: `met`, the bound reached: `exhausted`, or a route
+case that left it: `break`), map
 items (`done`/`error`), asks (answered, or waiting in the stop row), approval
 decisions (their tool from the stop row that listed the call) and the model
 each reply came from (a fallback edge when it is the agent's fallback).
@@ -117,7 +118,9 @@ def _decision(graph: GraphView, key: str, d: dict[str, Any], hits: set[str], app
         if isinstance(d.get("target"), str):
             hits.add(item_id("runnable", d["target"]))
     elif kind == "loop" and node.kind == "loop":
-        if d.get("holds"):
+        if d.get("exit") == "break":  # a route case left it (plait 0.3), whichever iteration it was
+            hits.add(item_id("loop", name, "break"))
+        elif d.get("holds"):
             hits.add(item_id("loop", name, "met"))
         elif isinstance(d.get("iteration"), int) and d["iteration"] >= (node.max_iterations or 0):
             hits.add(item_id("loop", name, "exhausted"))

@@ -164,9 +164,16 @@ def _read(subject: dict[str, Any], seen: Observed) -> Any:
         loops = [d for d in seen.decisions if d.get("kind") == "loop" and d.get("name") == name]
         if not loops:
             return MISSING
+        if loops[-1].get("exit") == "break":
+            return "break"
         return "met" if loops[-1].get("holds") else "exhausted"
     if kind == "items":
-        return sum(1 for d in seen.decisions if d.get("kind") == "map" and d.get("name") == name)
+        # The items it ran: one its `filter` skipped did not run.
+        return sum(
+            1
+            for d in seen.decisions
+            if d.get("kind") == "map" and d.get("name") == name and d.get("status") != "skipped"
+        )
     if kind == "asked":
         return name in seen.asked
     if kind == "approvals":

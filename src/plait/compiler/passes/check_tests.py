@@ -35,7 +35,7 @@ TEST_ATTRIBUTES: dict[str, str] = {
     "input": "the run's input",
     "replies": "inline replies keyed by runnable, `cassette(FILE)` or `live`",
     "answers": "an answer per ask, by the ask's name",
-    "decisions": 'a decision per tool that needs approval: "approve", "reject" or `{ action = "edit", ... }`',
+    "decisions": 'a decision per tool that needs approval: "approve", "approve_same", "reject" or `{ action = "edit", ... }`',
     "tools": "stand-in results per tool, in call order: the tool never runs",
 }
 #: `expect SUBJECT WORD VALUE`: the words, and the comparisons a condition writes.
@@ -53,7 +53,7 @@ _KIND_OF_FUNCTION = {
     "calls": "tool",
 }
 _NUMBER_SUBJECTS = ("iterations", "items", "approvals", "calls")
-_DECISION_ACTIONS = ("approve", "reject", "edit")
+_DECISION_ACTIONS = ("approve", "approve_same", "reject", "edit")
 #: Tool runs a test cannot stand in for: a provider runs a hosted tool, and a delegated agent answers from `replies`.
 _NOT_RUN_BY_PLAIT = ("hosted", "agent")
 
@@ -338,8 +338,8 @@ class _Test:
             if action not in _DECISION_ACTIONS:
                 self.report(
                     "P701",
-                    f'the decision for `{name}` must be "approve", "reject" or `{{ action = "edit", arguments = '
-                    "{ ... } }`",
+                    f'the decision for `{name}` must be "approve", "approve_same", "reject" or '
+                    '`{ action = "edit", arguments = { ... } }`',
                     entry.value.span,
                 )
                 continue
@@ -773,6 +773,8 @@ class _Test:
         record = self.graph.get(route) if self.graph is not None else None
         cases = getattr(record, "cases", ())
         labels = [case.value for case in cases]
+        # A case that goes to `break` (plait 0.3) is a case the route can take too.
+        labels += [leave.value if leave.value is not None else "else" for leave in getattr(record, "breaks", ())]
         if getattr(record, "otherwise", None) is not None:
             labels.append("else")
         if not any(value == label and type(value) is type(label) for label in labels):
