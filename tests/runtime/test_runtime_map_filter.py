@@ -133,3 +133,17 @@ def test_a_resumed_map_does_not_run_a_dropped_item_again(tmp_path, capsys, monke
     assert main(["resume", out["run_id"], "--answer", f'{pending["id"]}={{"keep": true}}', "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["output"] == [{"keep": True}]
     assert (tmp_path / "ran.log").read_text().splitlines() == ["bad", "ok"]
+
+
+def test_coverage_counts_a_skipped_item_as_its_own_path(tmp_path, capsys, monkeypatch):
+    from plait.cli import main
+
+    _engine(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "spec.plait", "--input", "go", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert run_id and main(["coverage", "spec.plait", "--json"]) in (0, 7)
+    report = json.loads(capsys.readouterr().out)
+    items = {i["id"]: i["runs"] for entry in report["entries"] for i in entry["items"]}
+    assert items["map:urgent:skipped"] == 1 and items["map:urgent:done"] == 1
+    assert items["map:urgent:error"] == 0

@@ -109,7 +109,9 @@ def coverable(graph: GraphView, entry: str) -> list[Item]:
                 exits += ("break",)
             items.extend(Item(item_id("loop", name, e), "loop", name, e) for e in exits)
         elif kind == "map":
-            items.extend(Item(item_id("map", name, p), "map", name, p) for p in ("done", "error"))
+            # With a `filter`, an item it skipped is a path of its own.
+            paths = ("done", "error", "skipped") if getattr(node, "filter", None) is not None else ("done", "error")
+            items.extend(Item(item_id("map", name, p), "map", name, p) for p in paths)
         elif kind == "ask":
             items.append(Item(item_id("ask", name), "ask", name))
     for edge in graph.edges("uses"):

@@ -125,7 +125,8 @@ def _decision(graph: GraphView, key: str, d: dict[str, Any], hits: set[str], app
         elif isinstance(d.get("iteration"), int) and d["iteration"] >= (node.max_iterations or 0):
             hits.add(item_id("loop", name, "exhausted"))
     elif kind == "map" and node.kind == "map":
-        hits.add(item_id("map", name, "error" if d.get("status") == "error" else "done"))
+        status = d.get("status")
+        hits.add(item_id("map", name, status if status in ("error", "skipped") else "done"))
     elif kind == "ask":
         hits.add(item_id("ask", name))
 
