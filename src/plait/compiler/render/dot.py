@@ -96,7 +96,7 @@ def _edge_style(kind: str) -> str:
     if kind in ("calls", "fallback", "uses", "until", "thread"):
         # Resources hang off the flow; they must not stretch the main chain's ranks.
         attrs += ", weight=0"
-    if kind in ("loop", "back", "reads"):
+    if kind in ("loop", "back", "reads", "break"):
         # Back edges of a turn or a loop, and reads: drawn, but the flow still reads left to right.
         attrs += ", constraint=false"
     return attrs

@@ -353,6 +353,8 @@ def edge_label(graph: Graph, edge: Edge) -> str:
         return edge.label or (literal_text(edge.value) if edge.value is not None else "else")
     if kind == "back":
         return edge.label or "again"
+    if kind == "break":
+        return f"{edge.label}: break {edge.target}"
     if kind == "each":
         return "each item"
     if kind == "reads":

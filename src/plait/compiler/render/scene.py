@@ -217,6 +217,13 @@ def _last(graph: AgentGraph, node: str) -> str:
     return node
 
 
+def _after(graph: AgentGraph, loop: str, shown: dict[str, None]) -> str:
+    """Where a `break` out of `loop` goes on in the picture: what follows the loop where it runs (its one shown
+    successor), else the loop's own node, which its outgoing edges leave from."""
+    following = {e.target for e in graph.out_edges(loop, "next") if e.target in shown}
+    return following.pop() if len(following) == 1 else loop
+
+
 def _exit_hints(graph: AgentGraph, shown: dict[str, None], edges: list[SceneEdge]) -> list[SceneEdge]:
     """Invisible `layout` edges that place `end` after a chain's last element, not beside the chain's head."""
     hints = []
@@ -263,7 +270,8 @@ def build_scene(graph: AgentGraph, options: RenderOptions = RenderOptions()) -> 
             continue
         if e.kind in ("next", "body", "each") and e.chain is not None and e.chain not in shown:
             continue
-        edges.append(SceneEdge(e.source, e.target, e.kind, edge_label(graph, e)))
+        target = _after(graph, e.target, shown) if e.kind == "break" else e.target
+        edges.append(SceneEdge(e.source, target, e.kind, edge_label(graph, e)))
 
     clusters = _clusters(graph, shown)
     edges += _exit_hints(graph, shown, edges)

@@ -82,6 +82,7 @@ EDGE_STYLES: dict[str, EdgeStyle] = {
     "reads": EdgeStyle("#839192", "dotted", "-.->", 1.0, "odot", "1 4"),
     "handoff": EdgeStyle("#9a7d0a", "bold", "==>", 1.5, "vee"),
     "thread": EdgeStyle("#6c3483", "dashed", "-.->", 1.0, "odiamond", "4 3"),
+    "break": EdgeStyle("#c0392b", "bold", "==>", 2.0, "tee"),
     # The expanded turn.
     "turn": EdgeStyle("#7d6608", "solid", "-->", 1.5),
     "loop": EdgeStyle("#7d6608", "dashed", "-.->", 1.5, "normal", "5 5"),
