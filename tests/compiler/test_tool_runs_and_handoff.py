@@ -135,3 +135,24 @@ def test_a_tool_named_like_a_hand_off_is_a_collision():
     ).replace("tools   = [find_flights, web]", "tools   = [find_flights, web, transfer_to_billing]")
     found = compile_spec(text, path="spec.plait").diagnostics
     assert [d.code for d in found] == ["P306"] and "transfer_to_billing" in found[0].message
+
+
+COSTED = """plait 0.3
+model fast = "openai/gpt-4o-mini"
+agent finder { model = fast, max_steps = 3, output { flights: list[string] } }
+tool find "Find." {
+  params { origin: string }
+  run = delegate(finder) { returns = output.flights }
+}
+step billing { model = fast, prompt = "{{input}}" }
+agent planner { model = fast, max_steps = 2, tools = [find], handoff = [billing] }
+chain main = planner
+"""
+
+
+def test_the_cost_bound_counts_an_agent_tools_agent_and_the_costliest_hand_off_target():
+    from plait.compiler.bounds import bound_entry
+
+    rows = {row.name: row for row in bound_entry(compile_spec(COSTED, path="spec.plait").graph, "main").rows}
+    assert "finder" in rows and "billing" in rows
+    assert "unbounded × finder 3" in rows["planner"].formula and "max(billing) 1" in rows["planner"].formula

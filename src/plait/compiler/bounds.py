@@ -471,6 +471,8 @@ class _Walker:
             target = self.graph.get(tool)
             if target is not None and target.kind == "agent":
                 delegated.append(tool)
+            elif target is not None and target.kind == "tool" and (target.run or {}).get("type") == "agent":
+                delegated.append(target.run["agent"])  # an agent tool (plait 0.3): its agent runs per call
         base = (
             Quantity(CALL_OVERHEAD + 2 * MESSAGE_OVERHEAD)
             + input
@@ -492,6 +494,14 @@ class _Walker:
             many = unbounded(f"how many times one reply of `{node.name}` delegates to `{name}`")
             cost = cost + per.times(many)
             parts.append(f"unbounded × {name} {per.calls.text()}")
+        # A hand-off (plait 0.3) runs one of its targets after the agent, with the agent's input: the costliest.
+        handed: Cost | None = None
+        for target in getattr(node, "handoff", ()):
+            one = self.visit(target, input, depth, frame)
+            handed = one if handed is None else handed.most(one)
+        if handed is not None:
+            cost = cost + handed
+            parts.append(f"max({', '.join(node.handoff)}) {handed.calls.text()}")
         return cost, " + ".join(parts), per_call
 
     # --- model calls -------------------------------------------------------------------------------------------
@@ -638,6 +648,8 @@ class _Walker:
         spec_text = json.dumps({"name": node.name, "description": node.description, "parameters": node.parameters})
         spec = Quantity(_bytes(spec_text) + MESSAGE_OVERHEAD)
         run = node.run or {}
+        if run.get("type") == "agent":  # an agent tool (plait 0.3): what its agent answers
+            return spec, self.result(run["agent"])
         if run.get("type") == "http":
             limit = run.get("max_response")
             return spec, Quantity(limit) if isinstance(limit, int) else unbounded(f"what http tool `{ref}` returns")
