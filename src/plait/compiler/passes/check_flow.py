@@ -557,7 +557,7 @@ class Condition:
         elif isinstance(node, ast.PathValue):
             parts = tuple(node.parts)
         else:
-            self.bad("a condition compares a field of the body's output: write the field first", node.span)
+            self.bad(f"a condition compares a field of {self.whose}: write the field first", node.span)
             return None
         path = ".".join(parts)
         if parts[0] in self.inside and self.flow.ctx.kind(parts[0]) is not None:
