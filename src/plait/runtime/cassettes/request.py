@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from operator import is_
 from typing import Any
 
 import orjson
@@ -22,7 +23,7 @@ import orjson
 from ..providers.base import Message, ModelRequest, ToolSpec
 from ..secret_values import known, mask_json
 
-__all__ = ["Cache", "canonical", "canonical_bytes", "canonical_text", "key_of", "request_key"]
+__all__ = ["Cache", "RunKeys", "canonical", "canonical_bytes", "canonical_text", "key_of", "request_key"]
 
 #: A run's encodings, made once: id(message) → (the message, its JSON); a runnable's settings → (its tool list, its
 #: schema, the JSON before and after the messages). Objects are held so their ids stay their own.
@@ -110,6 +111,13 @@ def _around(request: ModelRequest, cache: Cache | None) -> tuple[bytes, bytes]:
     return before, after
 
 
+def _encoded(m: Message, cache: Cache) -> bytes:
+    hit = cache.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = cache[id(m)] = (m, _dumps(_message(m)))
+    return hit[1]
+
+
 def canonical_bytes(request: ModelRequest, cache: Cache | None = None) -> bytes:
     """`canonical(request)` as canonical JSON, remembered secrets masked; `cache` keeps each message's (and the tool
     list's) encoding across the calls of a run, so a call encodes only what is new in it."""
@@ -143,3 +151,45 @@ def key_of(text: bytes) -> str:
 def request_key(request: ModelRequest, cache: Cache | None = None) -> str:
     """The SHA-256 (hex, 32 digits) of the canonical request: the same question gets the same key in any run."""
     return key_of(canonical_bytes(request, cache))
+
+
+class RunKeys:
+    """`request_key` for every call of one run, each the same key `request_key` gives, at the cost of what is new.
+
+    A turn re-sends the conversation so far, so hashing each request whole costs a
+    run N² bytes. Per conversation (a request's graph path) this keeps the hash of
+    the canonical JSON up to the end of the messages its last call sent; a call
+    whose messages begin with those same objects hashes only the rest. Anything
+    else (a window that dropped messages, other settings, remembered secrets to
+    mask across the whole text) is hashed whole, through the same cache.
+    """
+
+    __slots__ = ("cache", "_open")
+
+    def __init__(self) -> None:
+        self.cache: Cache = {}
+        #: Per graph path: (the messages hashed, the JSON before them, the hash up to their end).
+        self._open: dict[tuple[str, ...], tuple[tuple[Message, ...], bytes, Any]] = {}
+
+    def key(self, request: ModelRequest) -> str:
+        if known():  # masking is done on the whole text
+            return request_key(request, self.cache)
+        messages, cache = request.messages, self.cache
+        before, after = _around(request, cache)
+        last = self._open.get(request.path)
+        if (
+            last is not None
+            and last[1] == before
+            and len(last[0]) <= len(messages)
+            and all(map(is_, last[0], messages))
+        ):
+            sent, digest = len(last[0]), last[2].copy()
+        else:
+            sent, digest = 0, hashlib.sha256(before)
+        for n, m in enumerate(messages[sent:], sent):
+            if n:
+                digest.update(b",")
+            digest.update(_encoded(m, cache))
+        self._open[request.path] = (tuple(messages), before, digest.copy())
+        digest.update(after)
+        return digest.hexdigest()[:32]

@@ -17,13 +17,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from ..cassettes.request import request_key
 from ..budget import call_cost
 from ..history import from_json, message_from_json, message_to_json, to_json
 from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
 from ..tools import ToolOutcome
-from .requests import describe_request
 from .run_journal import idempotency_key
 
 if TYPE_CHECKING:
@@ -77,7 +75,7 @@ async def journaled_model_call(
             "model": agent.model,
             "target": f"{config.provider}/{config.model_id}" if config is not None else None,
             "messages": len(request.messages),
-            **describe_request(request, journal.bodies, journal.digests),
+            **journal.requests.describe(request),
         },
     )
     await journal.durable()
@@ -94,7 +92,7 @@ async def journaled_model_call(
                 "message": str(error),
                 "latency_ms": _ms(started),
                 "providers": ctx.provider_snapshots(),
-                "request_key": request_key(request, journal.keys),
+                "request_key": journal.keys.key(request),
             },
         )
         raise
@@ -115,7 +113,7 @@ async def journaled_model_call(
             "latency_ms": _ms(started),
             "providers": ctx.provider_snapshots(),
             # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.
-            "request_key": request_key(request, journal.keys),
+            "request_key": journal.keys.key(request),
             **({"hosted": response.hosted} if response.hosted else {}),
         },
     )

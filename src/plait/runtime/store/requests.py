@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -19,7 +20,7 @@ import orjson
 if TYPE_CHECKING:
     from ..providers.base import Message, ModelRequest
 
-__all__ = ["comparable", "describe_request", "digest"]
+__all__ = ["RequestRows", "comparable", "digest"]
 
 
 def comparable(message: Message) -> dict[str, Any]:
@@ -44,32 +45,61 @@ def digest(value: Any) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def describe_request(request: ModelRequest, seen: set[str], cache: dict[int, tuple[Any, str, dict]]) -> dict[str, Any]:
-    """The row fields of a request: `digests` (one per message, in order), `system` (its digest), `tools` (names),
-    and `bodies` (digest → comparable message) for the messages and system prompt `seen` has not had yet.
+class RequestRows:
+    """One run's model requests → the fields of their journal rows: `digests` (one per message, in order),
+    `system` (its digest), `tools` (names), `output` (the answer schema's digest), and `bodies` (digest →
+    comparable message) for the messages and system prompts no earlier row of the run holds.
 
-    `cache` maps a message object (held, so its id stays its own) to its digest: a turn re-sends the
-    conversation so far, and each message is digested once."""
-    digests = []
-    bodies: dict[str, Any] = {}
-    for message in request.messages:
-        hit = cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            body = comparable(message)
-            hit = cache[id(message)] = (message, digest(body), body)
-        digests.append(hit[1])
-        if hit[1] not in seen:
-            seen.add(hit[1])
-            bodies[hit[1]] = hit[2]
-    row: dict[str, Any] = {"digests": digests, "tools": [t.name for t in request.tools]}
-    if request.system:
-        system = digest(request.system)
-        row["system"] = system
-        if system not in seen:
-            seen.add(system)
-            bodies[system] = {"role": "system", "text": request.system}
-    if request.output_schema is not None:
-        row["output"] = digest(request.output_schema)
-    if bodies:
-        row["bodies"] = bodies
-    return row
+    A turn re-sends the conversation so far: each message object is digested once, and per conversation (a
+    request's graph path) the digests its last call sent are kept, so a call that begins with those same
+    messages looks up only the rest."""
+
+    __slots__ = ("bodies", "_messages", "_open", "_system", "_schemas")
+
+    def __init__(self) -> None:
+        #: Digests whose bodies a row of this run holds (an earlier attempt's rows included, on a resume).
+        self.bodies: set[str] = set()
+        #: id(message) → (the message, held so its id stays its own; its digest; its comparable body).
+        self._messages: dict[int, tuple[Any, str, dict[str, Any]]] = {}
+        #: Per graph path: (the messages its last call sent, their digests).
+        self._open: dict[tuple[str, ...], tuple[tuple[Any, ...], list[str]]] = {}
+        self._system: dict[str, str] = {}
+        self._schemas: dict[int, tuple[Any, str]] = {}
+
+    def describe(self, request: ModelRequest) -> dict[str, Any]:
+        messages, seen = request.messages, self.bodies
+        last = self._open.get(request.path)
+        if last is not None and len(last[0]) <= len(messages) and all(map(is_, last[0], messages)):
+            digests, start = last[1][:], len(last[0])
+        else:
+            digests, start = [], 0
+        bodies: dict[str, Any] = {}
+        cache = self._messages
+        for message in messages[start:]:
+            hit = cache.get(id(message))
+            if hit is None or hit[0] is not message:
+                body = comparable(message)
+                hit = cache[id(message)] = (message, digest(body), body)
+            digests.append(hit[1])
+            if hit[1] not in seen:
+                seen.add(hit[1])
+                bodies[hit[1]] = hit[2]
+        self._open[request.path] = (tuple(messages), digests[:])
+        row: dict[str, Any] = {"digests": digests, "tools": [t.name for t in request.tools]}
+        if request.system:
+            system = self._system.get(request.system)
+            if system is None:
+                system = self._system[request.system] = digest(request.system)
+            row["system"] = system
+            if system not in seen:
+                seen.add(system)
+                bodies[system] = {"role": "system", "text": request.system}
+        schema = request.output_schema
+        if schema is not None:
+            known = self._schemas.get(id(schema))
+            if known is None or known[0] is not schema:
+                known = self._schemas[id(schema)] = (schema, digest(schema))
+            row["output"] = known[1]
+        if bodies:
+            row["bodies"] = bodies
+        return row

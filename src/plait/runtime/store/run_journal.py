@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ..cassettes.request import RunKeys
 from .base import Journal, storable
+from .requests import RequestRows
 
 __all__ = ["RunJournal", "idempotency_key", "pending_id"]
 
@@ -47,8 +49,7 @@ class RunJournal:
         "unknown",
         "effect_decisions",
         "base",
-        "bodies",
-        "digests",
+        "requests",
         "keys",
     )
 
@@ -76,13 +77,9 @@ class RunJournal:
         self.effect_decisions: dict[str, tuple[str, int]] = {}
         #: The JSON snapshot a run continued from when it came into the journal mid-way (plait 0.1's store, an import).
         self.base: dict[str, Any] | None = None
-        #: Digests of the messages whose bodies a request row of this run holds (requests.py), and each message
-        #: object's digest, so a conversation's messages are digested and stored once.
-        self.bodies: set[str] = set()
-        self.digests: dict[int, tuple[Any, str, dict[str, Any]]] = {}
-        #: Each message's canonical JSON (cassettes/request.py), so a reply row's request key encodes only what is
-        #: new in its request: a turn re-sends the conversation so far, and without it a run's keys cost N² encodes.
-        self.keys: dict[Any, tuple[Any, ...]] = {}
+        #: The fields of this run's request rows and its replies' request keys, each message encoded once.
+        self.requests = RequestRows()
+        self.keys = RunKeys()
         for row in events or ():
             self._load(row)
 
@@ -92,7 +89,7 @@ class RunJournal:
         if kind == "base":
             self.base = data
         elif kind == "model_request":
-            self.bodies.update(data.get("bodies") or ())
+            self.requests.bodies.update(data.get("bodies") or ())
         elif kind == "model_reply":
             self._replies[key] = data
             self.provider_state.update(data.get("providers") or {})
