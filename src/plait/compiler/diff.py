@@ -39,8 +39,8 @@ CONTRACTS: dict[str, tuple[str, ...]] = {kind: contracts(cls) for kind, cls in K
 _EDGE_ATTRS_IN_KEY = ("chain", "branch", "path", "tool")
 #: Attributes derived from others compared already: an MCP server's fingerprint (its command, url, env, headers).
 _DERIVED_ATTRS = ("fingerprint",)
-#: Edges that only redraw node attributes compared already (a route's cases, a loop's until and bound).
-_DERIVED_EDGES = ("case", "back")
+#: Edges that only redraw node attributes compared already (a route's cases and breaks, a loop's until and bound).
+_DERIVED_EDGES = ("case", "back", "break")
 #: Attributes holding a type, compared field by field.
 _TYPED = ("output", "type")
 
@@ -134,8 +134,11 @@ def _node_changes(old: dict, new: dict) -> list[Change]:
                 what = "contract" if contract else "attribute"
                 if field in _TYPED and isinstance(before, dict) and isinstance(value, dict):
                     out += _type_changes(what, id, node["kind"], field, before, value)
-                elif field == "cases" and isinstance(before, list) and isinstance(value, list):
-                    out += _case_changes(id, node["kind"], before, value)
+                elif field in ("cases", "breaks") and isinstance(before, list) and isinstance(value, list):
+                    # A case that goes to a runnable or to `break` is one case: compared once, by its literal.
+                    if field == "breaks" and old[id]["attrs"].get("cases") != node["attrs"].get("cases"):
+                        continue
+                    out += _case_changes(id, node["kind"], _every_case(old[id]["attrs"]), _every_case(node["attrs"]))
                 elif field == "offered" and isinstance(before, list) and isinstance(value, list):
                     out += _offered_changes(id, node["kind"], before, value)
                 elif field == "bindings" and isinstance(before, dict) and isinstance(value, dict):
@@ -265,10 +268,16 @@ def _type_changes(what: str, id: str, kind: str, field: str, old: dict, new: dic
     return out
 
 
+def _every_case(attrs: dict[str, Any]) -> list[dict]:
+    """A route's cases and its break cases (plait 0.3) as one list, a break's target written `break LOOP`."""
+    breaks = [{"value": b["value"], "target": f"break {b['leaves']}"} for b in attrs.get("breaks") or ()]
+    return list(attrs.get("cases") or ()) + breaks
+
+
 def _case_changes(id: str, kind: str, old: list[dict], new: list[dict]) -> list[Change]:
-    """A route's cases by literal: one added, removed or retargeted per line."""
-    before = {json.dumps(c["value"]): c["target"] for c in old}
-    after = {json.dumps(c["value"]): c["target"] for c in new}
+    """A route's cases by literal: one added, removed or retargeted per line (`else` for a break's `else`)."""
+    before = {_literal(c["value"]): c["target"] for c in old}
+    after = {_literal(c["value"]): c["target"] for c in new}
     out = []
     for value, target in after.items():
         if value not in before:
@@ -281,6 +290,10 @@ def _case_changes(id: str, kind: str, old: list[dict], new: list[dict]) -> list[
         if value not in after
     ]
     return out
+
+
+def _literal(value: Any) -> str:
+    return "else" if value is None else json.dumps(value)
 
 
 def _edge_changes(old: dict, new: dict) -> list[Change]:

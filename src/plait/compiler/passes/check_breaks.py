@@ -149,12 +149,12 @@ def _leaves(ctx: CompileContext, parents: _Parents, route: str, case: ast.RouteC
         blocked = parents.outside(route, loop)
         if blocked is None:
             return loop
-        where = "runs outside it" if blocked == _NO_LOOP else f"runs in {blocked}, which a break cannot leave"
+        where = "is not in it at all" if blocked == _NO_LOOP else f"runs in {blocked}, which a break cannot leave"
         ctx.diagnostics.append(
             make(
                 "P321",
                 f"`break {loop}` in route `{route}`: the route is not inside loop `{loop}` on every way it runs "
-                f"(it {where})",
+                f"(one way {where})",
                 case.span,
             )
         )
