@@ -147,3 +147,13 @@ def test_coverage_counts_a_skipped_item_as_its_own_path(tmp_path, capsys, monkey
     items = {i["id"]: i["runs"] for entry in report["entries"] for i in entry["items"]}
     assert items["map:urgent:skipped"] == 1 and items["map:urgent:done"] == 1
     assert items["map:urgent:error"] == 0
+
+
+def test_the_live_view_says_an_item_was_skipped_not_failed():
+    from plait.cli.live import describe
+    from plait.runtime.events import Event
+
+    skipped = Event("map_item", ("main", "urgent"), {"map": "urgent", "index": 2, "status": "skipped"})
+    failed = Event("map_item", ("main", "urgent"), {"map": "urgent", "index": 3, "status": "error"})
+    assert describe(skipped) == "urgent: item 2 skipped by its filter"
+    assert describe(failed) == "urgent: item 3 failed"

@@ -50,7 +50,9 @@ def describe(event: Any) -> str | None:
         holds = f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else ""
         return f"{data['loop']}: iteration {data['iteration']}{holds}"
     if event.type == "map_item":
-        return f"{data['map']}: item {data['index']} {'done' if data['status'] == 'done' else 'failed'}"
+        status = data["status"]
+        said = {"done": "done", "skipped": "skipped by its filter"}.get(status, "failed")
+        return f"{data['map']}: item {data['index']} {said}"
     if event.type == "warning":
         return f"warning[{data['code']}]: {data['message']}"
     return None

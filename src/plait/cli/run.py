@@ -398,7 +398,10 @@ def print_pending(pending: list[Any], file: str | None = None, run_id: str | Non
     if file and run_id:
         decide = " ".join(shlex.quote(f"--decide={p.id}=approve") for p in calls)
         print(
-            clean(f"resume with: plait run {file} --resume {run_id} {decide}  (or ID=reject[:message], ID=edit:JSON)"),
+            clean(
+                f"resume with: plait run {file} --resume {run_id} {decide}"
+                "  (or ID=approve_same, ID=reject[:message], ID=edit:JSON)"
+            ),
             file=sys.stderr,
         )
 
