@@ -120,7 +120,7 @@ def test_keep_last_never_keeps_a_tool_result_without_its_call(tmp_path):
         assert all(m["tool_call_id"] in calls for m in request["messages"] if m["role"] == "tool")
 
 
-def test_a_thread_without_keep_last_keeps_every_message(tmp_path):
+def test_a_reader_without_the_tool_sees_another_agents_calls_as_text_and_the_thread_keeps_them(tmp_path):
     replies = {
         "researcher": [{"tool_calls": [{"name": "look", "arguments": {"q": "kettles"}}]}, {"text": "found it"}],
         "summary": [{"text": "short"}],
@@ -133,8 +133,20 @@ def test_a_thread_without_keep_last_keeps_every_message(tmp_path):
     )
     engine = Engine.from_spec(spec)
     seen = spied(engine)
-    plait.run(engine, "kettles")
-    assert [role for role, _ in said(seen[2])] == ["user", "assistant", "tool", "assistant", "user"]
+    run = engine.start("kettles")
+    asyncio.run(_wait(run))
+    # The step has no tools: a provider would refuse a call of one it was not given, so the call is told as text.
+    assert said(seen[2]) == [
+        ("user", "kettles"),
+        ("assistant", '(called `look` with {"q": "kettles"})'),
+        ("user", "(`look` answered: a fact about kettles)"),
+        ("assistant", "found it"),
+        ("user", "Summarise."),
+    ]
+    assert not any(m.get("tool_calls") for m in seen[2]["messages"])
+    # The thread keeps every message as it was: the call, its result, then the step's turn.
+    assert [m.role for m in run.ctx.threads["talk"]] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert run.ctx.threads["talk"][1].tool_calls[0].name == "look"
 
 
 # --- the journal, and a resume after a crash mid-thread ------------------------------------------------------
@@ -270,3 +282,33 @@ def test_a_step_with_messages_continues_its_thread_with_them(tmp_path):
     ]
     assert seen[1]["system"] == "Be brief."
     assert [m.text for m in run.ctx.threads["talk"]] == ["hi", "hello", "Example?", "Sure.", "Now hello", "done"]
+
+
+def test_an_agent_with_the_tool_sees_its_earlier_calls_as_calls(tmp_path):
+    spec = """
+    plait 0.3
+    thread talk
+    tool look "Look something up." {
+      params { q: string }
+      run = python("looks:look")
+    }
+    agent researcher { model = m, tools = [look], thread = talk }
+    step check { model = m, prompt = "Done? {{input}}", output { done: bool } }
+    loop again = researcher -> check { until = done == true, max_iterations = 2 }
+    """
+    replies = {
+        "researcher": [
+            {"tool_calls": [{"name": "look", "arguments": {"q": "kettles"}}]},
+            {"text": "found it"},
+            {"text": "still found"},
+        ],
+        "check": [{"output": {"done": False}}, {"output": {"done": True}}],
+    }
+    looks = {"looks.py": "def look(q):\n    return 'a fact about ' + q\n"}
+    engine = Engine.from_spec(write_spec(tmp_path, spec, replies, **looks))
+    seen = spied(engine)
+    run = engine.start("kettles")
+    asyncio.run(_wait(run))
+    second = [r for r in seen if r["by"] == "researcher"][2]
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool", "assistant", "user"]
+    assert second["messages"][1]["tool_calls"][0]["name"] == "look"

@@ -103,7 +103,7 @@ async def run_agent(
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
         if agent.thread is not None:  # a thread's conversation so far comes before this turn (threads.py)
-            run.messages = history_of(ctx, agent.thread)
+            run.messages = history_of(ctx, agent.thread, run.toolset.tools)
             run.thread_from = len(run.messages)
         if agent.prompt is None:  # its input is its first message: text as it is, a record as JSON
             begin(run, ctx, as_text(input))
@@ -117,7 +117,7 @@ async def run_agent(
         _repair(run, ctx)
     outcome = await drive(run, ctx)
     if agent.thread is not None and isinstance(outcome, Done):
-        leave(ctx, agent.thread, path, agent.name, run.messages, run.thread_from)
+        leave(ctx, agent.thread, path, agent.name, run.messages[run.thread_from :])
     return outcome
 
 

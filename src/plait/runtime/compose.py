@@ -116,7 +116,7 @@ async def _threaded(
     """A model step that continues a thread: the thread's messages, then its prompt; its exchange is added to them."""
     history = history_of(ctx, thread)
     done, reply = await _call(ctx, _call_of(ctx, step), history + [Message.user(prompt)], system, path)
-    leave(ctx, thread, path, step.name, history + [Message.user(prompt), reply], len(history))
+    leave(ctx, thread, path, step.name, [Message.user(prompt), reply])
     return done
 
 
@@ -136,7 +136,7 @@ async def _conversation(ctx: RunContext, step: StepNode, input: Any, path: tuple
     # A thread's conversation comes first; the step's own messages and the reply are its turn (threads.py).
     history = history_of(ctx, step.thread)
     done, reply = await _call(ctx, _call_of(ctx, step), history + messages, "\n\n".join(system) or None, path)
-    leave(ctx, step.thread, path, step.name, [*history, *messages, reply], len(history))
+    leave(ctx, step.thread, path, step.name, [*messages, reply])
     return done
 
 
