@@ -312,3 +312,18 @@ def test_an_agent_with_the_tool_sees_its_earlier_calls_as_calls(tmp_path):
     second = [r for r in seen if r["by"] == "researcher"][2]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool", "assistant", "user"]
     assert second["messages"][1]["tool_calls"][0]["name"] == "look"
+
+
+def test_plait_trace_shows_each_write_to_a_thread(tmp_path, capsys):
+    from plait.cli import main
+
+    engine = Engine.from_spec(write_spec(tmp_path, LOOP.replace("keep_last = 40", "keep_last = 3"), REPLIES))
+    result = asyncio.run(_wait(engine.start("a kettle")))
+    engine.store.close()
+    capsys.readouterr()
+    assert main(["trace", result.run_id, "--dir", str(tmp_path)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "thread session:" in line]
+    assert len(lines) == 5
+    assert "writer added 2 message(s), 2 kept → 'draft one'" in lines[0]
+    assert "coach added 2 message(s), 3 kept, 1 dropped by keep_last" in lines[1]
+    assert lines[1].endswith("@ main/improve/#1/coach#thread")
