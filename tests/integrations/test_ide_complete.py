@@ -69,7 +69,7 @@ def offered(project):
         ("chain c = parallel(review, ", RUNNABLES),
         ("parallel p = [", RUNNABLES),
         ("loop l = review -> writer {\n  until = ", RUNNABLES),
-        ('route r on review.verdict {\n  "ok" -> ', RUNNABLES),
+        ('route r on review.verdict {\n  "ok" -> ', [*RUNNABLES, "break"]),
         ("route r on ", ["input", "state", *RUNNABLES]),
         ("map m = review {\n  over = ", ["input", "state", *RUNNABLES]),
         ("tool t {\n  approval = ", ["required", "never"]),

@@ -246,6 +246,13 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         return
     if kind == "route" and top.statement and top.statement[-1] == "->":
         yield from _names(declared, RUNNABLE_KINDS, own)
+        if "break" not in declared:  # plait 0.3: a case may leave the loop around the route
+            yield Completion(
+                "break", "value", "leave the loop", "`break` leaves the innermost loop; `break NAME` that loop."
+            )
+        return
+    if kind == "route" and top.statement[-2:] == ["->", "break"] and "break" not in declared:
+        yield from _names(declared, ("loop",), own)  # `-> break outer`
         return
     # A route's attributes (`budget`) stand among its cases; a chain's are in its block.
     schema = SCHEMAS.get(kind, {})

@@ -87,6 +87,8 @@ def _uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
             yield from _path(decl.subject, source)
         for case in decl.cases:
             yield _use(case.target.name, case.target.span)
+            if case.loop is not None:  # `-> break outer` names the loop it leaves
+                yield _use(case.loop.name, case.loop.span)
     elif isinstance(decl, ast.LoopDecl | ast.MapDecl):
         yield from _elements(decl.body)
     block = getattr(decl, "block", None) if kind in ("loop", "map", "ask") else getattr(decl, "body", None)
