@@ -225,3 +225,26 @@ test accepted {
         REPLIES,
     )
     assert main(["test", str(spec)]) == 0, capsys.readouterr().out
+
+
+def test_trace_says_which_case_broke_out_and_which_loops_it_ended(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    replies = [
+        {"output": {"state": "next"}},
+        {"text": "t1"},
+        {"output": {"state": "stop"}},
+    ]
+    spec = write_spec(tmp_path, NESTED, replies)
+    assert main(["run", str(spec), "--input", "x", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert main(["trace", run_id]) == 0
+    # Each line: its offset, what happened, `@ PATH`.
+    lines = [line.strip().split("s  ", 1)[-1].split("  @ ")[0] for line in capsys.readouterr().out.splitlines()]
+    assert [line for line in lines if line.startswith(("route", "loop"))] == [
+        "route  judge: input.state = next → case next → break inner",
+        "loop   inner iteration 1: left by break",
+        "loop   outer iteration 1",
+        "route  judge: input.state = stop → case stop → break outer",
+        "loop   inner iteration 1: left by break on its way out of outer",
+        "loop   outer iteration 2: left by break",
+    ]

@@ -45,9 +45,12 @@ def describe(event: Any) -> str | None:
         return f"{event.agent}: tool {data['name']} {'failed' if data['is_error'] else 'ok'}{again}"
     if event.type == "route":
         value = json.dumps(data["value"], default=str, ensure_ascii=False)
-        return f"{data['route']}: case {json.dumps(data['case'])} -> {data['target']} ({data['subject']} = {value})"
+        target = f"break {data['leaves']}" if data.get("leaves") else data["target"]  # a case that leaves a loop
+        return f"{data['route']}: case {json.dumps(data['case'])} -> {target} ({data['subject']} = {value})"
     if event.type == "loop_iteration":
         holds = f", {data['condition']} is {str(data['holds']).lower()}" if data["condition"] else ""
+        if data.get("exit") == "break":
+            holds = ", left by break" + (f" on its way out of {data['leaves']}" if data.get("leaves") else "")
         return f"{data['loop']}: iteration {data['iteration']}{holds}"
     if event.type == "map_item":
         status = data["status"]

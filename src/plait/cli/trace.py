@@ -179,12 +179,17 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
     if of == "route":
         value = _short(data.get("value"), 60)
         case = _short(data.get("case"), 40)
-        return f"route  {name}: {data.get('subject')} = {value} → case {case} → {data.get('target')}"
+        # A case that goes to `break` (plait 0.3) runs nothing: it names the loop it leaves.
+        target = f"break {data['leaves']}" if data.get("leaves") else data.get("target")
+        return f"route  {name}: {data.get('subject')} = {value} → case {case} → {target}"
     if of == "handoff":
         return f"handoff {name} → {data.get('target')}"
     if of == "loop":
         condition = data.get("condition")
         holds = f": {condition} is {str(data.get('holds')).lower()}" if condition else ""
+        if data.get("exit") == "break":  # left by a route case, its condition not read
+            leaves = f" on its way out of {data['leaves']}" if data.get("leaves") else ""
+            holds = f": left by break{leaves}"
         return f"loop   {name} iteration {data.get('iteration')}{holds}"
     if of == "map":
         if data.get("status") == "done":
