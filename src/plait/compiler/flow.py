@@ -62,6 +62,9 @@ class Instance(Record):
     span: Span | None = None
     note: tuple = ()
     parent: "Instance | None" = field(default=None, repr=False, compare=False)
+    #: Paths a route around it narrowed (`on classify.kind`: `("classify",)` → the case's records), longest
+    #: first; reads of them and below use the narrowed type (src/plait/compiler/paths.py).
+    narrowed: tuple[tuple[tuple[str, ...], t.Type], ...] = field(default=(), repr=False, compare=False)
 
 
 def source(ctx: CompileContext, name: str) -> str:
@@ -165,10 +168,13 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         span: Span | None,
         note: tuple,
         parent: Instance | None,
+        narrowed: tuple[tuple[tuple[str, ...], t.Type], ...] | None = None,
     ) -> Instance:
         nonlocal counter
         kind = ctx.kind(name) or "parallel"
-        inst = Instance(counter, name, kind, input, producer, frames, span, note, parent)
+        if narrowed is None:  # what a route around the parent narrowed holds everywhere inside it
+            narrowed = parent.narrowed if parent is not None else ()
+        inst = Instance(counter, name, kind, input, producer, frames, span, note, parent, narrowed)
         counter += 1
         run.of.setdefault(name, []).append(inst.id)
         run.instances.append(inst)
@@ -263,14 +269,20 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
             children = made
         elif kind in ("parallel", "route"):
             note: tuple
-            narrowed = _narrowed(ctx, decl, inst.input) if kind == "route" else {}
+            narrowed = _narrowed(ctx, decl, inst) if kind == "route" else {}
             for index, branch in enumerate(members(ctx, name)):
                 if kind == "parallel":
                     span, note = inst.span, (("branch", branch, inst.note) if inst.note else ())
                 else:
                     span, note = element_spans.get((name, index)), ("case", branch, name)
-                arrives = narrowed.get(index, inst.input)
-                children.append(new(branch, arrives, inst.producer, inst.frames, span, note, inst))
+                arrives, reads = inst.input, inst.narrowed
+                if index in narrowed:
+                    prefix, typed = narrowed[index]
+                    if prefix == ("input",):
+                        arrives = typed
+                    else:
+                        reads = _narrow_reads(inst.narrowed, prefix, typed)
+                children.append(new(branch, arrives, inst.producer, inst.frames, span, note, inst, reads))
             run.edges.extend((start, 2 * c.id) for c in children)
             run.edges.extend((2 * c.id + 1, done) for c in children)
             if not children:
@@ -322,25 +334,45 @@ def _calls(ctx: CompileContext) -> dict[str, list]:
     return found
 
 
-def _narrowed(ctx: CompileContext, route: Any, input: t.Type) -> dict[int, t.Type]:
-    """Each case's input (by its index among the cases that name a runnable) when the route switches on the
-    discriminator of a union of records (`on input.kind`): the records whose literal the case names, and for
-    `else` the ones no case names. Empty when it switches on anything else."""
+def _narrowed(ctx: CompileContext, route: Any, inst: Instance) -> dict[int, tuple[tuple[str, ...], t.Type]]:
+    """What each case (by its index among the cases that name a runnable) reads narrowed when the route switches
+    on the discriminator of a union of records: the path of the union (`("input",)` for `on input.kind`,
+    `("classify",)` for `on classify.kind`, `("state", "booking")` for `on state.booking.kind`) and the records
+    whose literal the case names, for `else` the ones no case names. Empty when it switches on anything else."""
     parts: tuple[str, ...] = getattr(route.subject, "parts", ())  # an expression subject narrows nothing
-    if len(parts) != 2 or parts[0] != "input" or t.discriminator(t.strip_optional(input)) != parts[1]:
+    if len(parts) < 2:
+        return {}
+    prefix, key = parts[:-1], parts[-1]
+    if prefix[0] in ("input", "loop", "map") and prefix != ("input",):
+        return {}  # these words mean another value further in (the next element's input, an inner loop's)
+    if prefix == ("input",):
+        union: t.Type | None = inst.input
+    else:
+        from .paths import resolve  # the path resolver also reads flow's instances
+
+        union = resolve(ctx, inst, prefix).type
+    if union is None or t.discriminator(t.strip_optional(union)) != key:
         return {}
     named = [case.literal.value for case in route.cases if case.literal is not None]
-    out: dict[int, t.Type] = {}
+    out: dict[int, tuple[tuple[str, ...], t.Type]] = {}
     index = 0
     for case in route.cases:
         if case.target.name not in ctx.decls:  # as `members` lists them
             continue
         if case.literal is not None:
-            out[index] = t.narrow(input, parts[1], (case.literal.value,))
+            out[index] = prefix, t.narrow(union, key, (case.literal.value,))
         else:
-            out[index] = _rest(input, parts[1], named)
+            out[index] = prefix, _rest(union, key, named)
         index += 1
     return out
+
+
+def _narrow_reads(
+    outer: tuple[tuple[tuple[str, ...], t.Type], ...], prefix: tuple[str, ...], typed: t.Type
+) -> tuple[tuple[tuple[str, ...], t.Type], ...]:
+    """`outer` with `prefix` narrowed to `typed` (replacing what an outer route said of it), longest path first."""
+    kept = [(p, ty) for p, ty in outer if p != prefix] + [(prefix, typed)]
+    return tuple(sorted(kept, key=lambda entry: -len(entry[0])))
 
 
 def _rest(input: t.Type, field: str, named: list[Any]) -> t.Type:

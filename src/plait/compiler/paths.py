@@ -91,6 +91,8 @@ def _whose(ctx: CompileContext, producer: str | None, head: str) -> str:
         return f"the `with` of `{producer[len(WITH_PREFIX) :]}`"
     if head == "run" or (producer is None and head == "input"):
         return "the run's `input`"
+    if head == "state":
+        return "the `state` key"
     return f"`{show(ctx, producer)}`'s output"
 
 
@@ -165,7 +167,7 @@ def walk_fields(
                     labels=labels + _record_label(start, _whose(ctx, producer, head[0])),
                 ),
             )
-        whose = _whose(ctx, producer, head[0])
+        whose = f"`{walked}`" if head[0] == "state" else _whose(ctx, producer, head[0])
         cases = cases_without(ctx, producer, part) if isinstance(current, t.UnionType) else None
         if cases:
             route, lacking = cases
@@ -191,14 +193,14 @@ def walk_fields(
                 f"`{{{{{path}}}}}` does not resolve: {whose} has no field `{part}`",
                 span,
                 labels=labels + _record_label(current, whose.capitalize() if whose.startswith("the") else whose),
-                notes=[f"its fields are {listed}", *_narrowing(current, part)],
+                notes=[f"its fields are {listed}", *_narrowing(current, part, walked)],
                 fix=fix,
             ),
         )
     return Resolved(shape)
 
 
-def _narrowing(union: t.Type, part: str) -> list[str]:
+def _narrowing(union: t.Type, part: str, walked: str) -> list[str]:
     """How to read a field only some records of a union of records declare (plait 0.3): narrow it."""
     key = t.discriminator(union)
     if key is None or not isinstance(union, t.UnionType):
@@ -207,7 +209,7 @@ def _narrowing(union: t.Type, part: str) -> list[str]:
     if not having:
         return []
     return [
-        f"it is one of {t.describe(union)}; only {', '.join(having)} declares `{part}`: a route `on input.{key}`"
+        f"it is one of {t.describe(union)}; only {', '.join(having)} declares `{part}`: a route `on {walked}.{key}`"
         " gives each case its record, where the case reads the field"
     ]
 
@@ -358,6 +360,21 @@ def _state(ctx: CompileContext, path: str, span: Span, parts: tuple[str, ...]) -
 _NOWHERE = Instance(-1, "", "step", t.ANY, None, ())
 
 
+def _narrowed(ctx: CompileContext, inst: Instance, path: str, span: Span, parts: tuple[str, ...]) -> Resolved | None:
+    """A read of (or below) a path a route around `inst` narrowed (`on classify.kind`): walked from the case's
+    records; None when no narrowed path holds it."""
+    for prefix, typed in inst.narrowed:  # longest first
+        if parts[: len(prefix)] != prefix:
+            continue
+        head = parts[0]
+        reads = head if head not in ("state", "run") else None
+        producer = source(ctx, head) if reads is not None else None
+        where = inst if reads is not None else _NOWHERE
+        found = walk_fields(ctx, where, path, span, prefix, typed, producer, parts[len(prefix) :], False)
+        return Resolved(found.type, found.problem, reads=reads)
+    return None
+
+
 def heads(ctx: CompileContext, inst: Instance) -> list[str]:
     found = ["input", "state", "run"]
     found += [frame.kind for frame in inst.frames]
@@ -376,6 +393,10 @@ def resolve(
     path = path or ".".join(parts)
     span = span or _NO_SPAN
     head = parts[0]
+    if inst.narrowed and head != "input":
+        narrowed = _narrowed(ctx, inst, path, span, parts)
+        if narrowed is not None:
+            return narrowed
     if head == "input":
         return walk_fields(ctx, inst, path, span, ("input",), inst.input, inst.producer, parts[1:], True)
     if head == "state":

@@ -1,0 +1,145 @@
+"""plait 0.3 types, the loose ends (issue 21): an ask's `answer TYPE` (a named record, a union, a list) typed as an
+`output TYPE` is; a route on a union's discriminator read by name (`on pick.kind`), in `state`
+(`on state.last.kind`) or in the run's input narrows what each case reads there, as `on input.kind` narrows its
+input; a default on a field of a type used as an output (P212)."""
+
+from __future__ import annotations
+
+from checks_helpers import assert_at, clean, codes, compile_text, only
+
+from plait.core import types as t
+
+HEAD = 'plait 0.3\nmodel fast = "openai/gpt-4o-mini"\n'
+
+TYPES = """
+type Flight { kind: "flight", number: string }
+type Hotel { kind: "hotel", name: string }
+type Booking = Flight | Hotel
+"""
+
+
+def test_an_ask_s_answer_may_be_a_named_union_narrowed_by_a_route_on_its_discriminator(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + """
+ask pick "Which booking for {{input}}?" { answer Booking }
+step book_flight { model = fast, prompt = "Book flight {{input.number}}" }
+step book_hotel { model = fast, prompt = "Book hotel {{input.name}}" }
+route book on input.kind { "flight" -> book_flight, "hotel" -> book_hotel }
+chain main = pick -> book
+"""
+    )
+    result = compile_text(text, tmp_path)
+    clean(result)
+    ask = result.graph.node("pick")
+    assert t.describe(ask.output) == "Booking"
+    assert [o["title"] for o in ask.answer["anyOf"]] == ["Flight", "Hotel"]
+    # Unnarrowed, a variant's field is P402, as for an `output Booking`.
+    wrong = text.replace("Book hotel {{input.name}}", "Book hotel {{input.number}}")
+    d = only(compile_text(wrong, tmp_path), "P402")
+    assert "`pick`'s output has no field `number`" in d.message
+
+
+def test_an_ask_s_answer_may_be_a_list_of_records(tmp_path):
+    text = (
+        HEAD
+        + """
+type Flight { kind: "flight", number: string }
+ask legs "Which flights?" { answer list[Flight] }
+step each { model = fast, prompt = "Check {{input.number}}" }
+map check = each { over = input, max_items = 5 }
+chain main = legs -> check
+"""
+    )
+    result = compile_text(text, tmp_path)
+    clean(result)
+    assert result.graph.node("legs").answer["type"] == "array"
+    bad = text.replace("Check {{input.number}}", "Check {{input.name}}")
+    assert codes(compile_text(bad, tmp_path)) == ["P402"]
+
+
+ROUTED = """
+step pick { model = fast, prompt = "Pick for {{input}}", output Booking }
+step book_flight { model = fast, prompt = "Book flight {{pick.number}} ({{ pick.number | upper }})" }
+step book_hotel { model = fast, prompt = "Book hotel {{pick.name}}" }
+"""
+
+
+def test_a_route_on_a_runnable_s_discriminator_narrows_reads_of_it_in_each_case(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + ROUTED
+        + """
+step intro { model = fast, prompt = "Say hello to {{input}}" }
+route book on pick.kind { "flight" -> book_flight, else -> book_hotel }
+chain main = pick -> intro -> book
+"""
+    )
+    clean(compile_text(text, tmp_path))
+    # A case reading the other record's field is still P402, at its path, naming the record it has there.
+    wrong = text.replace("Book hotel {{pick.name}}", "Book hotel {{pick.number}}")
+    d = only(compile_text(wrong, tmp_path), "P402")
+    assert_at(d, wrong, "pick.number", 3)
+    assert d.notes[0] == "its fields are `kind`, `name`"
+    # Outside the route nothing is narrowed, and the note says how to narrow the path that was read.
+    outside = text.replace("Say hello to {{input}}", "Say hello to {{pick.number}}")
+    d = only(compile_text(outside, tmp_path), "P402")
+    assert d.notes[-1] == (
+        "it is one of Booking; only Flight declares `number`: a route `on pick.kind` gives each case its record,"
+        " where the case reads the field"
+    )
+
+
+def test_narrowing_reaches_every_element_of_a_case_and_its_with(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + """
+step pick { model = fast, prompt = "Pick for {{input}}", output Booking }
+step note { model = fast, prompt = "Note {{pick.number}}" }
+step confirm { with { number: pick.number }, model = fast, prompt = "Confirm {{input.number}}" }
+step book_hotel { model = fast, prompt = "Book hotel {{pick.name}}" }
+chain flight = note -> confirm
+route book on pick.kind { "flight" -> flight, "hotel" -> book_hotel }
+chain main = pick -> book
+"""
+    )
+    clean(compile_text(text, tmp_path))
+
+
+def test_a_route_on_a_state_key_s_discriminator_narrows_reads_of_that_key(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + """
+state { last: Booking? }
+step start { model = fast, prompt = "Start {{input}}" }
+step again_flight { model = fast, prompt = "Again {{state.last.number}}" }
+step again_hotel { model = fast, prompt = "Again {{state.last.name}}" }
+route again on state.last.kind { "flight" -> again_flight, "hotel" -> again_hotel }
+chain main = start -> again
+"""
+    )
+    clean(compile_text(text, tmp_path))
+    wrong = text.replace("Again {{state.last.name}}", "Again {{state.last.number}}")
+    d = only(compile_text(wrong, tmp_path), "P402")
+    assert "`state.last` has no field `number`" in d.message
+
+
+def test_a_route_on_the_run_s_input_narrows_reads_of_it(tmp_path):
+    text = (
+        HEAD
+        + TYPES
+        + """
+input { booking: Booking }
+step start { model = fast, prompt = "Start {{input}}" }
+step for_flight { model = fast, prompt = "{{run.input.booking.number}}" }
+step for_hotel { model = fast, prompt = "{{run.input.booking.name}}" }
+route go on run.input.booking.kind { "flight" -> for_flight, "hotel" -> for_hotel }
+chain main = start -> go
+"""
+    )
+    clean(compile_text(text, tmp_path))
+    assert codes(compile_text(text.replace("booking.name}}", "booking.number}}"), tmp_path)) == ["P402"]
