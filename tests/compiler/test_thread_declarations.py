@@ -115,3 +115,30 @@ def test_trace_says_who_added_to_a_thread_and_what_it_kept():
     assert decision_line("thread", "main/coach#thread", data) == (
         "thread session: coach added 2 message(s), 2 kept, 1 dropped by keep_last → 'revise'"
     )
+
+
+def test_the_cost_bound_of_a_runnable_that_continues_a_thread_is_its_models_context_window():
+    spec = """plait 0.3
+
+model fast = "openai/gpt-4o-mini" {
+  max_tokens     = 100
+  context_window = 1000
+  price          = { input = 1.0, output = 1.0 }
+}
+
+thread talk
+
+step first { model = fast, prompt = "Hello." }
+
+step second { model = fast, prompt = "Go on.", thread = talk }
+
+chain main = first -> second
+"""
+    from plait.compiler.bounds import bound_entry
+
+    rows = {r.name: r.to_json() for r in bound_entry(graph_of(spec), "main", input_tokens=10).rows}
+    # What the thread holds is not followed, so the step is sent at most what its model's window takes.
+    assert rows["second"]["input_tokens"] == {"value": 1000}
+    assert rows["first"]["input_tokens"]["value"] < 100
+    unthreaded = {r.name: r.to_json() for r in bound_entry(graph_of(spec.replace(", thread = talk", "")), "main").rows}
+    assert unthreaded["second"]["input_tokens"]["value"] < 100

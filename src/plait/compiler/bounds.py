@@ -452,6 +452,7 @@ class _Walker:
             + self.template(node.prompt, input, frame)
             + (self.template(node.system, input, frame) if node.system else ZERO)
             + schema
+            + _thread(node)
         )
         retries = node.retry_malformed if not isinstance(node.output, TextType) else 0
         out = self.output_limit((node.model,), node.max_tokens)
@@ -479,6 +480,7 @@ class _Walker:
             + specs
             + (self.template(node.system, input, frame) if node.system else ZERO)
             + self.schema(node.output)
+            + _thread(node)
         )
         growth = out + Quantity(MESSAGE_OVERHEAD)
         if node.tools:
@@ -707,6 +709,13 @@ def _budgeted(node: Any, cost: Cost, formula: str) -> tuple[Cost, str]:
     if cost.calls.value is not None and cost.calls.value <= limit:
         return cost, formula
     return cost.at_most(limit), (f"min({formula}, budget model_calls {limit})")
+
+
+def _thread(node: Any) -> Quantity:
+    """What a runnable that continues a thread (plait 0.3) is sent before its own turn: the messages other turns
+    left there, which this walk does not follow (each call is still capped by its model's context window)."""
+    thread = getattr(node, "thread", None)
+    return ZERO if thread is None else unbounded(f"the messages thread `{thread}` holds when `{node.name}` runs")
 
 
 def _bytes(text: str) -> int:
