@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from plait.core.kinds import KINDS
@@ -47,42 +46,41 @@ def unrepeated(references: Iterable[Reference]) -> Iterator[Reference]:
         yield ref
 
 
-@dataclass
 class CompileContext:
-    load: LoadResult
-    diagnostics: Findings = field(default_factory=Findings)
-    #: "Did you mean" over the spec's own names, within one budget for the whole check.
-    hints: Hints = field(default_factory=Hints)
-    #: name -> declaration, in declaration order (first wins on duplicates).
-    decls: dict[str, Any] = field(default_factory=dict)
-    #: name -> its checked, normalised attribute values (defaults filled in), on their way to its kind record.
-    values: dict[str, Draft] = field(default_factory=dict)
-    #: name -> attribute -> the span of the value as written.
-    spans: dict[str, dict[str, Span]] = field(default_factory=dict)
-    references: list[Reference] = field(default_factory=list)
-    #: chain name -> ids of its inline parallels with their branch idents, in order.
-    inline_parallels: dict[str, list[tuple[str, ast.InlineParallel]]] = field(default_factory=dict)
-    graph: AgentGraph | None = None
-    #: The spec's `input { ... }` and `state { ... }` declarations (the first of each), if written.
-    blocks: dict[str, Any] = field(default_factory=dict)
-    #: Every runnable's output type (infer_types), and the declared run input and state records.
-    types: dict[str, Type] = field(default_factory=dict)
-    #: An agent with `handoff`: the type of its own answer (its entry in `types` is the union with its targets').
-    answers: dict[str, Type] = field(default_factory=dict)
-    input_type: ObjectType | None = None
-    state_type: ObjectType | None = None
-    #: The `type` declarations (plait 0.3), by name, and each as the type it names (collect_symbols).
-    type_decls: dict[str, Any] = field(default_factory=dict)
-    named_types: dict[str, Type] = field(default_factory=dict)
-    #: The `test` declarations as written (collect_symbols), and their checked records (check_tests).
-    tests_written: list[ast.TestDecl] = field(default_factory=list)
-    tests: list[Any] = field(default_factory=list)
-    #: Set by a pass whose output later passes cannot use.
-    stop: bool = False
+    """What the passes share. A plain class: `@dataclass` wrote its methods with `exec` at every start (~1 ms)."""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.diagnostics, Findings):  # a plain list from a caller: the same limit applies
-            self.diagnostics = Findings(self.diagnostics)
+    def __init__(self, load: LoadResult, diagnostics: Findings | None = None, hints: Hints | None = None) -> None:
+        self.load = load
+        # A plain list from a caller gets the same limit.
+        self.diagnostics = diagnostics if isinstance(diagnostics, Findings) else Findings(diagnostics or ())
+        #: "Did you mean" over the spec's own names, within one budget for the whole check.
+        self.hints = Hints() if hints is None else hints
+        #: name -> declaration, in declaration order (first wins on duplicates).
+        self.decls: dict[str, Any] = {}
+        #: name -> its checked, normalised attribute values (defaults filled in), on their way to its kind record.
+        self.values: dict[str, Draft] = {}
+        #: name -> attribute -> the span of the value as written.
+        self.spans: dict[str, dict[str, Span]] = {}
+        self.references: list[Reference] = []
+        #: chain name -> ids of its inline parallels with their branch idents, in order.
+        self.inline_parallels: dict[str, list[tuple[str, ast.InlineParallel]]] = {}
+        self.graph: AgentGraph | None = None
+        #: The spec's `input { ... }` and `state { ... }` declarations (the first of each), if written.
+        self.blocks: dict[str, Any] = {}
+        #: Every runnable's output type (infer_types), and the declared run input and state records.
+        self.types: dict[str, Type] = {}
+        #: An agent with `handoff`: the type of its own answer (its entry in `types` is the union with its targets').
+        self.answers: dict[str, Type] = {}
+        self.input_type: ObjectType | None = None
+        self.state_type: ObjectType | None = None
+        #: The `type` declarations (plait 0.3), by name, and each as the type it names (collect_symbols).
+        self.type_decls: dict[str, Any] = {}
+        self.named_types: dict[str, Type] = {}
+        #: The `test` declarations as written (collect_symbols), and their checked records (check_tests).
+        self.tests_written: list[ast.TestDecl] = []
+        self.tests: list[Any] = []
+        #: Set by a pass whose output later passes cannot use.
+        self.stop = False
 
     def draft(self, name: str) -> Draft:
         """The declaration's `Draft`, made empty for its kind on first use."""

@@ -6,7 +6,7 @@ A pass that finds errors its successors would only repeat sets `ctx.stop`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
@@ -23,7 +23,6 @@ from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
 from .passes.check_models import check_models
-from .passes.check_tests import check_tests
 from .passes.check_threads import check_threads
 from .passes.check_tool_runs import check_tool_runs
 from .passes.check_types import check_types
@@ -36,6 +35,19 @@ from .passes.validate_graph import validate_graph
 __all__ = ["PASSES", "CompileResult", "compile_spec"]
 
 Pass = Callable[[CompileContext], None]
+
+
+def _when(used: Callable[[CompileContext], bool], name: str) -> Pass:
+    """The pass `passes.<name>.<name>`, imported at its first need: a spec without the feature `used` looks
+    for never loads its checker (a check's start-up is mostly imports)."""
+
+    def run(ctx: CompileContext) -> None:
+        if used(ctx):
+            getattr(import_module(f"{__package__}.passes.{name}"), name)(ctx)
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
 
 PASSES: tuple[Pass, ...] = (
     collect_symbols,
@@ -52,18 +64,31 @@ PASSES: tuple[Pass, ...] = (
     check_threads,
     validate_graph,
     lint,
-    check_tests,
+    # The test-block checker, only for a file with `test` declarations.
+    _when(lambda ctx: bool(ctx.tests_written), "check_tests"),
 )
 
 
-@dataclass
 class CompileResult:
-    #: None when the spec has errors.
-    graph: AgentGraph | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    sources: dict = field(default_factory=dict)
-    #: The spec's checked `test` declarations (core.kinds.test.TestNode), in the order written.
-    tests: list = field(default_factory=list)
+    """A compile's graph, diagnostics, sources and tests. A plain class: `@dataclass` wrote its methods with
+    `exec` at every start of a check."""
+
+    def __init__(
+        self,
+        graph: AgentGraph | None,
+        diagnostics: list[Diagnostic] | None = None,
+        sources: dict | None = None,
+        tests: list | None = None,
+    ) -> None:
+        #: None when the spec has errors.
+        self.graph = graph
+        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        self.sources: dict = {} if sources is None else sources
+        #: The spec's checked `test` declarations (core.kinds.test.TestNode), in the order written.
+        self.tests: list = [] if tests is None else tests
+
+    def __repr__(self) -> str:
+        return f"CompileResult(ok={self.ok}, diagnostics={self.diagnostics!r})"
 
     @property
     def ok(self) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -31,13 +30,25 @@ __all__ = ["LoadResult", "Reader", "load", "load_text", "read_source", "resolve_
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
-@dataclass
 class LoadResult:
-    modules: list[ast.Module] = field(default_factory=list)
-    sources: dict[str, SourceFile] = field(default_factory=dict)
-    diagnostics: Findings = field(default_factory=Findings)
-    #: The directory imports may not leave, and relative paths are shown against.
-    root_dir: Path | None = None
+    """The loaded modules, their sources and the load's diagnostics. A plain class: `@dataclass` wrote its
+    methods with `exec` at every start of a check."""
+
+    def __init__(
+        self,
+        modules: list[ast.Module] | None = None,
+        sources: dict[str, SourceFile] | None = None,
+        diagnostics: Findings | None = None,
+        root_dir: Path | None = None,
+    ) -> None:
+        self.modules: list[ast.Module] = [] if modules is None else modules
+        self.sources: dict[str, SourceFile] = {} if sources is None else sources
+        self.diagnostics: Findings = Findings() if diagnostics is None else diagnostics
+        #: The directory imports may not leave, and relative paths are shown against.
+        self.root_dir = root_dir
+
+    def __repr__(self) -> str:
+        return f"LoadResult(modules={len(self.modules)}, sources={list(self.sources)}, root_dir={self.root_dir!r})"
 
 
 @record(kw_only=False)
