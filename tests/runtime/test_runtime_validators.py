@@ -101,3 +101,16 @@ def test_a_validator_that_crashes_fails_the_run_named(tmp_path):
     with pytest.raises(AgentError) as failed:
         plait.run(engine, "sheep")
     assert failed.value.kind == "validator_failed" and "KeyError" in str(failed.value)
+
+
+def test_a_rejection_is_journaled_and_traced(tmp_path, capsys, monkeypatch):
+    from plait.cli import main
+
+    _engine(tmp_path, [{"output": {"count": 3}}, {"output": {"count": 4}}])
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "spec.plait", "--input", "sheep", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    [decision] = [d for d in out["decisions"] if d["kind"] == "validate"]
+    assert decision["answer"] == 1 and decision["validator"] == "checks:even"
+    assert main(["trace", out["run_id"]]) == 0
+    assert "check  count answer 1 rejected by checks:even: count 3 is odd; it must be even" in capsys.readouterr().out

@@ -200,6 +200,8 @@ def decision_line(of: str, key: str, data: dict[str, Any]) -> str:
         return f"map    {name} item {data.get('index')} failed: {error.get('kind')}: {_short(error.get('message'), 60)}"
     if of == "ask":
         return f"ask    {name} answered: {_fields(data.get('answer'))}"
+    if of == "validate":  # src/plait/runtime/model_call.py: an answer its `validate` rejected
+        return f"check  {name} answer {data.get('answer')} rejected by {data.get('validator')}: {_short(data.get('reason'), 80)}"
     if of == "thread":  # src/plait/runtime/threads.py: the thread after a runnable's turn
         messages = data.get("messages") or []
         dropped = f", {data.get('dropped')} dropped by keep_last" if data.get("dropped") else ""

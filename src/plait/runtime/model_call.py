@@ -157,6 +157,8 @@ async def structured_answer(
         if not errors:
             response.output = value
             return response
+        if rejected:
+            rejected_answer(ctx, agent, path, attempt + 1, errors[0])
         if attempt >= agent.retry_malformed:
             raise output_invalid(agent, errors, attempt + 1, path, rejected)
         attempt += 1
@@ -197,6 +199,13 @@ async def checked_answer(
         if reason is not None:
             return None, [reason], True
     return value, [], False
+
+
+def rejected_answer(ctx: RunContext, agent: AgentNode, path: tuple[str, ...], answer: int, reason: str) -> None:
+    """A validator's rejection of answer number `answer` as a decision: journaled with the run, a line of `trace`."""
+    target = (agent.validate or {}).get("target")
+    key = f"{'/'.join(path)}#validate{answer}"
+    ctx.decide("validate", agent.name, path, key, answer=answer, validator=target, reason=reason)
 
 
 def retry_message(

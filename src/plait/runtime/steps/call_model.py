@@ -22,6 +22,7 @@ from ..model_call import (
     cut_off,
     direct_call,
     model_request,
+    rejected_answer,
     retry_message,
     served,
 )
@@ -146,6 +147,8 @@ async def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse)
     if not errors:
         response.output = value
         return None
+    if rejected:
+        rejected_answer(ctx, agent, run.path, run.streak + 1, errors[0])
     if run.streak >= agent.retry_malformed:
         return Fail(output_invalid(agent, errors, run.streak + 1, run.path, rejected))
     run.streak += 1
