@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from .private import private_dir
 
 __all__ = ["Damage", "Segment", "line", "read", "scan", "segments"]
@@ -29,10 +31,16 @@ __all__ = ["Damage", "Segment", "line", "read", "scan", "segments"]
 Row = tuple[str, int, str, str | None, float, str]
 
 _quote = json.encoder.encode_basestring  # the C string encoder: no encoder object built per row
+_header = orjson.dumps
 
 
 def line(run_id: str, seq: int, kind: str, key: str | None, at: float, data: str) -> str:
-    return f"[{_quote(run_id)},{seq},{_quote(kind)},{'null' if key is None else _quote(key)},{at!r}]\t{data}\n"
+    try:
+        # One C call for the header, about a third of the time of three string escapes and a float's repr, for the
+        # same values (strings as written, the float's shortest form): every row of a journaled run makes one.
+        return f"{_header((run_id, seq, kind, key, at)).decode()}\t{data}\n"
+    except TypeError:  # a lone surrogate in a run id, which orjson will not encode
+        return f"[{_quote(run_id)},{seq},{_quote(kind)},{'null' if key is None else _quote(key)},{at!r}]\t{data}\n"
 
 
 class Segment:
