@@ -1,7 +1,7 @@
 """Declarations → P601 (warning) for each one nothing references and that is not the entry.
 
 Without `main`, every root is a possible entry (LANGUAGE.md, Entry point), so
-only models and tools can be unused; with `main`, a runnable nothing uses is.
+only models, tools and threads can be unused; with `main`, a runnable nothing uses is.
 
 Why: an unused model, tool or runnable is usually a typo'd reference or a
 leftover; in an imported file it is still dead weight in this spec. Only the
@@ -36,6 +36,8 @@ def unused_declaration(ctx: CompileContext) -> None:
             continue
         if decl.kind in ("model", "tool", "mcp"):
             hint = "reference it from an agent or step, or remove it"
+        elif decl.kind == "thread":
+            hint = "continue it from an agent or a model step (`thread = NAME`), or remove it"
         elif not has_main or decl.kind not in RUNNABLE_KINDS:
             continue
         else:
