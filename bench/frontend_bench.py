@@ -11,7 +11,10 @@ reports, side by side and from the same run, the median of several runs of:
 - PyYAML's pure-Python loader on the equivalent YAML;
 - `plait check` of a small spec as a whole process (interpreter start included);
 - `plait check` of a 0.2 spec of 10,000 lines (typed outputs, routes, loops,
-  maps) against the 0.1 one of the same length, as a ratio.
+  maps) against the 0.1 one of the same length, as a ratio;
+- `plait check` of the same spec written in 0.3 (named types, `with`,
+  expressions, threads, a map filter, a route case that leaves its loop by
+  `break`) against the 0.2 one, as a ratio (`--only-03` runs just this).
 
 Wall time and CPU time are both shown: on a busy machine CPU time is the
 steadier of the two.
@@ -196,6 +199,33 @@ def bench_typed(lines: int, runs: int, workdir: Path) -> float:
     return b / a
 
 
+def bench_03(lines: int, runs: int, workdir: Path) -> float:
+    """`plait check` of the 0.3 spec against the 0.2 spec of the same length and flow: CPU medians of interleaved
+    runs, in-process, and their ratio (issue 21: at most 1.3x)."""
+    old, new = workdir / f"spec_{lines}_02.plait", workdir / f"spec_{lines}_03.plait"
+    old.write_text(frontend_gen.spec_02(lines), encoding="utf-8")
+    new.write_text(frontend_gen.spec_03(lines), encoding="utf-8")
+    for path in (old, new):
+        _check_in_process(path)  # warm (Jinja2 included), and both must check clean
+    cpus: dict[Path, list[float]] = {old: [], new: []}
+    ratios: list[float] = []
+    for _ in range(runs):
+        pair = []
+        for path in (old, new):
+            c = time.process_time()
+            _check_in_process(path)
+            pair.append(time.process_time() - c)
+            cpus[path].append(pair[-1])
+        ratios.append(pair[1] / pair[0])
+    a, b = (statistics.median(cpus[p]) * 1000 for p in (old, new))
+    print(f"\nplait check, 0.2 vs 0.3 spec of {lines:,} lines, CPU median of {runs} interleaved runs:")
+    print(f"  0.2 (typed outputs, routes, loops, maps)       {a:9.1f} ms cpu")
+    print(f"  0.3 (types, with, expressions, threads, break) {b:9.1f} ms cpu")
+    print(f"  ratio 0.3 / 0.2 of medians                     {b / a:9.2f}x  (target <= 1.3x)")
+    print(f"  median of paired ratios                        {statistics.median(ratios):9.2f}x")
+    return b / a
+
+
 def _compile_bytecode() -> None:
     """Write plait's bytecode, as `pip install` does for an installed package.
 
@@ -280,16 +310,22 @@ def main(argv: list[str] | None = None) -> int:
         help="interpreter for the whole-process rows, e.g. a venv with `pip install .` (default: this one)",
     )
     parser.add_argument("--process-only", action="store_true", help="only the whole-process rows")
+    parser.add_argument("--only-03", action="store_true", help="only the 0.3 against 0.2 in-process rows")
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.runs = [10_000], 3
     print(machine())
+    if args.only_03:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_03(10_000, max(args.runs, 5), Path(tmp))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for lines in [] if args.process_only else args.lines:
             bench_size(lines, args.runs if lines <= 10_000 else max(3, args.runs // 3), workdir)
         if not args.process_only:
             bench_typed(10_000, max(args.runs, 5), workdir)
+            bench_03(10_000, max(args.runs, 5), workdir)
         bench_process(max(args.runs, 10), workdir, args.python)
     return 0
 

@@ -248,3 +248,84 @@ def spec_02(lines: int) -> str:
     body = "".join(_group_02(i) for i in range(groups))
     main = " -> ".join(f"c{i}" for i in range(groups))
     return f"{_HEAD_02}{body}chain main = {main}\n"
+
+
+def _group_03(i: int) -> str:
+    """A 0.3 group: the 0.2 group's flow written with what 0.3 adds (a named type, `with`, expressions in
+    templates, a route subject and a map filter, a thread, a route case that leaves its loop by `break`)."""
+    return f"""# --- group {i} (0.3) ----------------------------------------------
+model m{i} = "openai/gpt-4o-mini" {{ temperature = 0.2, timeout = 30s }}
+
+type Ticket{i} {{
+  category: "billing" | "tech" | "sales"
+  urgency:  int "1 (low) to 5 (high)"
+  summary:  string
+}}
+
+thread chat{i} {{ keep_last = 20 }}
+
+step classify{i} "Sort a ticket." {{
+  model  = m{i}
+  prompt = "Ticket from {{{{ run.input.customer | upper }}}}: {{{{run.input.ticket}}}}"
+  output Ticket{i}
+}}
+
+step billing{i} {{ model = m{i}, prompt = "Billing: {{{{input.summary}}}} ({{{{ state.order_id | default('none') }}}})" }}
+step tech{i} {{ model = m{i}, prompt = "Tech: {{{{input.summary}}}}, urgency {{{{ classify{i}.urgency * 2 }}}}" }}
+step sales{i} {{ model = m{i}, prompt = "Sales: {{{{classify{i}.summary}}}}" }}
+
+route triage{i} on "{{{{ input.category }}}}" {{
+  "billing" -> billing{i}
+  "tech"    -> tech{i}
+  else      -> sales{i}
+}}
+
+step draft{i} {{
+  model  = m{i}
+  thread = chat{i}
+  prompt = "Improve {{{{input}}}}; {{{{ loop.last | default('first draft') }}}}"
+}}
+step review{i} "Grade a draft." {{
+  model  = m{i}
+  prompt = "Grade round {{{{loop.iteration}}}} of {{{{ len(loop.history) + 1 }}}}: {{{{input}}}}"
+  output {{ verdict: "accept" | "revise", feedback: string, score: int }}
+}}
+step note{i} {{ model = m{i}, prompt = "Note what to change: {{{{input.feedback}}}}" }}
+route gate{i} on input.verdict {{
+  "accept" -> break
+  "revise" -> note{i}
+}}
+
+loop polish{i} = draft{i} -> review{i} -> gate{i} {{ max_iterations = 3, on_exhausted = last }}
+
+step outline{i} {{
+  model  = m{i}
+  with   {{ topic: classify{i}.summary, kind: classify{i}.category }}
+  prompt = "Plan sections on {{{{input.topic}}}} for {{{{ input.kind | upper }}}}"
+  output {{ sections: list[object {{ title: string, brief: string }}] }}
+}}
+
+step write{i} {{
+  model  = m{i}
+  with   {{ title: map.item.title, brief: map.item.brief, n: map.index }}
+  prompt = "Write {{{{input.title}}}} ({{{{ input.n + 1 }}}}): {{{{input.brief}}}}"
+}}
+
+map write_all{i} = write{i} {{ over = input.sections, concurrency = 4, filter = brief != "" }}
+
+chain c{i} = classify{i} -> triage{i} -> polish{i} -> outline{i} -> write_all{i}
+
+# ------------------------------------------------------------------
+# (end of group {i}: as long as a 0.1 or 0.2 group, 64 lines)
+"""
+
+
+_HEAD_03 = _HEAD_02.replace("plait 0.2", "plait 0.3")
+
+
+def spec_03(lines: int) -> str:
+    """A valid 0.3 spec of about `lines` lines: the 0.2 spec's groups, line for line, written with 0.3's constructs."""
+    groups = max(1, lines // GROUP_LINES)
+    body = "".join(_group_03(i) for i in range(groups))
+    main = " -> ".join(f"c{i}" for i in range(groups))
+    return f"{_HEAD_03}{body}chain main = {main}\n"
