@@ -88,6 +88,9 @@ def example(schema: dict[str, Any] | None) -> str:
         return "text"
     if "enum" in schema:
         return json.dumps(schema["enum"][0], ensure_ascii=False)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:  # a union (`answer Booking`): its first choice
+        return example(options[0])
     kind = schema.get("type")
     if kind == "object":
         required = set(schema.get("required", ()))

@@ -48,6 +48,9 @@ def describe(schema: dict[str, Any] | None) -> str:
         return "text"
     if "enum" in schema:
         return " | ".join(show(c) for c in schema["enum"])
+    records = records_of(schema)
+    if records:
+        return "one of: " + " | ".join(f"{label} ({describe(record)})" for label, record in records)
     kind = schema.get("type")
     if kind == "object" and "properties" in schema:
         required = set(schema.get("required", ()))
@@ -65,16 +68,40 @@ def ask_value(schema: dict[str, Any] | None, defaults: Any = None, indent: str =
     """The value `schema` describes, asked at the terminal (free text when there is no schema)."""
     if schema is None:
         return ask_line(f"{indent}answer: ")
+    records = records_of(schema)
+    if records:  # a union of records (`answer Booking`): which one, then its fields
+        labels = [label for label, _ in records]
+        chosen = _ask_field("which", {"enum": labels}, _SKIP, True, indent)
+        return _ask_object(dict(records)[chosen], {}, indent)
     if schema.get("type") == "object" and "properties" in schema:
         return _ask_object(schema, defaults if isinstance(defaults, dict) else {}, indent)
     value = _ask_field("answer", schema, defaults, required=True, indent=indent)
     return None if value is _SKIP else value
 
 
+def records_of(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A union of records (`anyOf` of objects, as `type Booking = Flight | Hotel` is) → (label, record) each: its
+    type's name, else the literal of its discriminating field; empty for any other schema."""
+    options = schema.get("anyOf") or schema.get("oneOf") or ()
+    if len(options) < 2 or not all(o.get("type") == "object" and "properties" in o for o in options):
+        return []
+    labels = [o.get("title") for o in options]
+    if not all(labels) or len(set(labels)) != len(labels):
+        fixed = [[k for k, v in o["properties"].items() if len(v.get("enum", ())) == 1] for o in options]
+        common = [k for k in fixed[0] if all(k in f for f in fixed[1:])]
+        if not common:
+            return []
+        labels = [show(o["properties"][common[0]]["enum"][0]) for o in options]
+    return list(zip(labels, options))
+
+
 def _ask_object(schema: dict[str, Any], defaults: dict[str, Any], indent: str) -> dict[str, Any]:
     required = set(schema.get("required", ()))
     out: dict[str, Any] = {}
     for name, field in schema["properties"].items():
+        if name in required and len(field.get("enum", ())) == 1 and name not in defaults:
+            out[name] = field["enum"][0]  # one possible value (a record's discriminator): nothing to ask
+            continue
         value = _ask_field(name, field, defaults.get(name, _SKIP), name in required, indent)
         if value is not _SKIP:
             out[name] = value
