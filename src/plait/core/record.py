@@ -133,25 +133,29 @@ def _make(cls: type[R], kw_only: bool) -> type[R]:
         else:
             specs[name] = _Spec(name, value, MISSING, True, True, kw_only)
     # The class again, with slots for its own fields and without their defaults (a slot and a class
-    # attribute of one name cannot coexist), as `dataclass(slots=True)` does.
+    # attribute of one name cannot coexist), as `dataclass(slots=True)` does. Everything the record adds
+    # goes into its namespace: set on the made class one by one, each assignment cost as much again.
+    names = tuple(specs)
     namespace = {k: v for k, v in cls.__dict__.items() if k not in own_fields and k not in ("__dict__", "__weakref__")}
     namespace["__slots__"] = tuple(name for name in own_fields if name not in inherited)
     namespace["__match_args__"] = tuple(s.name for s in specs.values() if not s.kw_only)
-    metaclass: Any = type(cls)
-    made: Any = metaclass(cls.__name__, cls.__bases__, namespace)
-    made.__qualname__ = cls.__qualname__
-    made._specs = tuple(specs.values())
-    made._names = tuple(specs)
-    made._values = staticmethod(_getter(made._names))
-    made._key = staticmethod(_getter(tuple(s.name for s in specs.values() if s.compare)))
-    made._shown = tuple(s.name for s in specs.values() if s.repr)
-    made.__init__ = _lazy_init(made)
+    namespace["__qualname__"] = cls.__qualname__
+    namespace["_specs"] = tuple(specs.values())
+    namespace["_names"] = names
+    namespace["_values"] = staticmethod(_getter(names))
+    namespace["_key"] = staticmethod(_getter(tuple(s.name for s in specs.values() if s.compare)))
+    namespace["_shown"] = tuple(s.name for s in specs.values() if s.repr)
+    made_cell: list[Any] = []  # the made class, for what runs later (its `__init__` and dataclass view)
+    namespace["__init__"] = _lazy_init(made_cell, cls.__qualname__)
     # What `dataclasses` reads (fields, replace, asdict, is_dataclass), made on first use: most
     # classes of a `plait check` are never introspected, and building them was most of their cost.
-    made.__dataclass_fields__ = _DataclassView(made, own_fields, kw_only, "__dataclass_fields__")
-    made.__dataclass_params__ = _DataclassView(made, own_fields, kw_only, "__dataclass_params__")
+    namespace["__dataclass_fields__"] = _DataclassView(made_cell, own_fields, kw_only, "__dataclass_fields__")
+    namespace["__dataclass_params__"] = _DataclassView(made_cell, own_fields, kw_only, "__dataclass_params__")
     if cls.__doc__ is None:
-        made.__doc__ = f"{cls.__name__}({', '.join(made._names)})"
+        namespace["__doc__"] = f"{cls.__name__}({', '.join(names)})"
+    metaclass: Any = type(cls)
+    made: Any = metaclass(cls.__name__, cls.__bases__, namespace)
+    made_cell.append(made)
     return made
 
 
@@ -162,11 +166,11 @@ class _DataclassView:
     defaults, so the fields are exactly the ones `@dataclass` would make; both attributes are then
     set on the record, replacing these placeholders."""
 
-    def __init__(self, cls: type, own: dict[str, Any], kw_only: bool, attr: str) -> None:
-        self.cls, self.own, self.kw_only, self.attr = cls, own, kw_only, attr
+    def __init__(self, made: list[type], own: dict[str, Any], kw_only: bool, attr: str) -> None:
+        self.made, self.own, self.kw_only, self.attr = made, own, kw_only, attr
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
-        cls = self.cls
+        cls: Any = self.made[0]
         # With a docstring, `dataclass()` does not make one from `inspect.signature`, which tokenizes
         # `object`'s text signature and so compiles tokenize's large pattern (~4 ms per process).
         namespace: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
@@ -181,16 +185,17 @@ class _DataclassView:
         return getattr(cls, self.attr)
 
 
-def _lazy_init(cls: type) -> Callable[..., None]:
-    """An `__init__` that writes the real one on the class at its first call (most records of a run
-    are never made, and writing one is an `exec`)."""
+def _lazy_init(made: list[type], qualname: str) -> Callable[..., None]:
+    """An `__init__` that writes the real one on the class (`made[0]`, once made) at its first call (most
+    records of a run are never made, and writing one is an `exec`)."""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        cls = made[0]
         init = _init(cls)
         cls.__init__ = init  # type: ignore[misc]  # replacing the method on the class is the point
         init(self, *args, **kwargs)
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__qualname__ = f"{qualname}.__init__"
     return __init__
 
 
