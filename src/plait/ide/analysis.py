@@ -59,9 +59,12 @@ class Analysis:
 
     @cached_property
     def outline(self) -> tuple[Symbol, ...]:
-        """The document's own declarations, in order."""
+        """The document's own declarations and tests, in order."""
         module = self._own()
-        return tuple(_symbol(d, self.sources[self.path]) for d in declarations(module)) if module else ()
+        if module is None:
+            return ()
+        named = [d for d in module.declarations if isinstance(getattr(d, "name", None), ast.Ident)]
+        return tuple(_symbol(d, self.sources[self.path]) for d in named)
 
     @cached_property
     def names(self) -> tuple[Occurrence, ...]:
@@ -80,12 +83,17 @@ class Analysis:
         return occ.name if occ else None
 
     def attribute_at(self, offset: int) -> str | None:
-        """The attribute key under the cursor, described from its kind record (None elsewhere)."""
+        """The attribute key under the cursor, described from its kind record, or a built-in word there (a budget's
+        key, a tool run's function or option, a test's attribute or what an `expect` reads); None elsewhere."""
         module = self._own()
-        for decl in declarations(module) if module else ():
+        for decl in module.declarations if module else ():
             span = getattr(decl, "span", None)
-            if span is not None and span.offset <= offset <= span.end_offset:
-                return _attribute_doc(decl, offset)
+            if span is None or not span.offset <= offset <= span.end_offset:
+                continue
+            if isinstance(decl, ast.TestDecl):
+                return _test_doc(decl, offset)
+            if isinstance(getattr(decl, "name", None), ast.Ident):
+                return _attribute_doc(decl, offset) or _word_doc(decl, offset)
         return None
 
     def definition(self, offset: int) -> Symbol | None:
@@ -130,6 +138,109 @@ def _attribute_doc(decl: Any, offset: int) -> str | None:
             return (
                 f"```plait\n{decl.kind} {decl.name.name} {{ {key.name} }}\n```\n\n{what}{choices}. {spec.doc}".rstrip()
             )
+    return None
+
+
+def _at(node: Any, offset: int) -> bool:
+    span = getattr(node, "span", None)
+    return span is not None and span.offset <= offset <= span.end_offset
+
+
+def _word(title: str, doc: str) -> str:
+    return f"```plait\n{title}\n```\n\n{doc}".rstrip()
+
+
+def _word_doc(decl: Any, offset: int) -> str | None:
+    """A word inside an attribute's value: a budget's key, a tool run's function, hosted kind or option."""
+    from plait.compiler.passes._blocks import body_of
+    from plait.compiler.schema import SCHEMAS
+
+    from . import words
+
+    schema = SCHEMAS.get(getattr(decl, "kind", ""), {})
+    body = body_of(decl)
+    for entry in body.attributes if body else ():
+        spec = schema.get(entry.key.name)
+        value = entry.value
+        if spec is None or not _at(value, offset):
+            continue
+        if spec.type == "budget" and isinstance(value, ast.Block):
+            for item in value.attributes:
+                if _at(item.key, offset) and item.key.name in words.BUDGET_KEYS:
+                    return _word(f"budget = {{ {item.key.name} }}", words.BUDGET_KEYS[item.key.name])
+        if spec.type == "run" and isinstance(value, ast.Call):
+            return _run_doc(value, offset)
+    return None
+
+
+def _run_doc(call: ast.Call, offset: int) -> str | None:
+    from . import words
+
+    func = call.func.name
+    if _at(call.func, offset) and func in words.RUN_FUNCTIONS:
+        return _word(f"run = {func}(...)", words.RUN_FUNCTIONS[func])
+    first = call.args[0] if call.args else None
+    if func == "hosted" and isinstance(first, ast.Ref) and _at(first, offset) and first.name in words.HOSTED_KINDS:
+        return _word(f"hosted({first.name})", words.HOSTED_KINDS[first.name])
+    options = (
+        words.DELEGATE_OPTIONS
+        if func == "delegate"
+        else words.HOSTED_OPTIONS.get(first.name, {})
+        if func == "hosted" and isinstance(first, ast.Ref)
+        else {}
+    )
+    for item in call.block.attributes if call.block is not None else ():
+        if _at(item.key, offset) and item.key.name in options:
+            return _word(f"{func}(...) {{ {item.key.name} }}", options[item.key.name])
+    return None
+
+
+def _test_doc(decl: ast.TestDecl, offset: int) -> str | None:
+    """In a test: its name, an attribute key, and what an `expect` line reads (`case(...)`, `run.X`, `output`)."""
+    from . import words
+
+    if _at(decl.name, offset):
+        text = f"```plait\ntest {decl.name.name}\n```"
+        return text + (f"\n\n{decl.description.value}" if decl.description is not None else "")
+    for attribute in decl.attributes:
+        if _at(attribute.key, offset) and attribute.key.name in words.TEST_ATTRIBUTES:
+            return _word(f"test {decl.name.name} {{ {attribute.key.name} }}", words.TEST_ATTRIBUTES[attribute.key.name])
+    for expect in decl.expects:
+        if not _at(expect, offset):
+            continue
+        if offset <= expect.span.offset + len("expect"):
+            return _word(
+                "expect CONDITION", "a condition on what the run made or did; the test fails when it does not hold"
+            )
+        if expect.op is not None and _at(expect.op, offset) and expect.op.name in words.EXPECT_WORDS:
+            return _word(f"expect SUBJECT {expect.op.name} VALUE", words.EXPECT_WORDS[expect.op.name])
+        stack: list[Any] = [expect.subject, expect.value]
+        while stack:
+            node = stack.pop()
+            if not _at(node, offset):
+                continue
+            if isinstance(node, ast.Call):
+                name = node.func.name
+                if _at(node.func, offset) and name in words.EXPECT_FUNCTIONS:
+                    return _word(f"expect {name}(...)", words.EXPECT_FUNCTIONS[name][1])
+                if name == "judge":
+                    for item in node.block.attributes if node.block is not None else ():
+                        if _at(item.key, offset) and item.key.name in words.JUDGE_OPTIONS:
+                            return _word(f"judge(...) {{ {item.key.name} }}", words.JUDGE_OPTIONS[item.key.name])
+                stack.extend(node.args)
+            elif isinstance(node, ast.PathValue | ast.Ref):
+                parts = node.parts if isinstance(node, ast.PathValue) else (node.name,)
+                # Only the head and its stat: `run.model_calls`, `output` (a field after it is the spec's).
+                if parts[0] == "run" and len(parts) == 2 and parts[1] in words.RUN_STATS:
+                    return _word(f"expect run.{parts[1]}", words.RUN_STATS[parts[1]])
+                if parts[0] == "output" and offset <= node.span.offset + len("output"):
+                    return _word("expect output", "the output of the test's entry (its last runnable's)")
+            elif isinstance(node, ast.Compare):
+                stack += [node.left, node.right]
+            elif isinstance(node, ast.Not):
+                stack.append(node.operand)
+            elif isinstance(node, ast.BoolOp | ast.ListValue):
+                stack.extend(node.operands if isinstance(node, ast.BoolOp) else node.items)
     return None
 
 

@@ -26,6 +26,8 @@ from plait.dsl import ast
 
 from plait.compiler.schema import SCHEMAS, TYPED_BLOCKS, Attr
 
+from . import words
+
 __all__ = ["Completion", "complete"]
 
 
@@ -55,7 +57,7 @@ _TOKEN = re.compile(
 _DECL_KEYWORDS = frozenset(
     {"model", "tool", "agent", "step", "consolidate", "chain", "parallel", "route", "loop", "map", "ask", "mcp"}
     | {"input", "state", "import", "thread"}
-    | {"type"}
+    | {"type", "test"}
 )
 _DECL_START = re.compile(rf"^(?:{'|'.join(sorted(_DECL_KEYWORDS))})\b", re.M)
 _TYPED_KEYWORDS = frozenset({"params", "output", "answer", "object"})
@@ -101,6 +103,13 @@ class _Open:
     #: For a body: the tokens of the attribute being written (since the last newline or comma), the keys written.
     statement: list[str] = field(default_factory=list)
     keys: set[str] = field(default_factory=set)
+    #: For a call (`delegate(`, `case(`): the tokens written between its brackets; for a call's block
+    #: (`delegate(finder) {`), the call's.
+    args: list[str] = field(default_factory=list)
+    #: The call just closed in this statement (`run = delegate(finder)`): its name and arguments.
+    closed: tuple[str, tuple[str, ...]] | None = None
+    #: What earlier statements of a body wrote: `entry = main` → {"entry": ["main"]}.
+    written: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,7 +136,8 @@ def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: lis
             return [Completion(f, "value", "filter") for f in _FILTERS if f.startswith(match.group("filter"))]
         return _template(match.group("path") or "", declared, modules, pos.name) if match else []
     if "." in pos.prefix:
-        return _fields(pos.prefix, declared, modules)
+        own = _own_paths(pos, declared, modules)
+        return own if own is not None else _fields(pos.prefix, declared, modules)
     return list(_by_position(pos, declared))
 
 
@@ -162,13 +172,19 @@ def _read(before: str) -> _Position:
         if group == "punct" and value in "{[(":
             stack.append(_opened(value, pos, top))
         elif group == "punct" and value in "}])":
-            if stack:
-                stack.pop()
+            closed = stack.pop() if stack else None
+            if closed is not None and closed.role == "call" and stack and closed.key is not None:
+                stack[-1].closed = (closed.key, tuple(closed.args))
             if not stack:
                 at_start = value == "}"
-        elif top is not None and top.role in ("body", "bindings", "typed"):
+        elif top is not None and top.role == "call":
+            top.args.append(value)
+        elif top is not None and top.role in _STATEMENT_ROLES:
             if group == "newline" or value == ",":
+                if len(top.statement) >= 3 and top.statement[1] == "=":
+                    top.written[top.statement[0]] = top.statement[2:]
                 top.statement.clear()
+                top.closed = None
             else:
                 top.statement.append(value)
                 if value == "=" and len(top.statement) == 2:
@@ -176,6 +192,18 @@ def _read(before: str) -> _Position:
         if not stack and group != "newline":
             pos.head.append(value)
     return pos
+
+
+#: The brackets whose statements are read (`key = value`, `name: type`, `expect ...`).
+_STATEMENT_ROLES = ("body", "bindings", "typed", "budget", "options", "keyed")
+#: A test's attributes whose block is keyed by declarations: the kinds of those keys.
+_KEYED = {
+    "replies": ("agent", "step", "consolidate", "model"),
+    "answers": ("ask",),
+    "decisions": ("tool",),
+    "tools": ("tool",),
+}
+_WORD_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
@@ -196,6 +224,17 @@ def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
         return _Open(char, "typed")
     if char == "{" and top.role == "body" and statement == ["with"]:
         return _Open(char, "bindings")
+    if char == "(" and top.role in ("body", "options") and statement and _WORD_TOKEN.match(statement[-1]):
+        return _Open(char, "call", key=statement[-1])  # `run = delegate(`, `expect case(`
+    if char == "{" and top.closed is not None and statement and statement[-1] == top.closed[0]:
+        # `delegate(finder) {`, `hosted(web_search) {`, `judge(grader, "...") {`: the call's options.
+        return _Open(char, "options", key=top.closed[0], args=list(top.closed[1]))
+    if char == "{" and top.role == "body" and key is not None and len(statement) == 2:
+        if pos.kind == "test" and key in _KEYED:
+            return _Open(char, "keyed", key=key)
+        attr = SCHEMAS.get(pos.kind or "", {}).get(key)
+        if attr is not None and attr.type == "budget":
+            return _Open(char, "budget", key=key)
     return _Open(char, "other")
 
 
@@ -242,7 +281,13 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
         return
+    if top.role in ("call", "options", "budget", "keyed"):
+        yield from _inside(top, kind, declared, own)
+        return
     if top.role != "body" or kind is None:
+        return
+    if kind == "test":
+        yield from _test_body(top, declared, own)
         return
     if kind == "route" and top.statement and top.statement[-1] == "->":
         yield from _names(declared, RUNNABLE_KINDS, own)
@@ -269,9 +314,144 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         for keyword in TYPED_BLOCKS.get(kind, ()):
             yield Completion(keyword, "block", f"{keyword} {{ ... }}")
     elif len(statement) == 2 and statement[1] == "=":
-        yield from _values(schema.get(statement[0]), declared, own)
+        written = schema.get(statement[0])
+        if written is not None and written.type == "run":  # `run = |`: a step's is a code step's function only
+            for name, doc in words.RUN_FUNCTIONS.items():
+                if kind == "tool" or name == "python":
+                    yield Completion(name, "value", "function", doc)
+        yield from _values(written, declared, own)
     elif statement == ["output"] and "output" in TYPED_BLOCKS.get(kind, ()):  # `output |`: one type (plait 0.3)
         yield from _types(declared, own)
+
+
+def _inside(top: _Open, kind: str | None, declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
+    """Inside a call's brackets, a call's block, a budget or a test's keyed block."""
+    statement = top.statement
+    if top.role == "call":
+        if top.args and "," in top.args:
+            return  # only a call's first argument names something (`called(lookup, { ...`)
+        if top.key == "delegate" and kind == "tool":
+            yield from _names(declared, ("agent",), own)
+        elif top.key == "hosted" and kind == "tool":
+            yield from (Completion(name, "value", "hosted tool", doc) for name, doc in words.HOSTED_KINDS.items())
+        elif kind == "test" and top.key in words.EXPECT_FUNCTIONS:
+            yield from _names(declared, words.EXPECT_FUNCTIONS[top.key][0], own)
+        return
+    value = statement[0] if len(statement) == 2 and statement[1] == "=" else None
+    if top.role == "budget":
+        if not statement:
+            yield from _keys(words.BUDGET_KEYS, top.keys)
+        for choice in words.BUDGET_CHOICES.get(value or "", ()):
+            yield Completion(choice, "value", value or "")
+    elif top.role == "keyed":
+        if not statement:
+            kinds = _KEYED.get(top.key or "", ())
+            yield from (c for c in _names(declared, kinds, None) if c.label not in top.keys)
+        elif value is not None and top.key == "decisions":
+            yield from (Completion(label, "value", "decision", doc) for label, doc in words.DECISIONS.items())
+    elif top.key == "delegate":
+        if not statement:
+            yield from _keys(words.DELEGATE_OPTIONS, top.keys)
+        elif value == "returns":
+            yield Completion("output", "value", "the agent's output")
+    elif top.key == "hosted":
+        options = words.HOSTED_OPTIONS.get(top.args[0] if top.args else "", {})
+        if not statement:
+            yield from _keys(options, top.keys)
+        elif value is not None:
+            from plait.core.hosted import OPTIONS
+
+            choices = OPTIONS.get(top.args[0], {}).get(value)
+            if isinstance(choices, tuple):
+                yield from (Completion(choice, "value", value) for choice in choices)
+    elif top.key == "judge":
+        if not statement:
+            yield from _keys(words.JUDGE_OPTIONS, top.keys)
+        elif value == "of":
+            yield from _names(declared, RUNNABLE_KINDS, own)
+
+
+def _own_paths(pos: _Position, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion] | None:
+    """A dotted path whose head means something only where it is written: `run.` and `output.` in an `expect`
+    line (the run's figures, the entry's output), `output.` in `delegate(AGENT) { returns = ... }` (the agent's).
+    None elsewhere: the path is read as a template's."""
+    top = pos.stack[-1] if pos.stack else None
+    head, *rest = pos.prefix.split(".")
+    if top is None:
+        return None
+    if pos.kind == "test" and top.role == "body" and top.statement[:1] == ["expect"] and head in ("run", "output"):
+        if head == "run":
+            return [Completion(k, "field", "run", doc) for k, doc in words.RUN_STATS.items()] if len(rest) == 1 else []
+        written = next((top.written[k] for k in ("entry",) if k in top.written), None)
+        entry = written[0] if written else "main" if "main" in declared else None
+        return _fields_of(_output(entry, declared, modules), rest)
+    if top.role == "options" and top.key == "delegate" and top.statement[:2] == ["returns", "="] and head == "output":
+        agent = top.args[0] if top.args else None
+        return _fields_of(_output(agent, declared, modules), rest)
+    return None
+
+
+def _output(
+    name: str | None, declared: dict[str, ast.Decl], modules: list[ast.Module], depth: int = 0
+) -> t.Type | None:
+    """The declared output of runnable `name`: an agent's, a step's or an ask's, a chain's or a loop's last
+    element's (None when it is not declared, or the runnable's output is decided by its cases)."""
+    decl = declared.get(name or "")
+    if decl is None or depth > 50:
+        return None
+    if isinstance(decl, ast.ChainDecl | ast.LoopDecl):
+        elements = decl.elements if isinstance(decl, ast.ChainDecl) else decl.body
+        last = elements[-1] if elements else None
+        return _output(last.name, declared, modules, depth + 1) if isinstance(last, ast.ChainRef) else None
+    return _record(decl.name.name, declared, modules)  # type: ignore[union-attr]
+
+
+def _fields_of(record: t.Type | None, rest: list[str]) -> list[Completion]:
+    """The fields at `rest[:-1]` inside `record` (the last part is the one being written)."""
+    found = t.lookup(record, rest[:-1]) if record is not None else None
+    if found is None:
+        return []
+    shape = t.strip_optional(found)
+    out = []
+    for name in t.field_names(shape):
+        field = shape.get(name) if isinstance(shape, t.ObjectType) else None
+        detail = t.describe(field.type) + ("?" if field.optional else "") if field is not None else ""
+        out.append(Completion(name, "field", detail))
+    return out
+
+
+def _keys(docs: dict[str, str], used: set[str]) -> Iterator[Completion]:
+    return (Completion(key, "attribute", "", doc) for key, doc in docs.items() if key not in used)
+
+
+def _test_body(top: _Open, declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
+    """A test's block: its attributes and `expect`; an attribute's value; what an `expect` line reads."""
+    statement = top.statement
+    if not statement:
+        yield from _keys(words.TEST_ATTRIBUTES, top.keys)
+        yield Completion("expect", "block", "expect CONDITION", "what the run must have made or done")
+        return
+    if len(statement) == 2 and statement[1] == "=":
+        if statement[0] == "entry":
+            yield from _names(declared, RUNNABLE_KINDS, None)
+        elif statement[0] == "replies":
+            yield Completion("cassette", "value", 'cassette("FILE")', "a recording of real replies")
+            yield Completion("live", "value", "live", "the real models (only under `plait test --live`)")
+        return
+    if statement[0] != "expect":
+        return
+    last = statement[-1]
+    if len(statement) == 1 or last in ("not", "and", "or"):
+        yield Completion("output", "value", "the entry's output")
+        yield Completion("run", "value", "`run.model_calls`, `run.tool_calls`, ...: what the run did")
+        for name, (_, doc) in words.EXPECT_FUNCTIONS.items():
+            yield Completion(name, "value", "function", doc)
+        yield from _names(declared, RUNNABLE_KINDS, None)  # `NAME.FIELD`: a runnable's last output
+    elif len(statement) == 2 and last not in words.EXPECT_FUNCTIONS:
+        # `expect SUBJECT |`: a word (`output matches "..."`); a comparison is written as it is.
+        yield from (
+            Completion(word, "value", "expect SUBJECT WORD VALUE", doc) for word, doc in words.EXPECT_WORDS.items()
+        )
 
 
 #: The types every spec has (`_types` adds the spec's own `type` names).
@@ -329,19 +509,7 @@ def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
     server = declared.get(head)
     if isinstance(server, ast.McpDecl):
         return _locked_tools(server) if len(rest) == 1 else []
-    record = _record(head, declared, modules)
-    if record is None:
-        return []
-    found = t.lookup(record, rest[:-1])
-    if found is None:
-        return []
-    shape = t.strip_optional(found)
-    out = []
-    for name in t.field_names(shape):
-        field = shape.get(name) if isinstance(shape, t.ObjectType) else None
-        detail = t.describe(field.type) + ("?" if field.optional else "") if field is not None else ""
-        out.append(Completion(name, "field", detail))
-    return out
+    return _fields_of(_record(head, declared, modules), rest)
 
 
 def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:

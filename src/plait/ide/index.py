@@ -137,12 +137,13 @@ def _type_uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
 
 
 def _test_uses(decl: ast.TestDecl, source: SourceFile) -> Iterator[Occurrence]:
-    """What a test names: its entry, the runnables, asks and tools its replies, answers and decisions are keyed
-    by, and in each expectation the runnables, routes, loops, maps, asks, tools and models it reads or calls."""
+    """What a test names: its entry, the runnables, asks and tools its replies, answers, decisions and stand-in
+    tool results are keyed by, and in each expectation the runnables, routes, loops, maps, asks, tools and models
+    it reads or calls."""
     for attr in decl.attributes:
         if attr.key.name == "entry":
             yield from _value(attr.value, source)
-        elif attr.key.name in ("replies", "answers", "decisions") and isinstance(attr.value, ast.Block):
+        elif attr.key.name in ("replies", "answers", "decisions", "tools") and isinstance(attr.value, ast.Block):
             for entry in attr.value.attributes:
                 if not entry.quoted:
                     yield _use(entry.key.name, entry.key.span)

@@ -307,6 +307,10 @@ SYMBOL_KINDS = {
     "loop": "Event",
     "map": "Array",
     "ask": "Field",
+    "type": "TypeParameter",
+    "thread": "Variable",
+    # A test passes or fails.
+    "test": "Boolean",
 }
 
 
