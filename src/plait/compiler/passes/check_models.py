@@ -200,6 +200,8 @@ class _Locks:
         if where not in self.read:
             self.read[where] = _load(self.ctx, where)
         lock = self.read[where]
+        if lock is None:
+            return None  # no lock beside the spec: nothing to check against (nor a fix to spell, with shlex)
         fix = _relock_fix(decl)
         if isinstance(lock, str):
             # check_mcp reports an unreadable lock once for the spec's servers; without servers it is ours to say.
