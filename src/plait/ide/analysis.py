@@ -112,6 +112,11 @@ class Analysis:
         attribute = self.attribute_at(offset)
         if attribute is not None:
             parts.append(attribute)
+        from .fields import field_hover  # a field inside a path: `tasks` in `{{plan.tasks}}`
+
+        field = field_hover(self.modules, self.sources[self.path], offset) if self.path in self.sources else None
+        if field is not None:
+            parts.append(field)
         symbol = self.definition(offset)
         if symbol is not None:
             lines = [f"```plait\n{symbol.kind} {symbol.name}\n```"]
