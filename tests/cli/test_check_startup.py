@@ -60,6 +60,8 @@ unneeded = (
     "jinja2",  # template expressions only
     "plait.core.mcp_lock",  # the plait.lock reader, only when there is a lock to read
     "shlex",  # quoting the spec's path in a lock's fix, only when there is a lock
+    "plait.compiler.report.line_view",  # source lines and their masks, only for a diagnostic to show
+    "plait.compiler.report.mask",
     "plait.compiler.bounds",  # cost bounds, only for --format json
     "plait.compiler.passes.check_tests",  # the test-block checker, only for a file with tests
     "plait.core.kinds.test",

@@ -16,15 +16,16 @@ ANSI, and only when the caller asks for it.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from plait.core.diagnostics import Diagnostic, Severity
 from plait.core.record import Record, record
 from plait.core.source import SourceFile, Span
 
-from .line_view import clean, view_line, window
-from .mask import Redactor
 from .summary import summarize
+
+if TYPE_CHECKING:
+    from .mask import Redactor
 
 __all__ = ["render_text"]
 
@@ -75,6 +76,10 @@ def render_text(
 def _diagnostic(
     d: Diagnostic, sources: Mapping[str, SourceFile], paint: _Paint, followers: Sequence[Diagnostic] = ()
 ) -> str:
+    # Imported with the first diagnostic shown: a clean check's report is its summary line alone.
+    from .line_view import clean
+    from .mask import Redactor
+
     redactor = Redactor(d, sources)
 
     def say(text: str) -> str:  # every string from a diagnostic is masked and made safe to print
@@ -125,6 +130,8 @@ def _where(span: Span, readable: bool) -> str:
 def _snippet(
     group: list[_Mark], source: SourceFile, redactor: Redactor, paint: _Paint, severity: Severity, width: int
 ) -> list[str]:
+    from .line_view import view_line, window
+
     pad = " " * width
     bar = paint(_GUTTER, "|")
     out = [f"{pad} {bar}"]
