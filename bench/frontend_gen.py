@@ -329,3 +329,83 @@ def spec_03(lines: int) -> str:
     body = "".join(_group_03(i) for i in range(groups))
     main = " -> ".join(f"c{i}" for i in range(groups))
     return f"{_HEAD_03}{body}chain main = {main}\n"
+
+
+def _group_03_in_02(i: int) -> str:
+    """The 0.3 group's workflow as 0.2 can write it, line for line: the record inline (no named type), plain paths
+    (no expressions), no thread, and no `break`: the loop ends on its `until` (read from the review inside the
+    body) and the route's accepting case runs a step; no map filter."""
+    return f"""# --- group {i} (the 0.3 group in 0.2) ------------------------------
+model m{i} = "openai/gpt-4o-mini" {{ temperature = 0.2, timeout = 30s }}
+
+step classify{i} "Sort a ticket." {{
+  model  = m{i}
+  prompt = "Ticket from {{{{run.input.customer}}}}: {{{{run.input.ticket}}}}"
+  output {{
+    category: "billing" | "tech" | "sales"
+    urgency:  int "1 (low) to 5 (high)"
+    summary:  string
+  }}
+}}
+
+step billing{i} {{ model = m{i}, prompt = "Billing: {{{{input.summary}}}} ({{{{state.order_id}}}})" }}
+step tech{i} {{ model = m{i}, prompt = "Tech: {{{{input.summary}}}}, urgency {{{{classify{i}.urgency}}}}" }}
+step sales{i} {{ model = m{i}, prompt = "Sales: {{{{classify{i}.summary}}}}" }}
+
+route triage{i} on input.category {{
+  "billing" -> billing{i}
+  "tech"    -> tech{i}
+  else      -> sales{i}
+}}
+
+step draft{i} {{
+  model  = m{i}
+  prompt = "Improve {{{{input}}}}; {{{{loop.last}}}}"
+}}
+step review{i} "Grade a draft." {{
+  model  = m{i}
+  prompt = "Grade round {{{{loop.iteration}}}} of {{{{loop.iteration}}}}: {{{{input}}}}"
+  output {{ verdict: "accept" | "revise", feedback: string, score: int }}
+}}
+step note{i} {{ model = m{i}, prompt = "Note what to change: {{{{input.feedback}}}}" }}
+step done{i} {{ model = m{i}, prompt = "Say it is accepted: {{{{input.feedback}}}}" }}
+route gate{i} on input.verdict {{
+  "accept" -> done{i}
+  "revise" -> note{i}
+}}
+loop polish{i} = draft{i} -> review{i} -> gate{i} {{ until = review{i}.verdict == "accept", max_iterations = 3 }}
+
+step outline{i} {{
+  model  = m{i}
+  prompt = "Plan sections on {{{{classify{i}.summary}}}} for {{{{classify{i}.category}}}}"
+  output {{ sections: list[object {{ title: string, brief: string }}] }}
+}}
+
+step write{i} {{
+  model  = m{i}
+  prompt = "Write {{{{map.item.title}}}} ({{{{map.index}}}}): {{{{map.item.brief}}}}"
+}}
+
+map write_all{i} = write{i} {{ over = input.sections, concurrency = 4 }}
+
+chain c{i} = classify{i} -> triage{i} -> polish{i} -> outline{i} -> write_all{i}
+
+# ------------------------------------------------------------------
+# (end of group {i}: as long as a 0.1 or 0.2 group, 64 lines)
+#
+#
+#
+#
+#
+#
+#
+"""
+
+
+def spec_03_in_02(lines: int) -> str:
+    """`spec_03(lines)`'s workflow written in 0.2, group for group and line for line: what the 0.3 spec is
+    compared with."""
+    groups = max(1, lines // GROUP_LINES)
+    body = "".join(_group_03_in_02(i) for i in range(groups))
+    main = " -> ".join(f"c{i}" for i in range(groups))
+    return f"{_HEAD_02}{body}chain main = {main}\n"

@@ -207,9 +207,9 @@ class _Flow:
     def expression(self, inst: Instance, p: Placeholder, syntax: bool = False) -> t.Type | None:
         """Type an expression at `inst`: its paths as plain paths are, then what is built on them (P404)."""
         from ..expressions import check
-        from ..rules.literal_secret import looks_secret
+        from ..rules.literal_secret import looks_secret_in
 
-        if looks_secret(p.path, None):
+        if looks_secret_in(p.path, p.string.span, p.sources):
             return None  # the template rule reports it, masked
 
         def read(parts: tuple[str, ...], start: int, end: int) -> t.Type | None:

@@ -13,9 +13,11 @@ high-entropy token is only suspected in a credential position (`api_key`, an
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from plait.core.diagnostics import Fix, Severity
 from plait.core.redact import credential_key, find_secrets, random_looking
+from plait.core.source import SourceFile, Span
 
 from plait.core.codes import declare, make
 from ..context import CompileContext
@@ -24,7 +26,7 @@ from ._literals import string_literals
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P501 = declare("P501", "literal-secret", Severity.ERROR, "a secret written into the spec")
 
-__all__ = ["CODE", "literal_secret", "looks_secret"]
+__all__ = ["CODE", "literal_secret", "looks_secret", "looks_secret_in"]
 
 CODE = "P501"
 
@@ -47,6 +49,16 @@ def looks_secret(text: str, key: str | None) -> tuple[str, str, int] | None:
     return None
 
 
+def looks_secret_in(text: str, span: Span, sources: dict[str, SourceFile]) -> tuple[str, str, int] | None:
+    """`looks_secret` for text written at `span` (an expression between braces): None at once when the file it is
+    in holds nothing secret-looking anywhere, the test this rule skips such a file's strings with. A spec with
+    many expressions asked the catalogue's ~260 formats once per expression and per use, most of its check."""
+    source = sources.get(span.file)
+    if source is not None and not _file_may_hold_secrets(source.text):
+        return None
+    return looks_secret(text, None)
+
+
 def _may_hold_secrets(text: str) -> bool:
     # Most files have no credential anywhere: one search of the raw text skips the AST walk.
     # A `\\u` escape could spell a key the raw text hides, so it forces the walk.
@@ -57,9 +69,13 @@ def _may_hold_secrets(text: str) -> bool:
     return any(random_looking(m.group()) for m in _TOKEN.finditer(text)) and credential_key(text)
 
 
+#: Per file text (a str caches its hash, and a hit is the same object): the rule and the template checks ask alike.
+_file_may_hold_secrets = lru_cache(maxsize=64)(_may_hold_secrets)
+
+
 def literal_secret(ctx: CompileContext) -> None:
     sources = ctx.load.sources
-    modules = [m for m in ctx.load.modules if m.file not in sources or _may_hold_secrets(sources[m.file].text)]
+    modules = [m for m in ctx.load.modules if m.file not in sources or _file_may_hold_secrets(sources[m.file].text)]
     for string, key in string_literals(modules):
         found = looks_secret(string.value, key)
         if found is None:

@@ -20,7 +20,7 @@ from plait.core.codes import declare, make
 from ..context import CompileContext
 from ..schema import TEMPLATES, suggest
 from ._placeholders import Placeholder, placeholders
-from .literal_secret import looks_secret
+from .literal_secret import looks_secret, looks_secret_in
 from ..draft import NOTHING
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
@@ -78,7 +78,9 @@ def _expression(p: Placeholder) -> Iterator[Diagnostic]:
     """P403 when the expression does not parse (its types are checked per use, by passes/check_flow)."""
     from plait.core.expr import ExprSyntaxError, parse
 
-    if looks_secret(p.path, None):  # a key pasted between braces: say so without parsing (or echoing) it
+    if looks_secret_in(
+        p.path, p.string.span, p.sources
+    ):  # a key pasted between braces: say so without parsing (or echoing) it
         yield make(CODE, f"`{{{{{_shown(p.path)}}}}}` is not a template path", p.span)
         return
     try:
@@ -98,7 +100,7 @@ def _tool_expression(ctx: CompileContext, p: Placeholder, owner: str) -> Iterato
 
     from ..expressions import paths
 
-    if looks_secret(p.path, None):
+    if looks_secret_in(p.path, p.string.span, p.sources):
         return
     try:
         tree = parse(p.path)
