@@ -153,6 +153,10 @@ async def _completion(client: LanguageClient, path: Path, typed: str) -> list[ls
 
 TEST_ATTRIBUTES = ["entry", "input", "replies", "answers", "decisions", "tools", "expect"]
 RUNNABLES = ["finder", "confirm", "planner", "draft", "review", "polish", "settle", "main", "wrap_up"]
+DECLARATION_WORDS = [
+    *("model", "tool", "mcp", "agent", "step", "chain", "parallel", "consolidate", "route", "loop", "map", "ask"),
+    *("input", "state", "import", "type", "thread", "test"),
+]
 SUBJECTS = ["output", "run", "case", "iterations", "exit", "items", "asked", "approvals", "called", "calls", "judge"]
 
 
@@ -216,6 +220,15 @@ SUBJECTS = ["output", "run", "case", "iterations", "exit", "items", "asked", "ap
         ("test t {\n  expect output.", ["verdict"]),  # main's: its loop's, its body's last step's
         ("test t {\n  expect review.", ["verdict"]),
         ("test t {\n  expect output ", ["in", "matches", "contains", "in_order", "any_order"]),
+        # A hosted tool's report, read in a template after an agent used it.
+        ('step s {\n  prompt = "{{web.', ["queries", "citations"]),
+        # Where a declaration may start: its keywords, this version's `type`, `thread` and `test` among them.
+        ("", DECLARATION_WORDS),
+        ("agent a { model = fast }\n", DECLARATION_WORDS),
+        (
+            "chain c = draft ->\n  ",
+            ["finder", "confirm", "planner", "draft", "review", "polish", "settle", "main", "wrap_up"],
+        ),
     ],
 )
 async def test_completion_in_the_new_constructs(client: LanguageClient, spec, typed, labels):

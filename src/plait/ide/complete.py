@@ -34,7 +34,7 @@ __all__ = ["Completion", "complete"]
 @dataclass(frozen=True, slots=True)
 class Completion:
     label: str
-    #: "declaration" (then `detail` is its kind), "attribute", "block", "field", "value".
+    #: "declaration" (then `detail` is its kind), "attribute", "block", "field", "value", "keyword".
     kind: str
     detail: str = ""
     #: An attribute's doc line (from its kind record, src/plait/core/kinds/), shown beside the item.
@@ -121,6 +121,8 @@ class _Position:
     stack: list[_Open] = field(default_factory=list)
     in_string: str | None = None
     prefix: str = ""
+    #: At the start of a statement outside every bracket: where a declaration may begin.
+    at_start: bool = False
 
 
 def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> list[Completion]:
@@ -191,6 +193,7 @@ def _read(before: str) -> _Position:
                     top.keys.add(top.statement[0])
         if not stack and group != "newline":
             pos.head.append(value)
+    pos.at_start = at_start and not stack
     return pos
 
 
@@ -254,6 +257,9 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     kind, own = pos.kind, pos.name
     if top is None:
         last = pos.head[-1] if pos.head else ""
+        if pos.at_start and last not in ("=", "->", "on", "|", ","):
+            yield from (Completion(word, "keyword", "declaration", doc) for word, doc in words.DECLARATIONS.items())
+            return
         if kind == "type" and last == "=":  # `type Booking = |`
             yield from _types(declared, own)
         elif kind in ("chain", "loop", "map") and last in ("=", "->"):
@@ -531,9 +537,24 @@ def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
         block = decl.body.typed("output")
     elif isinstance(decl, ast.AskDecl):
         block = decl.block.typed("answer") if decl.block is not None else None
+    elif isinstance(decl, ast.ToolDecl):
+        return _hosted_report(decl)
     else:
         return None
     return output_type(block, quiet, named) if block is not None else None
+
+
+def _hosted_report(tool: ast.ToolDecl) -> t.Type | None:
+    """What `{{TOOL...}}` reads of a hosted tool (`run = hosted(web_search)`): its report; None for any other."""
+    from plait.core.hosted import HOSTED, report_type
+
+    run = tool.body.get("run")
+    call = run.value if run is not None else None
+    if isinstance(call, ast.Call) and call.func.name == "hosted" and call.args:
+        kind = call.args[0]
+        if isinstance(kind, ast.Ref) and kind.name in HOSTED:
+            return report_type(kind.name)
+    return None
 
 
 def _locked_tools(server: ast.McpDecl) -> list[Completion]:

@@ -290,6 +290,7 @@ COMPLETION_KINDS = {
     "block": "Struct",
     "field": "Field",
     "value": "Value",
+    "keyword": "Keyword",
 }
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "BUDGET_CHOICES",
     "BUDGET_KEYS",
     "DECISIONS",
+    "DECLARATIONS",
     "DELEGATE_OPTIONS",
     "EXPECT_FUNCTIONS",
     "EXPECT_WORDS",
@@ -112,4 +113,26 @@ DECISIONS: dict[str, str] = {
     '"approve"': "the call runs",
     '"approve_same"': "the call runs, and the same call again in the run does not ask",
     '"reject"': "the call is refused (the model reads why)",
+}
+
+#: The words a declaration starts with, in the order the language reference introduces them.
+DECLARATIONS: dict[str, str] = {
+    "model": 'model NAME = "provider/model" { ... }',
+    "tool": 'tool NAME "description" { params { ... }, run = ... }',
+    "mcp": 'mcp NAME { command = [...] } or { url = "..." }: an MCP server\'s tools',
+    "agent": 'agent NAME "description" { model = ..., tools = [...] }',
+    "step": 'step NAME { model = ..., prompt = "..." }: one model call (or a code step, a record builder)',
+    "chain": "chain NAME = a -> b -> c",
+    "parallel": "parallel NAME = [a, b]: branches run at once",
+    "consolidate": "consolidate NAME { agents = [...], judge = ... }: a debate",
+    "route": "route NAME on PATH { LITERAL -> runnable ... }",
+    "loop": "loop NAME = BODY { until = CONDITION, max_iterations = N }",
+    "map": "map NAME = BODY { over = PATH }: the body once per item",
+    "ask": 'ask NAME "question" { answer { ... } }: a person answers',
+    "input": "input { field: type ... }: the run's input",
+    "state": "state { key: type ... }: keys tools may write",
+    "import": 'import "file.plait"',
+    "type": "type NAME { field: type ... } or type NAME = TYPE",
+    "thread": 'thread NAME ["description"] { keep_last = N }: a conversation runnables share',
+    "test": 'test NAME ["description"] { input = ..., expect ... }: a test of the spec',
 }
