@@ -143,3 +143,33 @@ chain main = start -> go
     )
     clean(compile_text(text, tmp_path))
     assert codes(compile_text(text.replace("booking.name}}", "booking.number}}"), tmp_path)) == ["P402"]
+
+
+def test_a_default_in_a_named_type_a_reply_uses_is_p209_at_the_field(tmp_path):
+    text = (
+        HEAD
+        + """
+type Leg { number: string, stops: int = 0 }
+type Trip { legs: list[Leg], note: string = "none" }
+tool book "Book a leg." {
+  params { leg: Leg }
+  run = http("https://example.com/book")
+}
+step plan { model = fast, prompt = "Plan {{input}}", output Trip }
+ask confirm "Which legs?" { answer list[Leg] }
+chain main = plan -> confirm
+"""
+    )
+    found = [d for d in compile_text(text, tmp_path).diagnostics if d.code == "P209"]
+    # Each defaulted field once, at its declaration, naming the first reply that uses it.
+    assert [d.message for d in found] == [
+        "field `stops` of type `Leg` has a default, and the `output` of `plan` uses it",
+        "field `note` of type `Trip` has a default, and the `output` of `plan` uses it",
+    ]
+    assert_at(found[0], text, "stops")
+    assert_at(found[1], text, "note")
+    # Used only as a tool's parameter, a default is what the tool receives: nothing to report.
+    params_only = text.replace("output Trip", "output { legs: list[string] }").replace("answer list[Leg]", "")
+    params_only = params_only.replace('type Trip { legs: list[Leg], note: string = "none" }\n', "")
+    params_only = params_only.replace('"Which legs?" { }', '"Which legs?"')
+    assert "P209" not in codes(compile_text(params_only, tmp_path))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from plait.core import types as t
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Fix, Severity
+from plait.core.diagnostics import Fix, Label, Severity
 from plait.dsl import ast
 
 from ..bindings import heads as binding_heads
@@ -65,16 +65,58 @@ def _well_formed(ctx: CompileContext, owner: str, params: ast.Params) -> None:
             )
 
 
+def _defaults_in_reply(ctx: CompileContext, owner: str, params: ast.Params, typed: t.Type, reported: set[int]) -> None:
+    """P209 (plait 0.3): a field with a default inside a reply's type, a named type's (`output Flight`, `answer
+    list[Flight]`, `output { leg: Flight }`) or a nested record's. A default means what a tool receives when the
+    model leaves a parameter out; a reply that leaves a field out is malformed, as for the block's own fields."""
+    keyword = getattr(params, "keyword", "output")
+    top = typed if params.type is None else None  # the block's own fields: `_well_formed` reports them
+    stack, seen = [typed], set()
+    while stack:
+        shape = stack.pop()
+        if id(shape) in seen:
+            continue
+        seen.add(id(shape))
+        if isinstance(shape, t.OptionalType):
+            stack.append(shape.inner)
+        elif isinstance(shape, t.ListType):
+            stack.append(shape.item)
+        elif isinstance(shape, t.UnionType):
+            stack.extend(reversed(shape.options))
+        elif isinstance(shape, t.ObjectType):
+            for field in shape.fields:
+                if field.has_default and shape is not top and id(field) not in reported and field.span is not None:
+                    reported.add(id(field))
+                    where = f"type `{shape.name}`" if shape.name else "a record"
+                    ctx.diagnostics.append(
+                        make(
+                            "P209",
+                            f"field `{field.name}` of {where} has a default, and the `{keyword}` of `{owner}` uses it",
+                            field.span,
+                            labels=[Label(params.span, f"`{owner}`'s `{keyword}`")] if params.span else [],
+                            notes=[
+                                f"an `{keyword}` is what the reply must contain, nested records included: a default"
+                                " means something only in a tool's `params` (what the tool receives when the model"
+                                " leaves it out); mark the field optional with `?` instead"
+                            ],
+                            fix=Fix("remove the default"),
+                        )
+                    )
+            stack.extend(reversed([f.type for f in shape.fields]))
+
+
 def declared_types(ctx: CompileContext) -> dict[str, t.Type]:
     """Each declared `output`/`answer` as a record, with malformed blocks reported."""
     report = ctx.diagnostics.append
     declared: dict[str, t.Type] = {}
+    defaulted: set[int] = set()  # a named type's default is reported once, at the first reply that uses it
     for name, decl in ctx.decls.items():
         keyword = _OUTPUT_BLOCK.get(decl.kind)
         params = _typed(body_of(decl), keyword) if keyword else None
         if params is not None:
             _well_formed(ctx, name, params)
             declared[name] = output_type(params, report, ctx.named_types)
+            _defaults_in_reply(ctx, name, params, declared[name], defaulted)
     for kind in ("input", "state"):
         decl = ctx.blocks.get(kind)
         if decl is not None:
