@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable
 
 from plait.core import types as t
@@ -175,7 +176,7 @@ class _Walk:
     def where(self, pattern: str) -> tuple[int, int]:
         """The next place `pattern` (a regex) matches in the expression; the whole expression when it does not."""
         start = self.cursor.get(pattern, 0)
-        found = re.compile(pattern).search(self.text, start)
+        found = _compiled(pattern).search(self.text, start)
         if found is None:
             return 0, len(self.text)
         self.cursor[pattern] = found.end()
@@ -486,6 +487,13 @@ class _Walk:
             notes=["an optional field left out, or `loop.last` on the first iteration, is null"],
             fix='give it a default: `| default(...)`, e.g. `(x | default(0))`, `(x | default(""))`',
         )
+
+
+@lru_cache(maxsize=8192)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    # A pattern names a path's parts, so a spec has thousands of them: past `re`'s own cache of 512, every
+    # expression compiled its patterns afresh, per use.
+    return re.compile(pattern)
 
 
 def check(text: str, resolve: Resolve) -> tuple[t.Type | None, list[Finding]]:
