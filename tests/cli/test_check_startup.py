@@ -65,6 +65,7 @@ unneeded = (
     "plait.compiler.bounds",  # cost bounds, only for --format json
     "plait.compiler.passes.check_tests",  # the test-block checker, only for a file with tests
     "plait.core.kinds.test",
+    "plait.compiler.passes.check_threads",  # threads, only for a spec whose runnables write `thread = NAME`
 )
 print("LOADED", sorted(m for m in unneeded if m in sys.modules), file=sys.stderr)
 print("DOCS READ", codes.catalogue.cache_info().misses, file=sys.stderr)

@@ -23,7 +23,6 @@ from .passes.check_chains import check_chains
 from .passes.check_flow import check_flow
 from .passes.check_mcp import check_mcp
 from .passes.check_models import check_models
-from .passes.check_threads import check_threads
 from .passes.check_tool_runs import check_tool_runs
 from .passes.check_types import check_types
 from .passes.collect_symbols import collect_symbols
@@ -61,7 +60,8 @@ PASSES: tuple[Pass, ...] = (
     check_tool_runs,
     build_graph,
     check_flow,
-    check_threads,
+    # Threads, only for a spec where a runnable writes `thread = NAME`.
+    _when(lambda ctx: any(ref.attr == "thread" for ref in ctx.references), "check_threads"),
     validate_graph,
     lint,
     # The test-block checker, only for a file with `test` declarations.
