@@ -220,6 +220,18 @@ SUBJECTS = ["output", "run", "case", "iterations", "exit", "items", "asked", "ap
         ("test t {\n  expect output.", ["verdict"]),  # main's: its loop's, its body's last step's
         ("test t {\n  expect review.", ["verdict"]),
         ("test t {\n  expect output ", ["in", "matches", "contains", "in_order", "any_order"]),
+        # What a test's entries hold: a reply's, a stand-in result's, a decision's keys, an answer's fields.
+        ("test t {\n  replies = { draft = [{ ", ["text", "output", "tool_calls"]),
+        ('test t {\n  replies = { draft = [{ text = "a" }, { ', ["text", "output", "tool_calls"]),
+        ('test t {\n  replies = { draft = [{ text = "a" }], ', ["fast", "finder", "planner", "review"]),
+        ("test t {\n  tools = { book = [{ ", ["result", "error"]),
+        ("test t {\n  decisions = { book = { ", ["action", "arguments"]),
+        ("test t {\n  answers = { confirm = { ", ["ok"]),
+        ("test t {\n  expect called(book, { ", ["number"]),
+        # Conditions read fields bare: a map's filter its item's, a loop's until its body's, an approval the params.
+        ("map m = draft { over = finder.flights, filter = ", ["kind", "number"]),
+        ("loop l = draft -> review { max_iterations = 2, until = ", ["verdict", *RUNNABLES]),
+        ('tool book "Book a flight." {\n  approval = ', ["number", "required", "never"]),
         # A hosted tool's report, read in a template after an agent used it.
         ('step s {\n  prompt = "{{web.', ["queries", "citations"]),
         # Where a declaration may start: its keywords, this version's `type`, `thread` and `test` among them.

@@ -140,7 +140,7 @@ def complete(text: str, offset: int, declared: dict[str, ast.Decl], modules: lis
     if "." in pos.prefix:
         own = _own_paths(pos, declared, modules)
         return own if own is not None else _fields(pos.prefix, declared, modules)
-    return list(_by_position(pos, declared))
+    return list(_by_position(pos, declared, modules))
 
 
 # --- reading the position -------------------------------------------------------------
@@ -198,7 +198,7 @@ def _read(before: str) -> _Position:
 
 
 #: The brackets whose statements are read (`key = value`, `name: type`, `expect ...`).
-_STATEMENT_ROLES = ("body", "bindings", "typed", "budget", "options", "keyed")
+_STATEMENT_ROLES = ("body", "bindings", "typed", "budget", "options", "keyed", "arguments", "entry")
 #: A test's attributes whose block is keyed by declarations: the kinds of those keys.
 _KEYED = {
     "replies": ("agent", "step", "consolidate", "model"),
@@ -210,6 +210,18 @@ _WORD_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _opened(char: str, pos: _Position, top: _Open | None) -> _Open:
+    if top is not None and top.role == "call" and char == "{" and top.args and "," in top.args:
+        return _Open(char, "arguments", key=top.key, args=top.args[:1])  # `called(lookup, {`
+    if top is not None and top.role == "keyed":
+        name = top.statement[0] if len(top.statement) == 2 and top.statement[1] == "=" else None
+        if name is not None and char in "{[":  # `confirm = {`, `draft = [`
+            return _Open(char, "entry" if char == "{" else "entries", key=top.key, args=[name])
+    if top is not None and top.role == "entries" and char == "{":  # `draft = [{`
+        return _Open(char, "entry", key=top.key, args=top.args)
+    return _opened_within(char, pos, top)
+
+
+def _opened_within(char: str, pos: _Position, top: _Open | None) -> _Open:
     if top is None:
         before = pos.head[-1] if pos.head else ""
         if char == "{":
@@ -252,7 +264,7 @@ def _names(declared: dict[str, ast.Decl], kinds: tuple[str, ...] | frozenset[str
     ]
 
 
-def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Completion]:
+def _by_position(pos: _Position, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> Iterator[Completion]:
     top = pos.stack[-1] if pos.stack else None
     kind, own = pos.kind, pos.name
     if top is None:
@@ -287,8 +299,8 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
     if top.role == "list" and kind is not None and top.key is not None:
         yield from _values(SCHEMAS.get(kind, {}).get(top.key), declared, own)
         return
-    if top.role in ("call", "options", "budget", "keyed"):
-        yield from _inside(top, kind, declared, own)
+    if top.role in ("call", "options", "budget", "keyed", "arguments", "entry"):
+        yield from _inside(top, kind, declared, own, modules)
         return
     if top.role != "body" or kind is None:
         return
@@ -321,6 +333,13 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
             yield Completion(keyword, "block", f"{keyword} {{ ... }}")
     elif len(statement) == 2 and statement[1] == "=":
         written = schema.get(statement[0])
+        if kind == "map" and statement[0] == "filter":  # read bare: the fields of the list's item
+            yield from _fields_of(_item(top.written.get("over"), declared, modules), [""])
+            return
+        if kind == "loop" and statement[0] == "until" and pos.head[-1:]:  # the body's output fields, bare
+            yield from _fields_of(_output(pos.head[-1], declared, modules), [""])
+        if kind == "tool" and statement[0] == "approval":  # a condition over the call's arguments
+            yield from _params(declared.get(own or ""))
         if written is not None and written.type == "run":  # `run = |`: a step's is a code step's function only
             for name, doc in words.RUN_FUNCTIONS.items():
                 if kind == "tool" or name == "python":
@@ -330,9 +349,24 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl]) -> Iterator[Comp
         yield from _types(declared, own)
 
 
-def _inside(top: _Open, kind: str | None, declared: dict[str, ast.Decl], own: str | None) -> Iterator[Completion]:
-    """Inside a call's brackets, a call's block, a budget or a test's keyed block."""
+def _inside(
+    top: _Open, kind: str | None, declared: dict[str, ast.Decl], own: str | None, modules: list[ast.Module]
+) -> Iterator[Completion]:
+    """Inside a call's brackets, a call's block, a budget, a test's keyed block or one of its entries."""
     statement = top.statement
+    if top.role == "arguments":  # `called(lookup, { |`: the tool's parameters
+        if not statement:
+            yield from (c for c in _params(declared.get(top.args[0] if top.args else "")) if c.label not in top.keys)
+        return
+    if top.role == "entry":  # `answers = { confirm = { |`, `replies = { draft = [{ |`, ...
+        if statement:
+            return
+        if top.key == "answers":
+            fields = _fields_of(_record(top.args[0], declared, modules), [""]) if top.args else []
+            yield from (c for c in fields if c.label not in top.keys)
+        else:
+            yield from _keys(words.TEST_ENTRIES.get(top.key or "", {}), top.keys)
+        return
     if top.role == "call":
         if top.args and "," in top.args:
             return  # only a call's first argument names something (`called(lookup, { ...`)
@@ -424,6 +458,30 @@ def _fields_of(record: t.Type | None, rest: list[str]) -> list[Completion]:
         detail = t.describe(field.type) + ("?" if field.optional else "") if field is not None else ""
         out.append(Completion(name, "field", detail))
     return out
+
+
+def _item(over: list[str] | None, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
+    """The item type of the list a map's `over = NAME.a.b` (or `run.input.a`) names; None when not known."""
+    if not over or len(over) != 1:
+        return None
+    head, *rest = over[0].split(".")
+    if head == "run" and rest[:1] == ["input"]:
+        head, rest = "input", rest[1:]
+    elif head in ("input", "state", "loop", "map"):
+        return None  # what the map receives, or a body's: known only to the checker
+    found = _record(head, declared, modules) if head == "input" else _output(head, declared, modules)
+    found = t.lookup(found, rest) if found is not None else None
+    found = t.strip_optional(found) if found is not None else None
+    return found.item if isinstance(found, t.ListType) else None
+
+
+def _params(tool: ast.Decl | None) -> Iterator[Completion]:
+    """A tool's parameters, as its calls' arguments are named."""
+    if not isinstance(tool, ast.ToolDecl):
+        return
+    block = tool.body.typed("params")
+    for param in block.params if block is not None else ():
+        yield Completion(param.name.name, "field", "parameter")
 
 
 def _keys(docs: dict[str, str], used: set[str]) -> Iterator[Completion]:

@@ -19,6 +19,7 @@ __all__ = [
     "BUDGET_CHOICES",
     "BUDGET_KEYS",
     "DECISIONS",
+    "TEST_ENTRIES",
     "DECLARATIONS",
     "DELEGATE_OPTIONS",
     "EXPECT_FUNCTIONS",
@@ -135,4 +136,18 @@ DECLARATIONS: dict[str, str] = {
     "type": "type NAME { field: type ... } or type NAME = TYPE",
     "thread": 'thread NAME ["description"] { keep_last = N }: a conversation runnables share',
     "test": 'test NAME ["description"] { input = ..., expect ... }: a test of the spec',
+}
+
+#: What one entry of a test's `replies`, `tools` and `decisions` holds (an answer's fields are its ask's).
+TEST_ENTRIES: dict[str, dict[str, str]] = {
+    "replies": {
+        "text": "the reply's text",
+        "output": "the record a typed `output` declares",
+        "tool_calls": '`[{ name = "lookup", arguments = { ... } }]`: the tools the model calls',
+    },
+    "tools": {"result": "what the tool returns (text, or a record)", "error": "the call fails with this text"},
+    "decisions": {
+        "action": '`"edit"`: the call runs with other arguments',
+        "arguments": "the arguments the edited call runs with",
+    },
 }
