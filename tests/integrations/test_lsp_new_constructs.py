@@ -219,6 +219,9 @@ SUBJECTS = ["output", "run", "case", "iterations", "exit", "items", "asked", "ap
         ("test t {\n  entry = planner\n  expect output.", ["choice", "stops"]),
         ("test t {\n  expect output.", ["verdict"]),  # main's: its loop's, its body's last step's
         ("test t {\n  expect review.", ["verdict"]),
+        ("test t {\n  entry = wrap_up\n  expect output.", ["ok"]),  # a route's: its cases' records
+        ('step s {\n  prompt = "{{settle.', ["ok"]),
+        ('step s {\n  prompt = "{{polish.', ["verdict"]),  # a loop's: its last iteration's
         ("test t {\n  expect output ", ["in", "matches", "contains", "in_order", "any_order"]),
         # What a test's entries hold: a reply's, a stand-in result's, a decision's keys, an answer's fields.
         ("test t {\n  replies = { draft = [{ ", ["text", "output", "tool_calls"]),

@@ -434,8 +434,11 @@ def _own_paths(pos: _Position, declared: dict[str, ast.Decl], modules: list[ast.
 def _output(
     name: str | None, declared: dict[str, ast.Decl], modules: list[ast.Module], depth: int = 0
 ) -> t.Type | None:
-    """The declared output of runnable `name`: an agent's, a step's or an ask's, a chain's or a loop's last
-    element's (None when it is not declared, or the runnable's output is decided by its cases)."""
+    """The declared output of runnable `name` (or the `input`/`state` block): an agent's, a step's or an ask's,
+    a chain's or a loop's last element's, a route's cases' and a handing-over agent's targets' records together
+    (a field only some of them declare is optional); None when nothing declares it."""
+    if name in ("input", "state"):
+        return _record(name, declared, modules)
     decl = declared.get(name or "")
     if decl is None or depth > 50:
         return None
@@ -443,7 +446,31 @@ def _output(
         elements = decl.elements if isinstance(decl, ast.ChainDecl) else decl.body
         last = elements[-1] if elements else None
         return _output(last.name, declared, modules, depth + 1) if isinstance(last, ast.ChainRef) else None
-    return _record(decl.name.name, declared, modules)  # type: ignore[union-attr]
+    if isinstance(decl, ast.RouteDecl):
+        return _union([_output(case.target.name, declared, modules, depth + 1) for case in decl.cases])
+    own = _record(decl.name.name, declared, modules)  # type: ignore[union-attr]
+    handoff = decl.body.get("handoff") if isinstance(decl, ast.AgentDecl) else None
+    if handoff is not None and isinstance(handoff.value, ast.ListValue):
+        targets = [item.name for item in handoff.value.items if isinstance(item, ast.Ref)]
+        return _union([own, *(_output(target, declared, modules, depth + 1) for target in targets)])
+    return own
+
+
+def _union(outputs: list[t.Type | None]) -> t.Type | None:
+    """The records among `outputs` as one: every field any of them has, optional unless all of them have it."""
+    records = [found for found in outputs if isinstance(found, t.ObjectType)]
+    if not records:
+        return None
+    merged: dict[str, t.FieldType] = {}
+    for record in records:
+        for each in record.fields:
+            merged.setdefault(each.name, each)
+    return t.ObjectType(
+        tuple(
+            t.FieldType(f.name, f.type, optional=f.optional or not all(r.get(f.name) for r in records))
+            for f in merged.values()
+        )
+    )
 
 
 def _fields_of(record: t.Type | None, rest: list[str]) -> list[Completion]:
@@ -469,7 +496,7 @@ def _item(over: list[str] | None, declared: dict[str, ast.Decl], modules: list[a
         head, rest = "input", rest[1:]
     elif head in ("input", "state", "loop", "map"):
         return None  # what the map receives, or a body's: known only to the checker
-    found = _record(head, declared, modules) if head == "input" else _output(head, declared, modules)
+    found = _output(head, declared, modules)
     found = t.lookup(found, rest) if found is not None else None
     found = t.strip_optional(found) if found is not None else None
     return found.item if isinstance(found, t.ListType) else None
@@ -573,7 +600,7 @@ def _fields(path: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
     server = declared.get(head)
     if isinstance(server, ast.McpDecl):
         return _locked_tools(server) if len(rest) == 1 else []
-    return _fields_of(_record(head, declared, modules), rest)
+    return _fields_of(_output(head, declared, modules), rest)
 
 
 def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
