@@ -140,6 +140,7 @@ function field(rawSchema, label, required, opts) {
     }};
   }
   if (schema.type === 'object' && schema.properties) return objectField(schema, label, required, opts);
+  if (recordsOf(schema)) return unionField(schema, label, required, opts);
   if (schema.type === 'array') return arrayField(schema, label, required);
   if (schema.type === 'string' || (opts && opts.text)) {
     const long = (opts && opts.text) || (schema.maxLength || 0) > 200 || /\n/.test(schema.default || '');
@@ -172,6 +173,52 @@ function objectField(schema, label, required, opts) {
       if (v !== undefined) out[k] = v;
     }
     return out;
+  }};
+}
+// A union of records (`type Booking = Flight | Hotel`): [[label, record], ...] named by their types (else by the
+// literal of the field that tells them apart); null for any other schema.
+function recordsOf(schema) {
+  const options = schema.anyOf || schema.oneOf;
+  if (!Array.isArray(options) || options.length < 2) return null;
+  if (!options.every(o => o && o.type === 'object' && o.properties)) return null;
+  let labels = options.map(o => o.title);
+  if (!labels.every(Boolean) || new Set(labels).size !== labels.length) {
+    const fixed = o => Object.keys(o.properties).filter(k => (o.properties[k].enum || []).length === 1);
+    const key = fixed(options[0]).find(k => options.every(o => fixed(o).includes(k)));
+    if (!key) return null;
+    labels = options.map(o => String(o.properties[key].enum[0]));
+  }
+  return options.map((o, i) => [labels[i], o]);
+}
+// Which record, then that record's fields; a field with one possible value (its discriminator) is sent, not asked.
+function unionField(schema, label, required, opts) {
+  const records = recordsOf(schema);
+  const id = 'f' + Math.random().toString(36).slice(2, 9);
+  const select = el('select', {id, name: label + '.record'},
+    required ? null : el('option', {value: ''}, '—'),
+    records.map(([name], i) => el('option', {value: String(i)}, name)));
+  const body = el('div', {class: 'fields'});
+  let current = null;
+  const choose = () => {
+    const record = records[Number(select.value)];
+    if (select.value === '' || !record) { current = null; body.replaceChildren(); return; }
+    const fixed = {}, shown = {};
+    for (const [k, s] of Object.entries(record[1].properties)) {
+      if ((s.enum || []).length === 1 && (record[1].required || []).includes(k)) fixed[k] = s.enum[0];
+      else shown[k] = s;
+    }
+    const inner = objectField(Object.assign({}, record[1], {properties: shown}), record[0], true, {top: true});
+    current = {fixed, inner};
+    body.replaceChildren(inner.node);
+  };
+  select.addEventListener('input', choose);
+  choose();
+  const title = el('label', {htmlFor: id}, label === 'value' ? 'which' : label);
+  const node = el(opts && opts.top ? 'div' : 'fieldset', {class: 'union'},
+    opts && opts.top ? null : el('legend', {}, label), el('div', {class: 'field'}, title, select), body);
+  return {node, read() {
+    if (!current) { if (required) fail(select, label, 'choose one'); return undefined; }
+    return Object.assign({}, current.fixed, current.inner.read());
   }};
 }
 function arrayField(schema, label, required) {
