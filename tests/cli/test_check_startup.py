@@ -2,7 +2,9 @@
 
 A check of a spec with no string escape, condition, block string or replies file needs no JSON codec; it
 reads each code's declaration but never the code documentation (`plait explain`'s), nor the resources
-machinery that reads it; and it builds the chosen command's argument parser only. An import probe in a
+machinery that reads it; it builds the chosen command's argument parser only; it loads no checker of a
+feature the spec does not use (tests, threads, a `plait.lock`, template expressions, `--format json`'s cost
+bound, the source-line view of a diagnostic); and it runs no cyclic collection. An import probe in a
 subprocess, as tests/cli/test_check.py does for the runtime.
 """
 
