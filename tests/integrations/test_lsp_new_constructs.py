@@ -56,7 +56,10 @@ agent planner {
   output { choice: string, stops: int }
 }
 
-step draft { model = fast, prompt = "Draft {{input}}" }
+step draft {
+  model    = fast
+  messages = [system("You draft replies."), user("Hello"), assistant("Hi!"), user("Draft {{input}}")]
+}
 
 step review {
   model  = fast
@@ -284,6 +287,7 @@ async def _hover(client: LanguageClient, path: Path, needle: str, into: int = 0)
         ("expect case", 0, "a condition on what the run made or did"),
         ("case(settle)", 1, "the case the route took"),
         ("run.model_calls", 6, "model calls made"),
+        ('assistant("Hi!")', 0, "an answer of the model before the last `user` message"),
     ],
 )
 async def test_hover_explains_the_new_words(client: LanguageClient, spec, needle, into, shown):

@@ -175,6 +175,10 @@ def _word_doc(decl: Any, offset: int) -> str | None:
                     return _word(f"budget = {{ {item.key.name} }}", words.BUDGET_KEYS[item.key.name])
         if spec.type == "run" and isinstance(value, ast.Call):
             return _run_doc(value, offset)
+        if spec.type == "messages" and isinstance(value, ast.ListValue):
+            for item in value.items:
+                if isinstance(item, ast.Call) and _at(item.func, offset) and item.func.name in words.MESSAGE_ROLES:
+                    return _word(f"messages = [{item.func.name}(...)]", words.MESSAGE_ROLES[item.func.name])
     return None
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "HOSTED_KINDS",
     "HOSTED_OPTIONS",
     "JUDGE_OPTIONS",
+    "MESSAGE_ROLES",
     "RUN_FUNCTIONS",
     "RUN_STATS",
     "TEST_ATTRIBUTES",
@@ -150,4 +151,12 @@ TEST_ENTRIES: dict[str, dict[str, str]] = {
         "action": '`"edit"`: the call runs with other arguments',
         "arguments": "the arguments the edited call runs with",
     },
+}
+
+#: The messages a step's or an agent's `messages = [...]` sends, by role.
+MESSAGE_ROLES: dict[str, str] = {
+    "system": '`system("template")`: sent as the system prompt (system messages come first, joined)',
+    "user": '`user("template")`: a user message; the list ends with the one the model answers',
+    "assistant": '`assistant("template")`: an answer of the model before the last `user` message (a worked '
+    "example, few-shot)",
 }
