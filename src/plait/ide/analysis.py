@@ -176,9 +176,14 @@ def _word_doc(decl: Any, offset: int) -> str | None:
         if spec.type == "run" and isinstance(value, ast.Call):
             return _run_doc(value, offset)
         if spec.type == "messages" and isinstance(value, ast.ListValue):
-            for item in value.items:
-                if isinstance(item, ast.Call) and _at(item.func, offset) and item.func.name in words.MESSAGE_ROLES:
-                    return _word(f"messages = [{item.func.name}(...)]", words.MESSAGE_ROLES[item.func.name])
+            for message in value.items:
+                if isinstance(message, ast.Call) and _at(message.func, offset):
+                    role = message.func.name
+                    return (
+                        _word(f"messages = [{role}(...)]", words.MESSAGE_ROLES[role])
+                        if role in words.MESSAGE_ROLES
+                        else None
+                    )
     return None
 
 
