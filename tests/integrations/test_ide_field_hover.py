@@ -72,3 +72,16 @@ def test_hover_through_a_chain_a_named_type_the_run_s_input_and_state():
     assert topic is not None and "run.input.topic: string" in topic and "What the report is about" in topic
     notes = hover("state.notes", into=len("state.no"))
     assert notes is not None and "state.notes: list[string]" in notes and "What the tools noted" in notes
+
+
+def test_completion_offers_types_after_an_ask_s_answer(tmp_path):
+    from plait.ide.complete import complete
+    from plait.ide.workspace import Workspace
+
+    path = (tmp_path / "spec.plait").resolve()
+    path.write_text(SPEC)
+    ws = Workspace()
+    ws.set(path, SPEC)
+    text = SPEC + 'ask pick "Which?" {\n  answer '
+    found = complete(text, len(text), ws.project().declared(path), ws.project().seen_modules(path))
+    assert {"string", "Task"} <= {c.label for c in found}

@@ -345,7 +345,8 @@ def _by_position(pos: _Position, declared: dict[str, ast.Decl], modules: list[as
                 if kind == "tool" or name == "python":
                     yield Completion(name, "value", "function", doc)
         yield from _values(written, declared, own)
-    elif statement == ["output"] and "output" in TYPED_BLOCKS.get(kind, ()):  # `output |`: one type (plait 0.3)
+    elif statement in (["output"], ["answer"]) and statement[0] in TYPED_BLOCKS.get(kind, ()):
+        # `output |`, an ask's `answer |`: one type (plait 0.3)
         yield from _types(declared, own)
 
 
