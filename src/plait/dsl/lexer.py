@@ -86,15 +86,22 @@ class Lexer:
             key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
         )
         regexps = [t for t in terminals if t.pattern.type == "re"]
+        # A word some pattern terminal of at least its priority matches whole is a keyword. The patterns are
+        # one alternation per priority (fullmatch backtracks into each alternative): one compile, not one a
+        # pattern, which was half of making the lexer.
+        matchers: dict[int, re.Pattern[str]] = {}
         self.keywords: dict[str, str] = {}
         kept: list[tuple[str, str]] = []
         for term in terminals:
-            if term.pattern.type == "str" and any(
-                r.priority >= term.priority and re.fullmatch(r.pattern.to_regexp(), term.pattern.value) for r in regexps
-            ):
-                self.keywords[term.pattern.value] = term.name
-            else:
-                kept.append((term.name, term.pattern.to_regexp()))
+            if term.pattern.type == "str":
+                matcher = matchers.get(term.priority)
+                if matcher is None:
+                    either = "|".join(f"(?:{r.pattern.to_regexp()})" for r in regexps if r.priority >= term.priority)
+                    matcher = matchers[term.priority] = re.compile(either or "(?!)")
+                if matcher.fullmatch(term.pattern.value):
+                    self.keywords[term.pattern.value] = term.name
+                    continue
+            kept.append((term.name, term.pattern.to_regexp()))
         alternatives = "|".join(f"(?P<{name}>{LINEAR_FORMS.get(regexp, regexp)})" for name, regexp in kept)
         # Blanks before a token are taken in the same match (a third of all
         # matches were blanks). No terminal starts with one, so this splits the
