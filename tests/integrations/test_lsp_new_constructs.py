@@ -86,6 +86,10 @@ test books "A plan is booked" {
 """
 
 
+#: The server's answer to `initialize` (its capabilities).
+INITIALIZED: dict[str, lsp.InitializeResult] = {}
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("workspace")
@@ -96,9 +100,10 @@ def root(tmp_path_factory) -> Path:
 )
 async def client(lsp_client: LanguageClient, root: Path):
     folder = lsp.WorkspaceFolder(uri=root.as_uri(), name="workspace")
-    await lsp_client.initialize_session(
+    result = await lsp_client.initialize_session(
         lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri(), workspace_folders=[folder])
     )
+    INITIALIZED["result"] = result
     yield
     await lsp_client.shutdown_session()
 
@@ -251,6 +256,12 @@ SUBJECTS = ["output", "run", "case", "iterations", "exit", "items", "asked", "ap
 )
 async def test_completion_in_the_new_constructs(client: LanguageClient, spec, typed, labels):
     assert [item.label for item in await _completion(client, spec, typed)] == labels
+
+
+async def test_typing_an_opening_bracket_asks_for_completion(client: LanguageClient):
+    # `delegate(`, `hosted(`, `case(`, `called(`: what goes inside is offered as the bracket is typed.
+    options = INITIALIZED["result"].capabilities.completion_provider
+    assert options is not None and "(" in (options.trigger_characters or [])
 
 
 async def test_completion_items_carry_their_doc_lines(client: LanguageClient, spec):

@@ -209,7 +209,7 @@ def build() -> Any:
             }
         )
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "{", "["]))
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[".", "{", "[", "("]))
     def completion(params: lsp.CompletionParams) -> list[lsp.CompletionItem]:
         project, path, offset = where(params)
         text = document(params.text_document.uri).source
