@@ -27,6 +27,8 @@ type Flight "A flight that can be booked." { kind: "flight", number: string }
 
 thread talk "The conversation with the traveller."
 
+input { city: string }
+
 agent finder "Find flights." {
   model  = fast
   prompt = "Flights from {{input.origin}}"
@@ -310,7 +312,7 @@ async def test_hover_on_a_name_in_a_test_still_shows_its_declaration(client: Lan
     assert "route settle" in shown
 
 
-async def test_the_outline_lists_types_threads_and_tests(client: LanguageClient, spec):
+async def test_the_outline_lists_types_threads_the_input_and_tests(client: LanguageClient, spec):
     uri = _open(client, spec, SPEC)
     found = await client.text_document_document_symbol_async(
         lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
@@ -318,6 +320,7 @@ async def test_the_outline_lists_types_threads_and_tests(client: LanguageClient,
     symbols = [(s.name, s.detail, s.kind) for s in found]
     assert ("Flight", "type", lsp.SymbolKind.TypeParameter) in symbols
     assert ("talk", "thread", lsp.SymbolKind.Variable) in symbols
+    assert ("input", "input", lsp.SymbolKind.Object) in symbols  # named by its keyword
     assert symbols[-1] == ("books", "test", lsp.SymbolKind.Boolean)
     [books] = [s for s in found if s.name == "books"]
     assert books.selection_range == lsp.Range(start=_at(SPEC, "test books", 5), end=_at(SPEC, "test books", 10))

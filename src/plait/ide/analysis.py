@@ -59,12 +59,22 @@ class Analysis:
 
     @cached_property
     def outline(self) -> tuple[Symbol, ...]:
-        """The document's own declarations and tests, in order."""
+        """The document's own declarations, its `input` and `state` blocks and its tests, in order."""
         module = self._own()
         if module is None:
             return ()
-        named = [d for d in module.declarations if isinstance(getattr(d, "name", None), ast.Ident)]
-        return tuple(_symbol(d, self.sources[self.path]) for d in named)
+        source = self.sources[self.path]
+        found = []
+        for decl in module.declarations:
+            if isinstance(getattr(decl, "name", None), ast.Ident):
+                found.append(_symbol(decl, source))
+            elif isinstance(decl, ast.InputDecl | ast.StateDecl):  # named by their keyword
+                at = decl.span.offset
+                fields = source.text[decl.fields.span.offset : decl.fields.span.end_offset]
+                found.append(
+                    Symbol(decl.kind, decl.kind, decl.span, source.span(at, at + len(decl.kind)), None, (fields,))
+                )
+        return tuple(found)
 
     @cached_property
     def names(self) -> tuple[Occurrence, ...]:
