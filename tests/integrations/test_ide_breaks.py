@@ -55,3 +55,14 @@ def test_the_loop_a_break_names_is_a_reference_and_rename_rewrites_it(project):
         text = text[: occ.span.offset] + new + text[occ.span.end_offset :]
     assert '"stop" -> break rounds' in text and "loop rounds = inner" in text
     assert compile_spec(text).diagnostics == []
+
+
+def test_hover_on_break_says_which_loop_it_leaves(project):
+    from plait.ide.analysis import analyse
+
+    path = project("spec.plait", SPEC).resolve()
+    found = analyse(SPEC, str(path))
+    bare = found.hover(SPEC.index("break\n") + 1)
+    named = found.hover(SPEC.index("break outer") + 1)
+    assert "the innermost loop around the route" in bare
+    assert "loop `outer`" in named

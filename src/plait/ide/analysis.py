@@ -102,6 +102,8 @@ class Analysis:
                 continue
             if isinstance(decl, ast.TestDecl):
                 return _test_doc(decl, offset)
+            if isinstance(decl, ast.RouteDecl) and (said := _break_doc(decl, offset)) is not None:
+                return said
             if isinstance(getattr(decl, "name", None), ast.Ident):
                 return _attribute_doc(decl, offset) or _word_doc(decl, offset)
         return None
@@ -152,6 +154,23 @@ def _attribute_doc(decl: Any, offset: int) -> str | None:
             choices = f": {', '.join(f'`{c}`' for c in spec.choices)}" if spec.choices else ""
             return (
                 f"```plait\n{decl.kind} {decl.name.name} {{ {key.name} }}\n```\n\n{what}{choices}. {spec.doc}".rstrip()
+            )
+    return None
+
+
+def _break_doc(decl: ast.RouteDecl, offset: int) -> str | None:
+    """`break` written as a route case's target (plait 0.3): what it does, and which loop it names."""
+    for case in decl.cases:
+        if case.target.name == "break" and _at(case.target, offset):
+            which = (
+                f"loop `{case.loop.name}` (and every loop inside it)"
+                if case.loop
+                else "the innermost loop around the route"
+            )
+            return _word(
+                f"-> break{' ' + case.loop.name if case.loop else ''}",
+                f"Leaves {which}: nothing after the route runs and no further iteration starts; the loop's output "
+                "is what the route received.",
             )
     return None
 
