@@ -173,3 +173,36 @@ chain main = plan -> confirm
     params_only = params_only.replace('type Trip { legs: list[Leg], note: string = "none" }\n', "")
     params_only = params_only.replace('"Which legs?" { }', '"Which legs?"')
     assert "P209" not in codes(compile_text(params_only, tmp_path))
+
+
+def test_a_test_s_answer_to_a_union_ask_is_checked_against_the_whole_type(tmp_path):
+    text = (
+        HEAD.replace("openai/gpt-4o-mini", "scripted/m")
+        + TYPES
+        + """
+ask pick "Which booking?" { answer Booking }
+chain main = pick
+test hotel {
+  answers = { pick = { kind = "hotel", name = "Ritz" } }
+  expect output.kind == "hotel"
+}
+"""
+    )
+    assert "P701" not in codes(compile_text(text, tmp_path))
+    wrong = text.replace('name = "Ritz"', 'number = "Ritz"')
+    d = only(compile_text(wrong, tmp_path), "P701")
+    assert d.message == "the answer for `pick` does not fit its `answer` (Booking)"
+
+
+def test_a_changed_answer_type_is_a_contract_change_of_the_ask(tmp_path):
+    from plait.compiler.diff import diff_graphs
+    from plait.compiler.pipeline import compile_spec
+
+    spec = HEAD + TYPES + 'ask pick "Which booking?" { answer Booking }\nchain main = pick\n'
+    old = compile_spec(spec, path="old.plait")
+    new = compile_spec(spec.replace("name: string }", "name: string, nights: int }"), path="new.plait")
+    assert old.graph is not None and new.graph is not None
+    assert {c.describe() for c in diff_graphs(old.graph, new.graph)} == {
+        "~ ask pick: output changed Flight {kind, number} | Hotel {kind, name}"
+        " → Flight {kind, number} | Hotel {kind, name, nights}  [contract]"
+    }
