@@ -91,8 +91,13 @@ class Report:
         """Model calls, tokens and USD per runnable, each counting the calls of everything it ran (a chain its
         elements', an agent its delegates'), in the order each first called."""
         out: dict[str, dict[str, Any]] = {}
+        # A runnable's calls share their path: each (path, agent) is read once (a journaled run's stop makes this).
+        named: dict[tuple[tuple[str, ...], str], dict[str, None]] = {}
         for agent, path, _step, _model, _finish, tokens_in, tokens_out, usd in self._steps:
-            names = dict.fromkeys([*(p for p in (path or ()) if not _NOT_A_NAME.fullmatch(p)), agent])
+            key = (tuple(path or ()), agent)  # a restored report's paths are lists
+            names = named.get(key)
+            if names is None:
+                names = named[key] = dict.fromkeys([*(p for p in key[0] if not _NOT_A_NAME.fullmatch(p)), agent])
             for name in names:
                 row = out.get(name)
                 if row is None:
