@@ -61,3 +61,16 @@ def test_an_output_that_is_one_type_is_written_after_its_keyword():
     )
     assert "  output list[Flight]\n" in out
     assert 'step pick { model = fast, prompt = "x", output Booking? }' in out
+
+
+def test_an_answer_that_is_one_type_is_written_after_its_keyword():
+    out = fmt(
+        """
+        ask pick "Which?" {
+          answer    Booking
+        }
+        ask legs "Which flights?" { answer list[ Flight ] }
+        """
+    )
+    assert 'ask pick "Which?" {\n  answer Booking\n}\n' in out
+    assert 'ask legs "Which flights?" { answer list[Flight] }' in out
