@@ -152,6 +152,36 @@ def test_a_loop_is_a_parent_span_with_its_iteration_count(tmp_path):
     assert len(children) == 4 and loop.attributes["plait.loop.iterations"] == 2
 
 
+BREAK_SPEC = """plait 0.3
+
+model fast = "scripted/fast" { script = "replies.json" }
+
+step review { model = fast, prompt = "Grade {{input}}", output { verdict: "accept" | "revise" } }
+step note { model = fast, prompt = "Note {{input}}" }
+
+route gate on input.verdict {
+  "accept" -> break
+  "revise" -> note
+}
+
+loop polish = review -> gate { max_iterations = 3 }
+"""
+
+
+def test_a_loop_left_by_break_says_so_on_its_span_and_the_routes(tmp_path):
+    replies = {
+        "review": [{"output": {"verdict": "revise"}}, {"output": {"verdict": "accept"}}],
+        "note": [{"text": "n"}],
+    }
+    result, spans = traced(write_spec(tmp_path, BREAK_SPEC, replies), "a draft")
+    assert result.stop_reason == "done", result.error
+    [loop] = named(spans, "loop polish")
+    assert loop.attributes["plait.loop.iterations"] == 2 and loop.attributes["plait.loop.exit"] == "break"
+    first, second = named(spans, "route gate")
+    assert first.attributes["plait.route.target"] == "note" and "plait.route.leaves" not in first.attributes
+    assert second.attributes["plait.route.leaves"] == "polish" and "plait.route.target" not in second.attributes
+
+
 AGENT_SPEC = """plait 0.1
 
 model m = "scripted/m" { script = "replies.json" }

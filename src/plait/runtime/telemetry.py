@@ -345,13 +345,18 @@ class Telemetry:
         entry = self._element(event.path)
         if entry is not None:
             entry.span.set_attribute("plait.route.case", str(event.data.get("case")))
-            entry.span.set_attribute("plait.route.target", str(event.data.get("target")))
+            if event.data.get("leaves"):  # a case that goes to `break` (plait 0.3): the loop it leaves
+                entry.span.set_attribute("plait.route.leaves", str(event.data["leaves"]))
+            else:
+                entry.span.set_attribute("plait.route.target", str(event.data.get("target")))
         self._touch(event.path)
 
     def _on_loop_iteration(self, event: Event) -> None:
         entry = self._element(event.path)
         if entry is not None and isinstance(event.data.get("iteration"), int):
             entry.span.set_attribute("plait.loop.iterations", event.data["iteration"])
+            if event.data.get("exit") == "break":  # left by a route case, not by its condition or its bound
+                entry.span.set_attribute("plait.loop.exit", "break")
         self._touch(event.path)
 
     def _on_map_item(self, event: Event) -> None:
