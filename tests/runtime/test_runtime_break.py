@@ -248,3 +248,38 @@ def test_trace_says_which_case_broke_out_and_which_loops_it_ended(tmp_path, caps
         "loop   inner iteration 1: left by break on its way out of outer",
         "loop   outer iteration 2: left by break",
     ]
+
+
+DEEP = """
+plait 0.3
+step work {
+  model  = m
+  prompt = "work {{loop.iteration}}"
+  output { state: "go" | "check" , sure: bool }
+}
+step rest { model = m, prompt = "rest" }
+route sure on input.sure {
+  true  -> break
+  false -> rest
+}
+route judge on input.state {
+  "go"    -> rest
+  "check" -> sure
+}
+chain round = work -> judge
+loop keep = round { max_iterations = 4 }
+"""
+
+
+def test_a_break_reached_through_a_named_chain_and_a_route_case_still_ends_its_loop(tmp_path):
+    replies = [
+        {"output": {"state": "go", "sure": False}},
+        {"text": "r1"},
+        {"output": {"state": "check", "sure": False}},
+        {"text": "r2"},
+        {"output": {"state": "check", "sure": True}},
+    ]
+    result, seen = run_seeing(write_spec(tmp_path, DEEP, replies), "x")
+    assert result.error is None and result.output == {"state": "check", "sure": True}
+    assert [text for _, text in seen] == ["work 1", "rest", "work 2", "rest", "work 3"]
+    assert [(d["iteration"], d.get("exit")) for d in loop_decisions(result)] == [(1, None), (2, None), (3, "break")]
