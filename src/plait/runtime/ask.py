@@ -49,7 +49,7 @@ def accept(ask: AskNode, value: Any) -> Any:
     found = problems(value, ask.answer)
     if found:
         raise AgentError(
-            "answer_invalid", f"the answer to ask `{ask.name}` does not fit its `answer` block: {'; '.join(found)}"
+            "answer_invalid", f"the answer to ask `{ask.name}` does not fit its `answer`: {'; '.join(found)}"
         )
     return complete(value, ask.answer)
 
