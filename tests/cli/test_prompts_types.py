@@ -76,6 +76,9 @@ def test_answer_is_checked_against_the_record_its_discriminator_names(tmp_path, 
     # A hotel without its nights fits neither record: a usage error, and the run still waits.
     assert main(["run", str(spec), "--resume", run_id, "--answer", 'pick={"kind": "hotel", "name": "Ritz"}']) == 2
     assert "does not fit" in capsys.readouterr().err
+    # A discriminator no record has is the one problem named, with the records' values.
+    assert main(["run", str(spec), "--resume", run_id, "--answer", 'pick={"kind": "boat"}']) == 2
+    assert "$.kind: 'boat' is none of 'flight', 'hotel'" in capsys.readouterr().err
     answer = 'pick={"kind": "hotel", "name": "Ritz", "nights": 2}'
     assert main(["run", str(spec), "--resume", run_id, "--answer", answer]) == 0
     assert capsys.readouterr().out.strip() == "booked"

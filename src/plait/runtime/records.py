@@ -95,8 +95,15 @@ def _closest(error: Any) -> list[Any]:
     for sub in error.context:
         by_option.setdefault(sub.schema_path[0], []).append(sub)
     options = list(by_option.values())
-    meant = [o for o in options if not any(_contradicts(sub) for sub in o)] or options
-    return [e for sub in min(meant, key=len) for e in _closest(sub)]
+    meant = [o for o in options if not any(_contradicts(sub) for sub in o)]
+    if not meant:
+        # Every record's discriminator says no (`kind: "boat"`): that one field is the problem, with its choices.
+        wrong = [next(sub for sub in o if _contradicts(sub)) for o in options]
+        if len({tuple(sub.relative_path) for sub in wrong}) == 1:
+            choices = ", ".join(repr(v) for sub in wrong for v in sub.validator_value)
+            wrong[0].message = f"{wrong[0].instance!r} is none of {choices}"
+            return [wrong[0]]
+    return [e for sub in min(meant or options, key=len) for e in _closest(sub)]
 
 
 def _contradicts(error: Any) -> bool:
