@@ -253,12 +253,12 @@ class _Checker:
         self.wrong_type(attr, spec, value)
         return None
 
-    def bindings(self, attr: str, spec: Attr, value: ast.Node) -> dict[str, tuple[str, ...]] | None:
+    def bindings(self, attr: str, spec: Attr, value: ast.Node) -> dict[str, Any] | None:
         """`with { name: path ... }` → {name: the path's parts}; what each path reads is check_flow's (P401/P402/P316)."""
         if not isinstance(value, ast.Block) or value.params:
             self.wrong_type(attr, spec, value)
             return None
-        out: dict[str, tuple[str, ...]] = {}
+        out: dict[str, Any] = {}  # a path's parts, or an expression's `Expr`
         first: dict[str, ast.Attribute] = {}
         for entry in value.attributes:
             key = entry.key.name
@@ -278,6 +278,8 @@ class _Checker:
                 out[key] = tuple(v.parts)
             elif isinstance(v, ast.Ref):
                 out[key] = (v.name,)
+            elif isinstance(v, ast.String) and (bound := _bound_expression(v)) is not None:
+                out[key] = bound  # `n: "{{ len(plan.tasks) }}"`
             else:
                 self.report(
                     make(
@@ -285,6 +287,7 @@ class _Checker:
                         f"`with` binds `{key}` to a path like `planner.tasks` or `input.topic`,"
                         f" found {describe_value(v)}",
                         v.span,
+                        notes=['or to one expression, written as a string: `"{{ len(planner.tasks) }}"`'],
                     )
                 )
         return out
@@ -706,3 +709,17 @@ def check_types(ctx: CompileContext) -> None:
             ctx.values[decl.name.name]["question"] = decl.question.value
         else:
             checker.simple(decl)
+
+
+def _bound_expression(value: ast.String) -> Any:
+    """A `with` value written as one expression (`"{{ len(plan.tasks) }}"`): its `Expr`, or the path a
+    path in braces is; None for any other string. check_flow types it where the runnable runs."""
+    from plait.core.conditions import Expr
+
+    from ..expressions import sole
+    from ..rules._placeholders import _PATH
+
+    text = sole(value.value)
+    if text is None:
+        return None
+    return tuple(text.split(".")) if _PATH.fullmatch(text) else Expr(text)
