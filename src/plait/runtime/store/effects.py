@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..budget import call_cost
 from ..history import from_json, message_from_json, message_to_json, to_json
+from ..model_call import check_budget, served  # model_call imports this module only when a call is made
 from ..outcomes import Done, Pause, PendingEffect
 from ..providers.base import ModelRequest, ModelResponse, ProviderError, Usage
 from ..tools import ToolOutcome
@@ -45,8 +46,6 @@ async def journaled_model_call(
     call: Callable[[RunContext, AgentNode, ModelRequest, tuple[str, ...]], Awaitable[ModelResponse]],
 ) -> ModelResponse:
     """`call` (the fallback loop, which records the serving model itself) runs only when the journal has no reply."""
-    from ..model_call import check_budget, served
-
     journal = ctx.journal
     position = journal.model_position(path, request.step)
     hit = journal.reply(position)
