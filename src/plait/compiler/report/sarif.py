@@ -1,7 +1,9 @@
 """Diagnostics → a SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers.
 
 One run, tool `plait`, with every catalogue code as a rule (so a viewer can
-show a rule's documentation even for codes that found nothing). URIs are
+show a rule's documentation even for codes that found nothing): the full
+explanation once, as the help's markdown, and a plain-text pointer to
+`plait explain` beside it, so the log stays about 1 KB a code. URIs are
 relative to the directory `plait` ran in (`%SRCROOT%`); a file outside it
 gets an absolute `file:` URI. Columns count code points, as spans do.
 """
@@ -60,7 +62,11 @@ def _rules(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
                 "name": entry.name,
                 "shortDescription": {"text": entry.summary},
                 "fullDescription": {"text": doc.get("What it catches") or entry.summary},
-                "help": {"text": entry.explanation or entry.summary, "markdown": entry.explanation or entry.summary},
+                # The explanation is carried once (SARIF viewers render the markdown); the plain text points to it.
+                "help": {
+                    "text": f"{entry.summary}. `plait explain {entry.code}` prints the full explanation.",
+                    "markdown": entry.explanation or entry.summary,
+                },
                 "defaultConfiguration": {"level": _LEVEL[entry.severity]},
             }
         )
