@@ -50,7 +50,8 @@ def test_what_a_run_leaves_behind_is_never_taken_for_a_spec(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert main(["run", str(spec), "--input", _demo_input()]) == 0
     assert (folder / ".plait").is_dir()  # the store: a folder named like a spec
-    assert spec_files(tmp_path / "examples") == [spec]
+    # The store is skipped; the example's own `plait test` file beside it is a spec file like any other.
+    assert spec_files(tmp_path / "examples") == [spec, folder / "briefing.test.plait"]
     assert main(["check", "examples"]) == 0
     assert main(["fmt", "--check", "examples"]) == 0
     assert main(["check"]) == 0  # no path: the working directory, store skipped
