@@ -62,10 +62,11 @@ PASSES: tuple[Pass, ...] = (
     check_flow,
     # Threads, only for a spec where a runnable writes `thread = NAME`.
     _when(lambda ctx: any(ref.attr == "thread" for ref in ctx.references), "check_threads"),
+    # The test-block checker, only for a file with `test` declarations: it needs the built, typed graph, and
+    # runs before the graph's shape checks and the lint rules, which stay last.
+    _when(lambda ctx: bool(ctx.tests_written), "check_tests"),
     validate_graph,
     lint,
-    # The test-block checker, only for a file with `test` declarations.
-    _when(lambda ctx: bool(ctx.tests_written), "check_tests"),
 )
 
 
