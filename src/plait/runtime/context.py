@@ -240,7 +240,7 @@ class RunContext:
                     "unknown_tool", f"agent `{agent.name}` uses `{name}`, which is neither a tool nor an agent"
                 )
         if agent.handoff:  # `transfer_to_NAME` per hand-off target (plait 0.3)
-            from .handoff import handoff_tools
+            from .handoff_tools import handoff_tools
 
             tools.update(handoff_tools(self, agent))
         for name, tool in self.extra_tools.items():

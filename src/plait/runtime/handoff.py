@@ -2,7 +2,7 @@
 handed control to (plait 0.3).
 
 Each hand-off target is a `transfer_to_NAME` tool the model may call (made by
-`handoff_tools`); calling one ends the agent's run (src/plait/runtime/steps/run_tools.py) and the
+src/plait/runtime/handoff_tools.py); calling one ends the agent's run (src/plait/runtime/steps/run_tools.py) and the
 target runs with the agent's own input, as a route's case runs with the
 route's. The choice is recorded (a `handoff` decision) and kept in the run's
 progress, so a resumed run goes back into the same target without asking the
@@ -14,32 +14,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from plait.core.kinds import AgentNode, ToolNode
+from plait.core.kinds import AgentNode
 
 from .agent import run_agent
 from .context import RunContext
 from .outcomes import Done, Outcome
 from .scope import outputs
 
-__all__ = ["PREFIX", "handoff_tools", "run_handing_off"]
-
-#: The tool name a hand-off target is offered under (the convention of the agent SDKs that have hand-offs).
-PREFIX = "transfer_to_"
-
-
-def handoff_tools(ctx: RunContext, agent: AgentNode) -> dict[str, ToolNode]:
-    """The `transfer_to_NAME` tools of an agent's hand-off targets, by tool name."""
-    tools = {}
-    for target in agent.handoff:
-        found = ctx.program.runnable(target)
-        about = getattr(found[1], "description", None) if found is not None else None
-        tools[PREFIX + target] = ToolNode(
-            name=PREFIX + target,
-            description=f"Hand the conversation over to `{target}`" + (f": {about}" if about else "."),
-            parameters={"type": "object", "properties": {}},
-            run={"type": "handoff", "target": target},
-        )
-    return tools
+__all__ = ["run_handing_off"]
 
 
 async def run_handing_off(
