@@ -29,7 +29,7 @@ from .secret_values import known, mask
 from .templates import as_text, render
 from .tool_modules import load as load_module
 
-__all__ = ["ToolOutcome", "ToolResult", "ToolRunner", "refusal_text"]
+__all__ = ["ToolCall", "ToolOutcome", "ToolResult", "ToolRunner", "refusal_text"]
 
 
 @dataclass(slots=True)
@@ -56,6 +56,22 @@ class ToolOutcome:
     delivered: Any = None
     #: Read back from the journal on a resume, not run again: its `tool_call_end` says so, so a view marks it.
     replayed: bool = False
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call as a runner receives it."""
+
+    tool: ToolNode
+    arguments: dict[str, Any]
+    timeout: float | None
+    #: The run's state, read by an http tool's `{{state.<key>}}`.
+    state: dict[str, Any] | None = None
+    #: Journaled runs: stable per run and call position. An http tool sends it as the `Idempotency-Key` header,
+    #: a python function that has an `idempotency_key` parameter receives it.
+    idempotency_key: str | None = None
+    #: The run's `McpPool` (src/plait/runtime/mcp/), which an MCP tool's call goes through.
+    mcp: Any = None
 
 
 def refusal_text(tool: str, problems: list[str]) -> str:
@@ -165,14 +181,14 @@ class ToolRunner:
         idempotency_key: str | None = None,
         mcp: Any = None,
     ) -> ToolOutcome:
-        """Run one call; `state` is the run's state, read by an http tool's `{{state.<key>}}`.
+        """Run one call (see `ToolCall` for what each argument is for)."""
+        return await self.run(ToolCall(tool, arguments, timeout, state, idempotency_key, mcp))
 
-        `idempotency_key` (journaled runs: stable per run and call position) goes to an http tool as the
-        `Idempotency-Key` header and to a python function that has an `idempotency_key` parameter.
-        `mcp` is the run's `McpPool` (src/plait/runtime/mcp/), which an MCP tool's call goes through.
-        """
+    async def run(self, call: ToolCall) -> ToolOutcome:
+        """Run one call: the one method a runner that answers calls its own way (a cassette's, a test's) overrides."""
+        tool, timeout = call.tool, call.timeout
         try:
-            value = await self._invoke(tool, arguments, timeout, state, idempotency_key, mcp)
+            value = await self._invoke(call)
         except TimeoutError:
             return ToolOutcome(f"tool `{tool.name}` timed out after {timeout:g}s", True)
         except ToolImportError as exc:
@@ -184,22 +200,15 @@ class ToolRunner:
             outcome.content = mask(outcome.content)
         return outcome
 
-    async def _invoke(
-        self,
-        tool: ToolNode,
-        arguments: dict[str, Any],
-        timeout: float | None,
-        state: dict[str, Any] | None,
-        idempotency_key: str | None = None,
-        mcp: Any = None,
-    ) -> Any:
+    async def _invoke(self, call: ToolCall) -> Any:
+        tool, arguments, timeout, mcp = call.tool, call.arguments, call.timeout, call.mcp
         # A callable registered in code is on its runtime-only record (FunctionTool); a declared tool has none.
         fn = getattr(tool, "fn", None)
         kind = tool.run.get("type") if fn is None else "function"
         if kind != "mcp":  # an MCP server applies its own schema's defaults
             arguments = _with_defaults(tool, arguments)
         if kind == "http":
-            return await _bounded(self._http_call(tool, arguments, state, idempotency_key), timeout)
+            return await _bounded(self._http_call(tool, arguments, call.state, call.idempotency_key), timeout)
         if kind == "mcp":
             if mcp is None:
                 return ToolResult(f"tool `{tool.name}` is an MCP tool, which runs only within a run", is_error=True)
@@ -207,8 +216,8 @@ class ToolRunner:
             return await mcp.call(tool.run["server"], tool.run["tool"], arguments, timeout)
         if fn is None:
             fn = self._import(tool)
-        if idempotency_key is not None and _takes_key(fn):
-            arguments = {**arguments, "idempotency_key": idempotency_key}
+        if call.idempotency_key is not None and _takes_key(fn):
+            arguments = {**arguments, "idempotency_key": call.idempotency_key}
         is_async = self._async.get(fn)
         if is_async is None:
             is_async = self._async[fn] = inspect.iscoroutinefunction(fn)

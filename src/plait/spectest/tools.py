@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from plait.core.kinds import ToolNode
-from plait.runtime.tools import ToolOutcome, ToolRunner
+from plait.runtime.tools import ToolCall, ToolOutcome, ToolRunner
 
 __all__ = ["StandInTools", "stand_in_key"]
 
@@ -42,19 +42,11 @@ class StandInTools(ToolRunner):
     def serves(self, tool: ToolNode) -> bool:
         return stand_in_key(tool) in self.results or self.inner.serves(tool)
 
-    async def execute(
-        self,
-        tool: ToolNode,
-        arguments: dict[str, Any],
-        timeout: float | None,
-        state: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-        mcp: Any = None,
-    ) -> ToolOutcome:
-        key = stand_in_key(tool)
+    async def run(self, call: ToolCall) -> ToolOutcome:
+        key = stand_in_key(call.tool)
         given = self.results.get(key)
         if given is None:
-            return await self.inner.execute(tool, arguments, timeout, state, idempotency_key, mcp)
+            return await self.inner.run(call)
         index = self._cursors.get(key, 0)
         if index >= len(given):
             message = f"`{key}` was called more often than the {len(given)} result(s) the test gives for it"
@@ -65,7 +57,7 @@ class StandInTools(ToolRunner):
         item = given[index]
         if "error" in item:
             return ToolOutcome(str(item["error"]), True)
-        return self._outcome(tool, item.get("result"))
+        return self._outcome(call.tool, item.get("result"))
 
     async def aclose(self) -> None:
         await self.inner.aclose()

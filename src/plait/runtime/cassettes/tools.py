@@ -16,7 +16,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..history import from_json, to_json
-from ..tools import ToolOutcome, ToolRunner
+from ..tools import ToolCall, ToolOutcome, ToolRunner
 from .file import Cassette
 from .request import _dumps
 
@@ -50,21 +50,13 @@ class RecordingTools(ToolRunner):
         super().__init__()
         self.results = results
 
-    async def execute(
-        self,
-        tool: ToolNode,
-        arguments: dict[str, Any],
-        timeout: float | None,
-        state: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-        mcp: Any = None,
-    ) -> ToolOutcome:
-        outcome = await super().execute(tool, arguments, timeout, state, idempotency_key, mcp)
+    async def run(self, call: ToolCall) -> ToolOutcome:
+        outcome = await super().run(call)
         self.results.append(
             {
-                "key": tool_key(tool.name, arguments),
-                "tool": tool.name,
-                "arguments": arguments,
+                "key": tool_key(call.tool.name, call.arguments),
+                "tool": call.tool.name,
+                "arguments": call.arguments,
                 "outcome": outcome_json(outcome),
             }
         )
@@ -87,23 +79,15 @@ class ReplayTools(ToolRunner):
     def serves(self, tool: ToolNode) -> bool:
         return True  # a replay runs no tool, so it starts no server
 
-    async def execute(
-        self,
-        tool: ToolNode,
-        arguments: dict[str, Any],
-        timeout: float | None,
-        state: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-        mcp: Any = None,
-    ) -> ToolOutcome:
-        key = tool_key(tool.name, arguments)
+    async def run(self, call: ToolCall) -> ToolOutcome:
+        key = tool_key(call.tool.name, call.arguments)
         recorded = self._index.get(key) or []
         index = self._cursors.get(key, 0)
         if index >= len(recorded):
             name = self.cassette.source or "the cassette"
             told = "asked again" if recorded else "no recording"
             return ToolOutcome(
-                f"{name} has {told} of a call to `{tool.name}` with these arguments (replayed runs never run a tool)",
+                f"{name} has {told} of a call to `{call.tool.name}` with these arguments (replayed runs never run a tool)",
                 True,
             )
         self._cursors[key] = index + 1
