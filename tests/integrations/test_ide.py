@@ -32,7 +32,11 @@ def test_hover_on_an_attribute_key_shows_its_kind_records_schema_and_doc(project
     analysis = analyse(text, str(path))
     shown = analysis.hover(text.index("approval") + 2)
     assert "tool t { approval }" in shown
-    assert "symbol: `required`, `never`. `required`: every call waits for a person's decision." in shown
+    # The approval's values and doc line as conditional approval left them (a condition stands for `required`).
+    assert (
+        "approval: `required`, `never`. `required`: every call waits for a person's decision; "
+        "`amount > 100`: only a call it holds for." in shown
+    )
     assert analysis.hover(text.index("required") + 1) is None  # a value, not a key
     assert "agent main" in analysis.hover(MAIN.index("model = fast"))  # a key of the agent: `model`'s line
     assert "The model it calls." in analysis.hover(MAIN.index("model = fast"))
