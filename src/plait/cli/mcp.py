@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.cli.lock_files import read_lock, shown, spec_paths, write_lock
 from plait.term import clean
 
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args)
     from plait.runtime.mcp import missing_sdk
 
-    specs, problem = _specs(args.specs or ["."])
+    specs, problem = spec_paths(args.specs or ["."])
     if problem:
         print(f"plait mcp lock: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -125,23 +126,6 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _specs(paths: list[str]) -> tuple[list[Path], str | None]:
-    from plait.dsl.discover import spec_files
-
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(spec_files(path))
-        elif path.is_file():
-            out.append(path)
-        else:
-            return [], f"no such spec or folder: {raw}"
-    if not out:
-        return [], f"no .plait specs under {', '.join(paths)}"
-    return out, None
-
-
 def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
     """The MCP servers the specs declare, by the folder of the declaring file; True when a spec has errors.
 
@@ -177,42 +161,31 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
 
 
 async def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
-    from plait.core.mcp_lock import LOCK_FILE, Lock, LockError, dumps, loads
+    from plait.core.mcp_lock import LOCK_FILE, Lock, dumps
     from plait.runtime.mcp.locking import lock_server
 
     code = EXIT_OK
     for folder in sorted(folders.values(), key=lambda f: f.path):
         path = folder.path / LOCK_FILE
-        shown = _shown(path)
-        current: str | None = None
-        try:
-            current = path.read_text(encoding="utf-8") if path.exists() else None
-            old = loads(current) if current is not None else Lock()
-        except (LockError, OSError, UnicodeDecodeError) as exc:
-            print(clean(f"{shown}: {exc}; it is written anew"), file=sys.stderr)
+        where = shown(path)
+        current, old = read_lock(path)
+        if isinstance(old, Exception):
+            print(clean(f"{where}: {old}; it is written anew"), file=sys.stderr)
             old = Lock()
         locked = []
         for name, (config, fp) in sorted(folder.servers.items()):
             try:
                 locked.append(await lock_server(config, fp))  # type: ignore[arg-type]
             except Exception as exc:  # a server that cannot start: say which and why, lock the others
-                print(clean(f"{shown}: {name}: {exc}"), file=sys.stderr)  # a server's words: shown, never obeyed
+                print(clean(f"{where}: {name}: {exc}"), file=sys.stderr)  # a server's words: shown, never obeyed
                 code = EXIT_ERRORS
         new = old.merged(*locked)
         for server in locked:
-            print(clean(f"{shown}: {server.name}: {_change(old.servers.get(server.name), server)}"))
-        text = dumps(new)
-        if text == current:
+            print(clean(f"{where}: {server.name}: {_change(old.servers.get(server.name), server)}"))
+        if not (locked or check):  # every server failed: the old lock stays as it was
             continue
-        if check:
-            import shlex
-
-            specs = " ".join(shlex.quote(_shown(spec)) for spec in sorted(folder.specs))
-            print(f"{shown}: would change; run `plait mcp lock {specs}` and commit it", file=sys.stderr)
+        if not write_lock(path, dumps(new), current, check=check, command="mcp lock", specs=folder.specs):
             code = EXIT_ERRORS
-        elif locked:
-            path.write_text(text, encoding="utf-8")
-            print(f"{shown}: written")
     return code
 
 
@@ -236,9 +209,3 @@ def _change(before: object, after: object) -> str:
             f"server {before.server_name} {before.server_version} → {after.server_name} {after.server_version}"
         )
     return "; ".join(notes) or f"unchanged ({len(after.tools)} tools)"
-
-
-def _shown(path: Path) -> str:
-    from plait.compiler.report.paths import relative_path
-
-    return str(relative_path(str(path)))

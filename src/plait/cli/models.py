@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.cli.lock_files import read_lock, shown, spec_paths, write_lock
 from plait.term import clean
 
 
@@ -56,7 +57,7 @@ class _Folder:
 def run(args: argparse.Namespace) -> int:
     from plait.cli.model_sources import missing
 
-    specs, problem = _specs(args.specs or ["."])
+    specs, problem = spec_paths(args.specs or ["."])
     if problem:
         print(f"plait models lock: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -71,23 +72,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"plait models lock: {absent}", file=sys.stderr)
         return EXIT_USAGE
     return _lock_all(folders, args.check)
-
-
-def _specs(paths: list[str]) -> tuple[list[Path], str | None]:
-    from plait.dsl.discover import spec_files
-
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(spec_files(path))
-        elif path.is_file():
-            out.append(path)
-        else:
-            return [], f"no such spec or folder: {raw}"
-    if not out:
-        return [], f"no .plait specs under {', '.join(paths)}"
-    return out, None
 
 
 def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
@@ -114,14 +98,14 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
             file = Path(node.file).resolve() if node.file else spec.resolve()
             entry = folders.setdefault(file.parent, _Folder(file.parent))
             line = f":{node.span.line}" if node.span is not None else ""
-            entry.refs.setdefault(f"{node.provider}/{node.model_id}", f"{_shown(file)}{line}")
+            entry.refs.setdefault(f"{node.provider}/{node.model_id}", f"{shown(file)}{line}")
             entry.specs.add(file)
     return folders, failed
 
 
 def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
     from plait.cli.model_sources import Catalogue
-    from plait.core.mcp_lock import LOCK_FILE, Lock, LockError, dumps, loads
+    from plait.core.mcp_lock import LOCK_FILE, Lock, dumps
 
     catalogue = Catalogue()
     code = EXIT_OK
@@ -129,19 +113,16 @@ def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
         if not folder.refs:
             continue
         path = folder.path / LOCK_FILE
-        shown = _shown(path)
-        current: str | None = None
-        try:
-            current = path.read_text(encoding="utf-8") if path.exists() else None
-            old = loads(current) if current is not None else Lock()
-        except (LockError, OSError, UnicodeDecodeError) as exc:
+        where = shown(path)
+        current, old = read_lock(path)
+        if isinstance(old, Exception):
             if check:
-                print(clean(f"{shown}: {exc}"), file=sys.stderr)
+                print(clean(f"{where}: {old}"), file=sys.stderr)
                 code = EXIT_ERRORS
                 continue
             # The file is written anew only when it cannot be read: its MCP entries are then lost, so say so.
             print(
-                clean(f"{shown}: {exc}; it is written anew (run `plait mcp lock` too if it held servers)"),
+                clean(f"{where}: {old}; it is written anew (run `plait mcp lock` too if it held servers)"),
                 file=sys.stderr,
             )
             old = Lock()
@@ -155,19 +136,10 @@ def _lock_all(folders: dict[Path, _Folder], check: bool) -> int:
                 print(clean(f"{where}: {entry.ref} is not in the model catalogue{hint}"), file=sys.stderr)
                 code = EXIT_ERRORS
             elif before != entry:
-                print(clean(f"{shown}: {entry.ref}: {_change(before, entry)}"))
+                print(clean(f"{where}: {entry.ref}: {_change(before, entry)}"))
         text = dumps(old.with_models(*entries))
-        if text == current:
-            continue
-        if check:
-            import shlex
-
-            specs = " ".join(shlex.quote(_shown(spec)) for spec in sorted(folder.specs))
-            print(f"{shown}: would change; run `plait models lock {specs}` and commit it", file=sys.stderr)
+        if not write_lock(path, text, current, check=check, command="models lock", specs=folder.specs):
             code = EXIT_ERRORS
-        else:
-            path.write_text(text, encoding="utf-8")
-            print(f"{shown}: written")
     return code
 
 
@@ -188,9 +160,3 @@ def _change(before: object, after: object) -> str:
         if getattr(old, name) != getattr(info, name)
     ]
     return "changed: " + ", ".join(changed)
-
-
-def _shown(path: Path) -> str:
-    from plait.compiler.report.paths import relative_path
-
-    return str(relative_path(str(path)))
