@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from plait.core.catalogue import cost_usd
 from plait.core.defaults import MAX_INPUT_BYTES
+from plait.core.kinds import ToolNode
 from plait.core.record import Record, record
 from plait.core.types import TextType, to_json_schema
 
@@ -472,7 +473,7 @@ class _Walker:
             target = self.graph.get(tool)
             if target is not None and target.kind == "agent":
                 delegated.append(tool)
-            elif target is not None and target.kind == "tool" and (target.run or {}).get("type") == "agent":
+            elif isinstance(target, ToolNode) and (target.run or {}).get("type") == "agent":
                 delegated.append(target.run["agent"])  # an agent tool (plait 0.3): its agent runs per call
         base = (
             Quantity(CALL_OVERHEAD + 2 * MESSAGE_OVERHEAD)
