@@ -22,6 +22,13 @@
 
 Off, on and the floor take turns, repetition by repetition, so a change in the
 machine's load falls on each; medians are reported, with CPU time beside wall time.
+
+    python bench/journal_bench.py --only on --runs 100 [--concurrent]
+
+runs the workload alone (after the same warm-up), timing nothing: for a profiler or
+an instruction counter run from outside (bench/README.md counts instructions with
+valgrind's callgrind, which a loaded machine cannot skew: the counts of `--runs 0`
+subtracted from those of `--runs N` are the workload's own).
 """
 
 from __future__ import annotations
@@ -147,13 +154,36 @@ def concurrent_once(journal: bool, runs: int) -> tuple[float, float]:
         return asyncio.run(main())
 
 
+def workload(journal: bool, runs: int, concurrent: bool) -> None:
+    """`runs` loops (sequential, or all at once at LATENCY per call) after a warm-up of 10, untimed."""
+    with tempfile.TemporaryDirectory() as root:
+        eng = engine(journal, LATENCY if concurrent else 0.0, root)
+
+        async def main() -> None:
+            for batch in (10, runs):
+                if concurrent:
+                    await asyncio.gather(*(eng.run("go") for _ in range(batch)))
+                else:
+                    for _ in range(batch):
+                        await eng.run("go")
+            await eng.aclose()
+
+        asyncio.run(main())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repetitions instead of 7")
     parser.add_argument("--store", metavar="URL", help="journal in this PostgreSQL database (its tables fill up)")
+    parser.add_argument("--only", choices=("on", "off"), help="run the loop alone, journal on or off, timing nothing")
+    parser.add_argument("--runs", type=int, default=100, help="with --only: how many runs after the warm-up")
+    parser.add_argument("--concurrent", action="store_true", help="with --only: the runs all at once, 50 ms a call")
     args = parser.parse_args()
     global STORE
     STORE = args.store
+    if args.only:
+        workload(args.only == "on", args.runs, args.concurrent)
+        return
     reps = 3 if args.quick else 7
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  Python {platform.python_version()}  {platform.machine()}  "
