@@ -26,7 +26,16 @@ if TYPE_CHECKING:
     from jinja2 import nodes
     from jinja2.sandbox import SandboxedEnvironment
 
-__all__ = ["FUNCTIONS", "ExprSyntaxError", "as_text", "compiled", "environment", "parse", "whole_environment"]
+__all__ = [
+    "FUNCTIONS",
+    "ExprSyntaxError",
+    "as_record",
+    "as_text",
+    "compiled",
+    "environment",
+    "parse",
+    "whole_environment",
+]
 
 #: The functions an expression may call, besides filters and the methods of text: name → what it gives.
 FUNCTIONS = ("len", "now", "today", "json")
@@ -81,7 +90,8 @@ def _today() -> str:
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
 
 
-def _record(value: Any) -> Any:
+def as_record(value: Any) -> Any:
+    """Text that is a JSON object or list reads as one (a step that answered JSON without `output`)."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
@@ -116,7 +126,7 @@ def _make(**options: Any) -> SandboxedEnvironment:
     class _Env(SandboxedEnvironment):
         # A record is a dict: its fields are keys, never a dict method (`reply.items` is the field `items`).
         def getattr(self, obj: Any, attribute: str) -> Any:
-            obj = _record(obj)
+            obj = as_record(obj)
             if isinstance(obj, dict):
                 return obj[attribute] if attribute in obj else self.undefined(obj=obj, name=attribute)
             if obj is None:
@@ -124,7 +134,7 @@ def _make(**options: Any) -> SandboxedEnvironment:
             return super().getattr(obj, attribute)
 
         def getitem(self, obj: Any, argument: Any) -> Any:
-            return super().getitem(_record(obj), argument)
+            return super().getitem(as_record(obj), argument)
 
         # Python's internals (`__class__`, `mro`, a function's globals) fail the expression, never read empty.
         def unsafe_undefined(self, obj: Any, attribute: str) -> Any:

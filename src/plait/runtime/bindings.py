@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from plait.core.conditions import Expr, condition_text
 
 from .errors import AgentError
-from .scope import MISSING, as_record, lookup
+from .scope import MISSING, PathError, read_head, resolve
 
 if TYPE_CHECKING:
     from .context import RunContext
@@ -40,23 +40,10 @@ def bind(ctx: RunContext, record: Any, input: Any, path: tuple[str, ...]) -> dic
 
 
 def _read(ctx: RunContext, record: Any, name: str, parts: tuple[str, ...], input: Any, path: tuple[str, ...]) -> Any:
-    head = parts[0]
-    if head == "input":
-        value: Any = input
-    elif head == "state":
-        value = ctx.state
-    else:
-        value = lookup(ctx, head)
-        if value is MISSING:
-            raise _missing(record, name, parts, f"nothing named `{head}` has run yet", path)
-    for i, key in enumerate(parts[1:], 1):
-        if value is None:  # an optional record left out: its fields read as null too
-            return None
-        value = as_record(value)
-        if not isinstance(value, dict) or key not in value:
-            raise _missing(record, name, parts, f"`{'.'.join(parts[:i])}` has no field `{key}`", path)
-        value = value[key]
-    return value
+    try:  # an optional record left out: its fields read as null too
+        return resolve(ctx, parts, input, null_reads_null=True)
+    except PathError as exc:
+        raise AgentError("binding_missing", f"`{record.name}`: `with` {name}: {exc}", path=path) from None
 
 
 def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, path: tuple[str, ...]) -> Any:
@@ -68,7 +55,7 @@ def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, p
     function, names = compiled(expr.text)
     values: dict[str, Any] = {}
     for head in names:
-        value = input if head == "input" else ctx.state if head == "state" else lookup(ctx, head)
+        value = read_head(ctx, head, input)
         if value is MISSING:
             raise AgentError(
                 "binding_missing",
@@ -83,7 +70,3 @@ def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, p
             "expression_failed", f"`{record.name}`: `with` {name}: `{condition_text(expr)}` failed: {exc}", path=path
         ) from None
     return None if isinstance(value, Undefined) else value
-
-
-def _missing(record: Any, name: str, parts: tuple[str, ...], why: str, path: tuple[str, ...]) -> AgentError:
-    return AgentError("binding_missing", f"`{record.name}`: `with` {name}: `{'.'.join(parts)}`: {why}", path=path)

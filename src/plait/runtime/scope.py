@@ -11,15 +11,16 @@ iteration's.
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from plait.core.expr import as_record
+
 if TYPE_CHECKING:
     from .context import RunContext
 
-__all__ = ["FRAME", "MISSING", "Frame", "PathError", "lookup", "outputs", "resolve"]
+__all__ = ["FRAME", "MISSING", "Frame", "PathError", "as_record", "lookup", "outputs", "read_head", "resolve"]
 
 
 @dataclass(slots=True)
@@ -75,30 +76,27 @@ def lookup(ctx: RunContext, head: str) -> Any:
     return frame.outputs.get(head, MISSING)
 
 
-def resolve(ctx: RunContext, parts: tuple[str, ...], input: Any) -> Any:
-    """The value at a path (a route's `on`, a map's `over`); PathError naming the part that is missing."""
-    head = parts[0]
+def read_head(ctx: RunContext, head: str, input: Any) -> Any:
+    """What a path's first part names, `input` (what the chain passes in) and `state` included, or MISSING."""
     if head == "input":
-        value: Any = input
-    elif head == "state":
-        value = ctx.state
-    else:
-        value = lookup(ctx, head)
-        if value is MISSING:
-            raise PathError(f"`{'.'.join(parts)}`: nothing named `{head}` has run yet")
+        return input
+    if head == "state":
+        return ctx.state
+    return lookup(ctx, head)
+
+
+def resolve(ctx: RunContext, parts: tuple[str, ...], input: Any, *, null_reads_null: bool = False) -> Any:
+    """The value at a path (a route's `on`, a map's `over`, a `with` binding); PathError naming the part that is
+    missing. With `null_reads_null`, a field of null is null (an optional record left out) instead of missing."""
+    head = parts[0]
+    value = read_head(ctx, head, input)
+    if value is MISSING:
+        raise PathError(f"`{'.'.join(parts)}`: nothing named `{head}` has run yet")
     for i, key in enumerate(parts[1:], 1):
+        if value is None and null_reads_null:
+            return None
         value = as_record(value)
         if not isinstance(value, dict) or key not in value:
             raise PathError(f"`{'.'.join(parts)}`: `{'.'.join(parts[:i])}` has no field `{key}`")
         value = value[key]
-    return value
-
-
-def as_record(value: Any) -> Any:
-    """Text that is a JSON object or list reads as one (a step that answered JSON without `output`)."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
     return value

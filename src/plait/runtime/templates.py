@@ -15,10 +15,11 @@ holds one, and each expression is compiled once per text.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
+
+from plait.core.expr import as_text
 
 from .scope import MISSING, as_record
 
@@ -26,14 +27,6 @@ __all__ = ["as_text", "render"]
 
 # A plain path (group 1) keeps its own fast reading; anything else between braces is an expression (group 2).
 _TOKEN = re.compile(r"\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}|\{\{(.*?)\}\}", re.S)
-
-
-def as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def render(
@@ -164,18 +157,7 @@ def _render_whole(
     from .errors import AgentError
 
     compiled_template, names = plan
-    values: dict[str, Any] = {}
-    for name in names:
-        if name == "input":
-            values[name] = input
-        elif name == "state":
-            values[name] = state or {}
-        elif params is not None and name in params:
-            values[name] = params[name]
-        elif scope is not None and (value := scope(name)) is not MISSING:
-            values[name] = value
-        else:
-            raise KeyError(f"template path `{name}` does not resolve")
+    values = _values(names, input, state, params, scope)
 
     def out(value: Any) -> str:
         text = "" if isinstance(value, Undefined) else as_text(value)
@@ -207,18 +189,10 @@ def _evaluate(
         function, names = compiled(text)
     except Exception as exc:  # the checker reports a syntax error first; a spec built by hand may still hold one
         raise AgentError("expression_failed", f"`{{{{{text.strip()}}}}}` is not an expression: {exc}") from None
-    values: dict[str, Any] = {}
-    for name in names:
-        if name == "input":
-            values[name] = input
-        elif name == "state":
-            values[name] = state or {}
-        elif params is not None and name in params:
-            values[name] = params[name]
-        elif scope is not None and (value := scope(name)) is not MISSING:
-            values[name] = value
-        else:
-            return MISSING
+    try:
+        values = _values(names, input, state, params, scope)
+    except KeyError:
+        return MISSING
     try:
         value = function(**values)
         if isinstance(value, Undefined):
@@ -232,3 +206,26 @@ def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:
     if strict:
         raise KeyError(f"template path `{path}` does not resolve")
     return match.group(0)
+
+
+def _values(
+    names: Iterable[str],
+    input: Any,
+    state: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    scope: Callable[[str], Any] | None,
+) -> dict[str, Any]:
+    """Each name an expression reads → its value here; KeyError naming the first that does not resolve."""
+    values: dict[str, Any] = {}
+    for name in names:
+        if name == "input":
+            values[name] = input
+        elif name == "state":
+            values[name] = state or {}
+        elif params is not None and name in params:
+            values[name] = params[name]
+        elif scope is not None and (value := scope(name)) is not MISSING:
+            values[name] = value
+        else:
+            raise KeyError(f"template path `{name}` does not resolve")
+    return values
