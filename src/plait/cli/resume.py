@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from plait.cli.runs import add_where, fail, find_run, open_journal, store_url
+from plait.cli.runs import add_where, fail, read_run, store_url
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -70,18 +70,13 @@ def run(args: argparse.Namespace) -> int:
     spec = args.spec
     decide = list(args.decide)
     if spec is None or args.unknown != "pause":
-        journal = open_journal(args)
-        if isinstance(journal, int):
-            return journal
-        try:
-            row = find_run(journal, args.id)
-            if not isinstance(row, int) and args.unknown != "pause":
-                decided = {d.split("=", 1)[0] for d in decide}
-                decide += [f"{pid}={args.unknown}" for pid in unsettled(journal, args.id) if pid not in decided]
-        finally:
-            journal.close()
-        if isinstance(row, int):
-            return row
+        sweep = args.unknown != "pause"  # only then are the run's rows read for its unsettled tool calls
+        got = read_run(args, args.id, lambda journal, row: (row, unsettled(journal, args.id) if sweep else []))
+        if isinstance(got, int):
+            return got
+        row, open_ids = got
+        decided = {d.split("=", 1)[0] for d in decide}
+        decide += [f"{pid}={args.unknown}" for pid in open_ids if pid not in decided]
         if spec is None:
             spec = row["spec"]
             if not spec:

@@ -23,12 +23,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:  # the store is imported when a command opens it, not when the CLI starts
     from plait.runtime.store import Journal
+
+T = TypeVar("T")
 
 #: What a run's status can be in a listing; `crashed` = admitted, never stopped, and nobody holds it.
 STATUSES = ("running", "crashed", "done", "until", "max_steps", "error", "cancelled", "interrupt", "pause")
@@ -193,6 +195,19 @@ def find_run(journal: Journal, run_id: str) -> dict[str, Any] | int:
     if row is None:
         return fail(f"no run `{run_id}` in {journal.where} (see `plait runs`)")
     return row
+
+
+def read_run(args: argparse.Namespace, run_id: str, read: Callable[[Journal, dict[str, Any]], T]) -> T | int:
+    """What `read` takes from run `run_id` and its journal (opened for it, closed after), or the exit code after
+    saying there is no journal or no such run."""
+    journal = open_journal(args)
+    if isinstance(journal, int):
+        return journal
+    try:
+        row = find_run(journal, run_id)
+        return row if isinstance(row, int) else read(journal, row)
+    finally:
+        journal.close()
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:

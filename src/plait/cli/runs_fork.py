@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from plait.cli.runs import add_where, fail, find_run, open_journal, store_url
+from plait.cli.runs import add_where, fail, read_run, store_url
 from plait.term import clean
 
 
@@ -60,17 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from plait.runtime.errors import AgentError
     from plait.runtime.store.fork import cut_at, fork, forked_rows
 
-    journal = open_journal(args)
-    if isinstance(journal, int):
-        return journal
-    try:
-        row = find_run(journal, args.id)
-        if isinstance(row, int):
-            return row
-        events = list(journal.events(args.id))
-        pin = journal.pinned(args.id)
-    finally:
-        journal.close()
+    got = read_run(args, args.id, lambda journal, row: (row, list(journal.events(args.id)), journal.pinned(args.id)))
+    if isinstance(got, int):
+        return got
+    row, events, pin = got
     try:
         cut = cut_at(events, args.at)
     except AgentError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 
 from plait.cli import EXIT_OK
 from plait.term import clean, json_text
-from plait.cli.runs import add_where, find_run, open_journal, usd, when, with_totals
+from plait.cli.runs import add_where, read_run, usd, when, with_totals
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -24,17 +24,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    journal = open_journal(args)
-    if isinstance(journal, int):
-        return journal
-    try:
-        row = find_run(journal, args.id)
-        if isinstance(row, int):
-            return row
-        row = with_totals(journal, row)
-        timeline = build(list(journal.events(args.id)))
-    finally:
-        journal.close()
+    got = read_run(
+        args, args.id, lambda journal, row: (with_totals(journal, row), build(list(journal.events(args.id))))
+    )
+    if isinstance(got, int):
+        return got
+    row, timeline = got
     summary = {
         k: row.get(k)
         for k in ("id", "status", "entry", "spec", "started", "steps", "input_tokens", "output_tokens", "cost_usd")
