@@ -54,6 +54,8 @@ _KIND_OF_FUNCTION = {
 }
 _NUMBER_SUBJECTS = ("iterations", "items", "approvals", "calls")
 _DECISION_ACTIONS = ("approve", "approve_same", "reject", "edit")
+#: What `_read` gives for a value it reported as unreadable (None is a value: `null`).
+_UNREAD: Any = object()
 #: Tool runs a test cannot stand in for: a provider runs a hosted tool, and a delegated agent answers from `replies`.
 _NOT_RUN_BY_PLAIT = ("hosted", "agent")
 
@@ -206,10 +208,8 @@ class _Test:
         attribute = self.decl.get("input")
         if attribute is None:
             return None
-        try:
-            value = _json(attribute.value)
-        except _Bad as bad:
-            self.report(bad.code, bad.message, bad.span)
+        value = self._read(attribute.value)
+        if value is _UNREAD:
             return None
         declared = self.ctx.input_type
         if declared is not None and not matches(declared, value):
@@ -265,10 +265,8 @@ class _Test:
                     attribute.key.span,
                 )
                 continue
-            try:
-                replies = _json(attribute.value)
-            except _Bad as bad:
-                self.report(bad.code, bad.message, bad.span)
+            replies = self._read(attribute.value)
+            if replies is _UNREAD:
                 continue
             if not isinstance(replies, list) or not all(isinstance(r, dict | str) for r in replies):
                 self.report(
@@ -281,21 +279,16 @@ class _Test:
         return out
 
     def _answers(self) -> dict[str, Any] | None:
-        attribute = self.decl.get("answers")
-        if attribute is None:
-            return None
-        if not isinstance(attribute.value, ast.Block):
-            self.report("P701", "`answers` must be a map `{ ASK = answer }`", attribute.value.span)
+        entries = self._map("answers", "`{ ASK = answer }`")
+        if entries is None:
             return None
         out: dict[str, Any] = {}
-        for entry in attribute.value.attributes:
+        for entry in entries:
             name = entry.key.name
             if not self._known(name, "ask", entry.key.span, "`answers`"):
                 continue
-            try:
-                value = _json(entry.value)
-            except _Bad as bad:
-                self.report(bad.code, bad.message, bad.span)
+            value = self._read(entry.value)
+            if value is _UNREAD:
                 continue
             ask = self.graph.node(name) if self.graph is not None else None
             answer_type = getattr(ask, "output", None)
@@ -310,21 +303,16 @@ class _Test:
         return out
 
     def _decisions(self) -> dict[str, Any] | None:
-        attribute = self.decl.get("decisions")
-        if attribute is None:
-            return None
-        if not isinstance(attribute.value, ast.Block):
-            self.report("P701", '`decisions` must be a map `{ TOOL = "approve" }`', attribute.value.span)
+        entries = self._map("decisions", '`{ TOOL = "approve" }`')
+        if entries is None:
             return None
         out: dict[str, Any] = {}
-        for entry in attribute.value.attributes:
+        for entry in entries:
             name = entry.key.name
             if not self._known(name, "tool", entry.key.span, "`decisions`"):
                 continue
-            try:
-                value = _json(entry.value)
-            except _Bad as bad:
-                self.report(bad.code, bad.message, bad.span)
+            value = self._read(entry.value)
+            if value is _UNREAD:
                 continue
             action = value.get("action") if isinstance(value, dict) else value
             if action == "edit" and not (isinstance(value, dict) and isinstance(value.get("arguments"), dict)):
@@ -348,26 +336,17 @@ class _Test:
 
     def _tools(self) -> dict[str, list[dict[str, Any]]] | None:
         """`tools = { TOOL = [RESULT, ...] }`: each tool one the entry reaches, each result one it could return."""
-        attribute = self.decl.get("tools")
-        if attribute is None:
-            return None
-        if not isinstance(attribute.value, ast.Block):
-            self.report(
-                "P701",
-                '`tools` must be a map of results by tool `{ TOOL = [{ result = "..." }] }`',
-                attribute.value.span,
-            )
+        entries = self._map("tools", 'of results by tool `{ TOOL = [{ result = "..." }] }`')
+        if entries is None:
             return None
         out: dict[str, list[dict[str, Any]]] = {}
-        for entry in attribute.value.attributes:
+        for entry in entries:
             name = entry.key.name
             schema = self._stand_in(name, entry.key.span)
             if isinstance(schema, bool):  # not a tool the entry reaches, reported
                 continue
-            try:
-                value = _json(entry.value)
-            except _Bad as bad:
-                self.report(bad.code, bad.message, bad.span)
+            value = self._read(entry.value)
+            if value is _UNREAD:
                 continue
             results = self._results(name, value, schema, entry.value)
             if results is not None:
@@ -471,6 +450,25 @@ class _Test:
             if tool in (offered or getattr(record, "tools", None) or ()):
                 return server
         return None
+
+    def _map(self, key: str, shape: str) -> tuple[ast.Attribute, ...] | None:
+        """The entries of the test's map attribute `key`: None when the test leaves it out, or when it is no map
+        (reported: "`key` must be a map SHAPE")."""
+        attribute = self.decl.get(key)
+        if attribute is None:
+            return None
+        if not isinstance(attribute.value, ast.Block):
+            self.report("P701", f"`{key}` must be a map {shape}", attribute.value.span)
+            return None
+        return tuple(attribute.value.attributes)
+
+    def _read(self, node: Any) -> Any:
+        """A literal's value, or _UNREAD once what keeps it from being one is reported."""
+        try:
+            return _json(node)
+        except _Bad as bad:
+            self.report(bad.code, bad.message, bad.span)
+            return _UNREAD
 
     def _known(self, name: str, kind: str, span: Any, where: str) -> bool:
         """Whether `name` is a `kind` the entry reaches; reported (P702/P703) when not."""
