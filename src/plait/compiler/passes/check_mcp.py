@@ -205,30 +205,10 @@ class _Locks:
 
     def _lock(self, where: Path) -> Lock | str | None:
         if where not in self.read:
-            self.read[where] = self._load(where / self.file_name)
+            from ..lock_file import read_lock
+
+            self.read[where] = read_lock(where / self.file_name, self.ctx.load.root_dir)
         return self.read[where]
-
-    def _load(self, path: Path) -> Lock | str | None:
-        from plait.core.mcp_lock import LockError, loads
-        from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
-
-        root = self.ctx.load.root_dir
-        if not os.path.lexists(path):
-            return None
-        if root is not None and outside_root(path, root):
-            return "leaves the spec's directory (a symlink out); a lock must be a file beside the spec"
-        try:
-            text = read_regular(path, MAX_DATA_BYTES).decode("utf-8")
-        except FileNotFoundError:
-            return None  # a dangling symlink
-        except UnreadableFile as exc:
-            return str(exc)
-        except (OSError, UnicodeDecodeError) as exc:
-            return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-        try:
-            return loads(text)
-        except LockError as exc:
-            return str(exc)
 
 
 def _spec_name(file: str) -> str | None:

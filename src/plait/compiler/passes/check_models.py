@@ -234,24 +234,9 @@ def _load(ctx: CompileContext, where: Path) -> Lock | str | None:
     path = where / "plait.lock"
     if not os.path.lexists(path):
         return None
-    from plait.core.mcp_lock import LockError, loads
-    from plait.core.paths import MAX_DATA_BYTES, UnreadableFile, outside_root, read_regular
+    from ..lock_file import read_lock
 
-    root = ctx.load.root_dir
-    if root is not None and outside_root(path, root):
-        return "leaves the spec's directory (a symlink out); a lock must be a file beside the spec"
-    try:
-        text = read_regular(path, MAX_DATA_BYTES).decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnreadableFile as exc:
-        return str(exc)
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    try:
-        return loads(text)
-    except LockError as exc:
-        return str(exc)
+    return read_lock(path, ctx.load.root_dir)
 
 
 def _relock_fix(decl: ast.ModelDecl) -> Fix:
