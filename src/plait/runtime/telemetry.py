@@ -43,7 +43,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .program import Program
+from .program import RUNNABLE_TABLES, Program
 from .events import Event
 from .secret_values import mask
 
@@ -60,14 +60,8 @@ PROVIDER_NAMES = {"google": "gcp.gemini"}
 #: A delegated agent runs at the caller's path + `AGENT[CALL_ID]` (src/plait/runtime/steps/run_tools.py).
 _DELEGATED = re.compile(r"(.+)\[(.+)\]")
 
-_ELEMENT_KINDS = (
-    ("chain", "chains"),
-    ("parallel", "parallels"),
-    ("consolidate", "consolidates"),
-    ("route", "routes"),
-    ("loop", "loops"),
-    ("map", "maps"),
-)
+#: The composition kinds (a span of their own, named by kind) and their Program tables.
+_ELEMENT_KINDS = tuple((kind, table) for kind, table in RUNNABLE_TABLES if kind not in ("agent", "step", "ask"))
 
 
 def capture_content(env: dict[str, str] | None = None) -> bool:
