@@ -1,5 +1,9 @@
 """One graph node → the lines of its label: name first, then the contracts it carries.
 
+Which fields a label shows is its kind record's to say (`attr(drawn=True)`,
+src/plait/core/kinds/); this module says only how each one is written and in
+what order.
+
 Contracts are always written out (a default `max_steps` too): the picture is
 where a reader checks them. Header values and URL queries never appear; only
 header names do, so no secret reaches a picture. A declared output type is
@@ -15,6 +19,7 @@ from plait.core import graph as g
 from plait.core.budget import Budget
 from plait.core.conditions import Expr, condition_text, literal_text
 from plait.core.graph import Edge
+from plait.core.kinds import drawn_fields
 from plait.core.types import ObjectType, TextType, Type, describe
 
 from ..graph import AgentGraph
@@ -22,7 +27,9 @@ from ..graph import AgentGraph
 __all__ = [
     "budget_text",
     "edge_label",
+    "entries",
     "is_gated",
+    "label_lines",
     "node_lines",
     "output_lines",
     "run_input",
@@ -64,28 +71,41 @@ def output_lines(output: Type, prefix: str = "→ ") -> list[str]:
     return lines
 
 
-def _model(graph: Graph, a: g.ModelNode) -> list[str]:
-    lines = [a.name, f"{a.provider}/{a.model_id}"]
-    if a.temperature is not None:
-        lines.append(f"temperature {a.temperature:g}")
-    if a.max_tokens is not None:
-        lines.append(f"max_tokens {a.max_tokens}")
-    if a.timeout is not None:
-        lines.append(f"timeout {seconds(a.timeout)}")
-    if a.retries != 2:
-        lines.append(f"retries {a.retries}")
-    if a.api:
-        lines.append(f"api {a.api}")
-    if a.api_key_env:
-        lines.append(f"key from env {a.api_key_env}")
-    if a.headers:
-        lines.append("headers " + ", ".join(a.headers))
-    return lines
+#: A label line's maker: the node's graph, the node, and which neighbours are folded into it ("models", "tools").
+Make = Callable[[Graph, Any, frozenset[str]], list[str]]
+#: One entry of a kind's label: the fields its lines say, and how. The entry is written when every one of its
+#: fields is drawn (`attr(drawn=True)` on the kind's record, core/kinds), so the record decides what is shown.
+Entry = tuple[tuple[str, ...], Make]
+
+
+def _when(test: Callable[[Any], Any], line: Callable[[Any], str]) -> Make:
+    """A maker of one line, written when `test(node)` holds."""
+    return lambda graph, a, hidden: [line(a)] if test(a) else []
+
+
+def _always(line: Callable[[Any], str]) -> Make:
+    return lambda graph, a, hidden: [line(a)]
+
+
+_MODEL: tuple[Entry, ...] = (
+    (("provider", "model_id"), _always(lambda a: f"{a.provider}/{a.model_id}")),
+    (("temperature",), _when(lambda a: a.temperature is not None, lambda a: f"temperature {a.temperature:g}")),
+    (("max_tokens",), _when(lambda a: a.max_tokens is not None, lambda a: f"max_tokens {a.max_tokens}")),
+    (("timeout",), _when(lambda a: a.timeout is not None, lambda a: f"timeout {seconds(a.timeout)}")),
+    (("retries",), _when(lambda a: a.retries != 2, lambda a: f"retries {a.retries}")),
+    (("api",), _when(lambda a: a.api, lambda a: f"api {a.api}")),
+    (("api_key_env",), _when(lambda a: a.api_key_env, lambda a: f"key from env {a.api_key_env}")),
+    (("headers",), _when(lambda a: a.headers, lambda a: "headers " + ", ".join(a.headers))),
+)
 
 
 def _tool_run(run: dict) -> str:
     if run["type"] == "python":
         return f"python {run['target']}"
+    if run["type"] == "agent":  # an agent offered as a tool
+        return f"agent {run['agent']}"
+    if run["type"] == "hosted":  # run by the provider (web search): nothing of ours to show but its name
+        return f"hosted {run['hosted']}"
     # The query string can carry parameters and tokens; host and path say enough.
     parts = urlsplit(run["url"])
     host = parts.netloc.rpartition("@")[2]  # never the user:password part
@@ -95,74 +115,102 @@ def _tool_run(run: dict) -> str:
     return line
 
 
-def _tool(graph: Graph, a: g.ToolNode) -> list[str]:
-    lines = [a.name, _tool_run(a.run)]
-    if a.timeout != 60.0:
-        lines.append(f"timeout {seconds(a.timeout)}")
-    if a.result == "messages":
-        lines.append("result as messages")
+def _tool_approval(graph: Graph, a: g.ToolNode, hidden: frozenset[str]) -> list[str]:
     if a.approval is True:
-        lines.append("APPROVAL REQUIRED")
-    elif a.approval is not False:  # a condition over the call's arguments
-        lines.append("APPROVAL WHEN " + _short(condition_text(a.approval), 48))
-    return lines
+        return ["APPROVAL REQUIRED"]
+    if a.approval is not False:  # a condition over the call's arguments
+        return ["APPROVAL WHEN " + _short(condition_text(a.approval), 48)]
+    return []
 
+
+_TOOL: tuple[Entry, ...] = (
+    (("run",), _always(lambda a: _tool_run(a.run))),
+    (("timeout",), _when(lambda a: a.timeout != 60.0, lambda a: f"timeout {seconds(a.timeout)}")),
+    (("result",), _when(lambda a: a.result == "messages", lambda a: "result as messages")),
+    (("approval",), _tool_approval),
+)
 
 #: How many of a server's tool names its node lists before "(+N more)".
 _MCP_TOOLS = 8
 
 
-def _mcp(graph: Graph, a: g.McpNode) -> list[str]:
+def _mcp_where(a: g.McpNode) -> str:
     # Only the program's name or the URL's host and path: arguments and queries can carry tokens.
     if a.command:
-        where = f"stdio {a.command[0]}"
-    else:
-        parts = urlsplit(a.url or "")
-        where = f"http {parts.netloc.rpartition('@')[2]}{parts.path}"
-    lines = [a.name, f"mcp {where}"]
+        return f"mcp stdio {a.command[0]}"
+    parts = urlsplit(a.url or "")
+    return f"mcp http {parts.netloc.rpartition('@')[2]}{parts.path}"
+
+
+def _mcp_tools(graph: Graph, a: g.McpNode, hidden: frozenset[str]) -> list[str]:
     # The tools agents will see: the locked ones the allow-list keeps, else the allow-list as written.
     names = [t["name"] for t in a.offered] if a.lock_state == "fresh" else list(a.tools or ())
-    if names:
-        more = f" (+{len(names) - _MCP_TOOLS} more)" if len(names) > _MCP_TOOLS else ""
-        lines.append("tools " + ", ".join(names[:_MCP_TOOLS]) + more)
-    if a.lock_state != "fresh":
-        lines.append(f"lock {a.lock_state}")
-    if a.approval:
-        lines.append("approval " + ", ".join(a.approval))
-    return lines
+    if not names:
+        return []
+    more = f" (+{len(names) - _MCP_TOOLS} more)" if len(names) > _MCP_TOOLS else ""
+    return ["tools " + ", ".join(names[:_MCP_TOOLS]) + more]
+
+
+_MCP: tuple[Entry, ...] = (
+    (("command", "url"), _always(_mcp_where)),
+    (("offered", "lock_state", "tools"), _mcp_tools),
+    (("lock_state",), _when(lambda a: a.lock_state != "fresh", lambda a: f"lock {a.lock_state}")),
+    (("approval",), _when(lambda a: a.approval, lambda a: "approval " + ", ".join(a.approval))),
+)
 
 
 def until_text(a: g.AgentNode) -> str:
     return "until " + ", ".join(a.until) + (" succeeded" if a.until_succeeded else " called")
 
 
-def _agent(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
-    lines = [a.name, f"max_steps {a.max_steps}"]
-    if a.until:
-        lines.append(until_text(a))
-    if a.retry_malformed:
-        lines.append(f"retry_malformed {a.retry_malformed}")
-    if a.validate is not None:
-        lines.append(f"validate {a.validate.get('target', '')}")
-    if a.keep_last is not None:
-        lines.append(f"history keep_last({a.keep_last})")
-    if a.approval:
-        lines.append("approval " + ", ".join(a.approval))
-    if a.tool_timeout is not None:
-        lines.append(f"tool_timeout {seconds(a.tool_timeout)}")
-    if a.tool_choice is not None:
-        lines.append(f"tool_choice {a.tool_choice}")
-    if "models" in hidden:
-        lines.append(f"model {_model_name(graph, a.model)}")
-        if a.fallback:
-            lines.append("fallback " + " → ".join(f"{i}. {m}" for i, m in enumerate(a.fallback, 1)))
-    if a.fallback and a.fallback_on:
-        lines.append("fallback_on " + ", ".join(a.fallback_on))
-    if "tools" in hidden:
-        tools = [t for t in a.tools if graph.node(t).kind == "tool"]
-        if tools:
-            lines.append("tools " + ", ".join(_gated(graph, a, t) for t in tools))
-    return lines + output_lines(a.output)
+def _agent_models(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
+    if "models" not in hidden:
+        return []
+    lines = [f"model {_model_name(graph, a.model)}"]
+    if a.fallback:
+        lines.append("fallback " + " → ".join(f"{i}. {m}" for i, m in enumerate(a.fallback, 1)))
+    return lines
+
+
+def _agent_tools(graph: Graph, a: g.AgentNode, hidden: frozenset[str]) -> list[str]:
+    if "tools" not in hidden:
+        return []
+    tools = [t for t in a.tools if graph.node(t).kind == "tool"]
+    return ["tools " + ", ".join(_gated(graph, a, t) for t in tools)] if tools else []
+
+
+def _output(prefix: str = "→ ") -> Make:
+    return lambda graph, a, hidden: output_lines(a.output, prefix)
+
+
+_RETRY_MALFORMED: Entry = (
+    ("retry_malformed",),
+    _when(lambda a: a.retry_malformed, lambda a: f"retry_malformed {a.retry_malformed}"),
+)
+_VALIDATE: Entry = (
+    ("validate",),
+    _when(lambda a: a.validate is not None, lambda a: f"validate {a.validate.get('target', '')}"),
+)
+_AGENT: tuple[Entry, ...] = (
+    (("max_steps",), _always(lambda a: f"max_steps {a.max_steps}")),
+    (("until", "until_succeeded"), _when(lambda a: a.until, until_text)),
+    _RETRY_MALFORMED,
+    _VALIDATE,
+    (("keep_last",), _when(lambda a: a.keep_last is not None, lambda a: f"history keep_last({a.keep_last})")),
+    (("approval",), _when(lambda a: a.approval, lambda a: "approval " + ", ".join(a.approval))),
+    (
+        ("tool_timeout",),
+        _when(lambda a: a.tool_timeout is not None, lambda a: f"tool_timeout {seconds(a.tool_timeout)}"),
+    ),
+    (("tool_choice",), _when(lambda a: a.tool_choice is not None, lambda a: f"tool_choice {a.tool_choice}")),
+    (("model", "fallback"), _agent_models),
+    (
+        ("fallback", "fallback_on"),
+        _when(lambda a: a.fallback and a.fallback_on, lambda a: "fallback_on " + ", ".join(a.fallback_on)),
+    ),
+    (("tools", "approval"), _agent_tools),  # a folded tool is marked with the approval it waits for
+    (("output",), _output()),
+)
 
 
 def is_gated(graph: Graph, agent: g.AgentNode, tool: str) -> bool:
@@ -185,69 +233,58 @@ def _model_name(graph: Graph, id: str | None) -> str:
     return f"{id} ({node.provider}/{node.model_id})"
 
 
-def _step(graph: Graph, a: g.StepNode, hidden: frozenset[str]) -> list[str]:
-    if a.run is not None:
-        lines = [a.name, f"step: code {a.run.get('target', '')}"]
-    else:
-        lines = [a.name, "step: one model call"]
-    if a.messages:
-        lines.append("messages " + ", ".join(m["role"] for m in a.messages))
-    if a.max_tokens is not None:
-        lines.append(f"max_tokens {a.max_tokens}")
-    if a.temperature is not None:
-        lines.append(f"temperature {a.temperature:g}")
-    if a.retry_malformed:
-        lines.append(f"retry_malformed {a.retry_malformed}")
-    if a.validate is not None:
-        lines.append(f"validate {a.validate.get('target', '')}")
-    if "models" in hidden and a.model is not None:
-        lines.append(f"model {_model_name(graph, a.model)}")
-    return lines + output_lines(a.output)
+def _step_is(a: g.StepNode) -> str:
+    return f"step: code {a.run.get('target', '')}" if a.run is not None else "step: one model call"
 
 
-def _consolidate(graph: Graph, a: g.ConsolidateNode, hidden: frozenset[str]) -> list[str]:
-    lines = [a.name, f"consolidate: rounds {a.rounds}"]
+def _step_model(graph: Graph, a: g.StepNode, hidden: frozenset[str]) -> list[str]:
+    return [f"model {_model_name(graph, a.model)}"] if "models" in hidden and a.model is not None else []
+
+
+_STEP: tuple[Entry, ...] = (
+    (("run",), _always(_step_is)),
+    (("messages",), _when(lambda a: a.messages, lambda a: "messages " + ", ".join(m["role"] for m in a.messages))),
+    (("max_tokens",), _when(lambda a: a.max_tokens is not None, lambda a: f"max_tokens {a.max_tokens}")),
+    (("temperature",), _when(lambda a: a.temperature is not None, lambda a: f"temperature {a.temperature:g}")),
+    _RETRY_MALFORMED,
+    _VALIDATE,
+    (("model",), _step_model),
+    (("output",), _output()),
+)
+
+
+def _judge(graph: Graph, a: g.ConsolidateNode, hidden: frozenset[str]) -> list[str]:
     if "models" in hidden and isinstance(graph.get(a.judge), g.ModelNode):
-        lines.append(f"judge {_model_name(graph, a.judge)}")
-    if a.task != "{{input}}":
-        lines.append("task " + _short(a.task))
-    return lines
+        return [f"judge {_model_name(graph, a.judge)}"]
+    return []
 
 
-def _parallel(graph: Graph, a: g.ParallelNode) -> list[str]:
-    title = "parallel" if "/" in a.name else f"parallel {a.name}"
-    return [title, f"on_error {a.on_error}"]
+_CONSOLIDATE: tuple[Entry, ...] = (
+    (("rounds",), _always(lambda a: f"consolidate: rounds {a.rounds}")),
+    (("judge",), _judge),
+    (("task",), _when(lambda a: a.task != "{{input}}", lambda a: "task " + _short(a.task))),
+)
 
 
-def _route(graph: Graph, a: g.RouteNode) -> list[str]:
+def _subject(a: g.RouteNode) -> str:
     subject = a.subject
-    return [f"route {a.name}", "on " + (condition_text(subject) if isinstance(subject, Expr) else ".".join(subject))]
+    return "on " + (condition_text(subject) if isinstance(subject, Expr) else ".".join(subject))
 
 
-def _loop(graph: Graph, a: g.LoopNode) -> list[str]:
-    lines = [f"loop {a.name}"]
-    if a.until is not None:
-        lines.append("until " + _short(condition_text(a.until), 60))
-    if a.max_iterations is not None:
-        lines.append(f"≤ {a.max_iterations} iterations")
-    lines.append(f"on_exhausted {a.on_exhausted}")
-    return lines
-
-
-def _map(graph: Graph, a: g.MapNode) -> list[str]:
-    bound = [f"≤ {a.max_items} items"] if a.max_items is not None else []
-    kept = ["where " + _short(condition_text(a.filter), 60)] if a.filter is not None else []
-    return [
-        f"map {a.name}",
-        f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)",
-        *kept,
-        *bound,
-        f"on_error {a.on_error}",
-    ]
-
-
-def _ask(graph: Graph, a: g.AskNode) -> list[str]:
-    return [f"ask {a.name}", _short(a.question, 48), *output_lines(a.output, "answer ")]
+_LOOP: tuple[Entry, ...] = (
+    (("until",), _when(lambda a: a.until is not None, lambda a: "until " + _short(condition_text(a.until), 60))),
+    (
+        ("max_iterations",),
+        _when(lambda a: a.max_iterations is not None, lambda a: f"≤ {a.max_iterations} iterations"),
+    ),
+    (("on_exhausted",), _always(lambda a: f"on_exhausted {a.on_exhausted}")),
+)
+_MAP: tuple[Entry, ...] = (
+    (("over", "concurrency"), _always(lambda a: f"for each {'.'.join(a.over)} (≤ {a.concurrency} at once)")),
+    (("filter",), _when(lambda a: a.filter is not None, lambda a: "where " + _short(condition_text(a.filter), 60))),
+    (("max_items",), _when(lambda a: a.max_items is not None, lambda a: f"≤ {a.max_items} items")),
+    (("on_error",), _always(lambda a: f"on_error {a.on_error}")),
+)
 
 
 def run_input(graph: Graph) -> str:
@@ -258,35 +295,41 @@ def run_input(graph: Graph) -> str:
     return "input"
 
 
-def _thread(graph: Graph, a: g.ThreadNode) -> list[str]:
-    lines = [f"thread {a.name}"]
-    if a.description:
-        lines.append(_short(a.description, 48))
-    lines.append(f"keep_last {a.keep_last}" if a.keep_last is not None else "keeps every message")
-    return lines
+_THREAD: tuple[Entry, ...] = (
+    (("description",), _when(lambda a: a.description, lambda a: _short(a.description, 48))),
+    (
+        ("keep_last",),
+        _always(lambda a: f"keep_last {a.keep_last}" if a.keep_last is not None else "keeps every message"),
+    ),
+)
+_TYPE: tuple[Entry, ...] = ((("type",), lambda graph, a, hidden: output_lines(a.type, "")),)
 
-
-_PLAIN: dict[str, Callable[[Graph, Any], list[str]]] = {
-    "thread": _thread,
-    "model": _model,
-    "tool": _tool,
-    "mcp": _mcp,
-    "parallel": _parallel,
-    "route": _route,
-    "loop": _loop,
-    "map": _map,
-    "ask": _ask,
-    "chain": lambda graph, a: [f"chain {a.name}", *output_lines(a.output)],
-    "join": lambda graph, a: ["join"],
-    "entry": lambda graph, a: ["start"],
-    "exit": lambda graph, a: ["end"],
-    "input": lambda graph, a: ["input", *output_lines(a.type, "")],
-    "state": lambda graph, a: ["state", *output_lines(a.type, "")],
-}
-_FOLDING: dict[str, Callable[[Graph, Any, frozenset[str]], list[str]]] = {
-    "agent": _agent,
-    "step": _step,
-    "consolidate": _consolidate,
+#: Each kind's label: its first line (the node's name and what it is), then its entries in the order written.
+_LABELS: dict[str, tuple[Callable[[Any], str], tuple[Entry, ...]]] = {
+    "thread": (lambda a: f"thread {a.name}", _THREAD),
+    "model": (lambda a: a.name, _MODEL),
+    "tool": (lambda a: a.name, _TOOL),
+    "mcp": (lambda a: a.name, _MCP),
+    "agent": (lambda a: a.name, _AGENT),
+    "step": (lambda a: a.name, _STEP),
+    "consolidate": (lambda a: a.name, _CONSOLIDATE),
+    "parallel": (
+        lambda a: "parallel" if "/" in a.name else f"parallel {a.name}",
+        ((("on_error",), _always(lambda a: f"on_error {a.on_error}")),),
+    ),
+    "route": (lambda a: f"route {a.name}", ((("subject",), _always(_subject)),)),
+    "loop": (lambda a: f"loop {a.name}", _LOOP),
+    "map": (lambda a: f"map {a.name}", _MAP),
+    "ask": (
+        lambda a: f"ask {a.name}",
+        ((("question",), _always(lambda a: _short(a.question, 48))), (("output",), _output("answer "))),
+    ),
+    "chain": (lambda a: f"chain {a.name}", ((("output",), _output()),)),
+    "join": (lambda a: "join", ()),
+    "entry": (lambda a: "start", ()),
+    "exit": (lambda a: "end", ()),
+    "input": (lambda a: "input", _TYPE),
+    "state": (lambda a: "state", _TYPE),
 }
 
 
@@ -304,14 +347,39 @@ def budget_text(budget: Budget) -> str:
     return "budget " + " · ".join(limits) + f", then {then}{unpriced}"
 
 
-def node_lines(graph: Graph, id: str, hidden: frozenset[str] = frozenset()) -> list[str]:
-    node = graph.node(id)
-    kind = node.kind
-    lines = _FOLDING[kind](graph, node, hidden) if kind in _FOLDING else _PLAIN[kind](graph, node)
-    budget = getattr(node, "budget", None)
-    if budget is not None:  # a contract like the rest: the most its runnable may spend, drawn with it
-        lines.append(budget_text(budget))
+#: Every runnable's last line: its budget, a contract like the rest (the most it may spend), drawn with it.
+_BUDGET: Entry = (("budget",), _when(lambda a: a.budget is not None, lambda a: budget_text(a.budget)))
+
+
+#: Kind record → the fields it draws, read once per class.
+_DRAWN: dict[type, frozenset[str]] = {}
+
+
+def _drawn(cls: type[g.Node]) -> frozenset[str]:
+    drawn = _DRAWN.get(cls)
+    if drawn is None:
+        drawn = _DRAWN[cls] = frozenset(drawn_fields(cls))
+    return drawn
+
+
+def entries(kind: str) -> tuple[Entry, ...]:
+    """The lines a node of `kind` may have after its first, in order, each with the fields it says."""
+    return (*_LABELS[kind][1], _BUDGET)
+
+
+def label_lines(graph: Graph, node: Any, hidden: frozenset[str] = frozenset()) -> list[str]:
+    """A node's label: its first line, then each entry whose fields its record draws."""
+    title, _ = _LABELS[node.kind]
+    drawn = _drawn(type(node))
+    lines = [title(node)]
+    for fields, make in entries(node.kind):
+        if all(f in drawn for f in fields):
+            lines += make(graph, node, hidden)
     return lines
+
+
+def node_lines(graph: Graph, id: str, hidden: frozenset[str] = frozenset()) -> list[str]:
+    return label_lines(graph, graph.node(id), hidden)
 
 
 def edge_label(graph: Graph, edge: Edge) -> str:

@@ -2,8 +2,8 @@
 
 Each kind is one module here whose record is both the compiled graph's node
 and, through its fields' metadata (`base.attr`), the schema of what a spec
-may write: value types, bounds, choices, defaults, templates, contracts and
-doc lines. Everything else that lists per-kind facts reads them from here:
+may write: value types, bounds, choices, defaults, templates, contracts,
+what the diagram draws, what a model request journals, and doc lines. Everything else that lists per-kind facts reads them from here:
 the compiler's attribute checks and did-you-mean lists
 (src/plait/compiler/schema.py), `plait diff`'s contracts, the runtime (which
 runs these records), the editor's completion and the docs' tests.
@@ -13,7 +13,19 @@ from __future__ import annotations
 
 from .agent import AgentNode
 from .ask import AskNode
-from .base import TOOL_CHOICES, Attr, Meta, Node, Runnable, contracts, default_of, metas, spec_attrs
+from .base import (
+    TOOL_CHOICES,
+    Attr,
+    Meta,
+    Node,
+    Runnable,
+    contracts,
+    default_of,
+    drawn_fields,
+    journaled_fields,
+    metas,
+    spec_attrs,
+)
 from .chain import ChainNode
 from .consolidate import ConsolidateNode
 from .ends import EntryNode, ExitNode
@@ -61,6 +73,8 @@ __all__ = [
     "ToolNode",
     "contracts",
     "default_of",
+    "drawn_fields",
+    "journaled_fields",
     "metas",
     "spec_attrs",
 ]

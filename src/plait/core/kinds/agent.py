@@ -26,6 +26,7 @@ def validate_attr() -> Any:
         default=None,
         spec=Attr("validator"),
         contract=True,
+        drawn=True,
         doc='Checks its answer: `python("module:function")`; a rejection is retried (`retry_malformed`).',
     )
 
@@ -49,9 +50,14 @@ class AgentNode(Runnable):
     description: str | None = None
     bindings: dict[str, tuple[str, ...]] = with_attr()
     model: str = attr(
-        default="", spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
+        drawn=True,
+        default="",
+        spec=Attr("ref", required=True, kinds=("model",)),
+        contract=True,
+        doc="The model it calls.",
     )
     fallback: tuple[str, ...] = attr(
+        drawn=True,
         default=(),
         spec=Attr("refs", kinds=("model",), default=()),
         contract=True,
@@ -59,6 +65,7 @@ class AgentNode(Runnable):
     )
     #: None is the default set (core.vocab.FALLBACK_KINDS).
     fallback_on: tuple[str, ...] | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("symbols", choices=ERROR_KINDS),
         contract=True,
@@ -73,6 +80,7 @@ class AgentNode(Runnable):
     )
     #: Tool, agent and mcp ids, in spec order.
     tools: tuple[str, ...] = attr(
+        drawn=True,
         default=(),
         spec=Attr("refs", kinds=("tool", "agent", "mcp"), default=()),
         contract=True,
@@ -90,16 +98,18 @@ class AgentNode(Runnable):
         doc="Runnables it may hand control to, with its input: its output is then theirs.",
     )
     max_steps: int = attr(
+        drawn=True,
         default=MAX_STEPS,
         spec=Attr("int", default=MAX_STEPS, minimum=1),
         contract=True,
         doc="LLM calls in one run (default 16).",
     )
     until: tuple[str, ...] = attr(
-        default=(), spec=Attr("until", default=()), contract=True, doc="The tool calls that end its turn."
+        drawn=True, default=(), spec=Attr("until", default=()), contract=True, doc="The tool calls that end its turn."
     )
-    until_succeeded: bool = attr(default=False, contract=True, doc="`until = TOOL succeeded`.")
+    until_succeeded: bool = attr(drawn=True, default=False, contract=True, doc="`until = TOOL succeeded`.")
     retry_malformed: int = attr(
+        drawn=True,
         default=RETRY_MALFORMED,
         spec=Attr("int", default=RETRY_MALFORMED, minimum=0),
         contract=True,
@@ -111,6 +121,7 @@ class AgentNode(Runnable):
         default=True, spec=Attr("bool", default=True), doc="Check tool arguments against their schema (default true)."
     )
     keep_last: int | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("keep_last"),
         spelled="history",
@@ -119,12 +130,14 @@ class AgentNode(Runnable):
     )
     thread: str | None = thread_attr()
     approval: tuple[str, ...] = attr(
+        drawn=True,
         default=(),
         spec=Attr("refs", kinds=("tool", "mcp"), default=()),
         contract=True,
         doc="Tools whose calls wait for a person's decision.",
     )
     tool_timeout: float | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("duration", minimum=0.001),
         contract=True,
@@ -137,6 +150,7 @@ class AgentNode(Runnable):
     #: "auto", "none", "required" or one of `tools`; None leaves it to the model's default, then the provider's.
     # A tool's name is checked against `tools` by src/plait/compiler/passes/check_types.py.
     tool_choice: str | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("tool_choice", choices=TOOL_CHOICES),
         contract=True,

@@ -19,7 +19,7 @@ class AskNode(Runnable):
     unwritten: ClassVar[tuple[str, ...]] = ("budget",)
     blocks: ClassVar[tuple[str, ...]] = ("answer",)
     block: ClassVar[bool] = True
-    question: str = attr(default="", contract=True, doc="What the person is asked.")
+    question: str = attr(drawn=True, default="", contract=True, doc="What the person is asked.")
     bindings: dict[str, tuple[str, ...]] = with_attr()
 
     @property

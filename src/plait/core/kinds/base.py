@@ -3,9 +3,12 @@
 A kind (src/plait/core/kinds/agent.py, ...) is one record class whose fields
 are the graph's attributes. A field made with `attr(...)` also says how a
 spec writes it (`Attr`: value type, bounds, choices, the spec's default),
-whether it is a contract (`plait diff` reports a change to it as one), and
-its doc line; the compiler's attribute checks, the diff, the editor's
-completion and the docs read these instead of keeping tables of their own.
+whether it is a contract (`plait diff` reports a change to it as one),
+whether it is drawn (the diagram's node label shows it), whether it is
+journaled (a model request carries it into a run's records and a cassette's
+key), and its doc line; the compiler's attribute checks, the diff, the
+renderer, the request code, the editor's completion and the docs read these
+instead of keeping tables of their own.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ __all__ = [
     "attr",
     "contracts",
     "default_of",
+    "drawn_fields",
+    "journaled_fields",
     "kind_record",
     "metas",
     "spec_attrs",
@@ -73,6 +78,11 @@ class Meta(Record):
     spelled: str | None = None
     #: A change to it is a change to the runnable's contract (drawn on the picture; `plait diff` says "contract").
     contract: bool = False
+    #: The diagram draws it: its node's label has a line for it (src/plait/compiler/render/labels.py).
+    drawn: bool = False
+    #: A model request carries it (the per-call settings a runnable and its model combine): recorded with each
+    #: call and part of a cassette's key (src/plait/runtime/model_call.py, src/plait/runtime/cassettes/request.py).
+    journaled: bool = False
     doc: str = ""
 
 
@@ -83,12 +93,15 @@ def attr(
     spec: Attr | None = None,
     spelled: str | None = None,
     contract: bool = False,
+    drawn: bool = False,
+    journaled: bool = False,
     doc: str = "",
 ) -> Any:
-    """A kind record's field with its schema (read back by `metas`, `spec_attrs`, `contracts`)."""
+    """A kind record's field with its schema (read back by `metas`, `spec_attrs`, `contracts`, `drawn_fields`,
+    `journaled_fields`)."""
     if spec is not None and doc and not spec.doc:
         spec = Attr(spec.type, spec.required, spec.default, spec.kinds, spec.choices, spec.minimum, spec.maximum, doc)
-    meta = Meta(spec=spec, spelled=spelled, contract=contract, doc=doc)
+    meta = Meta(spec=spec, spelled=spelled, contract=contract, drawn=drawn, journaled=journaled, doc=doc)
     return field(default=default, default_factory=default_factory, metadata={"plait": meta})
 
 
@@ -126,6 +139,8 @@ class Node(Record):
     #: Fields this kind carries (from a base) that its declarations do not write: an ask makes no model call for
     #: a `budget` to limit.
     unwritten: ClassVar[tuple[str, ...]] = ()
+    #: Drawn fields this kind carries (from a base) that its node's label leaves out: a parallel's `output`.
+    undrawn: ClassVar[tuple[str, ...]] = ()
     _metas: ClassVar[dict[str, Meta]] = {}
     name: str
     span: Span | None = None
@@ -137,12 +152,15 @@ class Node(Record):
 class Runnable(Node):
     """A node a chain can place: it takes an input and produces `output`."""
 
-    output: Type = attr(default=TEXT, contract=True, doc="What it produces (inferred from its `output` block).")
+    output: Type = attr(
+        default=TEXT, contract=True, drawn=True, doc="What it produces (inferred from its `output` block)."
+    )
     #: Limits on its model calls (nested runnables' included), enforced at run time (src/plait/runtime/budget.py).
     budget: Budget | None = attr(
         default=None,
         spec=Attr("budget"),
         contract=True,
+        drawn=True,
         doc="`{ usd = 2.00, tokens = N, model_calls = N, on_exceeded = pause|fail, unpriced = allow }`.",
     )
 
@@ -165,6 +183,16 @@ def spec_attrs(cls: type[Node]) -> dict[str, Attr]:
 def contracts(cls: type[Node]) -> tuple[str, ...]:
     """The fields that are this kind's contract, in field order."""
     return tuple(name for name, meta in cls._metas.items() if meta.contract)
+
+
+def drawn_fields(cls: type[Node]) -> tuple[str, ...]:
+    """The fields a node of this kind shows on the diagram, in field order."""
+    return tuple(name for name, meta in cls._metas.items() if meta.drawn and name not in cls.undrawn)
+
+
+def journaled_fields(cls: type[Node]) -> tuple[str, ...]:
+    """The fields a model request carries from a node of this kind, in field order."""
+    return tuple(name for name, meta in cls._metas.items() if meta.journaled)
 
 
 def default_of(cls: type[Node], name: str) -> Any:

@@ -15,4 +15,4 @@ class InputNode(Node):
     """`@input`: the run's declared input (`input { ... }`)."""
 
     kind: ClassVar[str] = "input"
-    type: Type = attr(default=TEXT, contract=True, doc="The input's type.")
+    type: Type = attr(drawn=True, default=TEXT, contract=True, doc="The input's type.")

@@ -24,13 +24,16 @@ MAP_ON_ERROR_ATTR = Attr(
 @kind_record
 class MapNode(Runnable):
     kind: ClassVar[str] = "map"
+    #: Its label shows its shape, not its output (the nodes inside it show theirs).
+    undrawn: ClassVar[tuple[str, ...]] = ("output",)
     description: str | None = None
     body: tuple[str, ...] = attr(default=(), contract=True, doc="What each item runs.")
     #: The list's path: ("input", "sections").
     over: tuple[str, ...] = attr(
-        default=("input",), spec=Attr("path", required=True), contract=True, doc="The path of the list."
+        drawn=True, default=("input",), spec=Attr("path", required=True), contract=True, doc="The path of the list."
     )
     concurrency: int = attr(
+        drawn=True,
         default=CONCURRENCY,
         spec=Attr("int", default=CONCURRENCY, minimum=1),
         contract=True,
@@ -38,15 +41,17 @@ class MapNode(Runnable):
     )
     #: Items for which it does not hold are skipped: not run, and not in the output (src/plait/runtime/mapping.py).
     filter: Condition | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("condition"),
         contract=True,
         doc='Which items run: a condition over the item\'s fields (`priority == "high"`); the rest are skipped.',
     )
-    on_error: str = attr(default=ON_ERROR, spec=MAP_ON_ERROR_ATTR, contract=True)
+    on_error: str = attr(drawn=True, default=ON_ERROR, spec=MAP_ON_ERROR_ATTR, contract=True)
     #: The most items the list may hold: what bounds the map's cost (`plait cost`); a longer list fails the map
     # before any item runs (src/plait/runtime/mapping.py). None: no bound is declared.
     max_items: int | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("int", minimum=1),
         contract=True,

@@ -20,9 +20,11 @@ class McpNode(Node):
     kind: ClassVar[str] = "mcp"
     description: str = ""
     command: tuple[str, ...] | None = attr(
-        default=None, spec=Attr("strings"), contract=True, doc="The program and its arguments (stdio)."
+        drawn=True, default=None, spec=Attr("strings"), contract=True, doc="The program and its arguments (stdio)."
     )
-    url: str | None = attr(default=None, spec=Attr("string"), contract=True, doc="The server's URL (streamable HTTP).")
+    url: str | None = attr(
+        drawn=True, default=None, spec=Attr("string"), contract=True, doc="The server's URL (streamable HTTP)."
+    )
     #: Variable → `{"env": "NAME"}` (read from that environment variable at run time) or a literal string.
     env: dict[str, str | dict[str, str]] = attr(
         default_factory=dict, spec=Attr("env_map", default={}), doc="Environment of a server plait starts."
@@ -33,7 +35,7 @@ class McpNode(Node):
     )
     #: The allow-list; None is every tool the server offers.
     tools: tuple[str, ...] | None = attr(
-        default=None, spec=Attr("names"), contract=True, doc="The tools agents may use (default every one)."
+        drawn=True, default=None, spec=Attr("names"), contract=True, doc="The tools agents may use (default every one)."
     )
     timeout: float = attr(
         default=TIMEOUT,
@@ -43,16 +45,22 @@ class McpNode(Node):
     )
     #: Tools of this server every agent must get approval for.
     approval: tuple[str, ...] = attr(
-        default=(), spec=Attr("names", default=()), contract=True, doc="Tools every agent must get approved."
+        drawn=True,
+        default=(),
+        spec=Attr("names", default=()),
+        contract=True,
+        doc="Tools every agent must get approved.",
     )
     #: What `plait.lock` beside the declaring file says of this server: "fresh", "stale" (the declaration
     #: changed since it was locked), "missing" (no lock, or no entry) or "invalid" (the lock cannot be read).
-    lock_state: str = "missing"
+    lock_state: str = attr(default="missing", drawn=True, doc="What `plait.lock` says of it.")
     #: The declaration's fingerprint (`core.mcp_lock.fingerprint`), which a fresh lock entry matches.
     fingerprint: str = ""
     #: The locked tools the allow-list keeps, in the lock's order: {"name", "description", "input_schema",
     #: "output_schema", "annotations"} (the last two None when the server sent none). Empty unless the lock is fresh.
-    offered: tuple[dict[str, Any], ...] = attr(default=(), contract=True, doc="The locked tools the allow-list keeps.")
+    offered: tuple[dict[str, Any], ...] = attr(
+        drawn=True, default=(), contract=True, doc="The locked tools the allow-list keeps."
+    )
 
     @property
     def cwd(self) -> str | None:

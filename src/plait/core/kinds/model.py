@@ -28,31 +28,41 @@ class ModelNode(Node):
             "symbols", choices=CAPABILITIES, doc="What the model can do: `[tools, structured_output, streaming]`."
         ),
     }
-    provider: str = attr(default="", contract=True, doc="The target's provider prefix (`openai`).")
-    model_id: str = attr(default="", contract=True, doc="The target's model id (`gpt-4o-mini`).")
+    provider: str = attr(drawn=True, default="", contract=True, doc="The target's provider prefix (`openai`).")
+    model_id: str = attr(drawn=True, default="", contract=True, doc="The target's model id (`gpt-4o-mini`).")
     temperature: float | None = attr(
-        default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+        drawn=True, default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
     )
-    max_tokens: int | None = attr(default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have.")
+    max_tokens: int | None = attr(
+        drawn=True, default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have."
+    )
     timeout: float | None = attr(
-        default=None, spec=Attr("duration", minimum=0.001), contract=True, doc="One model call's deadline."
+        drawn=True, default=None, spec=Attr("duration", minimum=0.001), contract=True, doc="One model call's deadline."
     )
     base_url: str | None = attr(default=None, spec=Attr("string"), doc="The server's URL (openai-compatible).")
     #: The environment variable's name; a key's value never reaches the graph.
     api_key_env: str | None = attr(
-        default=None, spec=Attr("env"), spelled="api_key", doc='`env("NAME")`: the variable holding the API key.'
+        drawn=True,
+        default=None,
+        spec=Attr("env"),
+        spelled="api_key",
+        doc='`env("NAME")`: the variable holding the API key.',
     )
     retries: int = attr(
+        drawn=True,
         default=RETRIES,
         spec=Attr("int", default=RETRIES, minimum=0, maximum=10),
         contract=True,
         doc="Network retries per call (default 2).",
     )
     headers: dict[str, str] = attr(
-        default_factory=dict, spec=Attr("map", default={}), doc="HTTP headers on every call to the model."
+        drawn=True, default_factory=dict, spec=Attr("map", default={}), doc="HTTP headers on every call to the model."
     )
     api: str | None = attr(
-        default=None, spec=Attr("string", choices=("chat", "responses")), doc="openai: `chat` or `responses`."
+        drawn=True,
+        default=None,
+        spec=Attr("string", choices=("chat", "responses")),
+        doc="openai: `chat` or `responses`.",
     )
     script: str | None = attr(default=None, spec=Attr("string"), doc="scripted: the replies file beside the spec.")
     #: "auto", "none" or "required": the default for agents on this model that set none.

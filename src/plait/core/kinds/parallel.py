@@ -23,8 +23,10 @@ class ParallelNode(Runnable):
     """A parallel is its own fork: its `branch` edges leave it; `join` names the node they meet at."""
 
     kind: ClassVar[str] = "parallel"
+    #: Its label shows its shape, not its output (the nodes inside it show theirs).
+    undrawn: ClassVar[tuple[str, ...]] = ("output",)
     branches: tuple[str, ...] = attr(default=(), contract=True, doc="Its branches, run at once on one input.")
-    on_error: str = attr(default=ON_ERROR, spec=ON_ERROR_ATTR, contract=True)
+    on_error: str = attr(drawn=True, default=ON_ERROR, spec=ON_ERROR_ATTR, contract=True)
     join: str = ""
 
 

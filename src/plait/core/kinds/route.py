@@ -47,10 +47,12 @@ class RouteBreak(Record):
 @kind_record
 class RouteNode(Runnable):
     kind: ClassVar[str] = "route"
+    #: Its label shows its shape, not its output (the nodes inside it show theirs).
+    undrawn: ClassVar[tuple[str, ...]] = ("output",)
     description: str | None = None
     #: The path switched on, from what the route receives: ("input", "category"); or an expression's `Expr`.
     subject: tuple[str, ...] | Expr = attr(
-        default=("input",), contract=True, doc="The path (or expression) switched on."
+        drawn=True, default=("input",), contract=True, doc="The path (or expression) switched on."
     )
     cases: tuple[RouteCase, ...] = attr(default=(), contract=True, doc="Its `LITERAL -> target` lines.")
     #: The `else` target, or None.

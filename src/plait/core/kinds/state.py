@@ -15,4 +15,4 @@ class StateNode(Node):
     """`@state`: the state keys tools may write and templates read."""
 
     kind: ClassVar[str] = "state"
-    type: Type = attr(default=TEXT, contract=True, doc="The state's keys and types.")
+    type: Type = attr(drawn=True, default=TEXT, contract=True, doc="The state's keys and types.")

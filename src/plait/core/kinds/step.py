@@ -21,7 +21,11 @@ class StepNode(Runnable):
     bindings: dict[str, tuple[str, ...]] = with_attr()
     #: None for a code step (`run = python(...)`) and a record builder (`with` alone).
     model: str | None = attr(
-        default=None, spec=Attr("ref", required=True, kinds=("model",)), contract=True, doc="The model it calls."
+        drawn=True,
+        default=None,
+        spec=Attr("ref", required=True, kinds=("model",)),
+        contract=True,
+        doc="The model it calls.",
     )
     prompt: str = attr(
         default=PROMPT, spec=Attr("template", required=True), doc="What it sends (template; `{{input}}`)."
@@ -30,6 +34,7 @@ class StepNode(Runnable):
     #: plait 0.3: what it sends as a list of messages instead of `prompt` and `system`: ({"role", "content"}, ...),
     # each content a template (src/plait/runtime/compose.py renders them).
     messages: tuple[dict[str, str], ...] = attr(
+        drawn=True,
         default=(),
         spec=Attr("messages", choices=("system", "user", "assistant")),  # the roles: completion and hover offer them
         contract=True,
@@ -37,12 +42,13 @@ class StepNode(Runnable):
     )
     thread: str | None = thread_attr()
     max_tokens: int | None = attr(
-        default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
+        drawn=True, default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
     )
     temperature: float | None = attr(
-        default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+        drawn=True, default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
     )
     retry_malformed: int = attr(
+        drawn=True,
         default=RETRY_MALFORMED,
         spec=Attr("int", default=RETRY_MALFORMED, minimum=0),
         contract=True,
@@ -53,7 +59,7 @@ class StepNode(Runnable):
     #: A code step's {"type": "python", "target": "mod:fn", "base_dir": ...}; None for a model step.
     # `run = python(...)` instead of `model` and `prompt` (src/plait/compiler/passes/check_types.py).
     run: dict[str, Any] | None = attr(
-        default=None, spec=Attr("run"), contract=True, doc='A code step: `python("module:function")`.'
+        drawn=True, default=None, spec=Attr("run"), contract=True, doc='A code step: `python("module:function")`.'
     )
 
     def output_schema(self) -> dict[str, Any] | None:

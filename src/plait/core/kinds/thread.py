@@ -20,9 +20,10 @@ MAX_KEEP_LAST = 10_000
 @kind_record
 class ThreadNode(Node):
     kind: ClassVar[str] = "thread"
-    description: str | None = None
+    description: str | None = attr(default=None, drawn=True, doc="What the thread is for (its doc comment).")
     #: None keeps every message.
     keep_last: int | None = attr(
+        drawn=True,
         default=None,
         spec=Attr("int", minimum=1, maximum=MAX_KEEP_LAST),
         contract=True,

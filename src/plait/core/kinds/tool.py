@@ -32,24 +32,28 @@ class ToolNode(Node):
     )
     #: {"type": "python", "target": "mod:fn", "base_dir": ...} or {"type": "http", "method", "url", "headers", "body"}.
     run: dict[str, Any] = attr(
+        drawn=True,
         default_factory=dict,
         spec=Attr("run", required=True),
         doc='`python("module:function")` or `http(METHOD, "url")`.',
     )
     #: True for `required`; a condition over the call's arguments (`amount > 100`) asks only when it holds.
     approval: bool | Condition = attr(
+        drawn=True,
         default=False,
         spec=Attr("approval", choices=("required", "never"), default="never"),
         contract=True,
         doc="`required`: every call waits for a person's decision; `amount > 100`: only a call it holds for.",
     )
     timeout: float = attr(
+        drawn=True,
         default=TIMEOUT,
         spec=Attr("duration", default=TIMEOUT, minimum=0.001),
         contract=True,
         doc="One call's deadline (default 60s).",
     )
     result: str = attr(
+        drawn=True,
         default=RESULT,
         spec=Attr("symbol", choices=("content", "messages"), default=RESULT),
         contract=True,
