@@ -68,6 +68,10 @@ class _Checker:
     def wrong_type(self, attr: str, spec: Attr, value: ast.Node) -> None:
         wrong_type(self.report, attr, spec, value)
 
+    def twice(self, message: str, span: Span, first: Span, where: str = "first set here") -> None:
+        """P205: a key or typed block written again in one block, pointing at where it was first written."""
+        self.report(make("P205", message, span, labels=[Label(first, where)]))
+
     def check_range(self, attr: str, spec: Attr, number: float, span: Span) -> bool:
         if spec.minimum is not None and number < spec.minimum:
             self.report(make("P204", f"`{attr}` must be at least {spec.minimum:g}, found {_show(number)}", span))
@@ -263,14 +267,7 @@ class _Checker:
         for entry in value.attributes:
             key = entry.key.name
             if key in first:
-                self.report(
-                    make(
-                        "P205",
-                        f"`with` binds `{key}` twice",
-                        entry.key.span,
-                        labels=[Label(first[key].key.span, "first bound here")],
-                    )
-                )
+                self.twice(f"`with` binds `{key}` twice", entry.key.span, first[key].key.span, "first bound here")
                 continue
             first[key] = entry
             v = entry.value
@@ -509,14 +506,7 @@ class _Checker:
         for entry in body.attributes if body else ():
             key = entry.key.name
             if key in seen:
-                self.report(
-                    make(
-                        "P205",
-                        f"`{key}` is set twice",
-                        entry.key.span,
-                        labels=[Label(seen[key].key.span, "first set here")],
-                    )
-                )
+                self.twice(f"`{key}` is set twice", entry.key.span, seen[key].key.span)
                 continue
             seen[key] = entry
             spec = schema.get(key)
@@ -624,14 +614,7 @@ class _Checker:
                 notes = [f"{a(kind)} has {has}"] if has else []
                 self.report(make("P201", f"{a(kind)} has no `{keyword}`", typed.span, notes=notes))
             elif keyword in first:
-                self.report(
-                    make(
-                        "P205",
-                        f"`{keyword}` is set twice",
-                        typed.span,
-                        labels=[Label(first[keyword].span, "first set here")],
-                    )
-                )
+                self.twice(f"`{keyword}` is set twice", typed.span, first[keyword].span)
             else:
                 first[keyword] = typed
 
