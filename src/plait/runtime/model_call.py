@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable
 
-from plait.core.kinds import AgentNode, ModelNode
+from plait.core.kinds import AgentNode, ModelNode, journaled_fields
 
 from .budget import call_cost
 from .context import RunContext
@@ -44,6 +44,10 @@ __all__ = [
     "served",
     "structured_answer",
 ]
+
+#: The settings a runnable and its model both may set, the runnable's winning (`attr(journaled=True)`): each a
+#: field of the request by the same name.
+_SETTINGS = journaled_fields(ModelNode)
 
 #: Finish reasons of an incomplete response: cut off at the token limit, or stopped by a filter.
 TRUNCATED = frozenset({"length", "content_filter"})
@@ -260,10 +264,11 @@ def _prepare(request: ModelRequest, agent: AgentNode, config: ModelNode) -> None
     )
     request.model = config.model_id
     request.timeout = config.timeout
-    request.temperature = agent.temperature if agent.temperature is not None else config.temperature
-    request.max_tokens = agent.max_tokens if agent.max_tokens is not None else config.max_tokens
-    # Only with tools to choose among: no wire accepts a choice without them.
-    request.tool_choice = (agent.tool_choice or config.tool_choice) if request.tools else None
+    for name in _SETTINGS:
+        own = getattr(agent, name)
+        setattr(request, name, own if own is not None else getattr(config, name))
+    if not request.tools:  # a choice only with tools to choose among: no wire accepts one without them
+        request.tool_choice = None
 
 
 async def _one_call(

@@ -144,12 +144,15 @@ class AgentNode(Runnable):
         doc="A deadline for each of its tool calls.",
     )
     temperature: float | None = attr(
-        default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+        journaled=True, default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
     )
-    max_tokens: int | None = attr(default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have.")
+    max_tokens: int | None = attr(
+        journaled=True, default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have."
+    )
     #: "auto", "none", "required" or one of `tools`; None leaves it to the model's default, then the provider's.
     # A tool's name is checked against `tools` by src/plait/compiler/passes/check_types.py.
     tool_choice: str | None = attr(
+        journaled=True,
         drawn=True,
         default=None,
         spec=Attr("tool_choice", choices=TOOL_CHOICES),

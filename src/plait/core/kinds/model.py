@@ -31,10 +31,14 @@ class ModelNode(Node):
     provider: str = attr(drawn=True, default="", contract=True, doc="The target's provider prefix (`openai`).")
     model_id: str = attr(drawn=True, default="", contract=True, doc="The target's model id (`gpt-4o-mini`).")
     temperature: float | None = attr(
-        drawn=True, default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+        journaled=True,
+        drawn=True,
+        default=None,
+        spec=Attr("number", minimum=0, maximum=2),
+        doc="Sampling temperature, 0 to 2.",
     )
     max_tokens: int | None = attr(
-        drawn=True, default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have."
+        journaled=True, drawn=True, default=None, spec=Attr("int", minimum=1), doc="Most tokens one reply may have."
     )
     timeout: float | None = attr(
         drawn=True, default=None, spec=Attr("duration", minimum=0.001), contract=True, doc="One model call's deadline."
@@ -68,6 +72,7 @@ class ModelNode(Node):
     #: "auto", "none" or "required": the default for agents on this model that set none.
     # A tool name is an agent's own choice (it knows its tools), so the model offers only the three words.
     tool_choice: str | None = attr(
+        journaled=True,
         default=None,
         spec=Attr("tool_choice", choices=TOOL_CHOICES),
         doc="`auto`, `none` or `required`: the default for agents on this model.",

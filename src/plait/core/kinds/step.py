@@ -42,10 +42,19 @@ class StepNode(Runnable):
     )
     thread: str | None = thread_attr()
     max_tokens: int | None = attr(
-        drawn=True, default=None, spec=Attr("int", minimum=1), contract=True, doc="Most tokens the reply may have."
+        journaled=True,
+        drawn=True,
+        default=None,
+        spec=Attr("int", minimum=1),
+        contract=True,
+        doc="Most tokens the reply may have.",
     )
     temperature: float | None = attr(
-        drawn=True, default=None, spec=Attr("number", minimum=0, maximum=2), doc="Sampling temperature, 0 to 2."
+        journaled=True,
+        drawn=True,
+        default=None,
+        spec=Attr("number", minimum=0, maximum=2),
+        doc="Sampling temperature, 0 to 2.",
     )
     retry_malformed: int = attr(
         drawn=True,

@@ -2,7 +2,8 @@
 
 The canonical form is what the provider is asked, in plait's provider-neutral
 terms: the model id, system prompt, messages, tools and the settings that
-change an answer. Left out is what changes from run to run without changing
+change an answer (the fields a model request carries from its runnable and
+model: `attr(journaled=True)` in src/plait/core/kinds/). Left out is what changes from run to run without changing
 the question (when a message was made, which declaration served it, response
 ids and server-state handles, timeouts, the step counter) and anything the
 provider adds on the wire: API keys and headers never reach a `ModelRequest`,
@@ -15,15 +16,36 @@ from __future__ import annotations
 
 import hashlib
 import json
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any
 
 import orjson
 
+from plait.core.kinds import ModelNode, journaled_fields
+
 from ..providers.base import Message, ModelRequest, ToolSpec
 from ..secret_values import known, mask_json
 
-__all__ = ["Cache", "RunKeys", "canonical", "canonical_bytes", "canonical_text", "key_of", "request_key"]
+__all__ = [
+    "SETTINGS",
+    "Cache",
+    "RunKeys",
+    "canonical",
+    "canonical_bytes",
+    "canonical_text",
+    "key_of",
+    "request_key",
+]
+
+#: The settings that change an answer, each a field of the request by the same name: the journaled fields of a
+#: model (a runnable's own settings override the same ones).
+SETTINGS: tuple[str, ...] = journaled_fields(ModelNode)
+#: The canonical JSON's keys in its (sorted) order, split at the messages: those written before them and after.
+_KEYS = sorted(("model", "system", "tools", "output_schema", "messages", *SETTINGS))
+_BEFORE = tuple(_KEYS[: _KEYS.index("messages")])
+_AFTER = tuple(_KEYS[_KEYS.index("messages") + 1 :])
+#: A request's values that, with its tool list and schema, make the JSON around its messages.
+_SCALARS = attrgetter(*sorted(("model", "system", *SETTINGS)))
 
 #: A run's encodings, made once: id(message) → (the message, its JSON); a runnable's settings → (its tool list, its
 #: schema, the JSON before and after the messages). Objects are held so their ids stay their own.
@@ -61,9 +83,7 @@ def canonical(request: ModelRequest) -> dict[str, Any]:
         "model": request.model,
         "system": request.system,
         "tools": _tools(request.tools),
-        "tool_choice": request.tool_choice,
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
+        **{name: getattr(request, name) for name in SETTINGS},
         "output_schema": request.output_schema,
         "messages": [_message(m) for m in request.messages],
     }
@@ -78,34 +98,28 @@ def _dumps(value: Any) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def _member(request: ModelRequest, name: str) -> bytes:
+    """One key of the canonical JSON and its value (`"model":"gpt-4o-mini"`)."""
+    if name == "tools":
+        value = _dumps(_tools(request.tools))
+    elif name == "output_schema" and request.output_schema is None:
+        value = b"null"
+    else:
+        value = _dumps(getattr(request, name))
+    return b'"' + name.encode() + b'":' + value
+
+
 def _around(request: ModelRequest, cache: Cache | None) -> tuple[bytes, bytes]:
     """The canonical JSON before and after the messages (the keys in sorted order, as _dumps(canonical(...)) has
     them), the same for every call of one runnable: cached by its values, the tool list and schema by identity."""
     tools, schema = request.tools, request.output_schema
-    settings = (request.max_tokens, request.model, request.system, request.temperature, request.tool_choice)
-    key = (settings, id(tools), id(schema))  # a tuple: never one of the messages' int keys
+    key = (_SCALARS(request), id(tools), id(schema))  # a tuple: never one of the messages' int keys
     if cache is not None:
         hit = cache.get(key)
         if hit is not None and hit[0] is tools and hit[1] is schema:
             return hit[2], hit[3]
-    before = b'{"max_tokens":' + _dumps(request.max_tokens) + b',"messages":['
-    after = b"".join(
-        (
-            b'],"model":',
-            _dumps(request.model),
-            b',"output_schema":',
-            b"null" if schema is None else _dumps(schema),
-            b',"system":',
-            _dumps(request.system),
-            b',"temperature":',
-            _dumps(request.temperature),
-            b',"tool_choice":',
-            _dumps(request.tool_choice),
-            b',"tools":',
-            _dumps(_tools(tools)),
-            b"}",
-        )
-    )
+    before = b"{" + b"".join(_member(request, name) + b"," for name in _BEFORE) + b'"messages":['
+    after = b"]" + b"".join(b"," + _member(request, name) for name in _AFTER) + b"}"
     if cache is not None:
         cache[key] = (tools, schema, before, after)
     return before, after
