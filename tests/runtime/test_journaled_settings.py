@@ -65,3 +65,15 @@ def test_a_tool_choice_goes_only_with_tools():
     request = ModelRequest("m", [Message.user("hi")])
     _prepare(request, AgentNode(name="a", model="m", tool_choice="auto"), model)
     assert request.tool_choice is None
+
+
+def test_a_model_steps_journaled_settings_reach_its_call():
+    from types import SimpleNamespace
+
+    from plait.core.kinds import StepNode
+    from plait.runtime.compose import _call_of
+
+    settings = {name: VALUES[name][0] for name in journaled_fields(StepNode)}
+    step = StepNode(name="s", model="m", **settings)
+    call = _call_of(SimpleNamespace(program=SimpleNamespace(step_calls={})), step)  # type: ignore[arg-type]
+    assert {name: getattr(call, name) for name in settings} == settings

@@ -28,6 +28,7 @@ from plait.core.kinds import (
     ParallelNode,
     RouteNode,
     StepNode,
+    journaled_fields,
 )
 from .budget import BudgetExceeded, open_scope, stop_for
 from .context import RunContext
@@ -153,12 +154,12 @@ def _call_of(ctx: RunContext, step: StepNode) -> AgentNode:
     agent = AgentNode(
         name=step.name,
         model=step.model or "",
-        temperature=step.temperature,
-        max_tokens=step.max_tokens,
         fallback_on=(),
         output=step.output,
         retry_malformed=step.retry_malformed,
         validate=step.validate,
+        # The settings its request carries (temperature, max_tokens), as the step's record journals them.
+        **{name: getattr(step, name) for name in journaled_fields(StepNode)},
     )
     ctx.program.step_calls[step.name] = (step, agent)
     return agent
