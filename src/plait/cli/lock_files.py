@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from plait.compiler.graph import AgentGraph
     from plait.core.mcp_lock import Lock
 
 
@@ -31,6 +32,31 @@ def spec_paths(paths: list[str]) -> tuple[list[Path], str | None]:
     if not out:
         return [], f"no .plait specs under {', '.join(paths)}"
     return out, None
+
+
+def compiled(specs: list[Path], skipped: Callable[..., Any]) -> tuple[list[tuple[Path, AgentGraph]], bool]:
+    """Each spec with its graph, checked by every pass but `skipped` (the check that reads the lock about to be
+    written); True when a spec has errors (printed)."""
+    from plait.cli import print_diagnostics
+    from plait.compiler.pipeline import PASSES, run_passes
+    from plait.dsl.loader import load
+
+    passes = tuple(p for p in PASSES if p is not skipped)
+    out: list[tuple[Path, AgentGraph]] = []
+    failed = False
+    for spec in specs:
+        result = run_passes(load(spec), passes)
+        if result.graph is None:
+            print_diagnostics(result.diagnostics, result.sources)
+            failed = True
+            continue
+        out.append((spec, result.graph))
+    return out, failed
+
+
+def declaring_file(node: Any, spec: Path) -> Path:
+    """The file that declares `node` (a file the spec imports, or the spec itself), resolved."""
+    return Path(node.file).resolve() if node.file else spec.resolve()
 
 
 def shown(path: Path) -> str:

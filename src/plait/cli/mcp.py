@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
-from plait.cli.lock_files import read_lock, shown, spec_paths, write_lock
+from plait.cli.lock_files import compiled, declaring_file, read_lock, shown, spec_paths, write_lock
 from plait.term import clean
 
 
@@ -132,31 +132,23 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
     The MCP checks are left out: they read the lock this command is about to write.
     """
     from plait.compiler.passes.check_mcp import check_mcp
-    from plait.compiler.pipeline import PASSES, run_passes
     from plait.core.graph import McpNode
     from plait.core.mcp_lock import fingerprint
-    from plait.dsl.loader import load
     from plait.runtime.program import program_from_graph
 
-    passes = tuple(p for p in PASSES if p is not check_mcp)
+    graphs, failed = compiled(specs, check_mcp)
     folders: dict[Path, _Folder] = {}
-    failed = False
-    for spec in specs:
-        result = run_passes(load(spec), passes)
-        if result.graph is None:
-            print_diagnostics(result.diagnostics, result.sources)
-            failed = True
-            continue
-        program = program_from_graph(result.graph)
+    for spec, graph in graphs:
+        program = program_from_graph(graph)
         for name, config in program.mcp.items():
-            node = result.graph.node(name)
+            node = graph.node(name)
             assert isinstance(node, McpNode)
-            folder = Path(node.file).resolve().parent if node.file else spec.resolve().parent
-            entry = folders.setdefault(folder, _Folder(folder))
+            file = declaring_file(node, spec)
+            entry = folders.setdefault(file.parent, _Folder(file.parent))
             # The same call check_mcp makes, so the entry written is the one `plait check` finds fresh.
             fp = fingerprint(command=node.command, url=node.url, env=node.env, headers=node.headers)
             entry.servers[name] = (config, fp)
-            entry.specs.add(Path(node.file).resolve() if node.file else spec.resolve())
+            entry.specs.add(file)
     return folders, failed
 
 

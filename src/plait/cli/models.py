@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
-from plait.cli.lock_files import read_lock, shown, spec_paths, write_lock
+from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli.lock_files import compiled, declaring_file, read_lock, shown, spec_paths, write_lock
 from plait.term import clean
 
 
@@ -79,23 +79,15 @@ def _declarations(specs: list[Path]) -> tuple[dict[Path, _Folder], bool]:
 
     The model checks are left out: they read the lock this command is about to write."""
     from plait.compiler.passes.check_models import check_models, uncatalogued
-    from plait.compiler.pipeline import PASSES, run_passes
     from plait.core.kinds import ModelNode
-    from plait.dsl.loader import load
 
-    passes = tuple(p for p in PASSES if p is not check_models)
+    graphs, failed = compiled(specs, check_models)
     folders: dict[Path, _Folder] = {}
-    failed = False
-    for spec in specs:
-        result = run_passes(load(spec), passes)
-        if result.graph is None:
-            print_diagnostics(result.diagnostics, result.sources)
-            failed = True
-            continue
-        for node in result.graph.nodes():
+    for spec, graph in graphs:
+        for node in graph.nodes():
             if not isinstance(node, ModelNode) or uncatalogued(node.provider):
                 continue
-            file = Path(node.file).resolve() if node.file else spec.resolve()
+            file = declaring_file(node, spec)
             entry = folders.setdefault(file.parent, _Folder(file.parent))
             line = f":{node.span.line}" if node.span is not None else ""
             entry.refs.setdefault(f"{node.provider}/{node.model_id}", f"{shown(file)}{line}")
