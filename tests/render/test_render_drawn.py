@@ -51,8 +51,20 @@ def _nodes():
 
 def test_each_kinds_label_entries_say_exactly_its_drawn_fields():
     for kind, cls in NODE_TYPES.items():
-        said = {f for fields, _ in entries(kind) for f in fields if f in cls._names}
+        said = {f for fields, _ in entries(cls) for f in fields if f in cls._names}
         assert said == set(drawn_fields(cls)), kind
+
+
+def test_a_field_only_its_record_draws_gets_a_plain_line(monkeypatch):
+    from plait.core.kinds import ModelNode
+
+    metas = dict(ModelNode._metas)
+    metas["base_url"] = dataclasses.replace(metas["base_url"], drawn=True)
+    monkeypatch.setattr(ModelNode, "_metas", metas)
+    node = ModelNode(name="local", provider="openai-compatible", model_id="llama", base_url="http://localhost:8000")
+    graph = compiled(cases()[0][1]).graph
+    assert _spied(graph, node)[0] == ["local", "openai-compatible/llama", "base_url http://localhost:8000"]
+    assert _spied(graph, ModelNode(name="local", provider="openai", model_id="x"))[0] == ["local", "openai/x"]
 
 
 def test_the_renderer_reads_exactly_the_drawn_fields_of_each_kind():

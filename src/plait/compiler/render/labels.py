@@ -19,7 +19,7 @@ from plait.core import graph as g
 from plait.core.budget import Budget
 from plait.core.conditions import Expr, condition_text, literal_text
 from plait.core.graph import Edge
-from plait.core.kinds import drawn_fields
+from plait.core.kinds import default_of, drawn_fields, metas
 from plait.core.types import ObjectType, TextType, Type, describe
 
 from ..graph import AgentGraph
@@ -353,6 +353,8 @@ _BUDGET: Entry = (("budget",), _when(lambda a: a.budget is not None, lambda a: b
 
 #: Kind record → the fields it draws, read once per class.
 _DRAWN: dict[type, frozenset[str]] = {}
+#: Kind record → its label's entries after the first line (made once per class).
+_ENTRIES: dict[type, tuple[Entry, ...]] = {}
 
 
 def _drawn(cls: type[g.Node]) -> frozenset[str]:
@@ -362,9 +364,40 @@ def _drawn(cls: type[g.Node]) -> frozenset[str]:
     return drawn
 
 
-def entries(kind: str) -> tuple[Entry, ...]:
-    """The lines a node of `kind` may have after its first, in order, each with the fields it says."""
-    return (*_LABELS[kind][1], _BUDGET)
+def _plain(name: str) -> Make:
+    """A drawn field its kind's table does not write: `name value` when it is not its default (a flag: its name)."""
+
+    def make(graph: Graph, a: Any, hidden: frozenset[str]) -> list[str]:
+        value = getattr(a, name)
+        if value == default_of(type(a), name):
+            return []
+        meta = metas(type(a))[name]
+        said = meta.spelled or name
+        if value is True:
+            return [said]
+        if isinstance(value, dict):  # its keys only: a map's values can be credentials
+            text = ", ".join(map(str, value))
+        elif isinstance(value, (tuple, list)):
+            text = ", ".join(map(str, value))
+        elif meta.spec is not None and meta.spec.type == "duration":
+            text = seconds(value)
+        else:
+            text = str(value)
+        return [f"{said} {_short(text, 48)}"]
+
+    return make
+
+
+def entries(cls: type[g.Node]) -> tuple[Entry, ...]:
+    """The lines a node of this kind may have after its first, in order, each with the fields it says: its kind's
+    table, then a plain line for each drawn field the table does not write, then the budget."""
+    made = _ENTRIES.get(cls)
+    if made is None:
+        own = _LABELS[cls.kind][1]
+        said = {f for fields, _ in own for f in fields} | {"budget"}
+        plain = tuple(((name,), _plain(name)) for name in drawn_fields(cls) if name not in said)
+        made = _ENTRIES[cls] = (*own, *plain, _BUDGET)
+    return made
 
 
 def label_lines(graph: Graph, node: Any, hidden: frozenset[str] = frozenset()) -> list[str]:
@@ -372,7 +405,7 @@ def label_lines(graph: Graph, node: Any, hidden: frozenset[str] = frozenset()) -
     title, _ = _LABELS[node.kind]
     drawn = _drawn(type(node))
     lines = [title(node)]
-    for fields, make in entries(node.kind):
+    for fields, make in entries(type(node)):
         if all(f in drawn for f in fields):
             lines += make(graph, node, hidden)
     return lines
