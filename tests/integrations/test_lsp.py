@@ -246,7 +246,8 @@ async def test_references_span_the_importer_and_the_imported_file(client: Langua
         ("agent x {\n  until = ", ["lookup"]),
         ("agent x {\n  approval = [", ["lookup"]),
         ("chain c = review -> ", ["review", "writer", "main"]),
-        ('route r on review.verdict {\n  "ok" -> ', ["review", "writer", "main"]),
+        # `break` too: a route may be placed in a loop anywhere, so a case may leave it
+        ('route r on review.verdict {\n  "ok" -> ', ["review", "writer", "main", "break"]),
         ('step s {\n  prompt = "{{review.', ["verdict"]),
         ('step s {\n  prompt = "{{input.', ["topic"]),
     ],
