@@ -97,3 +97,44 @@ def test_help_still_lists_every_command_with_the_exit_codes(tmp_path):
     )
     assert done.returncode == 0
     assert "fake-server" in done.stdout and "exit status (every command):" in done.stdout
+
+
+LOCKED_PROBE = """\
+import sys
+from plait.cli import main
+
+status = main(["check", "small.plait"])
+unneeded = ("hashlib", "shlex", "plait.compiler.bounds")  # MCP fingerprints, a lock fix's quoting, cost bounds
+print("READ LOCK", "plait.core.mcp_lock" in sys.modules, file=sys.stderr)
+print("LOADED", sorted(m for m in unneeded if m in sys.modules), file=sys.stderr)
+sys.exit(status)
+"""
+
+LOCK = """\
+{
+  "models": {
+    "openai/gpt-4o-mini": {
+      "capabilities": {"structured_output": true, "tools": true},
+      "context_window": 128000,
+      "max_output": 16384,
+      "price": {"input": 0.15, "output": 0.6}
+    }
+  },
+  "servers": {},
+  "version": 1
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_clean_locked_check_reads_its_lock_and_nothing_it_does_not_need(tmp_path):
+    # Issue 23: a locked catalogue keeps check's start-up budget; a clean check of models alone hashes no MCP
+    # fingerprint and spells no `plait models lock` fix.
+    (tmp_path / "small.plait").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "plait.lock").write_text(LOCK, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", LOCKED_PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "READ LOCK True" in done.stderr
+    assert "LOADED []" in done.stderr

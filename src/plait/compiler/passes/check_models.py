@@ -201,14 +201,16 @@ class _Locks:
             self.read[where] = _load(self.ctx, where)
         lock = self.read[where]
         if lock is None:
-            return None  # no lock beside the spec: nothing to check against (nor a fix to spell, with shlex)
-        fix = _relock_fix(decl)
+            return None  # no lock beside the spec: nothing to check against
+        # The fix is spelt (with shlex) only for a diagnostic: a clean locked check pays nothing for it.
         if isinstance(lock, str):
             # check_mcp reports an unreadable lock once for the spec's servers; without servers it is ours to say.
             servers = any(isinstance(d, ast.McpDecl) for d in self.ctx.decls.values())
             if where not in self.reported and not servers:
                 self.reported.add(where)
-                self.ctx.diagnostics.append(make("P334", f"`plait.lock` {lock}", decl.target.span, fix=fix))
+                self.ctx.diagnostics.append(
+                    make("P334", f"`plait.lock` {lock}", decl.target.span, fix=_relock_fix(decl))
+                )
             return None
         if lock is None or not lock.models:
             return None  # never locked for models: nothing to check against
@@ -220,7 +222,7 @@ class _Locks:
                     f"`{ref}` has no entry in the `plait.lock` beside the spec",
                     decl.target.span,
                     notes=["the lock's models were written for other ids: the spec changed since it was locked"],
-                    fix=fix,
+                    fix=_relock_fix(decl),
                 )
             )
             return None
