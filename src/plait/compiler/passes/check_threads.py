@@ -12,7 +12,11 @@ other. What would make it something else is checked here:
 - P352 (error): two of its users may run at once (branches of one parallel, the
   agents of a consolidate, the items of a map running more than one at a
   time): their turns would interleave in one transcript in whatever order the
-  calls finish, and each would overwrite what the other added.
+  calls finish, and each would overwrite what the other added. So may an agent
+  and an agent it delegates to (listed in its `tools`, or through a tool whose
+  `run = delegate(AGENT)`, directly or further down): the delegate's turn would
+  land in the thread in the middle of its caller's, which then adds its own on
+  top of a conversation it did not start from.
 - P353 (error): a step that makes no model call (a code step, a record
   builder) names a thread: there is no conversation for it to continue.
 
@@ -115,6 +119,10 @@ def _concurrent(ctx: CompileContext, written: dict[str, Span]) -> None:
     graph = ctx.graph
     assert graph is not None
     memo: dict[str, dict[str, str]] = {}
+    # Caller → the agents it delegates to, listed in `tools` or through a `run = delegate(AGENT)` tool.
+    delegated: dict[str, list[str]] = {}
+    for edge in graph.edges("delegates"):
+        delegated.setdefault(edge.source, []).append(edge.target)
 
     def threads(name: str, walking: frozenset[str] = frozenset()) -> dict[str, str]:
         """Thread → the first runnable under `name` (itself included) that continues it."""
@@ -128,13 +136,14 @@ def _concurrent(ctx: CompileContext, written: dict[str, Span]) -> None:
         thread = getattr(record, "thread", None)
         if thread is not None and name in written:
             out[thread] = name
-        for child in _children(record):
+        for child in (*_children(record), *delegated.get(name, ())):
             for t, user in threads(child, walking | {name}).items():
                 out.setdefault(t, user)
         memo[name] = out
         return out
 
     reported: set[tuple[str, str]] = set()
+    reported_delegates: set[tuple[str, str, str]] = set()
     for record in graph.nodes():
         together: list[str] = []
         if isinstance(record, ParallelNode):
@@ -172,6 +181,30 @@ def _concurrent(ctx: CompileContext, written: dict[str, Span]) -> None:
                         notes=["set `concurrency = 1` on the map so its items take turns, or drop the thread"],
                     )
                 )
+
+    for caller, delegates in delegated.items():
+        thread = getattr(graph.get(caller), "thread", None)
+        if thread is None or caller not in written:
+            continue
+        for delegate in dict.fromkeys(delegates):  # an agent both listed and behind a tool is one delegate
+            found = threads(delegate).get(thread)
+            if found is None or found == caller or (thread, caller, found) in reported_delegates:
+                continue  # an agent delegating to itself is P303's
+            user = found
+            reported_delegates.add((thread, caller, user))
+            via = "" if user == delegate else f" (through `{delegate}`)"
+            ctx.diagnostics.append(
+                make(
+                    "P352",
+                    f"`{caller}` delegates to `{user}`{via}, and both continue thread `{thread}`: `{user}`'s turn "
+                    f"would land in the thread in the middle of `{caller}`'s",
+                    written[user],
+                    labels=[Label(written[caller], f"`{caller}` continues it too")],
+                    notes=[
+                        "give the delegated agent its own thread, or none: it gets its task from the caller's model"
+                    ],
+                )
+            )
 
 
 def _threads_of_body(body: tuple[str, ...], threads: Callable[[str], dict[str, str]]) -> dict[str, str]:
