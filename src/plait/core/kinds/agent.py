@@ -104,6 +104,14 @@ class AgentNode(Runnable):
         contract=True,
         doc="LLM calls in one run (default 16).",
     )
+    #: None: as many as a reply asks for. Calls past it are refused (src/plait/runtime/steps/run_tools.py), which
+    #: is what lets `plait cost` bound its delegations (src/plait/compiler/bounds.py).
+    max_tool_calls: int | None = attr(
+        default=None,
+        spec=Attr("int", minimum=1),
+        contract=True,
+        doc="Tool calls one reply may make; the rest are refused as error results (default: no limit).",
+    )
     until: tuple[str, ...] = attr(
         drawn=True, default=(), spec=Attr("until", default=()), contract=True, doc="The tool calls that end its turn."
     )

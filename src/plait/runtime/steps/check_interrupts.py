@@ -24,7 +24,8 @@ async def check_interrupts(run: AgentRun, ctx: RunContext) -> Outcome:
         return CONTINUE
     pending: list[PendingCall | PendingAsk] = [
         PendingCall(f"{run.key}:{call.id}", run.path, run.agent.name, call.id, call.name, call.arguments, run.branch)
-        for call in run.response.message.tool_calls
+        # A call past `max_tool_calls` is refused without running (run_tools), so no one is asked about it.
+        for call in run.response.message.tool_calls[: run.agent.max_tool_calls]
         if call.name in approval
         and not call.malformed
         and call.id not in run.results

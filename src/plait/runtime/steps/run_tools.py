@@ -1,8 +1,9 @@
 """The model's tool calls → tool results appended in call order (the only step with tool side effects).
 
 A call is never executed when its arguments did not parse, when they fail the
-tool's schema (the refusal goes back as its result, with a warning), or when a
-human rejected it. Delegated agents run here too; if one stops for a human,
+tool's schema (the refusal goes back as its result, with a warning), when it
+comes past the agent's `max_tool_calls` in its reply (refused the same way), or
+when a human rejected it. Delegated agents run here too; if one stops for a human,
 the calls that finished are kept and this step returns the interrupt, so a
 resume re-runs only what is still open.
 """
@@ -28,6 +29,9 @@ async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
     if response is None or not response.message.tool_calls:
         return CONTINUE
     calls = response.message.tool_calls
+    limit = run.agent.max_tool_calls
+    if limit is not None and len(calls) > limit:
+        _refuse_past(run, ctx, calls[limit:], limit)
     todo = [c for c in calls if c.id not in run.results]
     if len(todo) == 1:
         stops = [await _run_one(run, ctx, todo[0])]
@@ -53,6 +57,27 @@ async def run_tools(run: AgentRun, ctx: RunContext) -> Outcome:
         if tool is not None and tool.run.get("type") == "handoff" and not results[call.id].is_error:
             return Done(results[call.id].content, "handoff", tool.run["target"], response.finish_reason)
     return CONTINUE
+
+
+def _refuse_past(run: AgentRun, ctx: RunContext, extra: Sequence[ToolCall], limit: int) -> None:
+    """The calls of one reply past `max_tool_calls`: never run, each answered with an error result the model reads
+    (the reply's first `limit` calls, in its order, run as usual)."""
+    for call in extra:
+        if call.id in run.results:
+            continue  # refused before a resume
+        run.results[call.id] = ToolOutcome(
+            f"this call to `{call.name}` was not run: a reply may make at most {limit} tool "
+            f"call{'s' if limit != 1 else ''} (max_tool_calls). Ask for it again in your next reply if you still need it.",
+            True,
+        )
+        ctx.report.add_tool_call(call.name, call.arguments, True, run.agent.name, run.path)
+    ctx.warn(
+        "tool_calls_refused",
+        f"agent `{run.agent.name}`: {len(extra)} tool call(s) past max_tool_calls ({limit}) were not run",
+        run.path,
+        run.agent,
+        refused=[call.name for call in extra],
+    )
 
 
 async def _run_one(run: AgentRun, ctx: RunContext, call: ToolCall) -> Interrupt | Pause | None:

@@ -1,0 +1,37 @@
+"""`max_tool_calls = N`: a reply's first N tool calls run, in its order; each one past them is refused with an error
+result the model reads, so what one reply can set off (a delegation, a tool's side effect) is bounded."""
+
+from __future__ import annotations
+
+from runtime_helpers import fn_tool, go, make
+
+
+def _reply(*names: str) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": {"n": i}} for i, name in enumerate(names)]}
+
+
+def _engine(ran: list[int], limit: int | None):
+    tool = fn_tool(
+        "t", lambda n: ran.append(n) or f"ran {n}", {"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
+    return make([_reply("t", "t", "t"), {"text": "done"}], tools={"t": tool}, max_tool_calls=limit)
+
+
+def test_calls_past_max_tool_calls_are_not_run_and_the_model_reads_why():
+    ran: list[int] = []
+    engine = _engine(ran, 2)
+    result = go(engine.run("go"))
+    assert result.output == "done" and ran == [0, 1]
+    sent = engine.providers["m"].requests[1]["messages"]
+    results = [(m.text, m.is_error) for m in sent if m.role == "tool"]
+    assert results[:2] == [("ran 0", False), ("ran 1", False)]
+    refusal, is_error = results[2]
+    assert is_error and "not run" in refusal and "at most 2 tool calls (max_tool_calls)" in refusal
+    [warning] = [w for w in result.report.warnings if w["code"] == "tool_calls_refused"]
+    assert warning["details"] == {"refused": ["t"]}
+
+
+def test_without_max_tool_calls_every_call_of_a_reply_runs():
+    ran: list[int] = []
+    result = go(_engine(ran, None).run("go"))
+    assert result.output == "done" and ran == [0, 1, 2]
