@@ -327,3 +327,37 @@ def test_plait_trace_shows_each_write_to_a_thread(tmp_path, capsys):
     assert "writer added 2 message(s), 2 kept → 'draft one'" in lines[0]
     assert "coach added 2 message(s), 3 kept, 1 dropped by keep_last" in lines[1]
     assert lines[1].endswith("@ main/improve/#1/coach#thread")
+
+
+CHAT = """
+plait 0.3
+thread session { keep_last = 2 }
+agent writer { model = m, system = "You write.", thread = session }
+"""
+
+
+def test_a_chat_through_the_agent_api_continues_its_thread_cut_to_keep_last(tmp_path):
+    # Each turn of `engine.agent(...)` is a turn of the thread, as in a run: it starts from the thread's
+    # messages, and what the thread keeps between turns is its keep_last, not the whole chat.
+    engine = Engine.from_spec(write_spec(tmp_path, CHAT, {"writer": [{"text": "one"}, {"text": "two"}, {"text": "3"}]}))
+    seen = spied(engine)
+    agent = engine.agent("writer")
+    asyncio.run(agent.complete("first"))
+    asyncio.run(agent.complete("second"))
+    snap = json.loads(json.dumps(agent.snapshot()))
+    asyncio.run(agent.complete("third"))
+    assert said(seen[1]) == [("user", "first"), ("assistant", "one"), ("user", "second")]
+    assert said(seen[2]) == [("user", "second"), ("assistant", "two"), ("user", "third")]
+    assert [(m.role, m.text) for m in agent.history] == [
+        ("user", "second"),
+        ("assistant", "two"),
+        ("user", "third"),
+        ("assistant", "3"),
+    ]
+
+    # A restored chat continues the thread it had.
+    again = Engine.from_spec(write_spec(tmp_path, CHAT, {"writer": [{"text": "one"}, {"text": "two"}, {"text": "3"}]}))
+    seen_again = spied(again)
+    restored = type(agent).restore(snap, again.new_context())
+    asyncio.run(restored.complete("third"))
+    assert said(seen_again[0]) == said(seen[2])

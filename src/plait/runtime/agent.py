@@ -7,7 +7,9 @@ its JSON). Before the first request of every run the
 history is repaired (unanswered tool calls get a synthetic result). `Agent`
 keeps its conversation across `complete(prompt)` / `stream(prompt)` turns, can
 be snapshot to JSON and restored, and takes tools and system-prompt layers
-added in code.
+added in code. An agent with a `thread` keeps the thread instead: each turn
+starts from the thread's messages and leaves its turn there when it finishes,
+cut to the thread's `keep_last`, as a run's turns do (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from plait.core.kinds import AgentNode, ToolNode
 from .context import AgentRun, RunContext
 from .events import Event
 from .function_tool import FunctionTool
-from .history import ContextRegistry, repair
+from .history import ContextRegistry, from_json, repair, to_json
 from .outcomes import CONTINUE, Decision, Done, Fail, Interrupt, Outcome, Pause
 from .pipeline import run_turn
 from .providers.base import Message
@@ -195,6 +197,10 @@ class Agent:
         self.ctx.report = Report()
         self.ctx.report.budget = self.ledger
         self.ctx.decisions = {}
+        thread = self.config.thread
+        if thread is not None:  # the thread's conversation so far, not what earlier turns left behind
+            self._run.messages = history_of(self.ctx, thread, self._run.toolset.tools)
+            self._run.thread_from = len(self._run.messages)
         begin(self._run, self.ctx, prompt)
         return await self._finish(await drive(self._run, self.ctx))
 
@@ -236,6 +242,7 @@ class Agent:
             "state": self.ctx.state,
             "providers": self.ctx.provider_snapshots(),
             "budget": self.ledger.to_json() if self.ledger is not None else None,
+            "threads": {name: to_json(messages) for name, messages in self.ctx.threads.items()},
         }
 
     @classmethod
@@ -246,12 +253,16 @@ class Agent:
         ctx.runs[run.key] = agent._run = run
         ctx.state.update(snapshot.get("state", {}))
         ctx.restore_providers(snapshot.get("providers", {}))
+        ctx.threads.update({name: from_json(m) for name, m in snapshot.get("threads", {}).items()})
         spent = Ledger.from_json(snapshot.get("budget"))
         if spent is not None:  # what the conversation spent, under the limits it had (raises included)
             agent.ledger = spent
         return agent
 
     async def _finish(self, outcome: Outcome) -> RunResult:
+        thread = self.config.thread
+        if thread is not None and isinstance(outcome, Done):  # only a finished turn is added, as in a run
+            leave(self.ctx, thread, self._run.path, self.name, self._run.messages[self._run.thread_from :])
         await self.ctx.bus.drain()
         await self.ctx.close_mcp()  # each turn starts the MCP servers it calls and stops them
         result = RunResult(outcome, self.ctx.report)
