@@ -463,3 +463,44 @@ agent main { model = gpt, tools = [helper], max_steps = 3, budget = { model_call
     assert total.calls.value == 5
     assert total.input_tokens.value == 5 * 5000 and total.output_tokens.value == 5 * 100
     assert total.usd.value == pytest.approx(5 * (5000 * 1.0 + 100 * 2.0) / 1e6)
+
+
+def test_max_tool_calls_bounds_delegation_at_max_steps_times_it_times_the_dearest_delegate():
+    spec = (
+        PRICED
+        + """
+agent helper "Helps." { model = gpt, max_steps = 2 }
+agent other "Other." { model = gpt, max_steps = 5 }
+agent main { model = gpt, tools = [helper, other], max_steps = 3, max_tool_calls = 2 }
+"""
+    )
+    found = _bound(spec)
+    total = found.total
+    assert total.calls.value == 3 + 3 * 2 * 5
+    assert total.input_tokens.bounded and total.output_tokens.bounded and total.usd.bounded
+    row = {r.name: r for r in found.rows}["main"]
+    assert row.formula == "max_steps 3 + max_steps 3 × max_tool_calls 2 × max(helper 2, other 5)"
+
+
+DELEGATING = """
+model m = "scripted/m" { script = "m.replies.json", max_tokens = 64, price = { input = 1.0, output = 2.0 } }
+agent helper "Helps." { model = m, max_steps = 1 }
+agent main { model = m, tools = [helper], max_steps = 3, max_tool_calls = 2 }
+"""
+
+
+def test_the_delegation_bound_is_exact_when_every_reply_delegates_all_it_may(tmp_path):
+    from plait.runtime.engine import Engine
+
+    delegate = {"name": "helper", "arguments": {"task": "look"}}
+    # Three replies asking for three delegations each: two run, one is refused; the fourth call is never made.
+    script = {"main": [{"tool_calls": [delegate] * 3}] * 3, "helper": [{"text": "found"}] * 6}
+    (tmp_path / "spec.plait").write_text(DELEGATING)
+    (tmp_path / "m.replies.json").write_text(json.dumps(script))
+    compiled = plait.compile(tmp_path / "spec.plait")
+    assert not [d for d in compiled.diagnostics if d.is_error]
+    total = bound_entry(compiled.graph, "main", 10).total
+    result = plait.run(Engine.from_spec(tmp_path / "spec.plait"), "go")
+    report = result.report
+    assert report.model_calls == total.calls.value == 3 + 3 * 2 * 1
+    assert report.input_tokens <= total.input_tokens.value and report.output_tokens <= total.output_tokens.value

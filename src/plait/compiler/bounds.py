@@ -10,9 +10,11 @@ plus `retry_malformed` when it declares `output`; a consolidate `rounds` ×
 route the largest case. A call that fails over to a fallback model is still
 one answered call (the failed attempt returns no tokens), priced at the
 dearest of the models that may answer it. What plait cannot bound is named,
-never guessed: a map without `max_items`, a reply's number of tool calls (so
-delegations and tool results, unless a context window caps the call), a
-python or MCP tool's result, a person's answer.
+never guessed: a map without `max_items`, a reply's number of tool calls
+unless its agent sets `max_tool_calls` (so delegations and tool results,
+unless a context window caps the call), a python or MCP tool's result, a
+person's answer. With `max_tool_calls`, each of `max_steps` replies delegates
+at most that many times.
 
 Tokens are bounded from text, without a tokenizer: no tokenizer spends more
 than one token on a byte of UTF-8, so a template's bytes bound its tokens;
@@ -72,6 +74,8 @@ SMALL = 8
 EXACT_CALLS = 1024
 #: The text a runnable that stopped at max_steps answers with, bounded.
 STOPPED = 64
+#: A refusal of a call past `max_tool_calls` (src/plait/runtime/steps/run_tools.py), in bytes.
+REFUSAL = 192
 
 _PLACEHOLDER = re.compile(r"\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}")
 
@@ -484,19 +488,38 @@ class _Walker:
             + _thread(node)
         )
         growth = out + Quantity(MESSAGE_OVERHEAD)
-        if node.tools:
+        limit = node.max_tool_calls
+        if node.tools and limit is None:
             # Each turn's results: as many calls as one reply makes, which nothing bounds.
             growth = growth + results.times(unbounded(f"the number of tool calls in one reply of `{node.name}`"))
+        elif node.tools:
+            # `limit` results run; each call past them gets a refusal (src/plait/runtime/steps/run_tools.py), and
+            # a reply spends at least one output token (a name) on each call it makes.
+            refusal = Quantity(REFUSAL + MESSAGE_OVERHEAD)
+            growth = growth + (results + Quantity(MESSAGE_OVERHEAD)).times(Quantity(limit)) + out.times(refusal)
         if node.retry_malformed:
             growth = growth + self.schema(node.output) + Quantity(GUIDANCE)
         steps = node.max_steps
         cost, per_call = self.calls(models, node.max_tokens, base, growth, steps)
         parts = [f"max_steps {steps}"]
-        for name in delegated:
-            per = self.visit(name, out, depth, frame)  # its `task` is part of one reply
-            many = unbounded(f"how many times one reply of `{node.name}` delegates to `{name}`")
-            cost = cost + per.times(many)
-            parts.append(f"unbounded × {name} {per.calls.text()}")
+        if limit is None:
+            for name in delegated:
+                per = self.visit(name, out, depth, frame)  # its `task` is part of one reply
+                many = unbounded(f"how many times one reply of `{node.name}` delegates to `{name}`")
+                cost = cost + per.times(many)
+                parts.append(f"unbounded × {name} {per.calls.text()}")
+        elif delegated:
+            # Every reply (the last one's calls run too) delegates at most `limit` times, each to the dearest.
+            dearest: Cost | None = None
+            each = []
+            for name in delegated:
+                per = self.visit(name, out, depth, frame)  # its `task` is part of one reply
+                dearest = per if dearest is None else dearest.most(per)
+                each.append(f"{name} {per.calls.text()}")
+            assert dearest is not None
+            cost = cost + dearest.times(Quantity(steps * limit))
+            which = each[0] if len(each) == 1 else f"max({', '.join(each)})"
+            parts.append(f"max_steps {steps} × max_tool_calls {limit} × {which}")
         # A hand-off (plait 0.3) runs one of its targets after the agent, with the agent's input: the costliest.
         handed: Cost | None = None
         for target in getattr(node, "handoff", ()):

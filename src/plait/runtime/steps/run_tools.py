@@ -66,8 +66,9 @@ def _refuse_past(run: AgentRun, ctx: RunContext, extra: Sequence[ToolCall], limi
         if call.id in run.results:
             continue  # refused before a resume
         run.results[call.id] = ToolOutcome(
-            f"this call to `{call.name}` was not run: a reply may make at most {limit} tool "
-            f"call{'s' if limit != 1 else ''} (max_tool_calls). Ask for it again in your next reply if you still need it.",
+            # Never echoes the call (its name is the model's text): `plait cost` bounds this text (compiler/bounds.py).
+            f"this call was not run: a reply may make at most {limit} tool call{'s' if limit != 1 else ''} "
+            "(max_tool_calls). Ask for it again in your next reply if you still need it.",
             True,
         )
         ctx.report.add_tool_call(call.name, call.arguments, True, run.agent.name, run.path)
