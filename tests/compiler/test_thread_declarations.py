@@ -142,3 +142,18 @@ chain main = first -> second
     assert rows["first"]["input_tokens"]["value"] < 100
     unthreaded = {r.name: r.to_json() for r in bound_entry(graph_of(spec.replace(", thread = talk", "")), "main").rows}
     assert unthreaded["second"]["input_tokens"]["value"] < 100
+
+
+def test_an_agent_delegating_through_another_to_one_on_its_thread_is_p352_but_one_on_another_thread_is_not():
+    text = """plait 0.3
+model fast = "openai/gpt-4o-mini"
+thread notes
+thread scratch
+agent checker { model = fast, thread = notes }
+agent drafter { model = fast, thread = scratch }
+agent helper { model = fast, tools = [checker, drafter] }
+agent writer { model = fast, thread = notes, tools = [helper] }
+"""
+    found = [(d.code, d.message) for d in compile_spec(text, path="spec.plait").diagnostics]
+    assert [code for code, _ in found] == ["P352"]
+    assert "`writer` delegates to `checker` (through `helper`)" in found[0][1]
