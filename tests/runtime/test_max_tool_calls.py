@@ -35,3 +35,21 @@ def test_without_max_tool_calls_every_call_of_a_reply_runs():
     ran: list[int] = []
     result = go(_engine(ran, None).run("go"))
     assert result.output == "done" and ran == [0, 1, 2]
+
+
+def test_a_call_past_max_tool_calls_asks_no_one_and_stays_refused_after_the_approved_ones_run():
+    ran: list[int] = []
+    tool = fn_tool(
+        "t",
+        lambda n: ran.append(n) or f"ran {n}",
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+        approval=True,
+    )
+    engine = make([_reply("t", "t", "t"), {"text": "done"}], tools={"t": tool}, max_tool_calls=2)
+    run = engine.start("go")
+    result = go(run)
+    assert result.stop_reason == "interrupt" and [p.arguments for p in result.pending] == [{"n": 0}, {"n": 1}]
+    result = go(run.resume({p.id: "approve" for p in result.pending}))
+    assert (result.stop_reason, result.output, ran) == ("done", "done", [0, 1])
+    sent = engine.providers["m"].requests[1]["messages"]
+    assert [m.is_error for m in sent if m.role == "tool"] == [False, False, True]
