@@ -3,7 +3,11 @@ result the model reads, so what one reply can set off (a delegation, a tool's si
 
 from __future__ import annotations
 
+import asyncio
+
+from plait.runtime.engine import Engine
 from runtime_helpers import fn_tool, go, make
+from spec_helpers import write_spec
 
 
 def _reply(*names: str) -> dict:
@@ -53,3 +57,28 @@ def test_a_call_past_max_tool_calls_asks_no_one_and_stays_refused_after_the_appr
     assert (result.stop_reason, result.output, ran) == ("done", "done", [0, 1])
     sent = engine.providers["m"].requests[1]["messages"]
     assert [m.is_error for m in sent if m.role == "tool"] == [False, False, True]
+
+
+def test_a_run_restored_from_its_journal_keeps_the_call_past_the_limit_refused(tmp_path):
+    spec = """
+    tool hold "Hold a seat." {
+      params { n: int }
+      run      = python("seats:hold")
+      approval = required
+    }
+    agent main { model = m, tools = [hold], max_tool_calls = 1 }
+    """
+    reply = {"tool_calls": [{"name": "hold", "arguments": {"n": n}} for n in (1, 2)]}
+    seats = "def hold(n):\n    return f'held {n}'\n"
+    path = write_spec(tmp_path, spec, [reply, {"text": "done"}], **{"seats.py": seats})
+    engine = Engine.from_spec(path)
+
+    async def main():
+        run = engine.start("go")
+        stopped = await run
+        (pending,) = stopped.pending  # the call past the limit asks no one
+        return await engine.restore(run.id).resume({pending.id: "approve"})
+
+    result = asyncio.run(main())
+    assert result.error is None and result.output == "done"
+    assert [(c["arguments"], c["is_error"]) for c in result.report.tool_calls] == [({"n": 2}, True), ({"n": 1}, False)]
