@@ -596,6 +596,17 @@ function decisionCard(p, runId) {
     el('div', {class: 'actions'}, choice('retry', 'Run again'), choice('skip', 'Skip')));
   return card;
 }
+// Each loop decision a break ended gets the route decision whose case went to `break` (the latest before it: a break
+// out of an outer loop ends each loop on the way, each of them credited to the same case).
+function breaksOf(items) {
+  let by = null;
+  return items.map(i => {
+    if (i.kind !== 'decision') return i;
+    const d = i.decision || {};
+    if (i.of === 'route' && d.leaves) by = {name: d.name || i.key, case: d.case};
+    return i.of === 'loop' && d.exit === 'break' && by ? Object.assign({}, i, {by}) : i;
+  });
+}
 function timelineItem(i) {
   const t = el('span', {class: 'tl-t'}, typeof i.t === 'number' ? '+' + i.t.toFixed(3) + 's' : '');
   const li = (cls, title, meta, ...body) => el('li', {class: cls + (i.status === 'error' ? ' failed' : '')},
@@ -619,11 +630,20 @@ function timelineItem(i) {
   }
   if (i.kind === 'decision') {
     const d = i.decision || {};
-    const what = d.action || (d.answer !== undefined ? 'answered' : d.case !== undefined ? 'case ' + show(d.case)
+    let what = d.action || (d.answer !== undefined ? 'answered' : d.case !== undefined ? 'case ' + show(d.case)
       : d.items !== undefined ? 'new limits' : '');
+    // A route case that goes to `break` (plait 0.3) runs nothing: it names the loop it leaves.
+    if (i.of === 'route' && d.leaves) what += ' → break ' + d.leaves;
+    const left = i.of === 'loop' && d.exit === 'break';
+    if (i.of === 'loop') {
+      // A loop left by a break: which route case left it (i.by, see breaksOf), and the outer loop it is on its way out of.
+      what = ['iteration ' + d.iteration, left ? 'left by break' + (i.by ? ' at route ' + i.by.name + ', case ' + show(i.by.case) : '') : null,
+        left && d.leaves ? 'on its way out of ' + d.leaves : null,
+        !left && d.condition ? d.condition + ' is ' + d.holds : null].filter(Boolean).join(' · ');
+    }
     // What was decided: an answer, edited arguments, a rejection's message, a route's target or value, a budget's limits.
     const detail = [d.answer, d.arguments, d.message, d.reason, d.target, d.value, d.items].find(x => x !== undefined && x !== null);
-    return li('decision', (i.of || 'decision') + ' · ' + (d.name || i.key || ''), what,
+    return li('decision' + (left || d.leaves ? ' break' : ''), (i.of || 'decision') + ' · ' + (d.name || i.key || ''), what,
       detail !== undefined && detail !== null ? el('pre', {class: 'text'}, show(detail)) : null);
   }
   if (i.kind === 'admit') return li('admit', 'input', i.entry ? 'entry ' + i.entry : '', i.input !== undefined ? el('pre', {class: 'text'}, show(i.input)) : null);
@@ -651,7 +671,7 @@ async function refreshRun() {
     const trace = await api('/runs/' + encodeURIComponent(runId) + '/trace');
     if (state.run !== runId) return;
     const items = trace.timeline || [];
-    $('#timeline').replaceChildren(...(items.length ? items.map(timelineItem) : [el('li', {class: 'empty'}, 'Nothing yet.')]));
+    $('#timeline').replaceChildren(...(items.length ? breaksOf(items).map(timelineItem) : [el('li', {class: 'empty'}, 'Nothing yet.')]));
   } catch (e) {
     const tl = $('#timeline');
     if (tl) tl.replaceChildren(el('li', {class: 'error'}, 'timeline: ' + e.message));
