@@ -33,7 +33,7 @@ _NOT_NAMES = frozenset(
     # A tool's `approval`: `required`/`never`, or a condition whose names are the tool's own arguments.
     | {"approval", "validator", "messages"}
     # An mcp server's own lists name the tools it offers, not declarations.
-    | {"strings", "names", "env_map"}
+    | {"strings", "names", "env_map", "mcp_approval"}
 )
 
 

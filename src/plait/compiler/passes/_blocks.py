@@ -44,6 +44,7 @@ TYPE_WORDS = {
     "path": "a path like `input.sections`",
     "strings": 'a non-empty list of strings `["prog", "arg"]`',
     "names": "a list of tool names `[read_file, list_directory]`",
+    "mcp_approval": 'a list of tool names `[write_file]` or `{ write_file = required, move_file = path != "x" }`',
     "env_map": '`{ KEY = env("VARIABLE") }` (or a literal string value)',
     "tool_choice": "`auto`, `none`, `required` or a tool name",
     "bindings": "`with { name: path, ... }`",

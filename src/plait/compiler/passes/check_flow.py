@@ -523,6 +523,24 @@ class _Flow:
         whose = f"the `params` of tool `{name}`"
         Condition(self, name, arguments, set(), word="approval", whose=whose).check(entry.value)
 
+    def mcp_approval(self, decl: ast.McpDecl) -> None:
+        """An MCP server's conditional `approval` typed against each tool's locked input schema (P313); without a
+        fresh lock entry there is no schema to check it against, and the lock's own warning says so (P332/P333)."""
+        name = decl.name.name
+        values = self.ctx.values.get(name, NOTHING)
+        entry = decl.body.get("approval")
+        if not values.get("approval_when") or entry is None or not isinstance(entry.value, ast.Block):
+            return
+        from ..schema_types import from_json_schema
+
+        schemas = {tool["name"]: tool.get("input_schema") for tool in values.get("offered") or ()}
+        for rule in entry.value.attributes:
+            tool = rule.key.name
+            if tool in values["approval_when"] and tool in schemas:
+                whose = f"the arguments of `{tool}` (mcp `{name}`'s lock)"
+                arguments = from_json_schema(schemas[tool])
+                Condition(self, name, arguments, set(), word="approval", whose=whose).check(rule.value)
+
 
 def _inside(ctx: CompileContext, name: str) -> set[str]:
     """Every runnable a loop's body runs (recursively): the names `until` may read."""
@@ -731,6 +749,8 @@ def check_flow(ctx: CompileContext) -> None:
             flow.loop(decl)
         elif isinstance(decl, ast.ToolDecl):
             flow.approval(decl)
+        elif isinstance(decl, ast.McpDecl):
+            flow.mcp_approval(decl)
     for inst, name, path, where in flow.reads:
         if not run.dominated(name, inst):
             span = where if isinstance(where, Span) else where.span

@@ -226,8 +226,12 @@ def _spec_name(file: str) -> str | None:
 
 
 def _items(decl: ast.McpDecl, key: str) -> Iterator[tuple[str, Span]]:
-    """The names of the first `key = [...]` of a server's block, with where each is written."""
+    """The names of the first `key = [...]` (or `key = { NAME = ... }`) of a server's block, with where each is written."""
     entry = decl.body.get(key)
+    if entry is not None and isinstance(entry.value, ast.Block):  # `approval = { write_file = CONDITION }` (0.3)
+        for rule in entry.value.attributes:
+            yield rule.key.name, rule.key.span
+        return
     if entry is None or not isinstance(entry.value, ast.ListValue):
         return
     for item in entry.value.items:

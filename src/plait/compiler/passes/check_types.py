@@ -148,7 +148,9 @@ class _Checker:
             if not strings[0]:
                 return self.wrong_type(attr, spec, value)
             return tuple(strings)
-        if t == "names":
+        if t == "mcp_approval" and isinstance(value, ast.Block):  # from 0.3: `{ write_file = required | CONDITION }`
+            return self.mcp_approval(attr, spec, value)
+        if t in ("names", "mcp_approval"):
             if not isinstance(value, ast.ListValue):
                 return self.wrong_type(attr, spec, value)
             names = []
@@ -248,6 +250,20 @@ class _Checker:
                 return found
         self.wrong_type(attr, spec, value)
         return None
+
+    def mcp_approval(self, attr: str, spec: Attr, value: ast.Block) -> dict[str, Any]:
+        """An MCP server's `approval = { TOOL = required | CONDITION }` → tool → True or its condition record (the
+        condition is typed against the tool's locked input schema by check_flow)."""
+        gated: dict[str, Any] = {}
+        for entry in value.attributes:
+            rule = entry.value
+            if isinstance(rule, ast.Ref) and rule.name == "required":
+                gated[entry.key.name] = True
+                continue
+            found = self.approval(attr, spec, rule)
+            if found is not None:
+                gated[entry.key.name] = found
+        return gated
 
     def path(self, attr: str, spec: Attr, value: ast.Node) -> tuple[str, ...] | None:
         if isinstance(value, ast.PathValue):
@@ -674,6 +690,12 @@ class _Checker:
         self.block(name, decl.kind, body_of(decl))
         description = getattr(decl, "description", None)
         draft = self.ctx.draft(name)
+        gated = draft.get("approval") if isinstance(decl, ast.McpDecl) else None
+        if isinstance(
+            gated, dict
+        ):  # `{ TOOL = required | CONDITION }`: every tool it names is gated, some on a condition
+            draft["approval"] = tuple(gated)
+            draft["approval_when"] = {tool: when for tool, when in gated.items() if when is not True}
         if draft.declares("description"):  # a step's, a parallel's or an ask's is not drawn
             draft["description"] = description.value if description else None
 

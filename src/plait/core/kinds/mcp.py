@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..conditions import Condition
 from .base import Attr, Node, attr, kind_record
 from .tool import TIMEOUT
 
@@ -43,13 +44,17 @@ class McpNode(Node):
         contract=True,
         doc="One tool call's deadline (default 60s).",
     )
-    #: Tools of this server every agent must get approval for.
+    #: Tools of this server every agent must get approval for (`[write_file]`, or the keys of `{ write_file = ... }`).
     approval: tuple[str, ...] = attr(
         drawn=True,
         default=(),
-        spec=Attr("names", default=()),
+        spec=Attr("mcp_approval", default=()),
         contract=True,
-        doc="Tools every agent must get approved.",
+        doc='Tools every agent must get approved: `[write_file]`, or `{ write_file = path != "notes.md" }`.',
+    )
+    #: From 0.3, the tools of `approval` gated by a condition over the call's arguments (the rest: every call).
+    approval_when: dict[str, Condition] = attr(
+        default_factory=dict, contract=True, doc="The conditions of a conditional `approval`, by tool."
     )
     #: What `plait.lock` beside the declaring file says of this server: "fresh", "stale" (the declaration
     #: changed since it was locked), "missing" (no lock, or no entry) or "invalid" (the lock cannot be read).

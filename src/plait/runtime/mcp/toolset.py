@@ -53,7 +53,8 @@ def mcp_tools(server: McpNode, approval: Iterable[str] = ()) -> dict[str, ToolNo
             description=entry.get("description") or "",
             parameters=_parameters(entry.get("input_schema")),
             run={"type": "mcp", "server": server.name, "tool": name},
-            approval=name in needs_approval,
+            # A conditional approval (`{ write_file = path != "notes.md" }`) asks only for a call it holds for.
+            approval=server.approval_when.get(name, True) if name in needs_approval else False,
             timeout=server.timeout,
             idempotent=is_idempotent(entry),
         )
