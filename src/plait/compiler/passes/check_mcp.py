@@ -228,7 +228,7 @@ def _spec_name(file: str) -> str | None:
 def _items(decl: ast.McpDecl, key: str) -> Iterator[tuple[str, Span]]:
     """The names of the first `key = [...]` (or `key = { NAME = ... }`) of a server's block, with where each is written."""
     entry = decl.body.get(key)
-    if entry is not None and isinstance(entry.value, ast.Block):  # `approval = { write_file = CONDITION }` (0.3)
+    if key == "approval" and entry is not None and isinstance(entry.value, ast.Block):  # `{ write_file = ... }` (0.3)
         for rule in entry.value.attributes:
             yield rule.key.name, rule.key.span
         return
