@@ -145,10 +145,17 @@ root = Path(sys.argv[1])
 async def main():
     engine = Engine.from_spec(root / "spec.plait")
     got = []
+    four = asyncio.Event()
+
+    def emit(result):
+        got.append(result)
+        if len(got) == 4:  # cancel on the 4th result itself, not on a poll that may wake after later ones
+            four.set()
+
     rows = read_rows((root / "in.jsonl").read_bytes(), None, "batch-c")
-    task = asyncio.ensure_future(run_batch(engine, rows, got.append, concurrency=3))
-    while len(got) < 4:
-        await asyncio.sleep(0.005)
+    task = asyncio.ensure_future(run_batch(engine, rows, emit, concurrency=3))
+    await asyncio.wait([task, asyncio.ensure_future(four.wait())], return_when=asyncio.FIRST_COMPLETED)
+    assert not task.done(), "the batch finished before 4 rows had"
     task.cancel()
     try:
         await task
