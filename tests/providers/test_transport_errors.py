@@ -43,6 +43,7 @@ def _answers_404(body: bytes, content_type: bytes) -> Handler:
         )
         await writer.drain()
         writer.close()
+        await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
 
     return handler
 
@@ -68,6 +69,7 @@ async def _dies_mid_stream(reader: asyncio.StreamReader, writer: asyncio.StreamW
     writer.write(b"40\r\ndata: {")  # a chunk announced as 64 bytes, then the process is gone
     await writer.drain()
     writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
 
 
 async def _dies_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -75,6 +77,7 @@ async def _dies_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWri
     writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": "x", ')
     await writer.drain()
     writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
 
 
 def _call(base_url: str, *, stream: bool, handler: Handler | None = None, **config: Any) -> ProviderError:
