@@ -215,12 +215,14 @@ def test_parallel_fail_before_the_other_branches_start_cancels_them_without_hang
     )
     script = {
         "bad": [{"error": {"kind": "auth", "message": "nope"}}],
-        **{f"s{i}": [{"text": "late", "delay": "2s"}] for i in range(30)},
+        **{f"s{i}": [{"text": "late", "delay": "600s"}] for i in range(30)},
     }
     engine = make(models={"m": script}, agents={}, program=p)
 
     async def bounded():
-        result = await asyncio.wait_for(engine.run("go"), timeout=1.0)
+        # The siblings would take ten minutes: finishing at all means the failure cancelled them. The limit only
+        # stops a hang, so a loaded machine cannot fail the test.
+        result = await asyncio.wait_for(engine.run("go"), timeout=120.0)
         return result, _leftover_tasks()
 
     result, leftover = go(bounded())
@@ -233,13 +235,13 @@ def test_cancelling_a_run_cancels_every_parallel_branch():
     p = program(
         parallels=[ParallelNode(name="main", branches=names)], steps=[StepNode(name=n, model="m") for n in names]
     )
-    engine = make(models={"m": {n: [{"text": "late", "delay": "5s"}] for n in names}}, agents={}, program=p)
+    engine = make(models={"m": {n: [{"text": "late", "delay": "600s"}] for n in names}}, agents={}, program=p)
 
     async def cancel_midway():
         run = asyncio.ensure_future(engine.run("go"))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # wherever the run has got to, cancelling it must cancel every branch
         run.cancel()
-        await asyncio.wait({run}, timeout=2.0)
+        await asyncio.wait({run}, timeout=120.0)  # only a hang guard: the branches' replies take ten minutes
         return run.cancelled(), _leftover_tasks()
 
     cancelled, leftover = go(cancel_midway())
