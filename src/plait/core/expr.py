@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from jinja2 import nodes
@@ -33,6 +33,8 @@ __all__ = [
     "as_text",
     "compiled",
     "environment",
+    "evaluate",
+    "ExprFailed",
     "parse",
     "whole_environment",
 ]
@@ -175,3 +177,23 @@ def compiled(text: str) -> tuple[Any, frozenset[str]]:
     parse(text)  # the syntax error, worded as the checker words it
     names = frozenset(meta.find_undeclared_variables(env.parse("{{" + text + "}}"))) - set(env.globals)
     return env.compile_expression(text, undefined_to_none=False), names
+
+
+class ExprFailed(Exception):
+    """What an expression raised when called: a type the checker could not see (an undeclared input), or the
+    sandbox refusing."""
+
+
+def evaluate(text: str, read: Callable[[str], Any], absent: Any = None) -> Any:
+    """The value of the expression `text`, each name it reads given by `read` (whose own exceptions pass
+    through, so each caller says in its words that a name is not there); `absent` for a value Jinja leaves
+    undefined. ExprFailed for what the expression itself raises."""
+    from jinja2 import Undefined
+
+    function, names = compiled(text)
+    values = {name: read(name) for name in names}
+    try:
+        value = function(**values)
+    except Exception as exc:
+        raise ExprFailed(str(exc)) from None
+    return absent if isinstance(value, Undefined) else value

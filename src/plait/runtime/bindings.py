@@ -48,13 +48,9 @@ def _read(ctx: RunContext, record: Any, name: str, parts: tuple[str, ...], input
 
 def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, path: tuple[str, ...]) -> Any:
     """A binding written as an expression (`n: "{{ len(plan.tasks) }}"`): its value, its names read as a path's head."""
-    from jinja2 import Undefined
+    from plait.core.expr import ExprFailed, evaluate
 
-    from plait.core.expr import compiled
-
-    function, names = compiled(expr.text)
-    values: dict[str, Any] = {}
-    for head in names:
+    def read(head: str) -> Any:
         value = read_head(ctx, head, input)
         if value is MISSING:
             raise AgentError(
@@ -62,11 +58,11 @@ def _evaluate(ctx: RunContext, record: Any, name: str, expr: Expr, input: Any, p
                 f"`{record.name}`: `with` {name}: `{condition_text(expr)}`: nothing named `{head}` has run yet",
                 path=path,
             )
-        values[head] = value
+        return value
+
     try:
-        value = function(**values)
-    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        return evaluate(expr.text, read)
+    except ExprFailed as exc:
         raise AgentError(
             "expression_failed", f"`{record.name}`: `with` {name}: `{condition_text(expr)}` failed: {exc}", path=path
         ) from None
-    return None if isinstance(value, Undefined) else value

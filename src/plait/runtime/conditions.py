@@ -88,21 +88,20 @@ def holds(cond: Condition, output: Any, names: Mapping[str, Any]) -> bool:
 
 def _expression(cond: Expr, output: Any, names: Mapping[str, Any]) -> bool:
     """An expression's value on this output: its names read as a path's first part does; true or false only."""
-    from plait.core.expr import compiled
+    from plait.core.expr import ExprFailed, evaluate
 
-    function, wanted = compiled(cond.text)
     record = as_record(output)
-    values: dict[str, Any] = {}
-    for name in wanted:
+
+    def read(name: str) -> Any:
         if isinstance(record, dict) and name in record:
-            values[name] = record[name]
-        elif name in names:
-            values[name] = names[name]
-        else:
-            raise ConditionError(f"`{condition_text(cond)}`: the body's output has no field `{name}`")
+            return record[name]
+        if name in names:
+            return names[name]
+        raise ConditionError(f"`{condition_text(cond)}`: the body's output has no field `{name}`")
+
     try:
-        value = function(**values)
-    except Exception as exc:  # a type the checker could not see, or the sandbox refusing
+        value = evaluate(cond.text, read, absent="")
+    except ExprFailed as exc:
         raise ConditionError(f"`{condition_text(cond)}` failed: {exc}") from None
     if not isinstance(value, bool):
         raise ConditionError(f"`{condition_text(cond)}` is {json.dumps(value, default=str)}, not true or false")

@@ -43,23 +43,20 @@ def subject_text(route: RouteNode) -> str:
 
 def _expression(ctx: RunContext, route: RouteNode, input: Any) -> Any:
     """The value of a subject written as an expression; PathError naming a name that is not there."""
-    from jinja2 import Undefined
-
-    from plait.core.expr import compiled
+    from plait.core.expr import ExprFailed, evaluate
 
     assert isinstance(route.subject, Expr)
-    function, names = compiled(route.subject.text)
-    values: dict[str, Any] = {}
-    for name in names:
+
+    def read(name: str) -> Any:
         value = input if name == "input" else ctx.state if name == "state" else ctx.scope(name)
         if value is MISSING:
             raise PathError(f"`{name}` is not there")
-        values[name] = value
+        return value
+
     try:
-        value = function(**values)
-    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+        return evaluate(route.subject.text, read)
+    except ExprFailed as exc:
         raise AgentError("expression_failed", f"route `{route.name}`: `{subject_text(route)}` failed: {exc}") from None
-    return None if isinstance(value, Undefined) else value
 
 
 def pick(route: RouteNode, value: Any) -> tuple[str | None, Any, str | None]:

@@ -179,25 +179,19 @@ def _evaluate(
     scope: Callable[[str], Any] | None,
 ) -> Any:
     """The text an expression renders as, or MISSING when a name it reads is not there."""
-    from jinja2 import Undefined
-
-    from plait.core.expr import compiled
+    from plait.core.expr import ExprFailed, compiled, evaluate
 
     from .errors import AgentError
 
     try:
-        function, names = compiled(text)
+        compiled(text)
     except Exception as exc:  # the checker reports a syntax error first; a spec built by hand may still hold one
         raise AgentError("expression_failed", f"`{{{{{text.strip()}}}}}` is not an expression: {exc}") from None
     try:
-        values = _values(names, input, state, params, scope)
+        value = evaluate(text, lambda name: _value(name, input, state, params, scope))
     except KeyError:
         return MISSING
-    try:
-        value = function(**values)
-        if isinstance(value, Undefined):
-            return ""
-    except Exception as exc:  # a type the checker could not see (an undeclared input), or the sandbox refusing
+    except ExprFailed as exc:
         raise AgentError("expression_failed", f"`{{{{{text.strip()}}}}}` failed: {exc}") from None
     return as_text(value)
 
@@ -216,16 +210,23 @@ def _values(
     scope: Callable[[str], Any] | None,
 ) -> dict[str, Any]:
     """Each name an expression reads → its value here; KeyError naming the first that does not resolve."""
-    values: dict[str, Any] = {}
-    for name in names:
-        if name == "input":
-            values[name] = input
-        elif name == "state":
-            values[name] = state or {}
-        elif params is not None and name in params:
-            values[name] = params[name]
-        elif scope is not None and (value := scope(name)) is not MISSING:
-            values[name] = value
-        else:
-            raise KeyError(f"template path `{name}` does not resolve")
-    return values
+    return {name: _value(name, input, state, params, scope) for name in names}
+
+
+def _value(
+    name: str,
+    input: Any,
+    state: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    scope: Callable[[str], Any] | None,
+) -> Any:
+    """One name's value here; KeyError when it does not resolve."""
+    if name == "input":
+        return input
+    if name == "state":
+        return state or {}
+    if params is not None and name in params:
+        return params[name]
+    if scope is not None and (value := scope(name)) is not MISSING:
+        return value
+    raise KeyError(f"template path `{name}` does not resolve")
