@@ -173,6 +173,26 @@ def test_a_server_dying_mid_body_says_the_reply_was_cut_off() -> None:
     assert not [word for word in LIBRARY_WORDS if word in text], text
 
 
+async def _speaks_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    # What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
+    await reader.read(1)
+    writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
+def test_https_to_a_plain_http_server_says_to_use_http(stream: bool) -> None:
+    err = _call("https://127.0.0.1:PORT/v1", stream=stream, handler=_speaks_plain_http)
+    text = str(err)
+    assert err.kind == "network"
+    assert "does not speak TLS" in text and "http://" in text  # the fix, in the user's terms
+    assert "calling POST https://127.0.0.1:" in text and "/v1/chat/completions" in text
+    # OpenSSL's reason code and source line are not the user's words
+    assert "WRONG_VERSION_NUMBER" not in text and "_ssl.c" not in text, text
+
+
 def test_the_url_in_a_message_never_carries_credentials_or_a_query(monkeypatch: pytest.MonkeyPatch) -> None:
     err = _call("http://user:url-secret@127.0.0.1:PORT/wrong/v1", stream=False, handler=_not_found)
     text = str(err)

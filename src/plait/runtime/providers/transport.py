@@ -55,7 +55,12 @@ def _plain(exc: BaseException) -> str:
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return f"the TLS certificate of {exc.host} was not accepted ({exc.certificate_error})"
     if isinstance(exc, aiohttp.ClientConnectorSSLError):
-        return f"the TLS handshake with {exc.host}:{exc.port} failed ({exc.os_error})"
+        # OpenSSL's reason code, without its source line (`(_ssl.c:1006)`).
+        reason = getattr(exc.os_error, "reason", None)
+        if reason == "WRONG_VERSION_NUMBER":  # the reply to the TLS hello was clear text: an http:// server
+            return f"{exc.host}:{exc.port} does not speak TLS; if it is a plain HTTP server, use http:// in base_url"
+        said = reason.replace("_", " ").lower() if reason else exc.os_error.strerror or exc.os_error
+        return f"the TLS handshake with {exc.host}:{exc.port} failed ({said})"
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return f"the host name {exc.host} could not be resolved"
     if isinstance(exc, aiohttp.ClientConnectorError):
