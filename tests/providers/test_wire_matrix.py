@@ -5,7 +5,7 @@ its own model `subject_model` (model id `subject`) on the loopback fake server;
 everything else talks to `other`. The requests the server recorded for the id
 `subject` must carry the settings, read from the HTTP body and headers in each
 wire's own words: set on the runnable (which wins over its model's), and set
-only on the model; for a step's structured-output retry too. A step's
+only on the model; for a step's and an agent's structured-output retry too. A step's
 `max_tokens` once never reached the wire at all.
 """
 
@@ -22,7 +22,7 @@ from plait.runtime.providers.fake import FAKE_KEY_ENV, FakeServer
 
 from conftest import FLAVOURS
 
-pytestmark = pytest.mark.slow  # 160 runs against the loopback server
+pytestmark = pytest.mark.slow  # 175 runs against the loopback server
 
 #: What the model declares in both modes, and what the runnable declares in "runnable" mode (it wins).
 ON_MODEL = {"temperature": 0.3, "max_tokens": 33, "tool_choice": "required"}
@@ -120,6 +120,10 @@ CASES: dict[str, Case] = {
         STEP.replace(SETTINGS, "retry_malformed = 1\n  " + SETTINGS) + "chain main = subject\n",
         {"subject": [{"text": "not JSON"}, ANSWER]},
         tools=False,
+    ),
+    "agent_structured_retry": Case(
+        TOOL + AGENT.replace(SETTINGS, "retry_malformed = 1\n  " + SETTINGS) + "chain main = subject\n",
+        {"subject": [{"text": "not JSON"}, ANSWER]},
     ),
     "fallback_model": Case(
         TOOL + "agent subject { model = broken\n  fallback = [subject_model]\n  tools = [lookup]\n  @SETTINGS@\n"
