@@ -173,6 +173,38 @@ def test_a_server_dying_mid_body_says_the_reply_was_cut_off() -> None:
     assert not [word for word in LIBRARY_WORDS if word in text], text
 
 
+async def _hangs_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await _read_request(reader)  # the request is read, then the process is gone before a byte of reply
+    writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+
+
+async def _html_page(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    # A web server where the API was expected: a 200 whose body is a page.
+    await _read_request(reader)
+    body = b"<html>It works!</html>"
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
+def test_a_server_hanging_up_before_replying_says_so_and_names_the_url(stream: bool) -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=stream, handler=_hangs_up)
+    text = str(err)
+    assert err.kind == "network" and "closed the connection before it replied" in text
+    assert "calling POST http://127.0.0.1:" in text and "/v1/chat/completions" in text
+    assert not [word for word in LIBRARY_WORDS if word in text], text
+
+
+def test_a_reply_that_is_not_the_apis_names_the_url_and_shows_what_came_back() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=False, handler=_html_page)
+    text = str(err)
+    assert "not JSON" in text and "<html>It works!</html>" in text
+    assert "POST http://127.0.0.1:" in text and "/v1/chat/completions" in text
+
+
 async def _speaks_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     # What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
     await reader.read(1)
