@@ -23,7 +23,7 @@ if _typing.TYPE_CHECKING:
     from plait.runtime.report import RunResult
     from plait.runtime.tools import ToolResult
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = ["Decision", "Engine", "ToolResult", "__version__", "arun", "compile", "format", "parse", "render", "run"]
 

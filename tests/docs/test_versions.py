@@ -41,6 +41,11 @@ def test_the_package_version_follows_the_language_version():
     language = re.fullmatch(r"# The plait language, v(\d+\.\d+)", title)
     assert language, title
     assert VERSION.startswith(language.group(1) + "."), (VERSION, title)
+    # The title is the newest version line the reference documents (a section "(plait 0.3)", an example's
+    # `plait 0.3`): a package that reads 0.3 specs is not 0.2.
+    lines = re.findall(r"^plait (\d+)\.(\d+)\b|\(plait (\d+)\.(\d+)\)", _text(ROOT / "docs" / "language.md"), re.M)
+    documented = {(int(a or c), int(b or d)) for a, b, c, d in lines}
+    assert max(documented) == tuple(map(int, language.group(1).split("."))), (sorted(documented), title)
 
 
 def test_the_vscode_extension_has_the_same_version():
