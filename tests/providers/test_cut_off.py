@@ -81,9 +81,10 @@ def test_a_typed_step_cut_off_names_max_tokens_and_is_not_retried(plait_fake_ser
 
 def test_a_typed_agent_cut_off_fails_naming_the_limit_instead_of_passing_on_text(plait_fake_server) -> None:
     plait_fake_server.push(CUT)
-    result = _run(plait_fake_server, "openai", agent={"output": ANSWER, "max_tokens": 6})
+    result = _run(plait_fake_server, "openai", agent={"output": ANSWER, "max_tokens": 6, "retry_malformed": 2})
     assert result.stop_reason == "error" and result.error.kind == "output_invalid"
     assert "max_tokens = 6" in result.error.message
+    assert len(plait_fake_server.requests) == 1  # not retried into the same limit
 
 
 def test_a_step_cut_off_is_warned_about_naming_max_tokens(plait_fake_server) -> None:
@@ -97,6 +98,14 @@ def test_a_step_cut_off_is_warned_about_naming_max_tokens(plait_fake_server) -> 
 def test_a_retry_tells_the_model_the_schema(plait_fake_server) -> None:
     plait_fake_server.push({"text": "Sure! The answer is yes."}, {"text": '{"answer": "yes"}'})
     result = _run(plait_fake_server, "openai", step={"output": ANSWER, "retry_malformed": 1})
+    assert result.output == {"answer": "yes"}
+    retry = plait_fake_server.requests[1].body["messages"][-1]["content"]
+    assert json.dumps(SCHEMA, separators=(",", ":")) in retry
+
+
+def test_an_agents_retry_tells_the_model_the_schema(plait_fake_server) -> None:
+    plait_fake_server.push({"text": "Sure! The answer is yes."}, {"text": '{"answer": "yes"}'})
+    result = _run(plait_fake_server, "openai", agent={"output": ANSWER, "retry_malformed": 1})
     assert result.output == {"answer": "yes"}
     retry = plait_fake_server.requests[1].body["messages"][-1]["content"]
     assert json.dumps(SCHEMA, separators=(",", ":")) in retry
