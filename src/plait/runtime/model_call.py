@@ -1,9 +1,10 @@
 """A model request for one agent → the response of the model that served it: fallbacks, timeouts, streaming.
 
 What every model call shares, whoever makes it: the agent loop's `call_model`
-step and the one-shot calls of steps and judges in `compose.py`. Every request
-is made by `model_request` and its settings filled per serving model by
-`_prepare` (the runnable's, else the model's). Fallback models are tried once
+step, the one-shot calls of steps and judges in `compose.py`, and a `plait
+test` judge (`model_only_request`). Every request is made by `model_request`
+and its settings filled per serving model by `_prepare` (the runnable's, else
+the model's). Fallback models are tried once
 each; a per-call timeout bounds each; streamed deltas are forwarded as events;
 the serving model is recorded in history and report; a cut-off reply is
 described by the limit it reached (`cut_off`).
@@ -40,6 +41,7 @@ __all__ = [
     "complete_with_fallbacks",
     "cut_off",
     "direct_call",
+    "model_only_request",
     "model_request",
     "served",
     "structured_answer",
@@ -87,6 +89,18 @@ def model_request(
         output_schema=wire_schema(agent.output_schema()),
         path=path,
     )
+
+
+def model_only_request(
+    config: ModelNode, messages: list[Message], *, system: str | None, output_schema: dict[str, Any]
+) -> ModelRequest:
+    """A request made for a model alone, no runnable around it (a `plait test` judge): built as every other
+    call is, so it carries that model's settings and nothing a runnable would add."""
+    agent = AgentNode(name=config.name, model=config.name)
+    request = model_request(agent, messages, system=system)
+    request.output_schema = output_schema  # a plain JSON Schema, not a declared `output` type
+    _prepare(request, agent, config)
+    return request
 
 
 async def complete_with_fallbacks(

@@ -355,7 +355,8 @@ _JUDGE_SYSTEM = (
 
 async def _judge(engine: Any, run: Any, judges: dict[int, Any], subject: dict[str, Any], text: str) -> tuple[bool, str]:
     """One verdict of the subject's judge on `text`: the request a judge gets, its reply read as {"pass", "reason"}."""
-    from plait.runtime.providers.base import Message, ModelRequest
+    from plait.runtime.model_call import model_only_request
+    from plait.runtime.providers.base import Message
     from plait.runtime.providers.scripted import ScriptedProvider
 
     model, rubric = subject["model"], subject["rubric"]
@@ -370,13 +371,10 @@ async def _judge(engine: Any, run: Any, judges: dict[int, Any], subject: dict[st
             provider = run.ctx.provider(model)
             provider = provider.for_run() if hasattr(provider, "for_run") else provider
         judges[id(subject)] = provider
-    request = ModelRequest(
-        model=config.model_id,
-        messages=[Message.user(f"Rubric:\n{rubric}\n\nOutput to grade:\n{text}")],
+    request = model_only_request(
+        config,
+        [Message.user(f"Rubric:\n{rubric}\n\nOutput to grade:\n{text}")],
         system=_JUDGE_SYSTEM,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        agent=model,
         output_schema=_VERDICT,
     )
     try:
