@@ -143,7 +143,7 @@ def _model(server: FakeServer, flavour: str, name: str, model_id: str, settings:
 
 
 def _spec(server: FakeServer, flavour: str, case: Case, mode: str, extra: dict[str, Any] | None = None) -> str:
-    on_model = {k: v for k, v in ON_MODEL.items() if k != "tool_choice" or case.tools}
+    on_model = dict(ON_MODEL)  # a model's tool_choice too: a call without tools must leave it out
     model_settings = {**on_model, "headers": '{ "x-matrix" = "subject" }', **(extra or {})}
     own = {k: v for k, v in ON_RUNNABLE.items() if k != "tool_choice" or case.tools} if mode == "runnable" else {}
     body = case.spec.replace(SETTINGS, "\n  ".join(f"{k} = {v}" for k, v in own.items()))
