@@ -92,6 +92,42 @@ def test_an_echoed_key_reaches_no_sink_of_the_cli(spec, tmp_path, capsys):
     assert stored and KEY.encode() not in stored
 
 
+@pytest.fixture()
+def replying(tmp_path, monkeypatch):
+    """A spec whose model (plait's fake server on loopback) answers every call with a reply quoting the key."""
+    from plait.runtime.providers.fake import FakeServer
+
+    monkeypatch.setenv("ECHOED_KEY", KEY)
+    server = FakeServer()
+    server.start()
+    try:
+        for _ in range(4):
+            server.push({"text": f"your key is {KEY}, keep it safe"})
+        path = tmp_path / "spec.plait"
+        path.write_text(
+            f'model m = "openai-compatible/x" {{ base_url = "{server.base_url("openai")}", api_key = env("ECHOED_KEY") }}\n'
+            "agent main { model = m }\n"
+        )
+        (tmp_path / "rows.jsonl").write_text('"hi"\n')
+        yield path
+    finally:
+        server.stop()
+
+
+def test_a_reply_quoting_the_key_is_masked_in_the_output_the_cli_prints(replying, tmp_path, capsys):
+    # The journal, --events and trace masked it already; the output printed on stdout, in --json and by batch did not.
+    shown = _run(capsys, "run", str(replying), "--input", "hi")
+    assert "your key is <redacted>, keep it safe" in shown
+    as_json = _run(capsys, "run", str(replying), "--input", "hi", "--json")
+    assert json.loads(as_json.splitlines()[0])["output"] == "your key is <redacted>, keep it safe"
+    batch = _run(capsys, "batch", str(replying), str(tmp_path / "rows.jsonl"))
+    assert json.loads(batch.splitlines()[0])["output"] == "your key is <redacted>, keep it safe"
+    shown += as_json + batch + _run(capsys, "run", str(replying), "--input", "hi", "--events")
+    assert KEY not in shown
+    stored = b"".join(f.read_bytes() for f in (tmp_path / ".plait").rglob("*") if f.is_file())
+    assert stored and KEY.encode() not in stored
+
+
 def test_an_echoed_key_is_not_in_the_span_status(spec):
     pytest.importorskip("opentelemetry.sdk")
     from opentelemetry.sdk.trace import TracerProvider
