@@ -5,8 +5,8 @@ its own model `subject_model` (model id `subject`) on the loopback fake server;
 everything else talks to `other`. The requests the server recorded for the id
 `subject` must carry the settings, read from the HTTP body and headers in each
 wire's own words: set on the runnable (which wins over its model's), and set
-only on the model; for a step's and an agent's structured-output retry too. A step's
-`max_tokens` once never reached the wire at all.
+only on the model; for a step's and an agent's structured-output retry too;
+buffered and streamed. A step's `max_tokens` once never reached the wire at all.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from plait.runtime.providers.fake import FAKE_KEY_ENV, FakeServer
 
 from conftest import FLAVOURS
 
-pytestmark = pytest.mark.slow  # 175 runs against the loopback server
+pytestmark = pytest.mark.slow  # 290 runs against the loopback server
 
 #: What the model declares in both modes, and what the runnable declares in "runnable" mode (it wins).
 ON_MODEL = {"temperature": 0.3, "max_tokens": 33, "tool_choice": "required"}
@@ -155,13 +155,16 @@ def _spec(server: FakeServer, flavour: str, case: Case, mode: str, extra: dict[s
     )
 
 
-def _run(server: FakeServer, text: str, case: Case) -> Any:
+def _run(server: FakeServer, text: str, case: Case, streamed: bool = False) -> Any:
     result = plait.compile(text)
     assert not result.errors, "\n".join(str(d) for d in result.errors)
 
     async def go() -> Any:
         run = plait.arun(text, case.input)
         try:
+            if streamed:  # reading the events streams each call (the body a stream=True request builds)
+                async for _ in run:
+                    pass
             return await run
         finally:
             await run.engine.aclose()
@@ -219,21 +222,23 @@ def _schema(flavour: str, body: dict[str, Any]) -> Any:
 
 def _cells() -> list[Any]:
     return [
-        pytest.param(flavour, kind, mode, id=f"{flavour}-{kind}-{mode}")
+        pytest.param(flavour, kind, mode, delivery, id=f"{flavour}-{kind}-{mode}-{delivery}")
         for flavour in FLAVOURS
         for kind, case in CASES.items()
         for mode in ("runnable", "model")
+        for delivery in ("buffered", "streamed")
         if mode == "model" or case.runnable
     ]
 
 
-@pytest.mark.parametrize(("flavour", "kind", "mode"), _cells())
+@pytest.mark.parametrize(("flavour", "kind", "mode", "delivery"), _cells())
 def test_the_request_carries_the_runnables_settings_else_its_models(
-    plait_fake_server: FakeServer, flavour: str, kind: str, mode: str
+    plait_fake_server: FakeServer, flavour: str, kind: str, mode: str, delivery: str
 ) -> None:
     case = CASES[kind]
     plait_fake_server.script.extend(case.replies)
-    result = _run(plait_fake_server, _spec(plait_fake_server, flavour, case, mode), case)
+    spec = _spec(plait_fake_server, flavour, case, mode)
+    result = _run(plait_fake_server, spec, case, streamed=delivery == "streamed")
     assert result.stop_reason == "done", result.error
     requests = _served(plait_fake_server, "subject")
     # One request per scripted reply: every call (each map item, loop iteration, retry) is checked.
@@ -242,6 +247,8 @@ def test_the_request_carries_the_runnables_settings_else_its_models(
     if not case.tools:
         expected["tool_choice"] = None
     for request in requests:
+        streamed = request.body.get("stream") is True or "streamGenerateContent" in request.path
+        assert streamed == (delivery == "streamed"), request.path
         assert _settings(flavour, request.body) == expected
         assert request.headers.get("x-matrix") == "subject"  # headers are the model's alone
         if case.output:
