@@ -165,15 +165,20 @@ def test_mcp_env_and_header_values_are_masked_in_what_a_tool_hands_the_model(mon
     def fails() -> str:
         raise RuntimeError(f"server said: token {other} is expired")
 
-    async def call():
+    def quotes() -> str:
+        return f"signed in with {other}"
+
+    async def call(fn):
         runner = ToolRunner()
         try:
-            return await runner.execute(FunctionTool(name="t", fn=fails), {}, 10)
+            return await runner.execute(FunctionTool(name="t", fn=fn), {}, 10)
         finally:
             await runner.aclose()
 
-    outcome = asyncio.run(call())
+    outcome = asyncio.run(call(fails))
     assert outcome.is_error and "token <redacted> is expired" in outcome.content and other not in outcome.content
+    outcome = asyncio.run(call(quotes))  # a result that quotes the value, not only an error
+    assert not outcome.is_error and outcome.content == "signed in with <redacted>"
 
 
 def test_short_values_are_not_remembered():
