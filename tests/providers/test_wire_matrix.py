@@ -271,3 +271,33 @@ def test_the_models_timeout_bounds_each_call(plait_fake_server: FakeServer, flav
         assert "0.05s" in json.dumps(after.body)
     else:
         assert result.stop_reason == "error" and getattr(result.error, "kind", None) == "timeout", result.error
+
+
+#: An older Claude model, asked for its `output` through a final-answer tool (no native structured output).
+LEGACY = "claude-3-5-haiku-20241022"
+
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        (None, {"type": "any"}),  # its own tools or the answer tool, but a tool: the answer comes as a call
+        ("auto", {"type": "any"}),
+        ("required", {"type": "any"}),
+        ("none", {"type": "tool", "name": "final_answer"}),  # none of its own tools: only the answer tool
+        ("lookup", {"type": "tool", "name": "lookup"}),  # the tool it names, as on every other wire
+    ],
+)
+def test_an_answer_tool_keeps_the_agents_tool_choice(
+    plait_fake_server: FakeServer, choice: str | None, expected: dict[str, Any]
+) -> None:
+    """A model without native structured output answers through a tool; the agent's `tool_choice` still holds."""
+    plait_fake_server.script.extend({LEGACY: [ANSWER]})
+    own = f"tool_choice = {choice}" if choice else ""
+    spec = (
+        f'model subject_model = "anthropic/{LEGACY}" {{\n  base_url = "{plait_fake_server.base_url("anthropic")}"\n'
+        f'  api_key = env("{FAKE_KEY_ENV}")\n  retries = 0\n}}\n' + TOOL + AGENT.replace(SETTINGS, own)
+    )
+    _run(plait_fake_server, spec, Case(spec, {}))
+    [first, *_] = _served(plait_fake_server, LEGACY)
+    assert first.body["tool_choice"] == expected
+    assert {tool["name"] for tool in first.body["tools"]} == {"lookup", "final_answer"}

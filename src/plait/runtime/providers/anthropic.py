@@ -5,7 +5,8 @@ consecutive tool and user messages are merged into one user turn.
 
 Structured output is `output_config.format` (json_schema). Models older than the
 4.5 generation lack it; they are given a final-answer tool instead (forced when
-the agent has no tools of its own, `any` when it has), and a call of that tool
+the agent has no tools of its own or chose `none`, `any` when it has, the tool its
+`tool_choice` names when it names one), and a call of that tool
 comes back as the answer's text, so the rest of plait sees one shape.
 """
 
@@ -109,8 +110,15 @@ def _ask_output(body: dict[str, Any], request: ModelRequest) -> None:
     body.setdefault("tools", []).append(
         {"name": tool, "description": description, "input_schema": request.output_schema}
     )
-    # `any` keeps the agent's own tools callable; with none, the answer tool is the only call there is.
-    body["tool_choice"] = {"type": "any"} if request.tools else {"type": "tool", "name": tool}
+    # The answer comes as a call, so a tool is always chosen: `any` keeps the agent's own tools callable; with none
+    # (or `tool_choice = none`) the answer tool is the only call there is; a tool the agent's choice names is forced.
+    choice = request.tool_choice if request.tools else None
+    if choice == "none" or not request.tools:
+        body["tool_choice"] = {"type": "tool", "name": tool}
+    elif choice in (None, "auto", "required"):
+        body["tool_choice"] = {"type": "any"}
+    else:
+        body["tool_choice"] = {"type": "tool", "name": choice}
 
 
 def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
