@@ -48,6 +48,33 @@ def test_an_input_over_the_cap_is_refused_in_one_line_and_nothing_is_stored(tmp_
     assert code == 0, err
 
 
+def test_an_input_file_or_stdin_over_the_cap_is_refused_without_reading_it_whole(tmp_path, capsys, monkeypatch):
+    """A 64 MiB input file is refused having read one character past the cap (reading it whole took four times its
+    size in memory before the engine refused it)."""
+    monkeypatch.chdir(project(tmp_path, ["ok"]))
+    size = 4 * MAX_INPUT_BYTES
+    with (tmp_path / "big.txt").open("w") as fh:
+        for _ in range(size // 2**20):
+            fh.write("x" * 2**20)
+    tracemalloc.start()
+    try:
+        code, _, err = cli(capsys, "run", "spec.plait", "--input-file", "big.txt")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    [message] = err.strip().splitlines()
+    assert code == 2 and "input_too_large" in message and "big.txt" in message and "16 MiB" in message
+    assert peak < 2 * MAX_INPUT_BYTES + 2**20, f"{peak:,} bytes at peak for a {size:,}-byte file"
+    assert open_store(None, tmp_path).runs() == []
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y" * (MAX_INPUT_BYTES + 1)))
+    code, _, err = cli(capsys, "run", "spec.plait", "-")
+    assert code == 2 and "input_too_large" in err and "stdin" in err
+    # A file at the cap is read and runs.
+    (tmp_path / "fits.txt").write_text("z" * (MAX_INPUT_BYTES - 2))
+    code, _, err = cli(capsys, "run", "spec.plait", "--input-file", "fits.txt")
+    assert code == 0, err
+
+
 def test_runs_lists_100000_runs_and_large_ones_in_bounded_memory(tmp_path, monkeypatch):
     """The listing never holds every run, nor any run's input or snapshot: 100,000 small runs and three with 8 MB
     inputs and snapshots list within a few MB (loading them whole took hundreds)."""

@@ -36,6 +36,7 @@ from plait.cli import (
     print_diagnostics,
 )
 
+from plait.core.defaults import MAX_INPUT_BYTES
 from plait.term import clean, json_text
 
 from .answers import ask_answers, asks_of, parse_answers, print_asks, split_ask_decisions
@@ -323,7 +324,7 @@ def read_input(args: argparse.Namespace, typed: bool = False) -> Any:
     if args.input_file:
         try:
             with open(args.input_file, encoding="utf-8") as fh:
-                text = fh.read()
+                text = bounded(fh.read(MAX_INPUT_BYTES + 1), f"the input file `{args.input_file}`")
         except OSError as exc:
             raise OSError(f"cannot read the input file `{args.input_file}`: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
@@ -337,8 +338,19 @@ def read_input(args: argparse.Namespace, typed: bool = False) -> Any:
                 f"the input file `{args.input_file}` is not JSON ({exc}); the spec's `input` block wants an object"
             ) from None
     if args.stdin:
-        return sys.stdin.read()
+        return bounded(sys.stdin.read(MAX_INPUT_BYTES + 1), "the input on stdin")
     return ""
+
+
+def bounded(text: str, what: str) -> str:
+    """`text`, read as at most one character past the input cap: more characters than the cap is more bytes than
+    the cap, so a bigger file or stream is refused here, never held whole (the engine checks the JSON of the rest)."""
+    if len(text) <= MAX_INPUT_BYTES:
+        return text
+    raise ValueError(
+        f"input_too_large: {what} is over {MAX_INPUT_BYTES // 2**20} MiB ({MAX_INPUT_BYTES:,} bytes), the most a run "
+        "takes, as it is stored with the run: pass the file's path in the input instead, for a tool to read"
+    )
 
 
 def parse_decisions(items: list[str]) -> dict[str, Any]:
