@@ -111,6 +111,8 @@ def test_a_journal_from_a_newer_plait_stops_the_run_before_any_effect(project, c
     assert code == 2 and effects(root) == []
     [message] = err.strip().splitlines()
     assert "newer than this plait knows" in message and "upgrade plait" in message
+    # It names the store it could not use: the file, or the server (its URL without a password).
+    assert str(journal_path(root)) in message if project.url is None else "postgresql://" in message
 
 
 # -- damage inside a journal: contained, reported with its file, repairable ----------------
@@ -155,6 +157,7 @@ def test_a_bad_line_in_a_dead_writers_segment_is_contained_reported_and_repairab
     (root / "demo.json").write_text(json.dumps([{"text": "again"}]))
     code, _, err = cli(capsys, "run", "spec.plait")
     assert code == 0 and "plait: warning: " in err and f"{shown}: line 3" in err and "plait runs doctor" in err
+    assert len(run_ids(capsys)) == 3  # the new run is stored and listed beside the damaged segment's
     assert path.exists()  # a damaged segment is never deleted on its own
     code, out, _ = cli(capsys, "runs", "doctor")
     assert code == 1 and f"{shown}: line 3" in out
