@@ -260,7 +260,8 @@ def test_the_request_carries_the_runnables_settings_else_its_models(
 @pytest.mark.parametrize("kind", list(CASES))
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_the_models_timeout_bounds_each_call(plait_fake_server: FakeServer, flavour: str, kind: str) -> None:
-    """`timeout` has no body field: a reply held back far past it must end the call with a timeout error."""
+    """`timeout` has no body field: a reply held back far past it must end the call with a timeout error that
+    names the URL it called."""
     case = CASES[kind]
     replies = {key: list(items) for key, items in case.replies.items()}
     replies["subject"] = [{**reply, "delay": "30s"} for reply in replies["subject"]]
@@ -271,6 +272,8 @@ def test_the_models_timeout_bounds_each_call(plait_fake_server: FakeServer, flav
         assert "0.05s" in json.dumps(after.body)
     else:
         assert result.stop_reason == "error" and getattr(result.error, "kind", None) == "timeout", result.error
+        # Like every transport failure, it names the call it gave up on.
+        assert "(calling POST http://127.0.0.1:" in result.error.message, result.error.message
 
 
 #: An older Claude model, asked for its `output` through a final-answer tool (no native structured output).

@@ -297,7 +297,12 @@ async def _one_call(
         async with asyncio.timeout(timeout):
             return await _fetch(ctx, agent, provider, request, path, started)
     except TimeoutError:
-        raise ProviderError("timeout", f"model `{name}` did not answer within {timeout:g}s", model=name) from None
+        # Named as a transport failure is: the call it gave up on (an HTTP provider's endpoint; none for others).
+        endpoint = getattr(provider, "endpoint", None)
+        called = f" (calling {endpoint(request, ctx.stream)})" if endpoint is not None else ""
+        raise ProviderError(
+            "timeout", f"model `{name}` did not answer within {timeout:g}s{called}", model=name
+        ) from None
 
 
 async def _fetch(

@@ -278,6 +278,11 @@ class HTTPProvider:
         message = f"model call exceeded its timeout of {seconds:g}s (calling {self._where(url)})"
         return self._stamp(ProviderError("timeout", message))
 
+    def endpoint(self, request: ModelRequest, stream: bool) -> str:
+        """The call `request` makes, as error messages name it (`POST URL`): for a deadline kept outside the
+        provider (src/plait/runtime/model_call.py) to say which call it gave up on, as the provider's own does."""
+        return self._where(self.url(request, stream))
+
     def _where(self, url: str) -> str:
         """The endpoint as error messages name it (errors.shown_url: no credentials or query)."""
         return errors.shown_url("POST", url)
