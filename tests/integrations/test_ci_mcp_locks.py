@@ -36,3 +36,10 @@ def test_mcp_lock_check_starts_the_declared_command(tmp_path, capsys):
     spec, marker = _project(tmp_path)
     assert main(["mcp", "lock", "--check", str(spec)]) == 1
     assert marker.exists()
+
+
+def test_mcp_lock_check_says_in_its_help_that_it_starts_the_servers(capsys):
+    with pytest.raises(SystemExit):
+        main(["mcp", "lock", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--check start every server" in shown and "plait check --strict` starts none" in shown

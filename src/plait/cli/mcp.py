@@ -39,7 +39,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         "package missing: pip install -e '.[mcp]' in plait's clone)",
     )
     lock.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders (default: the current folder)")
-    lock.add_argument("--check", action="store_true", help="write nothing; exit 1 if a lock would change")
+    lock.add_argument(
+        "--check",
+        action="store_true",
+        help="start every server as a lock does (trusted code only; `plait check --strict` starts none), write nothing; exit 1 if a lock would change",
+    )
     serve = sub.add_parser(
         "serve",
         help="serve a spec's entries as MCP tools over stdio",
