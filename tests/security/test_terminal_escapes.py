@@ -202,3 +202,15 @@ def test_a_lone_surrogate_is_shown_as_an_escape_and_stays_exact_in_json(tmp_path
     )
     assert as_json.returncode == 0, as_json.stderr
     assert json.loads(as_json.stdout)["output"] == "name \ud800 here"
+
+
+def test_a_file_name_holding_escapes_is_shown_not_obeyed_in_diagnostics(tmp_path, capsys):
+    # A file name is text from the filesystem (a cloned repository chooses it): the diagnostic's `-->` line and a
+    # GitHub annotation's file= property carried it raw.
+    spec = tmp_path / "evil\x1b]0;owned\x07\x1b[2J.plait"
+    spec.write_text("agent main { model = nope }\n")
+    for argv in (["check", str(spec)], ["check", str(spec), "--format", "github"], ["run", str(spec)]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 1 and "P101" in out + err, (argv, out, err)
+        assert not RAW & set(out + err), (argv, out + err)
+        assert "]0;owned" in out + err  # the name is still shown, its controls replaced

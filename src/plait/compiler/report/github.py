@@ -37,7 +37,8 @@ def _annotation(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
 
     span = d.span
     line, column = max(span.line, 1), max(span.column, 1)
-    props: dict[str, object] = {"file": relative_path(span.file).as_posix(), "line": line}
+    # A file name that holds control characters could drive the log's terminal rendering too.
+    props: dict[str, object] = {"file": clean(relative_path(span.file).as_posix()), "line": line}
     # GitHub ignores columns on an annotation that spans lines; send them only when they mean something.
     if span.end_line <= span.line:
         props |= {"col": column, "endLine": line, "endColumn": max(span.end_column, column)}

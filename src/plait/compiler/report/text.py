@@ -121,10 +121,14 @@ def _diagnostic(
 
 
 def _where(span: Span, readable: bool) -> str:
+    from .line_view import clean  # loaded already: only a shown diagnostic has a place
+
+    # A file name is untrusted text too: one holding an escape sequence must not drive the terminal.
+    file = clean(span.file)
     # A file that could not be read carries a placeholder span at 1:1; a made-up position would mislead.
     if not readable and span.offset == 0 and span.line == 1:
-        return span.file
-    return f"{span.file}:{span.line}:{span.column}"
+        return file
+    return f"{file}:{span.line}:{span.column}"
 
 
 def _snippet(
