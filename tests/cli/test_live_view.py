@@ -57,8 +57,13 @@ def call(name, **arguments):
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
-def project(tmp_path, replies):
-    (tmp_path / "spec.plait").write_text(SPEC)
+#: $1 per million input tokens, $2 per million output: a scripted run's few tokens cost a fraction of a cent.
+PRICED = '{ script = "demo.json", price = { input = 1.0, output = 2.0 } }'
+
+
+def project(tmp_path, replies, priced=False):
+    spec = SPEC.replace('{ script = "demo.json" }', PRICED) if priced else SPEC
+    (tmp_path / "spec.plait").write_text(spec)
     (tmp_path / "live_tools.py").write_text(TOOLS)
     (tmp_path / "demo.json").write_text(json.dumps(replies))
     return tmp_path / "spec.plait"
@@ -70,7 +75,7 @@ def plait_argv(*args):
 
 @pytest.mark.slow
 def test_the_terminal_view_shows_what_runs_now_and_a_summary_that_stays(tmp_path):
-    spec = project(tmp_path, [call("hold"), call("add", a=2, b=3), {"text": "5"}])
+    spec = project(tmp_path, [call("hold"), call("add", a=2, b=3), {"text": "5"}], priced=True)
     fifo = tmp_path / "go.fifo"
     os.mkfifo(fifo)
     env = {**os.environ, "PLAIT_TEST_FIFO": str(fifo), "TERM": "xterm", "COLUMNS": "120", "LINES": "40"}
@@ -78,9 +83,11 @@ def test_the_terminal_view_shows_what_runs_now_and_a_summary_that_stays(tmp_path
     terminal = Terminal(plait_argv("run", str(spec), "--input", "go"), tmp_path, env)
     # Before any step finished: the tree of what runs now (the entry, the agent, its tool call in flight).
     # The finished model call scrolls above the tree, which still shows the tool call in flight.
-    # The counts under the tree accrue: one model call now, its tokens counted.
+    # The counts under the tree accrue: one model call now, its tokens and its cost counted (a fraction of a
+    # cent in digits, as people read money, not `$2.6e-05`).
     screen = terminal.until(
-        r"main: step 1 \(demo\) tool_calls\r\n[\s\S]*tool hold\s+\d+\.\ds\r\n1 model call · 0 tool calls · [1-9]\d* tokens"
+        r"main: step 1 \(demo\) tool_calls \$0\.0000\d+\r\n[\s\S]*tool hold\s+\d+\.\ds\r\n"
+        r"1 model call · 0 tool calls · [1-9]\d* tokens \(\d+ in, \d+ out\) · \$0\.0000[1-9]\d\b"
     )
     assert re.search(r"main\s+run \d{8}-\d{6}-\w+", screen)
     with open(fifo, "w") as release:
@@ -89,8 +96,10 @@ def test_the_terminal_view_shows_what_runs_now_and_a_summary_that_stays(tmp_path
     assert code == 0
     assert "main: tool hold ok" in screen and "main: tool add ok" in screen
     # The summary stays after the panel is erased: it is the last thing on the screen.
-    tail = screen[screen.rindex("5\r\n") :]
+    tail = screen[screen.rindex("\r5\r\n") :]  # from the output line on
     assert re.search(r"run \d{8}-\d{6}-\w+ done in \d+\.\ds · 3 model calls · 2 tool calls · \d+ tokens", tail)
+    assert re.search(r"tokens \(\d+ in, \d+ out\)\s·\s\$0\.0000[1-9]\d\b", tail), tail  # the run's cost stays too
+    assert "e-0" not in screen
     assert "output: above (stdout)" in tail
     assert "Traceback" not in screen
 

@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Any
 
+from plait.cli.money import usd
 from plait.term import clean
 
 __all__ = ["PlainView", "LiveView", "describe", "view_for"]
@@ -37,7 +38,7 @@ def describe(event: Any) -> str | None:
     again = REPLAYED if data.get("replayed") else ""
     if event.type == "step_end":
         cost = data.get("cost_usd")
-        shown = f" {_usd(cost)}" if cost is not None else ""
+        shown = f" {usd(cost)}" if cost is not None else ""
         return f"{event.agent}: step {data['step']} ({data['model']}) {data['finish_reason']}{shown}{again}"
     if event.type == "budget_exceeded":
         return f"budget: {data['message']}"
@@ -59,10 +60,6 @@ def describe(event: Any) -> str | None:
     if event.type == "warning":
         return f"warning[{data['code']}]: {data['message']}"
     return None
-
-
-def _usd(amount: float) -> str:
-    return f"${amount:.4f}" if amount == 0 or amount >= 0.0001 else f"${amount:.2g}"
 
 
 class Tally:
@@ -100,7 +97,7 @@ class Tally:
             f"{self.model_calls} model call{'s' if self.model_calls != 1 else ''}{replayed} · "
             f"{self.tools} tool call{'s' if self.tools != 1 else ''} · "
             f"{self.tokens} tokens ({self.input_tokens} in, {self.output_tokens} out)"
-            + (f" · {_usd(self.cost)}" if self.cost is not None else "")
+            + (f" · {usd(self.cost)}" if self.cost is not None else "")
         )
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.cli.money import usd
 
 if TYPE_CHECKING:  # the store is imported when a command opens it, not when the CLI starts
     from plait.runtime.store import Journal
@@ -219,11 +220,6 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 def when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
-
-
-def usd(amount: float) -> str:
-    """A cost as people read it: `$0.0123`, more digits only for an amount under a hundredth of a cent."""
-    return f"${amount:.4f}" if amount == 0 or amount >= 0.0001 else f"${amount:.2g}"
 
 
 def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:

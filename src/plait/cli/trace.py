@@ -14,7 +14,8 @@ from typing import Any
 
 from plait.cli import EXIT_OK
 from plait.term import clean, json_text
-from plait.cli.runs import add_where, read_run, usd, when, with_totals
+from plait.cli.money import usd
+from plait.cli.runs import add_where, read_run, when, with_totals
 
 
 def register(parser: argparse.ArgumentParser) -> None:
