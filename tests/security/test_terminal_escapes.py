@@ -214,3 +214,12 @@ def test_a_file_name_holding_escapes_is_shown_not_obeyed_in_diagnostics(tmp_path
         assert code == 1 and "P101" in out + err, (argv, out, err)
         assert not RAW & set(out + err), (argv, out + err)
         assert "]0;owned" in out + err  # the name is still shown, its controls replaced
+
+
+def test_fmt_and_test_show_a_file_names_escapes(tmp_path, capsys):
+    spec = tmp_path / "evil\x1b]0;owned\x07\x1b[2J.plait"
+    spec.write_text('model   m = "openai/gpt-4o"\nagent main {   model = m }\n')
+    for argv, code in ((["fmt", "--check"], 1), (["fmt"], 0), (["test"], 2)):
+        got, out, err = cli(capsys, *argv, str(spec))
+        assert got == code and "\\x1b]0;owned\\x07" in out + err, (argv, out, err)
+        assert not RAW & set(out + err), (argv, out + err)

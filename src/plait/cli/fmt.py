@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from plait.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, print_diagnostics
+from plait.term import clean
 
 STDIN = "-"
 
@@ -42,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["."]
     files, empty = _expand(paths)
     if not files:
-        print("plait fmt: no .plait files found under " + ", ".join(f"`{p}`" for p in empty), file=sys.stderr)
+        print(clean("plait fmt: no .plait files found under " + ", ".join(f"`{p}`" for p in empty)), file=sys.stderr)
         return EXIT_USAGE
     for folder in empty:
-        print(f"plait fmt: warning: no .plait files under `{folder}`", file=sys.stderr)
+        print(clean(f"plait fmt: warning: no .plait files under `{folder}`"), file=sys.stderr)
     status = EXIT_OK
     for path in files:
         status = max(status, _one(path, args))
@@ -73,11 +74,12 @@ def _one(path: str, args: argparse.Namespace) -> int:
     from plait.dsl.formatter import FormatterBug, format_text
 
     name = "<stdin>" if path == STDIN else path
+    shown = clean(name)  # a file name can hold escape sequences: shown, never obeyed
     if path == STDIN:
         try:
             text = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError as exc:
-            print(f"plait fmt: cannot read {name}: {_reason(exc)}", file=sys.stderr)
+            print(f"plait fmt: cannot read {shown}: {clean(_reason(exc))}", file=sys.stderr)
             return EXIT_ERRORS
         from plait.dsl.loader import text_problem
 
@@ -97,7 +99,7 @@ def _one(path: str, args: argparse.Namespace) -> int:
     try:
         formatted, diagnostics = format_text(text, name)
     except FormatterBug as exc:
-        print(f"plait fmt: internal error, {name} left as it is: {exc}", file=sys.stderr)
+        print(clean(f"plait fmt: internal error, {shown} left as it is: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     if formatted is None:
         _report(diagnostics, text, name)
@@ -105,7 +107,7 @@ def _one(path: str, args: argparse.Namespace) -> int:
     changed = formatted != text
     if args.check:
         if changed:
-            print(f"would reformat {name}")
+            print(f"would reformat {shown}")
         return EXIT_ERRORS if changed else EXIT_OK
     if args.diff:
         if changed:
@@ -121,9 +123,9 @@ def _one(path: str, args: argparse.Namespace) -> int:
         try:
             _write_atomically(Path(path), formatted)
         except OSError as exc:
-            print(f"plait fmt: cannot write {name}: {_reason(exc)}", file=sys.stderr)
+            print(f"plait fmt: cannot write {shown}: {clean(_reason(exc))}", file=sys.stderr)
             return EXIT_USAGE
-        print(f"reformatted {name}", file=sys.stderr)
+        print(f"reformatted {shown}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from plait.cli import EXIT_COVERAGE, EXIT_ERRORS, EXIT_OK, EXIT_USAGE
+from plait.term import clean
 
 FORMATS = ("text", "json", "junit", "github")
 
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     tests = [(spec, test) for spec in specs for test in spec.tests if selected(f"{test.file}::{test.name}")]
     if args.list:
         for _, test in tests:
-            print(f"{test.file}::{test.name}")
+            print(clean(f"{test.file}::{test.name}"))
         return EXIT_ERRORS if broken else EXIT_OK
     if not tests and not broken:
         where = ", ".join(f"`{p}`" for p in args.paths or ["."])
@@ -266,5 +267,5 @@ def _match(tokens: list[str], id: str, expression: str) -> bool:
 
 
 def _usage(message: str) -> int:
-    print(f"plait test: {message}", file=sys.stderr)
+    print(clean(f"plait test: {message}"), file=sys.stderr)  # messages quote paths
     return EXIT_USAGE
