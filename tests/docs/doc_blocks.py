@@ -26,6 +26,8 @@ _VOLATILE = [
     (re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b"), "TIME"),
     (re.compile(r"\bbatch-[0-9a-f]{10}(?:-[0-9a-f]{8})?\b"), "BATCH-ID"),
     (re.compile(r"\bin \d+\.\d+s\b"), "in SECONDS"),  # `plait test`'s summary: how long the tests took
+    (re.compile(r"^(\s*)\d+\.\d{3}s\b"), r"\1SECONDS"),  # `plait trace`: a moment's time since the run started
+    (re.compile(r"\b\d+ ms\b"), "N ms"),  # `plait trace`: how long a call took
 ]
 #: Ids a later command may type: learnt from where the document shows them.
 _IDS = (_VOLATILE[0][0], _VOLATILE[2][0])
