@@ -223,3 +223,16 @@ def test_fmt_and_test_show_a_file_names_escapes(tmp_path, capsys):
         got, out, err = cli(capsys, *argv, str(spec))
         assert got == code and "\\x1b]0;owned\\x07" in out + err, (argv, out, err)
         assert not RAW & set(out + err), (argv, out + err)
+
+
+def test_fmt_and_check_diffs_show_a_strings_raw_controls_as_escapes(tmp_path, capsys, monkeypatch):
+    # A string literal may hold a control character raw (the formatter writes it as \u001b); the diff's `-` and
+    # context lines quoted it as it stands in the file.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.plait").write_text(
+        'model fast = "openai/gpt-4o-mini"\nagent main { model = fsat, system = "hi \x1b]52;c;cHduZWQ=\x07 there" }\n'
+    )
+    for argv in (["fmt", "--diff", "spec.plait"], ["check", "--diff", "spec.plait"]):
+        code, out, err = cli(capsys, *argv)
+        assert code == 1 and out.startswith("--- a/spec.plait\n"), (argv, out, err)
+        assert not RAW & set(out + err) and "\\x1b]52;c;cHduZWQ=\\x07" in out, (argv, out)

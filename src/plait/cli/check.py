@@ -155,8 +155,11 @@ def _show_fixes(diagnostics: list, sources: dict) -> int:
     from plait.core.redact import redact_text
 
     changes, skipped = _planned(diagnostics, sources)
-    # A literal secret on a context line of the diff must not be printed (the report masks them too).
-    _write(redact_text("".join(diff(source, new) for source, new, _ in changes)))
+    from plait.term import clean
+
+    # A literal secret on a context line of the diff must not be printed (the report masks them too), nor a
+    # control character a string holds raw (shown as an escape, as on every terminal path).
+    _write(clean(redact_text("".join(diff(source, new) for source, new, _ in changes))))
     count = sum(len(edits) for _, _, edits in changes)
     print(f"plait check: {_fixes(count)} would change {_files(len(changes))}" + _later(skipped), file=sys.stderr)
     return EXIT_ERRORS if changes else EXIT_OK

@@ -111,11 +111,11 @@ def _one(path: str, args: argparse.Namespace) -> int:
         return EXIT_ERRORS if changed else EXIT_OK
     if args.diff:
         if changed:
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    text.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}"
-                )
+            # A string may hold a control character raw: the diff shows it as an escape, never sends it.
+            lines = difflib.unified_diff(
+                text.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{name}", f"b/{name}"
             )
+            sys.stdout.write(clean("".join(lines)))
         return EXIT_ERRORS if changed else EXIT_OK
     if path == STDIN:
         sys.stdout.write(formatted)
