@@ -64,6 +64,50 @@ def test_unknown_settles_every_such_call_at_once(crashed: Path, action: str) -> 
     assert len(effects) == (2 if action == "retry" else 1)
 
 
+#: Both rows' calls are in flight when the process dies: each waits in the tool for the other (a barrier, not a
+#: clock), then the process ends, leaving two calls of unknown outcome, one per row.
+DIE_TOGETHER = """
+import os
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOTH = threading.Barrier(2)
+
+def record(note: str, idempotency_key: str = "") -> str:
+    if not os.path.exists(os.path.join(HERE, "died")):
+        BOTH.wait(timeout=120)  # a failure's bound: the other row's call never came
+        open(os.path.join(HERE, "died"), "w").close()
+        os._exit(1)
+    with open(os.path.join(HERE, "effects.txt"), "a") as fh:
+        fh.write(idempotency_key + "\\n")
+    return idempotency_key
+"""
+
+
+@pytest.mark.parametrize("action", ["retry", "skip"])
+def test_unknown_settles_the_calls_of_every_row_in_one_rerun(tmp_path: Path, action: str) -> None:
+    """A crash with `--concurrency 2` leaves two rows each holding a call of unknown outcome: by default each
+    pauses with its own pending call, and one rerun with `--unknown` settles both."""
+    root = write_effects(tmp_path / "p", rows=2, delay="0ms")
+    (root / "fx.py").write_text(DIE_TOGETHER)
+    assert _batch2(root).returncode == 1  # died with both rows' calls in flight
+    paused = _batch2(root)
+    rows = results(root / "out.jsonl")
+    assert paused.returncode == 3 and [r["stop_reason"] for r in rows] == ["pause", "pause"]
+    assert [[p["kind"] for p in r["pending"]] for r in rows] == [["unknown_outcome"]] * 2
+    settled = _batch2(root, "--unknown", action)
+    rows = results(root / "out.jsonl")
+    assert settled.returncode == 0 and [r["stop_reason"] for r in rows] == ["until", "until"], settled.stderr
+    effects = root / "effects.txt"
+    assert len(effects.read_text().split() if effects.exists() else []) == (2 if action == "retry" else 0)
+
+
+def _batch2(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "plait", "batch", str(root / "spec.plait"), str(root / "in.jsonl")]
+    argv += ["-o", str(root / "out.jsonl"), "--concurrency", "2", *extra]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+
 def plait(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "plait", *argv], capture_output=True, text=True, timeout=120, cwd=root)
 

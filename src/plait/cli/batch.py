@@ -107,8 +107,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--unknown",
         choices=("pause", "retry", "skip"),
         default="pause",
-        help="a resumed row's tool calls whose outcome is unknown (cut off mid-call): pause each row for a person "
-        "(default), retry them all, or skip them all (the model is told they may not have run)",
+        help="tool calls whose outcome is unknown (cut off mid-call), in rows cut off or paused on them: pause each "
+        "row for a person (default), retry them all, or skip them all (the model is told they may not have run)",
     )
     parser.add_argument(
         "--keep-failed",
@@ -186,7 +186,7 @@ def _run(args: argparse.Namespace, inputs: IO[bytes]) -> int:
     except Exception as exc:  # a store that cannot be read: nothing has run yet
         return _closed(engine, fail(f"cannot read the run journal: {exc}", EXIT_USAGE))
     rows = stream_rows(lines(inputs), engine.program.input, batch)
-    items = planned(rows, store.run if store is not None else lambda _: None, args.keep_failed)
+    items = planned(rows, store.run if store is not None else lambda _: None, args.keep_failed, args.unknown)
     try:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:

@@ -310,13 +310,13 @@ def _row(index: int, number: int, raw: bytes | None, schema: dict[str, Any] | No
 
 
 def plan(
-    rows: Iterable[Row], stored_runs: Iterable[dict[str, Any]], keep_failed: bool = False
+    rows: Iterable[Row], stored_runs: Iterable[dict[str, Any]], keep_failed: bool = False, unknown: str = "pause"
 ) -> tuple[list[RowResult], list[Row]]:
     """Rows and the journal's runs → (results known already, rows to run), each in input order (`planned`, listed)."""
     by_id = {r["id"]: r for r in stored_runs}
     known: list[RowResult] = []
     todo: list[Row] = []
-    for item in planned(rows, by_id.get, keep_failed):
+    for item in planned(rows, by_id.get, keep_failed, unknown):
         if isinstance(item, Row):
             todo.append(item)
         else:
@@ -325,13 +325,17 @@ def plan(
 
 
 def planned(
-    rows: Iterable[Row], stored: Callable[[str], dict[str, Any] | None], keep_failed: bool = False
+    rows: Iterable[Row],
+    stored: Callable[[str], dict[str, Any] | None],
+    keep_failed: bool = False,
+    unknown: str = "pause",
 ) -> Iterator[Row | RowResult]:
     """Each row → its result when it is known already, else the row to run; one at a time, in input order.
 
     Known: bad lines, and rows whose run stopped (done, waiting for a person; failed, with `keep_failed`). To
-    run: rows with no run yet, and rows whose run was cut off or failed (marked `resume`: its journal replays
-    what finished, so only the failed call and what follows run again). `stored` looks one run up by id.
+    run: rows with no run yet, rows whose run was cut off or failed (marked `resume`: its journal replays
+    what finished, so only the failed call and what follows run again), and, when `unknown` settles them
+    (`--unknown retry|skip`), rows paused on calls of unknown outcome. `stored` looks one run up by id.
     """
     for row in rows:
         if row.problem is not None:
@@ -340,10 +344,20 @@ def planned(
         found = stored(row.run_id)
         if found is None:
             yield row
-        elif found["status"] in _CUT_OFF or (found["status"] == "error" and not keep_failed):
+        elif (
+            found["status"] in _CUT_OFF
+            or (found["status"] == "error" and not keep_failed)
+            or (unknown != "pause" and found["status"] == "pause" and _unsettled(found))
+        ):
             yield Row(row.index, row.line, row.input, None, row.run_id, resume=True)
         else:
             yield RowResult.of_stored(row, found)
+
+
+def _unsettled(stored: dict[str, Any]) -> bool:
+    """Whether a stored paused run waits on a call of unknown outcome (a rerun's `--unknown` answers it)."""
+    pending = (stored.get("result") or {}).get("pending") or ()
+    return any(p.get("kind") == "unknown_outcome" for p in pending)
 
 
 #: What a resumed row does with tool calls whose outcome is unknown (cut off mid-call): pause for a person, or settle
