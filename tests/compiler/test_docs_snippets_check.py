@@ -1,5 +1,5 @@
-"""The docs' plait examples check clean: a reader who copies one from README.md or any page of docs/ meets no error, no warning but an unlocked MCP server's, and no suppression that suppresses
-nothing (P610).
+"""The docs' plait examples check clean: a reader who copies one from README.md or any page of docs/ meets no
+error, no warning but an unlocked MCP server's, and no suppression that suppresses nothing (P610).
 
 An example is a complete spec, or is marked `<!-- fragment: completed with FILE -->` (and says so in its prose):
 it is then checked in a copy of FILE's folder (where its python modules, scripts and locks live), with the
