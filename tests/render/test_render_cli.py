@@ -70,6 +70,34 @@ def test_binary_to_a_pipe_is_written():
     assert done.returncode == 0 and done.stdout.startswith(b"\x89PNG")
 
 
+FOLDABLE = """
+model fast = "openai/gpt-4o-mini"
+
+tool lookup "Look a word up." {
+  params { word: string }
+  run = http(GET, "https://example.com/{{word}}")
+}
+
+agent helper { model = fast, tools = [lookup] }
+"""
+
+
+def test_models_and_tools_are_folded_by_default_and_hide_none_draws_them(tmp_path, capsys):
+    """What a user types: the default folds the model and tool into the agent's label, `--hide none` draws them."""
+    spec = tmp_path / "fold.plait"
+    spec.write_text(FOLDABLE)
+    assert main(["render", str(spec), "--format", "mermaid"]) == 0
+    folded = capsys.readouterr().out
+    assert "n_fast" not in folded and "n_lookup" not in folded and "-.->" not in folded
+    assert "model fast (openai/gpt-4o-mini)" in folded and "tools lookup" in folded
+    assert main(["render", str(spec), "--format", "mermaid", "--hide", "none"]) == 0
+    drawn = capsys.readouterr().out
+    assert "n_fast" in drawn and "n_lookup" in drawn and "n_helper -.-> n_fast" in drawn
+    assert main(["render", str(spec), "--format", "mermaid", "--hide", "tools"]) == 0
+    only_tools = capsys.readouterr().out
+    assert "n_fast" in only_tools and "n_lookup" not in only_tools
+
+
 @pytest.mark.slow
 def test_spec_with_errors_renders_nothing(tmp_path):
     spec = tmp_path / "bad.plait"
