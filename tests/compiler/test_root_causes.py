@@ -87,6 +87,7 @@ def test_a_duration_spelled_out_says_how_plait_writes_it(written, right):
     assert source.text[diagnostic.span.offset : diagnostic.span.end_offset] == written
     assert diagnostic.fix is not None and diagnostic.fix.message == f"write `{right}`"
     assert diagnostic.fix.replacement == right
+    assert diagnostic.labels == ()  # nothing beside the fix: not the `{` the slip happens to sit in
 
 
 def test_a_fat_arrow_says_to_write_the_plait_arrow():
@@ -95,6 +96,7 @@ def test_a_fat_arrow_says_to_write_the_plait_arrow():
     assert diagnostic.message == "`=>` is not an arrow in plait"
     assert diagnostic.fix is not None and diagnostic.fix.replacement == "->"
     assert (diagnostic.span.line, diagnostic.span.column, diagnostic.span.end_column) == (4, 16, 18)
+    assert diagnostic.labels == ()
 
 
 def test_check_fix_rewrites_a_spelled_out_duration(tmp_path):

@@ -299,6 +299,7 @@ def syntax_diagnostic(
     if slip is not None:
         message, fix = slip
         span = fix.span or span  # the whole slip (`5sec`), not the token where parsing stopped
+        labels.clear()  # the slip is the whole story: which block was open adds nothing to `write 5s`
     elif isinstance(exc, UnexpectedToken) and token is not None and token.type == "NAME" and "_SEP" in expected:
         notes.append("attributes in a block are separated by newlines or commas")
     return Diagnostic(
