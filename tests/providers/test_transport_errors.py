@@ -205,6 +205,41 @@ def test_a_reply_that_is_not_the_apis_names_the_url_and_shows_what_came_back() -
     assert "POST http://127.0.0.1:" in text and "/v1/chat/completions" in text
 
 
+#: What a static web server (python -m http.server) answers a POST: a 501 as a multi-line HTML page.
+_static_501 = b"""<!DOCTYPE HTML>
+<html lang="en">
+    <head>
+        <meta charset="utf-8">
+        <title>Error response</title>
+    </head>
+    <body>
+        <h1>Error response</h1>
+        <p>Error code: 501</p>
+        <p>Message: Unsupported method (&#x27;POST&#x27;).</p>
+    </body>
+</html>
+"""
+
+
+async def _static_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await _read_request(reader)
+    writer.write(
+        b"HTTP/1.0 501 Unsupported method\r\ncontent-type: text/html;charset=utf-8\r\ncontent-length: %d\r\n\r\n%s"
+        % (len(_static_501), _static_501)
+    )
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+
+
+def test_a_web_pages_error_is_one_line_of_its_text_with_the_status_and_url() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=False, handler=_static_server)
+    text = err.message
+    assert "\n" not in text and "<" not in text, text  # one line of the page's words, not its markup
+    assert "Error code: 501 Message: Unsupported method ('POST')." in text
+    assert "(HTTP 501 from POST http://127.0.0.1:" in text and "/v1/chat/completions)" in text
+
+
 async def _speaks_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     # What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
     await reader.read(1)

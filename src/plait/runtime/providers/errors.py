@@ -8,6 +8,7 @@ keeps the decision in one place. The provider's own message is kept verbatim.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import time
@@ -124,7 +125,7 @@ def from_response(
     except ValueError:
         payload = None
     if payload is None:
-        text = body.decode("utf-8", "replace").strip()[:300]
+        text = _page_text(body.decode("utf-8", "replace"))[:300]
         payload = {"error": {"message": text or f"HTTP {status}"}}
         from_api = False
     else:
@@ -179,6 +180,18 @@ def shown_url(method: str, url: str) -> str:
     except (httpx.InvalidURL, TypeError, ValueError):
         return f"{method} (an invalid URL)"
     return f"{method} {clean}"
+
+
+#: An HTML page's markup: a tag, or a script's or style's whole element (their text is not the page's words).
+_MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+
+
+def _page_text(text: str) -> str:
+    """A reply that is not the API's, as one line of its words: a proxy's or web server's HTML error page loses
+    its markup, and every body its line breaks, so the message stays one line."""
+    if _MARKUP.search(text):
+        text = html.unescape(_MARKUP.sub(" ", text))
+    return " ".join(text.split())
 
 
 def _name_url(err: ProviderError, status: int, url: str, from_api: bool) -> None:
