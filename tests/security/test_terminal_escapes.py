@@ -236,3 +236,15 @@ def test_fmt_and_check_diffs_show_a_strings_raw_controls_as_escapes(tmp_path, ca
         code, out, err = cli(capsys, *argv)
         assert code == 1 and out.startswith("--- a/spec.plait\n"), (argv, out, err)
         assert not RAW & set(out + err) and "\\x1b]52;c;cHduZWQ=\\x07" in out, (argv, out)
+
+
+def test_a_usage_error_quotes_an_unknown_argument_as_escapes(tmp_path, capsys):
+    spec = write(tmp_path, [])
+    for argv in (["run", spec, "--bo\x1b]0;owned\x07"], ["runs", "export", "x", "--bo\x1b]0;owned\x07"]):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and "unrecognized arguments: --bo\\x1b]0;owned\\x07" in err, (argv, err)
+        assert not RAW & set(err)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from importlib import import_module
+from typing import NoReturn
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -81,13 +82,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors quote an unknown argument as text made safe to show: argv may come
+    from a script's untrusted input, and `unrecognized arguments: ...` printed it raw. Subparsers share the class."""
+
+    def error(self, message: str) -> NoReturn:
+        from plait.term import clean
+
+        super().error(clean(message))
+
+
 def _parser(chosen: str | None, helping: bool = True) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
     """The top-level parser, and the chosen command's (None when no command is named).
 
     Unless help is asked for (`helping`), a named command's parser is the only one built and no epilog is
     written: nothing shows them, and making them was a few ms of every `plait check`."""
     chosen_parser = None
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="plait",
         description="plait: a declarative language for LLM agents. Check, render and run .plait specs.",
         epilog="Run `plait COMMAND --help` for a command's options.\n\n" + exit_code_table() if helping else None,
