@@ -25,6 +25,7 @@ __all__ = [
     "from_exception",
     "from_payload",
     "from_response",
+    "page_text",
     "retry_after",
     "shown_url",
     "status_kind",
@@ -125,7 +126,7 @@ def from_response(
     except ValueError:
         payload = None
     if payload is None:
-        text = _page_text(body.decode("utf-8", "replace"))[:300]
+        text = page_text(body.decode("utf-8", "replace"))[:300]
         payload = {"error": {"message": text or f"HTTP {status}"}}
         from_api = False
     else:
@@ -186,7 +187,7 @@ def shown_url(method: str, url: str) -> str:
 _MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
 
 
-def _page_text(text: str) -> str:
+def page_text(text: str) -> str:
     """A reply that is not the API's, as one line of its words: a proxy's or web server's HTML error page loses
     its markup, and every body its line breaks, so the message stays one line."""
     if _MARKUP.search(text):

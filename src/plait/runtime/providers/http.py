@@ -256,7 +256,8 @@ class HTTPProvider:
         try:
             return json.loads(body)
         except ValueError as exc:
-            message = f"response is not JSON: {body[:200]!r} (from {self._where(url)})"
+            shown = errors.page_text(body.decode("utf-8", "replace"))[:200]
+            message = f"the reply is not JSON: {shown!r} (from {self._where(url)})"
             raise self._stamp(ProviderError("server_error", message)) from exc
 
     def _request_headers(self) -> dict[str, str]:
