@@ -282,6 +282,7 @@ def test_fmt_with_no_path_leaves_a_symlinked_spec_and_its_target_alone(tmp_path,
     target = elsewhere / "theirs.plait"
     target.write_text(messy)
     (project / "linked.plait").symlink_to(target)
+    (project / "linked_folder").symlink_to(elsewhere, target_is_directory=True)  # nor is a linked folder walked
     (project / "own.plait").write_text(messy)
     monkeypatch.chdir(project)
     assert cli_main(["fmt"]) == 0
