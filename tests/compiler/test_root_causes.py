@@ -121,3 +121,5 @@ def test_a_route_on_a_bare_field_suggests_the_input_path():
     )
     diagnostic = only(plait.compile(text, path="x.plait"), "P401")
     assert diagnostic.fix is not None and diagnostic.fix.message == "did you mean `input.category`?"
+    # Named as the user wrote it: a route's subject is a bare path, not a `{{...}}` template.
+    assert diagnostic.message == "`category` does not resolve in route `r`"

@@ -264,7 +264,8 @@ class _Flow:
         else:
             parts = tuple(subject.parts)
             path = ".".join(parts)
-            typed_subject = self.path(inst, parts, subject.span, path, where=f"in route `{decl.name.name}`").type
+            where = f"in route `{decl.name.name}`"  # written bare (`on input.category`): named as written
+            typed_subject = self.path(inst, parts, subject.span, path, where=where, bare=True).type
         if typed_subject is None:
             return
         typed = t.strip_optional(typed_subject)
