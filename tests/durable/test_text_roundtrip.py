@@ -109,6 +109,29 @@ def test_a_model_reply_with_a_lone_surrogate_is_stored_and_replayed_exactly(back
     assert resumed.stop_reason == "done" and resumed.output == "got \ud800" and seen == ["\ud800 and \udfff"]
 
 
+def test_a_nul_in_a_models_call_id_and_text_is_stored_and_the_next_run_is_untouched(backend):
+    """PostgreSQL's text holds no NUL: a model's tool call id with one (the row's key) failed the write and the run,
+    and the write left buffered failed every later run of the process. Now both runs finish and resume exactly."""
+    replies = [
+        {"tool_calls": [{"id": "call-\x00x", "name": "echo", "arguments": {"text": "a\x00b"}}]},
+        {"text": "got \x00"},
+    ]
+    seen = []
+    tools = {"echo": tool("echo", lambda text: seen.append(text) or text, props={"text": "string"})}
+    eng = engine(backend, replies, tools)
+    first = eng.start("go\x00")
+    result = go(first)
+    assert result.stop_reason == "done" and result.output == "got \x00", result.error
+    second = go(eng.start("again"))  # a run of its own (the same script): not failed by the first one's rows
+    go(eng.aclose())
+    assert second.stop_reason == "done" and second.output == "got \x00", second.error
+    assert backend.open().run(first.id)["input"] == "go\x00"
+    again = engine(backend, [], tools)
+    resumed = go(again.restore(first.id).resume())
+    go(again.aclose())
+    assert resumed.stop_reason == "done" and resumed.output == "got \x00" and seen == ["a\x00b"] * 2
+
+
 def test_a_non_utf8_byte_in_input_from_argv_is_kept_exactly(project, capsys):
     root = project.project
     (root / "demo.json").write_text(json.dumps([{"text": "ok"}]))

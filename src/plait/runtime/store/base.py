@@ -77,13 +77,14 @@ def input_too_large(value: Any) -> bool:
 
 
 def storable(text: str) -> str:
-    """A string for a text column (a row's key, a spec path): itself when it has a UTF-8 form; else its lone
-    surrogates as `\\udXXX`, the same every time, so a key computed again on resume finds its row."""
+    """A string for a text column (a row's key, a spec path): itself when it has a UTF-8 form and no NUL; else its
+    lone surrogates as `\\udXXX` and its NULs as `\\x00` (PostgreSQL's text holds no NUL: a model's call id with one
+    failed the write), the same every time, so a key computed again on resume finds its row."""
     try:
         text.encode()
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode()
-    return text
+        text = text.encode("utf-8", "backslashreplace").decode()
+    return text.replace("\x00", "\\x00") if "\x00" in text else text
 
 
 class StoreError(Exception):
