@@ -240,6 +240,24 @@ def test_a_web_pages_error_is_one_line_of_its_text_with_the_status_and_url() -> 
     assert "(HTTP 501 from POST http://127.0.0.1:" in text and "/v1/chat/completions)" in text
 
 
+async def _garbled_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await _read_request(reader)
+    body = b"data: {not json\n\n"
+    writer.write(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+
+
+def test_a_garbled_stream_names_the_url() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=True, handler=_garbled_stream)
+    text = str(err)
+    assert "malformed stream data: '{not json'" in text
+    assert "(from POST http://127.0.0.1:" in text and "/v1/chat/completions)" in text
+
+
 async def _speaks_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     # What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
     await reader.read(1)

@@ -164,12 +164,12 @@ class HTTPProvider:
                     break
                 except httpx.TransportError as exc:
                     raise self._stamp(errors.from_exception(exc, url=self._where(url))) from exc
-                events, failure = self._feed(state, decoder.feed(chunk))
+                events, failure = self._feed(state, decoder.feed(chunk), url)
                 if events:
                     yield events
                 if failure is not None:
                     raise failure
-            events, failure = self._feed(state, decoder.close())
+            events, failure = self._feed(state, decoder.close(), url)
             if events:
                 yield events
             if failure is not None:
@@ -186,7 +186,7 @@ class HTTPProvider:
             await response.aclose()
 
     def _feed(
-        self, state: StreamState, sse_events: list[tuple[str | None, str]]
+        self, state: StreamState, sse_events: list[tuple[str | None, str]], url: str
     ) -> tuple[list[StreamEvent], ProviderError | None]:
         """Events parsed from one network chunk, and the failure that ended them, if any.
 
@@ -199,7 +199,8 @@ class HTTPProvider:
             except ProviderError as err:
                 return out, self._stamp(err)
             except ValueError:  # unparseable JSON in a data line
-                return out, self._stamp(ProviderError("server_error", f"malformed stream data: {data[:200]!r}"))
+                message = f"malformed stream data: {data[:200]!r} (from {self._where(url)})"
+                return out, self._stamp(ProviderError("server_error", message))
         return out, None
 
     async def _send(
