@@ -115,6 +115,29 @@ def test_a_journal_from_a_newer_plait_stops_the_run_before_any_effect(project, c
     assert str(journal_path(root)) in message if project.url is None else "postgresql://" in message
 
 
+def test_a_journal_db_with_damaged_pages_stops_the_run_before_any_effect(sqlite_project, capsys):
+    """A file whose header and schema read but whose history table's page is garbage opened fine and failed only
+    when the run's rows were written to it, after every tool had run ("internal error", exit 2)."""
+    import sqlite3
+
+    root = sqlite_project.project
+    assert cli(capsys, "run", "spec.plait")[0] == 0 and effects(root) == ["x"]
+    (root / "effects.txt").unlink()
+    db = journal_path(root)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself
+    [(page,)] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events'")
+    [(size,)] = conn.execute("PRAGMA page_size")
+    conn.close()
+    with db.open("r+b") as fh:
+        fh.seek((page - 1) * size)
+        fh.write(b"\xde\xad" * (size // 2))
+    code, _, err = cli(capsys, "run", "spec.plait")
+    assert code == 2 and effects(root) == []
+    [message] = err.strip().splitlines()
+    assert str(db) in message and "malformed" in message and "move the file aside" in message
+
+
 # -- damage inside a journal: contained, reported with its file, repairable ----------------
 
 

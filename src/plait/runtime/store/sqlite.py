@@ -68,6 +68,8 @@ class SQLiteJournal(SQLJournal):
         self._full = os.environ.get("PLAIT_JOURNAL_SYNC", "").lower() == "full"
         #: Lines of other processes' segments that could not be taken in, by segment (kept there, reported).
         self.damage: dict[Path, list[Damage]] = {}
+        #: Every page was read back whole (PRAGMA quick_check) by `open`: done once per journal object.
+        self._checked = False
 
     @property
     def where(self) -> str:
@@ -92,7 +94,14 @@ class SQLiteJournal(SQLJournal):
         """Open, migrate and take in other processes' segments, now: a journal that cannot be used is a StoreError
         naming the file and what to do, before a run does anything."""
         try:
-            self.conn  # noqa: B018 - opens and migrates, so a bad file is reported here, once
+            conn = self.conn  # opens and migrates, so a bad file is reported here, once
+            if not self._checked:
+                # A file whose header and schema read but whose pages are damaged fails only when a write reaches
+                # them, after the run's effects: quick_check reads every page now (~0.15 s for 200 MB), once.
+                found = conn.execute("PRAGMA quick_check(1)").fetchone()
+                if found is None or found[0] != "ok":
+                    raise sqlite3.DatabaseError(f"database disk image is malformed ({found[0] if found else '?'})")
+                self._checked = True
         except JournalVersionError as exc:
             raise StoreError(
                 f"cannot use the run journal {self.path}: {exc} (or pass --dir for another project)"
