@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -185,3 +186,52 @@ def test_short_values_are_not_remembered():
     before = secret_values.mask("a dev build")
     secret_values.remember("dev")
     assert secret_values.mask("a dev build") == before == "a dev build"
+
+
+@pytest.mark.slow
+def test_an_mcp_servers_stderr_quoting_its_env_value_is_masked_in_every_sink(tmp_path, monkeypatch, capsys):
+    # A locked server that fails to start at run time, saying on stderr the token plait handed it with env().
+    pytest.importorskip("mcp")
+    token = "mcp-Hq4Rt7Wz2Lp9Xc5Vb"
+    monkeypatch.setenv("TRACKER_TOKEN", token)
+    flag = tmp_path / "fail"
+    (tmp_path / "srv.py").write_text(
+        "import os, sys\n"
+        f"if os.path.exists({str(flag)!r}):\n"
+        "    print(f\"fatal: token {os.environ['TRACKER_TOKEN']} rejected\", file=sys.stderr)\n"
+        "    sys.exit(1)\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "server = MCPServer('tracker')\n"
+        "@server.tool()\n"
+        "def echo(text: str) -> str:\n"
+        "    return text\n"
+        "server.run()\n"
+    )
+    (tmp_path / "replies.json").write_text(json.dumps([{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}}]}]))
+    spec = tmp_path / "spec.plait"
+    spec.write_text(
+        'model m = "scripted/demo" { script = "replies.json" }\n'
+        f'mcp tracker "Tracker." {{ command = [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / "srv.py"))}],'
+        ' env = { TRACKER_TOKEN = env("TRACKER_TOKEN") } }\n'
+        "agent main { model = m, tools = [tracker] }\n"
+    )
+    assert main(["mcp", "lock", str(spec)]) == 0, capsys.readouterr()
+    flag.touch()
+    shown = _run(capsys, "run", str(spec), "--input", "hi") + _run(capsys, "run", str(spec), "--input", "hi", "--json")
+    assert "fatal: token <redacted> rejected" in shown and token not in shown
+    stored = b"".join(f.read_bytes() for f in (tmp_path / ".plait").rglob("*") if f.is_file())
+    assert stored and token.encode() not in stored
+
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with pytest.raises(Exception) as raised:
+        plait.run(spec, "hi", tracer_provider=provider)
+    assert "fatal: token <redacted> rejected" in str(raised.value) and token not in str(raised.value)
+    spans = json.dumps([json.loads(s.to_json()) for s in exporter.get_finished_spans()])
+    assert "<redacted> rejected" in spans and token not in spans

@@ -31,7 +31,7 @@ from typing import IO, Any
 from plait.core.kinds import McpNode
 
 from ..errors import AgentError
-from ..secret_values import remember
+from ..secret_values import mask, remember
 
 __all__ = ["CLOSE_TIMEOUT", "START_TIMEOUT", "McpConnection", "McpStartError", "ServerInfo", "resolve"]
 
@@ -48,7 +48,9 @@ class McpStartError(AgentError):
     """A server that could not be started or connected to: the run fails, and the message names it and says why."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("mcp_start_failed", message)
+        # The boundary where a server's words (its stderr) enter plait: an env() or header value it echoes goes no
+        # further, not even to a Python caller of plait.run, who may log the exception.
+        super().__init__("mcp_start_failed", mask(message))
 
 
 @dataclass(frozen=True, slots=True)
