@@ -138,6 +138,44 @@ def test_a_journal_db_with_damaged_pages_stops_the_run_before_any_effect(sqlite_
     assert str(db) in message and "malformed" in message and "move the file aside" in message
 
 
+@pytest.mark.slow
+def test_a_journal_that_cannot_be_written_mid_run_is_one_line_and_the_run_resumes(sqlite_project):
+    """A full disk mid-run (a real file-size limit on the process: its writes stop short with an error, as on a
+    full disk) after the tool acted: one line naming the journal and how to go on, not an internal error; the run
+    is kept and resumes without acting again."""
+    import resource
+    import subprocess
+    import sys
+
+    root = sqlite_project.project
+    reply = "y" * 200_000  # the reply row cannot be written under the limit; the rows before it can
+    (root / "demo.json").write_text(
+        json.dumps([{"tool_calls": [{"name": "act", "arguments": {"what": "x"}}]}, {"text": reply}])
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    argv = [sys.executable, "-m", "plait", "run", "spec.plait"]
+    full = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert full.returncode == 1 and effects(root) == ["x"], full.stderr
+    [message] = [x for x in full.stderr.splitlines() if x.startswith("plait: ")]
+    assert "internal error" not in full.stderr and "Traceback" not in full.stderr
+    assert str(journal_path(root)) in message and "could not be written" in message
+    [run_id] = [
+        json.loads(x)["id"]
+        for x in subprocess.run(
+            [*argv[:3], "runs", "--json"], cwd=root, capture_output=True, text=True
+        ).stdout.splitlines()
+    ]
+    assert f"plait resume {run_id}" in message
+    done = subprocess.run(
+        [*argv[:3], "resume", run_id, "--json"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["output"] == reply, done.stderr
+    assert effects(root) == ["x"]  # the tool's effect is not repeated
+
+
 # -- damage inside a journal: contained, reported with its file, repairable ----------------
 
 

@@ -200,12 +200,20 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
     from .live import view_for
 
     view = quiet_view() if args.events else view_for()
+    from plait.runtime.store import JournalWriteError
+
     try:
         result = asyncio.run(
             drive(started, args, decisions if args.resume else None, engine, answers, view, budget=budget)
         )
     except AgentError as exc:  # a refused answer or decision changes nothing: the run still waits
         return fail(str(exc), EXIT_USAGE)
+    except JournalWriteError as exc:  # a full disk mid-run: what was written stands, no step runs unrecorded
+        return fail(
+            f"{exc}; the run is kept up to its last written row: make room (or see `plait runs doctor`), then "
+            f"`plait resume {started.id}`",
+            EXIT_ERRORS,
+        )
     except Terminated:
         return fail(f"terminated; the run is stored: resume with `plait resume {started.id}`", EXIT_TERMINATED)
     finally:
