@@ -119,3 +119,38 @@ def test_runs_lists_100000_runs_and_large_ones_in_bounded_memory(tmp_path, monke
             monkeypatch.setattr(sys, "stdout", out)
         assert code == 0 and lines == 100_003 + (argv == ["runs"])
         assert peak < 8_000_000, f"{argv}: {peak:,} bytes at peak"
+
+
+def test_a_crashed_runs_totals_are_counted_from_its_replies_alone(tmp_path, monkeypatch, capsys):
+    """A run that never stopped has no totals in its row: they are counted from its model replies, without loading
+    its other rows (three 8 MB tool results here; reading every row of the run took them all into memory)."""
+    journal = open_store(None, tmp_path)
+    journal.open()
+    now = time.time()
+    big = json.dumps({"value": "z" * 8_000_000})
+    conn = journal.conn  # type: ignore[attr-defined]
+    conn.execute("BEGIN")
+    conn.execute(
+        "INSERT INTO runs (id, entry, spec, input, status, started, updated) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ("cut-off", "main", None, '"hi"', "running", now, now),
+    )
+    rows = [("model_reply", json.dumps({"usage": [5, 7], "cost_usd": 0.25}))]
+    rows += [("tool_completed", big)] * 3 + [("model_reply", json.dumps({"usage": [11, 13]}))]
+    conn.executemany(
+        "INSERT INTO events (run_id, seq, kind, key, at, data) VALUES (?, ?, ?, ?, ?, ?)",
+        (("cut-off", seq, kind, None, now, data) for seq, (kind, data) in enumerate(rows, 1)),
+    )
+    conn.execute("COMMIT")
+    journal.close()
+    del big
+    monkeypatch.chdir(tmp_path)
+    tracemalloc.start()
+    try:
+        code, out, _ = cli(capsys, "runs", "--json")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    [run] = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and run["status"] == "crashed" and run["steps"] == 2
+    assert (run["input_tokens"], run["output_tokens"], run["cost_usd"]) == (16, 20, 0.25)
+    assert peak < 8_000_000, f"{peak:,} bytes at peak"

@@ -227,15 +227,7 @@ def with_totals(journal: Journal, row: dict[str, Any]) -> dict[str, Any]:
     row)."""
     if row["status"] not in ("running", "crashed"):
         return row
-    steps = tokens_in = tokens_out = 0
-    cost: float | None = None
-    for event in journal.events(row["id"]):
-        if event["kind"] == "model_reply" and isinstance(event["data"], dict):
-            steps += 1
-            usage = event["data"].get("usage") or (0, 0)
-            tokens_in, tokens_out = tokens_in + usage[0], tokens_out + usage[1]
-            if event["data"].get("cost_usd") is not None:
-                cost = (cost or 0.0) + event["data"]["cost_usd"]
+    steps, tokens_in, tokens_out, cost = journal.reply_totals(row["id"])  # its replies, not its other rows
     return {**row, "steps": steps, "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost}
 
 

@@ -154,6 +154,11 @@ class Journal(Protocol):
     def runs(self, status: str | None = None) -> list[dict[str, Any]]: ...
     def listing(self, status: str | None = None, page: int = 500) -> Iterator[dict[str, Any]]: ...
     def events(self, run_id: str) -> Iterator[dict[str, Any]]: ...
+    def reply_totals(self, run_id: str) -> tuple[int, int, int, float | None]:
+        """(model calls, input tokens, output tokens, USD or None when no call had a price) from the run's model
+        replies alone: a listing's figures for a run that has no stopped row, without reading its other rows."""
+        ...
+
     def problems(self) -> list[str]:
         """Damage found while opening and reading (a segment line that is not a row), one line each, with its file."""
         ...
@@ -522,6 +527,24 @@ class SQLJournal:
                 yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": json.loads(data)}
             except ValueError:
                 yield {"seq": seq, "kind": kind, "key": key, "at": at, "data": None, "damaged": "its data is not JSON"}
+
+    def reply_totals(self, run_id: str) -> tuple[int, int, int, float | None]:
+        self.sync()
+        calls = tokens_in = tokens_out = 0
+        cost: float | None = None
+        for (text,) in self.conn.execute(self.dialect.sql(q.SELECT_REPLIES), (run_id,)):
+            try:
+                data = json.loads(text)
+            except ValueError:  # a damaged row counts for nothing here; `plait runs doctor` reports it
+                continue
+            if not isinstance(data, dict):
+                continue
+            calls += 1
+            usage = data.get("usage") or (0, 0)
+            tokens_in, tokens_out = tokens_in + usage[0], tokens_out + usage[1]
+            if data.get("cost_usd") is not None:
+                cost = (cost or 0.0) + data["cost_usd"]
+        return calls, tokens_in, tokens_out, cost
 
     def lease(self, run_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(self.dialect.sql(q.SELECT_LEASE), (run_id,)).fetchone()

@@ -87,6 +87,8 @@ RUN_IMPORTED = "UPDATE runs SET status = ?, snapshot = ? WHERE id = ?"
 RELEASE_LEASE = "DELETE FROM leases WHERE run_id = ? AND owner = ?"
 RENEW_LEASES = "UPDATE leases SET expires = ? WHERE owner = ?"
 SELECT_EVENTS = "SELECT seq, kind, key, at, data FROM events WHERE run_id = ? ORDER BY seq"
+#: A run's model replies alone (what its totals are counted from while it has no stopped row), not its other rows.
+SELECT_REPLIES = "SELECT data FROM events WHERE run_id = ? AND kind = 'model_reply' ORDER BY seq"
 DELETE_EVENTS = "DELETE FROM events WHERE run_id = ?"
 DELETE_LEASE = "DELETE FROM leases WHERE run_id = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
