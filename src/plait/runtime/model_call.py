@@ -33,6 +33,7 @@ from .providers.base import (
     final_answer_text,
 )
 from .providers.continuation import RETENTION, continuation_id
+from .providers.structured import output_via
 from .structured_output import check_output, guidance, output_cut_off, output_invalid, wire_schema
 
 __all__ = [
@@ -283,6 +284,7 @@ def _prepare(request: ModelRequest, agent: AgentNode, config: ModelNode) -> None
         setattr(request, name, own if own is not None else getattr(config, name))
     if not request.tools:  # a choice only with tools to choose among: no wire accepts one without them
         request.tool_choice = None
+    request.output_via = output_via(config) if request.output_schema is not None else "native"
 
 
 async def _one_call(

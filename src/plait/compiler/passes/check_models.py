@@ -38,14 +38,18 @@ P341 = declare("P341", "model-unknown", Severity.ERROR, "a model id the catalogu
 P342 = declare(
     "P342", "model-not-locked", Severity.WARNING, "a model the `plait.lock` beside the spec has no entry for"
 )
-P343 = declare(
-    "P343", "model-lacks-capability", Severity.ERROR, "tools or an `output` on a model that cannot take them"
-)
+P343 = declare("P343", "model-lacks-capability", Severity.ERROR, "tools on a model that cannot call tools")
 P344 = declare(
     "P344",
     "model-output-through-tool",
     Severity.INFO,
     "an `output` on a model without structured output, asked through a forced tool call",
+)
+P347 = declare(
+    "P347",
+    "model-output-told",
+    Severity.INFO,
+    "an `output` on a model without structured output, told in the system message",
 )
 P345 = declare("P345", "max-tokens-above-limit", Severity.ERROR, "`max_tokens` above the model's output limit")
 P346 = declare("P346", "fallback-smaller-context", Severity.WARNING, "a fallback model with a smaller context window")
@@ -330,15 +334,18 @@ class _Uses:
                     )
                 )
             else:
+                retries = values.get("retry_malformed") if values is not None else None
+                told = ["the reply is validated against the schema, and a miss fails the run"]
+                if not retries:
+                    told[0] += " (`retry_malformed = N` asks again, with the schema, N times)"
                 ctx.diagnostics.append(
                     make(
-                        "P343",
-                        f"{kind} `{owner}` declares an `output`, but {via} ({info.provider}/{info.model_id}) "
-                        "has no structured output",
+                        "P347",
+                        f"{via} ({info.provider}/{info.model_id}) has no structured output: {kind} `{owner}`'s "
+                        "`output` is told to it in the system message, as a JSON Schema",
                         span,
                         labels=labels,
-                        notes=notes,
-                        fix=Fix("use a model with structured output, or remove the `output` block"),
+                        notes=told + notes,
                     )
                 )
         limit = info.max_output

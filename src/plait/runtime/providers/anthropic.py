@@ -33,7 +33,7 @@ from .base import (
 from .calls import CallBuffer, tool_call
 from .http import HTTPProvider, StreamState
 from .sse import loads
-from .structured import output_tool_name
+from .structured import instruction, output_tool_name
 
 __all__ = ["AnthropicProvider", "AnthropicStream", "anthropic_body", "parse_anthropic"]
 
@@ -47,7 +47,9 @@ _NO_NATIVE_OUTPUT = re.compile(r"^claude-(?:instant|[23](?:[-.]|$)|(?:opus|sonne
 
 def answer_tool(request: ModelRequest) -> str | None:
     """The final-answer tool's name when this request's output schema goes through one, else None."""
-    if request.output_schema is None or not _NO_NATIVE_OUTPUT.match(request.model):
+    if request.output_schema is None or request.output_via == "told":
+        return None
+    if request.output_via == "native" and not _NO_NATIVE_OUTPUT.match(request.model):
         return None
     return output_tool_name(request)
 
@@ -102,6 +104,10 @@ def anthropic_body(
 
 
 def _ask_output(body: dict[str, Any], request: ModelRequest) -> None:
+    if request.output_via == "told":
+        told = instruction(request.output_schema)  # type: ignore[arg-type]
+        body["system"] = f"{body['system']}\n\n{told}" if body.get("system") else told
+        return
     tool = answer_tool(request)
     if tool is None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": request.output_schema}}

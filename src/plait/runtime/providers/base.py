@@ -133,6 +133,11 @@ class ModelRequest:
     #: JSON Schema the final answer must match (a declared `output`), asked of the provider natively;
     #: None for plain text. Tool-calling turns are unaffected: only the answer is constrained.
     output_schema: dict[str, Any] | None = None
+    #: How the serving model is asked for `output_schema`, from its catalogue entry (set per model by the one
+    #: place that fills a request's settings): "native" (the wire's own structured output, or the wire's own
+    #: stand-in for ids it knows lack one), "tool" (a forced answer tool) or "told" (the schema in the system
+    #: message, for a model that says it has no structured output). The reply is validated either way.
+    output_via: str = "native"
     #: The hosted tools to ask the provider to run (each a tool's `run`: `{"hosted": "web_search", "options":
     #: {...}}`): sent as the wire's own tools by src/plait/runtime/providers/hosted.py, never as functions.
     hosted: list[dict[str, Any]] = field(default_factory=list)

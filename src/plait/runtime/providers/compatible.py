@@ -18,7 +18,7 @@ from plait.core.kinds import ModelNode
 from .base import ModelRequest, ProviderError
 from .openai import OpenAIProvider
 from .openai_chat import chat_body
-from .structured import instruction
+from .structured import tell_chat
 
 __all__ = ["CompatibleProvider"]
 
@@ -43,12 +43,7 @@ class CompatibleProvider(OpenAIProvider):
         body = chat_body(
             request, stream=stream, temperature=self._temperature(request), max_tokens=self._max_tokens(request)
         )
-        if request.output_schema is not None:
+        if request.output_schema is not None and request.output_via != "told":  # "told": chat_body told it
             # Many of these servers accept `response_format` and ignore it: the schema is also told in words.
-            told = instruction(request.output_schema)
-            messages = body["messages"]
-            if messages and messages[0]["role"] == "system":
-                messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{told}"}
-            else:
-                messages.insert(0, {"role": "system", "content": told})
+            tell_chat(body["messages"], request.output_schema)
         return body

@@ -72,7 +72,9 @@ def google_body(request: ModelRequest, *, temperature: float | None, max_tokens:
     system = [request.system] if request.system else []
     system += [m.text for m in request.messages if m.role == "system"]
     schema = request.output_schema
-    told = schema is not None and bool(request.tools) and bool(_NO_SCHEMA_WITH_TOOLS.match(request.model))
+    told = schema is not None and (
+        request.output_via == "told" or (bool(request.tools) and bool(_NO_SCHEMA_WITH_TOOLS.match(request.model)))
+    )
     if told:
         system.append(instruction(schema))  # type: ignore[arg-type]
     if system:

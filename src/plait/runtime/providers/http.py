@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any, AsyncIterator, ClassVar, Protocol
 
@@ -333,4 +334,14 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def _dumps(body: dict[str, Any]) -> bytes:
-    return _ENCODER.encode(body).encode()
+    text = _ENCODER.encode(body)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (a non-UTF-8 file name a tool listed, a model's "\ud800") has no UTF-8 form: the model
+        # is sent it as the text \udXXX (an escaped backslash in the JSON), as plait shows and journals it, which
+        # every server takes; a bare \udXXX escape in JSON is refused by strict parsers.
+        return _LONE_SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text).encode()
+
+
+_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")

@@ -28,7 +28,7 @@ from .base import (
 )
 from .calls import CallBuffer, synthetic_id, tool_call, wire_arguments
 from .sse import is_done, loads
-from .structured import schema_name
+from .structured import schema_name, tell_chat
 
 __all__ = [
     "ChatStream",
@@ -63,7 +63,10 @@ def chat_body(
     if max_tokens is not None:
         body[max_tokens_field] = max_tokens
     if request.output_schema is not None:
-        body["response_format"] = chat_response_format(request)
+        if request.output_via == "told":
+            tell_chat(body["messages"], request.output_schema)
+        else:
+            body["response_format"] = chat_response_format(request)
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}

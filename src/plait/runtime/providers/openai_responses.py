@@ -33,7 +33,7 @@ from .calls import CallBuffer, tool_call, wire_arguments
 from .continuation import RETENTION as _RETENTION
 from .continuation import continuation_id
 from .sse import loads
-from .structured import schema_name
+from .structured import instruction, schema_name
 
 __all__ = ["RETENTION", "ResponsesStream", "continuation_id", "parse_responses", "responses_body"]
 
@@ -76,7 +76,10 @@ def responses_body(
         body["temperature"] = temperature
     if max_tokens is not None:
         body["max_output_tokens"] = max_tokens
-    if request.output_schema is not None:
+    if request.output_schema is not None and request.output_via == "told":
+        told = instruction(request.output_schema)
+        body["instructions"] = f"{body['instructions']}\n\n{told}" if body.get("instructions") else told
+    elif request.output_schema is not None:
         fmt = {"type": "json_schema", "name": schema_name(request), "schema": request.output_schema, "strict": True}
         body["text"] = {"format": fmt}
     if stream:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import ModelRequest
 
-__all__ = ["OUTPUT_TOOL", "instruction", "output_tool_name", "schema_name"]
+if TYPE_CHECKING:
+    from plait.core.kinds import ModelNode
+
+__all__ = ["OUTPUT_TOOL", "instruction", "output_tool_name", "output_via", "schema_name", "tell_chat"]
 
 #: The tool a model without native structured output answers through (Anthropic legacy models).
 OUTPUT_TOOL = "final_answer"
@@ -42,3 +45,25 @@ def instruction(schema: dict[str, Any]) -> str:
         "When you give your final answer (not a tool call), reply with exactly one JSON object and nothing else, "
         "matching this JSON Schema:\n" + json.dumps(schema, ensure_ascii=False)
     )
+
+
+def output_via(config: ModelNode) -> str:
+    """How `config` is asked for an `output`: its catalogue entry may say it has no structured output.
+
+    Unknown (no entry, or one that does not say) is "native": the wire decides by
+    the ids it knows. A model without it that can call tools, on Anthropic, answers
+    through a forced tool (its own API's way); any other is told the schema.
+    """
+    info = config.catalogue
+    if info is None or info.can("structured_output") is not False:
+        return "native"
+    return "tool" if config.provider == "anthropic" and info.can("tools") is not False else "told"
+
+
+def tell_chat(messages: list[dict[str, Any]], schema: dict[str, Any]) -> None:
+    """Chat messages: the schema told in the system message (added to the first, or a new one first)."""
+    told = instruction(schema)
+    if messages and messages[0]["role"] == "system":
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{told}"}
+    else:
+        messages.insert(0, {"role": "system", "content": told})
