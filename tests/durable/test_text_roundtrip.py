@@ -83,6 +83,45 @@ def test_a_tool_listing_a_non_utf8_file_name_is_journaled_and_read_back_exactly(
     assert code == 0, err
 
 
+@pytest.mark.parametrize("provider", ["openai-compatible", "openai", "anthropic", "google"])
+def test_a_non_utf8_file_name_a_tool_listed_reaches_an_http_model_as_escaped_text(
+    tmp_path, capsys, monkeypatch, provider
+):
+    """A real provider's request body is UTF-8 JSON: the listing's lone surrogate failed the run there
+    (UnicodeEncodeError) after the journal had taken it. The model is sent it as the text `\\udce9`."""
+    from plait.runtime.providers.fake import FAKE_KEY_ENV, FakeServer
+
+    monkeypatch.setenv(FAKE_KEY_ENV, "k")
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    (tmp_path / "text_tools.py").write_text(TOOLS)
+    with FakeServer([call("listing"), {"text": "listed"}]) as server:
+        (tmp_path / "spec.plait").write_text(
+            SPEC.replace(
+                'model demo = "scripted/demo" { script = "demo.json" }',
+                f'model demo = "{provider}/fake-model" {{ base_url = "{server.base_url(provider)}", '
+                f'api_key = env("{FAKE_KEY_ENV}") }}',
+            )
+        )
+        monkeypatch.chdir(tmp_path)
+        code, out, err = cli(capsys, "run", "spec.plait")
+        sent = server.requests[-1].body
+    assert code == 0 and out.strip() == "listed", err
+
+    def texts(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from texts(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from texts(item)
+
+    assert any("caf\\udce9.txt" in text for text in texts(sent)), sent
+
+
 def test_a_model_reply_with_a_lone_surrogate_is_stored_and_replayed_exactly(backend):
     """In the text, the arguments and the call id (which names the call's rows): a resume finds every row again."""
     replies = [
