@@ -122,6 +122,21 @@ def test_a_non_utf8_file_name_a_tool_listed_reaches_an_http_model_as_escaped_tex
     assert any("caf\\udce9.txt" in text for text in texts(sent)), sent
 
 
+def test_a_failed_call_after_a_non_utf8_listing_is_retried_by_resume(project, capsys):
+    """The call after the listing fails (a server error): resuming retries it from the journal's rows, which hold
+    the listing exactly, and the tool is not run again."""
+    root = project.project
+    replies = [call("listing"), {"error": {"kind": "server_error", "message": "down"}}, {"text": "listed"}]
+    (root / "demo.json").write_text(json.dumps(replies))
+    code, _, err = cli(capsys, "run", "spec.plait")
+    assert code == 1 and "server_error" in err
+    [run] = runs(capsys)
+    code, out, err = cli(capsys, "resume", run["id"], "--json")
+    assert code == 0 and json.loads(out)["output"] == "listed", err
+    [completed] = rows(project, run["id"], "tool_completed")  # one listing: replayed, not run again
+    assert completed["value"] == [os.fsdecode(b"caf\xe9.txt"), "plain.txt"]
+
+
 def test_a_model_reply_with_a_lone_surrogate_is_stored_and_replayed_exactly(backend):
     """In the text, the arguments and the call id (which names the call's rows): a resume finds every row again."""
     replies = [
