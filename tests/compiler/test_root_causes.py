@@ -51,6 +51,30 @@ def test_a_runnable_that_lost_its_place_reports_that_and_folds_its_template_erro
     assert 'route `triage` has no case for "sales"' in text
 
 
+def test_a_route_that_lost_its_else_is_the_root_and_the_handler_it_left_unused_follows(tmp_path):
+    """Removing `else -> sales`: the route's missing case is the cause, listed first; `sales` unused and its
+    template error (which follows from that) are folded under it."""
+    spec = _copy("triage", tmp_path)
+    spec.write_text(spec.read_text().replace("  else      -> sales\n", ""))
+    result = plait.compile(spec)
+    root, unused, template = result.diagnostics
+    assert (root.code, unused.code, template.code) == ("P310", "P601", "P402")
+    assert unused.follows == ("P310", root.span) and template.follows == ("P601", unused.span)
+    text = render_diagnostics(result.diagnostics, result.sources, "text")
+    assert text.startswith('error[P310]: route `triage` has no case for "sales"')
+    assert "= note: 2 more problems follow from this one; fix it first:" in text and text.count(" --> ") == 1
+    assert "Found 2 errors and 1 warning in 1 file." in text
+
+
+def test_a_route_missing_a_case_does_not_claim_an_unrelated_unused_runnable(tmp_path):
+    spec = _copy("triage", tmp_path)
+    text = spec.read_text().replace("  else      -> sales\n", "")
+    spec.write_text(text.replace("step sales ", "step leads "))
+    result = plait.compile(spec)
+    unused = next(d for d in result.diagnostics if d.code == "P601")
+    assert unused.follows is None and result.diagnostics[0].code != "P310"
+
+
 def test_an_unrelated_error_in_the_same_declaration_is_not_folded(tmp_path):
     result = compile_text(
         """

@@ -58,9 +58,30 @@ def _never_used(decls: Mapping[str, Span], root: Diagnostic) -> Callable[[Diagno
     return lambda other: other.is_error and other.code.startswith("P4") and _inside(other.span, owner)
 
 
-#: Root code → its rule, in the order roots are tried: an undefined name can be why a runnable is never used.
+_CASE_VALUE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _uncovered_case(decls: Mapping[str, Span], root: Diagnostic) -> Callable[[Diagnostic], bool]:
+    """A route without a case for a value (often: its `else` or a case was just removed) leaves the runnable that
+    handled the value unused: a never-used runnable named for a missing value (`sales` for "sales", `tech_support`
+    for "tech") follows from it, and so does what follows from that runnable being unused."""
+    _, _, listed = root.message.partition(" has no case for ")
+    values = {v.lower() for v in _CASE_VALUE.findall(listed)}
+    if not values:
+        return lambda other: False
+
+    def handled_here(name: str) -> bool:
+        lowered = name.lower()
+        return lowered in values or any(part in values for part in lowered.split("_"))
+
+    return lambda other: other.code == "P601" and any(handled_here(name) for name in _named(other) & decls.keys())
+
+
+#: Root code → its rule, in the order roots are tried: an undefined name can be why a runnable is never used, and
+#: so can a route's missing case.
 RULES: dict[str, Rule] = {
     "P101": _undefined_name,
+    "P310": _uncovered_case,
     "P601": _never_used,
 }
 
@@ -77,11 +98,16 @@ def fold(diagnostics: list[Diagnostic], decls: Mapping[str, Any]) -> list[Diagno
     for root in roots:
         if id(root) in taken:
             continue  # a follower is not a root of its own: its cause is already shown above it
-        follows = RULES[root.code](spans, root)
-        for other in diagnostics:
-            if other is not root and id(other) not in taken and follows(other):
-                taken.add(id(other))
-                after.setdefault(id(root), []).append(replace(other, follows=(root.code, root.span)))
+        causes = [root]  # what follows from a follower follows from its root too, listed under the root
+        while causes:
+            cause = causes.pop(0)
+            follows = RULES[cause.code](spans, cause)
+            for other in diagnostics:
+                if other is not root and id(other) not in taken and follows(other):
+                    taken.add(id(other))
+                    after.setdefault(id(root), []).append(replace(other, follows=(cause.code, cause.span)))
+                    if other.code in RULES:
+                        causes.append(other)
     if not taken:
         return diagnostics
     out: list[Diagnostic] = []

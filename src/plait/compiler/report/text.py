@@ -58,16 +58,21 @@ def render_text(
 ) -> str:
     paint = _Paint(color)
     # A diagnostic that follows from another one listed here is folded into a line under it (src/plait/compiler/cascade.py).
+    # What follows from a follower is folded under the root it all follows from.
     listed = {(d.code, d.span) for d in diagnostics if d.follows is None}
+    cause = {(d.code, d.span): d.follows for d in diagnostics if d.follows is not None}
     folded: dict[tuple, list[Diagnostic]] = {}
+    shown: list[Diagnostic] = []
     for d in diagnostics:
-        if d.follows is not None and d.follows in listed:
-            folded.setdefault(d.follows, []).append(d)
-    blocks = [
-        _diagnostic(d, sources, paint, folded.get((d.code, d.span), ()))
-        for d in diagnostics
-        if d.follows is None or d.follows not in listed
-    ]
+        root, seen = d.follows, set()
+        while root is not None and root not in listed and root in cause and root not in seen:
+            seen.add(root)
+            root = cause[root]
+        if root is not None and root in listed:
+            folded.setdefault(root, []).append(d)
+        else:
+            shown.append(d)
+    blocks = [_diagnostic(d, sources, paint, folded.get((d.code, d.span), ())) for d in shown]
     if summary:
         blocks.append(summarize(diagnostics, sources).line() + "\n")
     return "\n".join(blocks)
