@@ -34,18 +34,27 @@ async def _read_request(reader: asyncio.StreamReader) -> None:
     await reader.readexactly(length)
 
 
-def _answers_404(body: bytes, content_type: bytes) -> Handler:
+def _answers(raw: bytes, *, reads_request: bool = True) -> Handler:
+    """A server that reads the request (or only a first byte: a TLS hello has no HTTP head), writes `raw` as it
+    stands (a reply, a part of one, or nothing) and hangs up."""
+
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(
-            b"HTTP/1.1 404 Not Found\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n%s"
-            % (content_type, len(body), body)
-        )
+        if reads_request:
+            await _read_request(reader)
+        else:
+            await reader.read(1)
+        writer.write(raw)
         await writer.drain()
         writer.close()
         await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
 
     return handler
+
+
+def _answers_404(body: bytes, content_type: bytes) -> Handler:
+    return _answers(
+        b"HTTP/1.1 404 Not Found\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n%s" % (content_type, len(body), body)
+    )
 
 
 #: A static server's plain text for an unknown path.
@@ -61,23 +70,15 @@ _model_not_found = _answers_404(
 )
 
 
-async def _dies_mid_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await _read_request(reader)
-    event = b'data: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n'
-    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
-    writer.write(b"%x\r\n%s\r\n" % (len(event), event))
-    writer.write(b"40\r\ndata: {")  # a chunk announced as 64 bytes, then the process is gone
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
-
-
-async def _dies_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await _read_request(reader)
-    writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": "x", ')
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+_EVENT = b'data: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n'
+_dies_mid_stream = _answers(
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    + b"%x\r\n%s\r\n" % (len(_EVENT), _EVENT)
+    + b"40\r\ndata: {"  # a chunk announced as 64 bytes, then the process is gone
+)
+_dies_mid_body = _answers(
+    b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": "x", '
+)
 
 
 def _call(base_url: str, *, stream: bool, handler: Handler | None = None, **config: Any) -> ProviderError:
@@ -173,20 +174,10 @@ def test_a_server_dying_mid_body_says_the_reply_was_cut_off() -> None:
     assert not [word for word in LIBRARY_WORDS if word in text], text
 
 
-async def _hangs_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await _read_request(reader)  # the request is read, then the process is gone before a byte of reply
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
-
-
-async def _html_page(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    # A web server where the API was expected: a 200 whose body is a page.
-    await _read_request(reader)
-    body = b"<html>It works!</html>"
-    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+#: The request is read, then the process is gone before a byte of reply.
+_hangs_up = _answers(b"")
+#: A web server where the API was expected: a 200 whose body is a page.
+_html_page = _answers(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 22\r\n\r\n<html>It works!</html>")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
@@ -221,15 +212,10 @@ _static_501 = b"""<!DOCTYPE HTML>
 """
 
 
-async def _static_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await _read_request(reader)
-    writer.write(
-        b"HTTP/1.0 501 Unsupported method\r\ncontent-type: text/html;charset=utf-8\r\ncontent-length: %d\r\n\r\n%s"
-        % (len(_static_501), _static_501)
-    )
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+_static_server = _answers(
+    b"HTTP/1.0 501 Unsupported method\r\ncontent-type: text/html;charset=utf-8\r\ncontent-length: %d\r\n\r\n%s"
+    % (len(_static_501), _static_501)
+)
 
 
 def test_a_web_pages_error_is_one_line_of_its_text_with_the_status_and_url() -> None:
@@ -240,15 +226,9 @@ def test_a_web_pages_error_is_one_line_of_its_text_with_the_status_and_url() -> 
     assert "(HTTP 501 from POST http://127.0.0.1:" in text and "/v1/chat/completions)" in text
 
 
-async def _garbled_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await _read_request(reader)
-    body = b"data: {not json\n\n"
-    writer.write(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
-    )
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+_garbled_stream = _answers(
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 17\r\n\r\ndata: {not json\n\n"
+)
 
 
 def test_a_garbled_stream_names_the_url() -> None:
@@ -258,13 +238,10 @@ def test_a_garbled_stream_names_the_url() -> None:
     assert "(from POST http://127.0.0.1:" in text and "/v1/chat/completions)" in text
 
 
-async def _speaks_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    # What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
-    await reader.read(1)
-    writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-    await writer.drain()
-    writer.close()
-    await writer.wait_closed()  # the server's socket is closed before the handler ends, not left to the GC
+#: What a plain-HTTP server answers to a TLS hello: a 400 in clear text, which the client cannot read as TLS.
+_speaks_plain_http = _answers(
+    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n", reads_request=False
+)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["buffered", "streamed"])
