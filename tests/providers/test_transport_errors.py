@@ -196,6 +196,13 @@ def test_a_reply_that_is_not_the_apis_names_the_url_and_shows_what_came_back() -
     assert "POST http://127.0.0.1:" in text and "/v1/chat/completions" in text
 
 
+def test_a_web_page_answering_a_streamed_call_is_named_as_one() -> None:
+    err = _call("http://127.0.0.1:PORT/v1", stream=True, handler=_html_page)
+    text = str(err)
+    assert "the reply is a web page, not an event stream: 'It works!'" in text, text
+    assert "POST http://127.0.0.1:" in text and "/v1/chat/completions" in text and "finish_reason" not in text
+
+
 #: What a static web server (python -m http.server) answers a POST: a 501 as a multi-line HTML page.
 _static_501 = b"""<!DOCTYPE HTML>
 <html lang="en">

@@ -151,6 +151,11 @@ class HTTPProvider:
             if response.status_code >= 300:
                 async with _until(deadline, self, request, url):
                     await self._read(response, url)
+            if "html" in response.headers.get("content-type", ""):
+                # A web page where the event stream was expected (a web server or proxy at base_url): its words,
+                # not "the stream ended before its finish".
+                async with _until(deadline, self, request, url):
+                    await self._not_a_stream(response, url)
             state = self.stream_state(request)
             decoder = SSEDecoder()
             chunks = response.aiter_raw().__aiter__()
@@ -261,6 +266,15 @@ class HTTPProvider:
             shown = errors.page_text(body.decode("utf-8", "replace"))[:200]
             message = f"the reply is not JSON: {shown!r} (from {self._where(url)})"
             raise self._stamp(ProviderError("server_error", message)) from exc
+
+    async def _not_a_stream(self, response: httpx.Response | DirectResponse, url: str) -> None:
+        try:
+            body = await response.aread()
+        except httpx.TransportError as exc:
+            raise self._stamp(errors.from_exception(exc, url=self._where(url))) from exc
+        shown = errors.page_text(body.decode("utf-8", "replace"))[:200]
+        message = f"the reply is a web page, not an event stream: {shown!r} (from {self._where(url)})"
+        raise self._stamp(ProviderError("server_error", message))
 
     def _request_headers(self) -> dict[str, str]:
         # Built per call rather than cached, so no long-lived object holds the key in clear.
