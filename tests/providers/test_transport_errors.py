@@ -273,3 +273,20 @@ def test_the_url_in_a_message_never_carries_credentials_or_a_query(monkeypatch: 
     port = _refused_port()
     err = _call(f"http://127.0.0.1:{port}/v1?api-key=query-secret", stream=False)
     assert "query-secret" not in str(err) and f"127.0.0.1:{port}/v1" in str(err)
+
+
+def test_a_host_name_that_does_not_resolve_is_named(monkeypatch) -> None:
+    """The resolver's failure (the OS's getaddrinfo, stood in for: tests reach no DNS server) in the user's words."""
+    real = socket.getaddrinfo
+
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "models.example.invalid":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    err = _call("http://models.example.invalid:8080/v1", stream=False)
+    text = str(err)
+    assert err.kind == "network" and "the host name models.example.invalid could not be resolved" in text, text
+    assert "calling POST http://models.example.invalid:8080/v1/chat/completions" in text
+    assert not [word for word in LIBRARY_WORDS if word in text], text
