@@ -1,6 +1,6 @@
 """Hover on a field inside a path (issue 21): `tasks` in `{{plan.tasks}}`, or inside an expression, shows the
 field's type and description, as hover on the head name shows its declaration; through named types, a chain's
-last element, `run.input...` and `state...`."""
+last element, `run.input...`, `state...` and `input...` (what arrives where the runnable is placed)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,56 @@ def test_hover_through_a_chain_a_named_type_the_run_s_input_and_state():
     assert topic is not None and "run.input.topic: string" in topic and "What the report is about" in topic
     notes = hover("state.notes", into=len("state.no"))
     assert notes is not None and "state.notes: list[string]" in notes and "What the tools noted" in notes
+
+
+PLACED = """plait 0.3
+
+model fast = "openai/gpt-4o-mini"
+
+step sort {
+  model  = fast
+  prompt = "Sort {{input}}"
+  output { category: "billing" | "tech", summary: string "One line on the case" }
+}
+
+step answer {
+  model  = fast
+  prompt = "Answer: {{input.summary}}"
+}
+
+step tag {
+  model  = fast
+  prompt = "Tag {{input.summary}}"
+}
+
+step count {
+  model  = fast
+  prompt = "Count {{input}}"
+  output { summary: int "A count, here" }
+}
+
+chain main = sort -> answer
+chain twice = sort -> tag
+chain also = count -> tag
+"""
+
+
+def _placed(needle: str, into: int) -> str | None:
+    return ide.analyse(PLACED, "placed.plait").hover(PLACED.index(needle) + into)
+
+
+def test_hover_on_a_field_of_input_shows_what_arrives_where_the_runnable_is_placed():
+    shown = _placed("{{input.summary}}", len("{{input.su"))
+    assert shown is not None and "```plait\ninput.summary: string\n```" in shown and "One line on the case" in shown
+    # The head is the runnable's input, not a declaration: nothing to say of `input` itself here.
+    assert "step" not in (_placed("{{input.summary}}", len("{{in")) or "")
+
+
+def test_hover_on_input_in_a_runnable_placed_twice_shows_each_place():
+    shown = _placed("Tag {{input.summary}}", len("Tag {{input.su"))
+    assert shown is not None and "Placed in 2 places" in shown
+    assert "input.summary: string" in shown and "input.summary: int" in shown and "A count, here" in shown
+    assert "error" not in shown  # the spec checks clean: each place has the field
 
 
 def test_completion_offers_types_after_an_ask_s_answer(tmp_path):

@@ -72,6 +72,8 @@ class CompileContext:
         #: An agent with `handoff`: the type of its own answer (its entry in `types` is the union with its targets').
         self.answers: dict[str, Type] = {}
         self.input_type: ObjectType | None = None
+        #: Runnable name -> what arrives as its `{{input}}`, one type per distinct place it runs (check_flow).
+        self.received: dict[str, list[Type]] = {}
         self.state_type: ObjectType | None = None
         #: The `type` declarations (plait 0.3), by name, and each as the type it names (collect_symbols).
         self.type_decls: dict[str, Any] = {}

@@ -80,6 +80,7 @@ class CompileResult:
         diagnostics: list[Diagnostic] | None = None,
         sources: dict | None = None,
         tests: list | None = None,
+        inputs: dict | None = None,
     ) -> None:
         #: None when the spec has errors.
         self.graph = graph
@@ -87,6 +88,8 @@ class CompileResult:
         self.sources: dict = {} if sources is None else sources
         #: The spec's checked `test` declarations (core.kinds.test.TestNode), in the order written.
         self.tests: list = [] if tests is None else tests
+        #: Runnable name -> the types that arrive as its `{{input}}`, one per distinct place it runs (for editors).
+        self.inputs: dict = {} if inputs is None else inputs
 
     def __repr__(self) -> str:
         return f"CompileResult(ok={self.ok}, diagnostics={self.diagnostics!r})"
@@ -112,7 +115,8 @@ def run_passes(loaded: LoadResult, passes: tuple[Pass, ...] = PASSES) -> Compile
     if left_out is not None:
         diagnostics.append(left_out)  # last in every format, after the ones it counts
     graph = ctx.graph if not any(d.is_error for d in diagnostics) else None
-    return CompileResult(graph, diagnostics, loaded.sources, ctx.tests if graph is not None else [])
+    tests = ctx.tests if graph is not None else []
+    return CompileResult(graph, diagnostics, loaded.sources, tests, {k: tuple(v) for k, v in ctx.received.items()})
 
 
 def compile_spec(path_or_text: str | os.PathLike, *, path: str | None = None) -> CompileResult:

@@ -47,6 +47,8 @@ class Analysis:
     #: The modules the compile loaded, the document's first (when it parses).
     modules: tuple[ast.Module, ...] = ()
     workspace: Workspace | None = field(default=None, repr=False, compare=False)
+    #: Runnable name -> the types that arrive as its `{{input}}`, one per place it runs.
+    inputs: dict[str, tuple[Any, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def symbols(self) -> dict[str, Symbol]:
@@ -126,7 +128,8 @@ class Analysis:
             parts.append(attribute)
         from .fields import field_hover  # a field inside a path: `tasks` in `{{plan.tasks}}`
 
-        field = field_hover(self.modules, self.sources[self.path], offset) if self.path in self.sources else None
+        source = self.sources.get(self.path)
+        field = field_hover(self.modules, source, offset, self.inputs) if source is not None else None
         if field is not None:
             parts.append(field)
         symbol = self.definition(offset)
@@ -306,7 +309,7 @@ def document(workspace: Workspace, path: str) -> Analysis:
     """The document at `path` compiled against the workspace's buffers, with `plait check`'s filtering."""
     compiled = workspace.compile(path)
     diagnostics = check_diagnostics(compiled.diagnostics, compiled.sources)
-    return Analysis(path, diagnostics, compiled.sources, compiled.modules, workspace)
+    return Analysis(path, diagnostics, compiled.sources, compiled.modules, workspace, compiled.inputs)
 
 
 def check_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> dict[str, list[Diagnostic]]:

@@ -4,15 +4,16 @@
 `plan`'s declared output; hovering it shows `plan.tasks: list[string]` and the
 field's description, as hovering `plan` shows the step. A path reads fields
 from a runnable's declared output (a chain's or a loop's is its last
-element's), from `run.input...` (the `input` block) and from `state...`; what
-arrives as `{{input}}` depends on where the runnable is placed, so its fields
-are not hovered here.
+element's), from `run.input...` (the `input` block), from `state...`, and
+from `input...`: what arrives at the runnable written around it, as the
+compile placed it (a runnable placed in several places shows the field of
+each place that has it, once).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from plait.core import types as t
 from plait.core.source import SourceFile, Span
@@ -23,21 +24,30 @@ from .index import declarations
 __all__ = ["field_hover"]
 
 
-def field_hover(modules: tuple[ast.Module, ...], source: SourceFile, offset: int) -> str | None:
-    """Markdown for the field of a template path at `offset` in the document (the first module), or None."""
+def field_hover(
+    modules: tuple[ast.Module, ...],
+    source: SourceFile,
+    offset: int,
+    inputs: Mapping[str, tuple[t.Type, ...]] | None = None,
+) -> str | None:
+    """Markdown for the field of a template path at `offset` in the document (the first module), or None.
+
+    `inputs` (the compile's: runnable name -> what arrives as its `{{input}}` at each place) types `input...`."""
     if not modules or modules[0].file != source.path:
         return None
-    for parts, spans in _paths_at(modules[0], source, offset):
+    for owner, parts, spans in _paths_at(modules[0], source, offset):
         index = next((i for i, span in enumerate(spans) if span.offset <= offset < span.end_offset), None)
         if index is None or index == 0:
             return None  # the head is a name, hovered as its declaration
+        if parts[0] == "input":
+            return _describe_input(parts[: index + 1], (inputs or {}).get(owner, ()))
         declared = {d.name.name: d for m in modules for d in declarations(m)}  # type: ignore[union-attr]
         return _describe(parts[: index + 1], declared, list(modules))
     return None
 
 
-def _paths_at(module: ast.Module, source: SourceFile, offset: int) -> Iterator[tuple[list[str], list[Span]]]:
-    """The template paths written around `offset`, each with the span of each of its parts."""
+def _paths_at(module: ast.Module, source: SourceFile, offset: int) -> Iterator[tuple[str, list[str], list[Span]]]:
+    """The template paths written around `offset`, each with its declaration's name and each part's span."""
     from plait.compiler.expressions import reads
     from plait.compiler.passes.check_flow import template_strings
     from plait.compiler.rules._placeholders import placeholders
@@ -62,7 +72,7 @@ def _paths_at(module: ast.Module, source: SourceFile, offset: int) -> Iterator[t
                         spans.append(placeholder.part(start, start + len(part)))
                         start += len(part) + 1
                     if spans and spans[0] != string.span and spans[0].offset <= offset <= spans[-1].end_offset:
-                        yield parts, spans
+                        yield decl.name.name, parts, spans  # type: ignore[union-attr]
 
 
 def _written(text: str, paths: list[tuple[str, ...]]) -> Iterator[tuple[list[str], int]]:
@@ -96,6 +106,23 @@ def _describe(parts: list[str], declared: dict[str, ast.Decl], modules: list[ast
     if field.description:
         lines.append(field.description)
     return "\n\n".join(lines)
+
+
+def _describe_input(parts: list[str], received: tuple[t.Type, ...]) -> str | None:
+    """`input.a.b` in a runnable: the field at each place it runs (the same declaration shown once)."""
+    shown: list[str] = []
+    for record in received:
+        parent = t.lookup(record, parts[1:-1])
+        field = _field(t.strip_optional(parent), parts[-1]) if parent is not None else None
+        if field is None:
+            continue
+        typed = t.describe(field.type) + ("?" if field.optional else "")
+        text = f"```plait\n{'.'.join(parts)}: {typed}\n```" + (f"\n\n{field.description}" if field.description else "")
+        if text not in shown:
+            shown.append(text)
+    if len(shown) > 1:
+        shown.insert(0, f"Placed in {len(shown)} places, it receives:")
+    return "\n\n".join(shown) or None
 
 
 def _field(shape: t.Type, name: str) -> t.FieldType | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from plait.core.diagnostics import Diagnostic
 from plait.core.source import SourceFile
@@ -35,6 +36,8 @@ class Compiled:
     diagnostics: list[Diagnostic]
     sources: dict[str, SourceFile]
     modules: tuple[ast.Module, ...]
+    #: Runnable name -> the types that arrive as its `{{input}}` (CompileResult.inputs).
+    inputs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,7 +116,7 @@ class Workspace:
             result = run_passes(loaded)
         sources = dict(result.sources)
         sources.setdefault(path, SourceFile(path, text))
-        return Compiled(path, result.diagnostics, sources, tuple(loaded.modules))
+        return Compiled(path, result.diagnostics, sources, tuple(loaded.modules), result.inputs)
 
     def project(self) -> Project:
         return Project(self)

@@ -710,6 +710,10 @@ class Condition:
             self.bad(f"`{path}` is `{t.describe(bare)}`, so it never equals {_literal_text(value)}", node.span)
 
 
+#: Distinct input types kept per runnable for the editor (a runnable reused in many places: the first few).
+_RECEIVED = 8
+
+
 def _instances(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
     return walk(ctx, run)
 
@@ -729,6 +733,9 @@ def check_flow(ctx: CompileContext) -> None:
         if bound:
             # What the runnable's own templates and code see is the record its `with` binds here.
             inst = replace(inst, input=flow.bindings(inst, bound), producer=WITH_PREFIX + inst.name)
+        received = ctx.received.setdefault(inst.name, [])
+        if len(received) < _RECEIVED and inst.input not in received:
+            received.append(inst.input)
         found = strings.get(inst.name)
         if found is None:
             found = strings[inst.name] = template_strings(decl)
