@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -150,3 +151,23 @@ def test_url_passwords_never_reach_json_or_labels():
     one_tool = AgentGraph()
     one_tool.add(ToolNode(name="t", run={"type": "http", "method": "GET", "url": url, "headers": {}}))
     assert node_lines(one_tool, "t") == ["t", "GET h.example/x"]
+
+
+def test_an_mcp_servers_conditional_approval_is_drawn_with_its_condition():
+    import plait
+
+    spec = """plait 0.3
+model fast = "openai/gpt-4o-mini"
+mcp files {
+  command  = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+  approval = { write_file = path != "notes.md", move_file = required }
+}
+agent writer { model = fast, tools = [files] }
+"""
+    compiled = plait.compile(spec)
+    assert compiled.graph is not None, compiled.diagnostics  # an unlocked server is a warning only
+    # The condition, as written, on the tool that waits only when it holds; the other tool always waits.
+    dot = html.unescape(render(compiled.graph, "dot", RenderOptions(hide=("none",))))
+    assert 'approval write_file when path != "notes.md", move_file' in dot, dot
+    mermaid = render(compiled.graph, "mermaid", RenderOptions(hide=("none",)))
+    assert "approval write_file when path != #quot;notes.md#quot;, move_file" in mermaid, mermaid

@@ -155,8 +155,17 @@ _MCP: tuple[Entry, ...] = (
     (("command", "url"), _always(_mcp_where)),
     (("offered", "lock_state", "tools"), _mcp_tools),
     (("lock_state",), _when(lambda a: a.lock_state != "fresh", lambda a: f"lock {a.lock_state}")),
-    (("approval",), _when(lambda a: a.approval, lambda a: "approval " + ", ".join(a.approval))),
+    (("approval", "approval_when"), _when(lambda a: a.approval, lambda a: _mcp_approval(a))),
 )
+
+
+def _mcp_approval(a: g.McpNode) -> str:
+    """Each gated tool, with the condition over its arguments when only some calls wait (plait 0.3)."""
+    gated = [
+        f"{tool} when {_short(condition_text(a.approval_when[tool]), 40)}" if tool in a.approval_when else tool
+        for tool in a.approval
+    ]
+    return "approval " + ", ".join(gated)
 
 
 def until_text(a: g.AgentNode) -> str:

@@ -54,7 +54,7 @@ class McpNode(Node):
     )
     #: From 0.3, the tools of `approval` gated by a condition over the call's arguments (the rest: every call).
     approval_when: dict[str, Condition] = attr(
-        default_factory=dict, contract=True, doc="The conditions of a conditional `approval`, by tool."
+        drawn=True, default_factory=dict, contract=True, doc="The conditions of a conditional `approval`, by tool."
     )
     #: What `plait.lock` beside the declaring file says of this server: "fresh", "stale" (the declaration
     #: changed since it was locked), "missing" (no lock, or no entry) or "invalid" (the lock cannot be read).
