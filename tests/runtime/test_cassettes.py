@@ -383,3 +383,33 @@ def test_a_run_stopped_for_a_person_replays_and_resumes_from_its_exported_casset
     run_id, pending = stopped("--cassette", cassette)
     assert main(["run", spec, "--resume", run_id, "--decide", f"{pending}=approve", "--cassette", cassette]) == 0
     assert capsys.readouterr().out.strip() == "Sent."
+
+
+FALLBACK = """plait 0.3
+model a = "scripted/a" { script = "a.json", retries = 0 }
+model b = "scripted/b" { script = "b.json" }
+agent main { model = a, fallback = [b] }
+"""
+
+
+def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tmp_path, capsys, monkeypatch):
+    """The primary's failure is in the exported cassette, under the key of the request it was asked: before, only
+    the fallback's reply was, and a replay's first request (to the primary) was a miss."""
+    (tmp_path / "s.plait").write_text(FALLBACK)
+    (tmp_path / "a.json").write_text(json.dumps({"main": [{"error": {"kind": "server_error"}}]}))
+    (tmp_path / "b.json").write_text(json.dumps({"main": [{"text": "from b"}]}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "s.plait", "--input", "hi", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert main(["runs", "export", run_id, "--cassette", "-o", "c.json"]) == 0
+    recorded = json.loads((tmp_path / "c.json").read_text())["interactions"]
+    assert [(i["model"], "error" in i) for i in recorded] == [("a", True), ("b", False)]
+    # Replayed from the cassette alone: the scripts now say something else.
+    (tmp_path / "a.json").write_text(json.dumps({"main": [{"text": "from a"}]}))
+    (tmp_path / "b.json").write_text(json.dumps({"main": [{"text": "changed"}]}))
+    assert main(["run", "s.plait", "--input", "hi", "--json", "--cassette", "c.json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["output"] == "from b"
+    assert [w["details"] for w in replayed["warnings"] if w["code"] == "model_fallback"] == [
+        {"from": "a", "to": "b", "kind": "server_error"}
+    ]

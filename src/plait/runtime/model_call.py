@@ -128,6 +128,7 @@ async def _with_fallbacks(
 ) -> ModelResponse:
     models = (agent.model, *agent.fallback)
     fallback_on = agent.fallback_on if agent.fallback_on is not None else FALLBACK_KINDS
+    failed: list[dict[str, Any]] = []
     for index, name in enumerate(models):
         if index or ctx.journal is None:  # a journaled call's first model is checked before its request is recorded
             check_budget(ctx, name, request, path)
@@ -150,7 +151,11 @@ async def _with_fallbacks(
                 agent,
                 **{"from": name, "to": models[index + 1], "kind": error.kind},
             )
+            if ctx.journal is not None:  # the request as this model was asked, before the next one is prepared
+                key = ctx.journal.keys.key(request)
+                failed.append({"model": name, "kind": error.kind, "message": str(error), "request_key": key})
             continue
+        response.failed_over = failed
         served(ctx, agent, name, request, response, path)
         return response
     raise AssertionError("unreachable: the loop returns or raises")

@@ -8,7 +8,9 @@ form (`"form": "comparable"`: each message's role, text, tool calls and
 arguments, the system prompt, the tools' names) and a miss still names the
 first differing message; a row journaled before digests has none (`null`). A
 call that failed over to a fallback model is kept as the reply of the model
-that served it; runs journaled before request keys have none to export. With
+that served it, after the failure of each model before it (kept in the reply's
+row with the key of the request that model was asked), so a replay takes the
+same fallback edge; runs journaled before request keys have none to export. With
 `tools` (`--tools`), each completed tool call's result is kept too.
 """
 
@@ -57,6 +59,16 @@ def from_rows(
         if kind not in ("model_reply", "model_error") or not isinstance(data.get("request_key"), str):
             continue
         path, _, step = position.partition("#")
+        number = int(step.partition("~")[0]) if step.partition("~")[0].isdigit() else 0
+        for failed in data.get("failed_over") or () if kind == "model_reply" else ():
+            # A model that failed over: its failure, under the key of the request it was asked, before the reply.
+            error = {"kind": failed.get("kind"), "message": failed.get("message"), "status": None}
+            model = str(failed.get("model") or "")
+            interactions.append(
+                Interaction(
+                    failed["request_key"], model, agents.get(position), path, number, asked.get(position), error=error
+                )
+            )
         outcome: dict[str, Any]
         if kind == "model_reply":
             outcome = {
@@ -77,7 +89,7 @@ def from_rows(
                 str(data.get("model") or ""),
                 agents.get(position),
                 path,
-                int(step.partition("~")[0]) if step.partition("~")[0].isdigit() else 0,
+                number,
                 asked.get(position),
                 **outcome,
             )

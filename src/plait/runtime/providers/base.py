@@ -159,6 +159,9 @@ class ModelResponse:
     output: Any = None
     #: What the request's hosted tools reported, by kind (`{"web_search": {"queries", "citations"}}`), or None.
     hosted: dict[str, Any] | None = None
+    #: In a journaled run, each model that failed over before this one answered: its name, error kind and message,
+    #: and the key of the request as it was asked (what `plait runs export --cassette` replays as that failure).
+    failed_over: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def text(self) -> str:

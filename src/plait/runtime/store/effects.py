@@ -114,6 +114,8 @@ async def journaled_model_call(
             # The request as the serving model was asked (cassettes/request.py): `plait runs export --cassette`.
             "request_key": journal.keys.key(request),
             **({"hosted": response.hosted} if response.hosted else {}),
+            # The models that failed before it, each with its own request key: a cassette replays those failures.
+            **({"failed_over": response.failed_over} if response.failed_over else {}),
         },
     )
     return response
