@@ -413,3 +413,22 @@ def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tm
     assert [w["details"] for w in replayed["warnings"] if w["code"] == "model_fallback"] == [
         {"from": "a", "to": "b", "kind": "server_error"}
     ]
+
+
+def test_a_miss_whose_nearest_recording_is_another_models_names_the_model(tmp_path, capsys, monkeypatch):
+    """A cassette holding only the fallback's reply (as one exported before failures were kept): the primary's
+    request is the same request, recorded for another model, and the miss says so."""
+    (tmp_path / "s.plait").write_text(FALLBACK)
+    (tmp_path / "a.json").write_text(json.dumps({"main": [{"error": {"kind": "server_error"}}]}))
+    (tmp_path / "b.json").write_text(json.dumps({"main": [{"text": "from b"}]}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "s.plait", "--input", "hi", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert main(["runs", "export", run_id, "--cassette", "-o", "c.json"]) == 0
+    document = json.loads((tmp_path / "c.json").read_text())
+    document["interactions"] = [i for i in document["interactions"] if "error" not in i]
+    (tmp_path / "c.json").write_text(json.dumps(document))
+    assert main(["run", "s.plait", "--input", "hi", "--cassette", "c.json"]) == 1
+    err = capsys.readouterr().err
+    assert "the requests differ in the model only: recorded for `b`, asked of `a`" in err, err
+    assert "masked secrets" not in err

@@ -123,6 +123,9 @@ class ReplayProvider:
         else:
             lines.append(f"nearest recording: {nearest.where}")
             lines.extend(first_difference(nearest.request, asked))
+        if nearest is not None and nearest.model and nearest.model != self.name and lines[-1] == _ONLY_SECRETS:
+            # The same request, recorded as another model's (a fallback's reply, say): that is the difference.
+            lines[-1] = f"the requests differ in the model only: recorded for `{nearest.model}`, asked of `{self.name}`"
         lines.append("record the cassette again if the change is meant")
         return "\n".join(lines)
 
@@ -177,7 +180,10 @@ def first_difference(recorded: dict[str, Any], asked: dict[str, Any]) -> list[st
             return [f"first difference: message {n} ({role})", *_values(a, b)]
     if len(old) != len(new):
         return [f"first difference: the recorded request has {len(old)} message(s), this one {len(new)}"]
-    return ["the requests differ only in masked secrets"]
+    return [_ONLY_SECRETS]
+
+
+_ONLY_SECRETS = "the requests differ only in masked secrets"
 
 
 def _text(message: dict[str, Any]) -> str:
