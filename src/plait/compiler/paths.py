@@ -14,7 +14,7 @@ from dataclasses import field
 
 from plait.core import types as t
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity, did_you_mean
 from plait.core.record import Record, record
 from plait.core.source import Span
 
@@ -143,7 +143,7 @@ def walk_fields(
             )
         names = t.field_names(current)
         hint = suggest(part, names)
-        fix = Fix(f"did you mean `{hint}`?", span, path.replace(part, hint, 1)) if hint else None
+        fix = did_you_mean(hint, span, path.replace(part, hint, 1)) if hint else None
         listed = ", ".join(f"`{n}`" for n in names) or "none"
         if _is_parallel(ctx, producer) and isinstance(current, t.ObjectType):
             return Resolved(
@@ -276,7 +276,9 @@ def _in_frame(
                 "P401",
                 f"`{{{{{path}}}}}` does not resolve: a {head} gives {listed}",
                 span,
-                fix=Fix(f"did you mean `{head}.{hint}`?", span, path.replace(word or head, hint, 1)) if hint else None,
+                fix=did_you_mean(hint, span, path.replace(word or head, hint, 1), shown=f"`{head}.{hint}`")
+                if hint
+                else None,
             ),
         )
     if word in ("iteration", "index"):
@@ -314,7 +316,7 @@ def _own_frame(ctx: CompileContext, inst: Instance, path: str, span: Span, parts
             span,
             labels=_labels(ctx, inst),
             notes=[f"inside its body, {frame.kind} `{head}` gives {words} (and `{frame.kind}...` the innermost)"],
-            fix=Fix(f"did you mean `{better}`?", span, better) if better else None,
+            fix=did_you_mean(better, span),
         ),
     )
 
@@ -346,7 +348,7 @@ def _state(ctx: CompileContext, path: str, span: Span, parts: tuple[str, ...]) -
                 span,
                 labels=_record_label(declared, "`state`"),
                 notes=["declared keys: " + (", ".join(f"`{n}`" for n in names) or "none")],
-                fix=Fix(f"did you mean `{hint}`?", span, path.replace(key, hint, 1))
+                fix=did_you_mean(hint, span, path.replace(key, hint, 1))
                 if hint
                 else Fix(f"add `{key}` to the `state` block"),
             ),
@@ -441,7 +443,7 @@ def resolve(
             f"`{{{{{path}}}}}` does not resolve {where}",
             span,
             notes=[note],
-            fix=Fix(f"did you mean `{hint}`?", span, path.replace(head, hint, 1)) if hint else None,
+            fix=did_you_mean(hint, span, path.replace(head, hint, 1)) if hint else None,
         ),
     )
 

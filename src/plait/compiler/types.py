@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from plait.core import types as t
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Diagnostic, Fix, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Severity, did_you_mean
 from plait.dsl import ast
 
 from .schema import suggest
@@ -73,7 +73,7 @@ def _base(expr: ast.TypeExpr, report: Report, named: Named = _NOTHING) -> t.Type
             f"unknown type `{shape}`",
             expr.span,
             notes=[_TYPES_NOTE],
-            fix=Fix(f"did you mean `{hint}`?", expr.span, hint) if hint and expr.form == "name" else None,
+            fix=did_you_mean(hint, expr.span) if expr.form == "name" else None,
         )
     )
     return t.ANY

@@ -15,7 +15,7 @@ from plait.core.record import Record, record
 from plait.core.source import Span
 from plait.core.codes import declare
 
-__all__ = ["MAX_PROBLEMS", "Diagnostic", "Findings", "Fix", "Label", "Severity"]
+__all__ = ["MAX_PROBLEMS", "Diagnostic", "Findings", "Fix", "Label", "Severity", "did_you_mean"]
 
 
 class Severity(str, Enum):
@@ -46,6 +46,17 @@ class Fix(Record):
     message: str
     span: Span | None = None
     replacement: str | None = None
+
+
+def did_you_mean(
+    hint: str | None, span: Span | None = None, replacement: str | None = None, *, shown: str | None = None
+) -> Fix | None:
+    """The fix a near miss suggests, `did you mean `HINT`?` (`shown` instead of `HINT` in backticks), replacing
+    `span` with `replacement` (the hint itself by default); None when there is no hint."""
+    if not hint:
+        return None
+    said = shown if shown is not None else f"`{hint}`"
+    return Fix(f"did you mean {said}?", span, (replacement if replacement is not None else hint) if span else None)
 
 
 @record(kw_only=False)

@@ -12,11 +12,11 @@ Malformed placeholders and tool templates are the unresolved_template rule's.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from plait.core import types as t
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity, did_you_mean
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -309,9 +309,7 @@ class _Flow:
                         case.literal.span,
                         labels=declared,
                         notes=[f"`{path}` is one of {shown}"],
-                        fix=Fix(f"did you mean {_literal_text(hint)}?", case.literal.span, _literal_text(hint))
-                        if hint is not None
-                        else None,
+                        fix=_literal_hint(hint, case.literal.span),
                     )
                 )
             covered.append(value)
@@ -610,7 +608,7 @@ class Condition:
                     node.span,
                     labels=labels,
                     notes=[note],
-                    fix=Fix(f"did you mean `{hint}`?", node.span, path.replace(part, hint, 1)) if hint else None,
+                    fix=did_you_mean(hint, node.span, path.replace(part, hint, 1)) if hint else None,
                 )
                 return None
             current = found
@@ -701,9 +699,7 @@ class Condition:
                     right.span,
                     labels=labels,
                     notes=[f"`{path}` is one of {shown}"],
-                    fix=Fix(f"did you mean {_literal_text(hint)}?", right.span, _literal_text(hint))
-                    if hint is not None
-                    else None,
+                    fix=_literal_hint(hint, right.span),
                 )
             return
         if not t.matches(bare, value):
@@ -712,6 +708,11 @@ class Condition:
 
 #: Distinct input types kept per runnable for the editor (a runnable reused in many places: the first few).
 _RECEIVED = 8
+
+
+def _literal_hint(hint: Any, span: Span) -> Fix | None:
+    """A near-miss case value, written as the literal it is (`"billing"`, `3`)."""
+    return did_you_mean(_literal_text(hint), span, shown=_literal_text(hint)) if hint is not None else None
 
 
 def _instances(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:

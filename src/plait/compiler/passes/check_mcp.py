@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Fix, Label, Severity
+from plait.core.diagnostics import Fix, Label, Severity, did_you_mean
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -249,7 +249,7 @@ def _unknown(hints: Hints, name: str, tool: str, span: Span, names: dict[str, No
         f"mcp `{name}` does not offer a tool `{tool}`",
         span,
         notes=[f"its tools (from the lock): {listed or 'none'}"],
-        fix=Fix(f"did you mean `{hint}`?", span, hint) if hint else Fix(f"run `plait mcp lock` if `{name}` changed"),
+        fix=did_you_mean(hint, span) or Fix(f"run `plait mcp lock` if `{name}` changed"),
     )
 
 
@@ -269,7 +269,7 @@ def _not_allowed(
         f"`{tool}` is not in the `tools` allow-list of mcp `{name}`",
         span,
         labels=[Label(allow_span, "the allow-list")] if allow_span else [],
-        fix=Fix(f"did you mean `{hint}`?", span, hint) if hint else Fix(f"add `{tool}` to `tools` of mcp `{name}`"),
+        fix=did_you_mean(hint, span) or Fix(f"add `{tool}` to `tools` of mcp `{name}`"),
     )
 
 

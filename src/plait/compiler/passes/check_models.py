@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Fix, Label, Severity
+from plait.core.diagnostics import Fix, Label, Severity, did_you_mean
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -126,7 +126,7 @@ def _price(ctx: CompileContext, entry: ast.Attribute) -> Price | None:
                     f"unknown `price` field `{key}`",
                     span,
                     notes=["a price has " + ", ".join(f"`{k}`" for k in _PRICE_KEYS) + " (USD per million tokens)"],
-                    fix=Fix(f"did you mean `{hint}`?", span, hint) if hint else None,
+                    fix=did_you_mean(hint, span),
                 )
             )
             ok = False

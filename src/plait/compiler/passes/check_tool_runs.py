@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from plait.core import types as t
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Diagnostic, Fix, Label, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Label, Severity, did_you_mean
 from plait.core.hosted import HOSTED, OPTIONS, hosts
 from plait.dsl import ast
 
@@ -82,7 +82,7 @@ def _delegate(ctx: CompileContext, owner: str, call: ast.Call, report: Callable[
                 "P381",
                 f"`delegate({arg.name})` in tool `{owner}`: `{arg.name}` {what}; `delegate(...)` takes an agent",
                 arg.span,
-                fix=Fix(f"did you mean `{hint}`?", arg.span, hint) if hint else None,
+                fix=did_you_mean(hint, arg.span),
             )
         )
         return None
@@ -105,7 +105,7 @@ def _hosted(call: ast.Call, report: Callable[[Diagnostic], None]) -> dict | None
                 "P204",
                 f"`{arg.name}` is not a hosted tool plait knows; expected one of {known}",
                 arg.span,
-                fix=Fix(f"did you mean `{hint}`?", arg.span, hint) if hint else None,
+                fix=did_you_mean(hint, arg.span),
             )
         )
         return None
@@ -145,7 +145,7 @@ def _unknown_option(key: ast.Ident, allowed: tuple[str, ...], where: str) -> Dia
         "P201",
         f"unknown attribute `{key.name}` in `{where}`; expected " + ", ".join(f"`{a}`" for a in allowed),
         key.span,
-        fix=Fix(f"did you mean `{hint}`?", key.span, hint) if hint else None,
+        fix=did_you_mean(hint, key.span),
     )
 
 

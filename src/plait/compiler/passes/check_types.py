@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from plait.core.budget import BUDGET_KEYS, ON_EXCEEDED, UNPRICED, Budget
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Fix, Label, Severity
+from plait.core.diagnostics import Fix, Label, Severity, did_you_mean
 from plait.core.source import Span
 from plait.dsl import ast
 
@@ -93,7 +93,7 @@ class _Checker:
                     "P204",
                     f"`{word}` is not a valid `{attr}`; expected one of " + ", ".join(f"`{c}`" for c in spec.choices),
                     value.span,
-                    fix=Fix(f"did you mean `{hint}`?", value.span, hint) if hint else None,
+                    fix=did_you_mean(hint, value.span),
                 )
             )
             return None
@@ -211,7 +211,7 @@ class _Checker:
                         'a message is `system("...")`, `user("...")` or `assistant("...")`, found '
                         + (f"`{role}(...)`" if role else describe_value(item)),
                         item.span,
-                        fix=Fix(f"did you mean `{hint}`?", call.func.span, hint) if hint and call is not None else None,
+                        fix=did_you_mean(hint, call.func.span) if call is not None else None,
                     )
                 )
                 return None
@@ -335,7 +335,7 @@ class _Checker:
                         f"unknown budget key `{key}`",
                         entry.key.span,
                         notes=["budget keys: " + ", ".join(f"`{k}`" for k in BUDGET_KEYS)],
-                        fix=Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None,
+                        fix=did_you_mean(hint, entry.key.span),
                     )
                 )
                 continue
@@ -437,7 +437,7 @@ class _Checker:
         else:
             hint = suggest(word, [*spec.choices, *tools])
             message = f"`{attr} = {word}` names no tool of agent `{owner}`"
-            fix = Fix(f"did you mean `{hint}`?", value.span, hint) if hint else None
+            fix = did_you_mean(hint, value.span)
         self.report(make("P204", f"{message}; expected one of {listed}", value.span, fix=fix))
         return None
 
@@ -507,7 +507,7 @@ class _Checker:
                             "P201",
                             f"unknown attribute `{entry.key.name}` in `http`; expected `headers` or `body`",
                             entry.key.span,
-                            fix=Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None,
+                            fix=did_you_mean(hint, entry.key.span),
                         )
                     )
         return {"type": "http", "method": method, "url": call.args[1].value, "headers": headers, "body": body}
@@ -535,9 +535,9 @@ class _Checker:
                 if key in blocks:
                     fix = Fix(f"`{key}` is a block: write `{key} {{ field: type }}`")
                 elif hint in blocks:
-                    fix = Fix(f"did you mean `{hint} {{ ... }}`?")
+                    fix = did_you_mean(hint, shown=f"`{hint} {{ ... }}`")
                 else:
-                    fix = Fix(f"did you mean `{hint}`?", entry.key.span, hint) if hint else None
+                    fix = did_you_mean(hint, entry.key.span)
                 self.report(
                     make(
                         "P201",
@@ -648,7 +648,7 @@ class _Checker:
                     f'`{target}` is not "provider/model-id" with a known provider',
                     decl.target.span,
                     notes=["providers: " + ", ".join(f"`{p}`" for p in PROVIDERS)],
-                    fix=Fix(f"did you mean `{hint}`?") if hint and sep else None,
+                    fix=did_you_mean(hint) if sep else None,
                 )
             )
         values["provider"], values["model_id"] = provider, model_id

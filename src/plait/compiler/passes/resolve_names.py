@@ -10,7 +10,7 @@ or wrong-kind name is reported with a "did you mean".
 from __future__ import annotations
 
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Fix, Label, Severity
+from plait.core.diagnostics import Label, Severity, did_you_mean
 from plait.dsl import ast
 
 from ..context import CompileContext, Reference
@@ -76,7 +76,7 @@ class Resolver:
                     f"undefined name `{name}`",
                     ref.span,
                     notes=[f"`{attr}` takes {a(what)}"],
-                    fix=Fix(f"did you mean `{hint}`?", ref.span, hint) if hint else None,
+                    fix=did_you_mean(hint, ref.span),
                 )
             )
             return None

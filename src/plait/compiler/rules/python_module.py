@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.core.codes import declare, make
-from plait.core.diagnostics import Diagnostic, Fix, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Severity, did_you_mean
 from plait.core.source import Span
 
 from ..context import CompileContext
@@ -235,7 +235,7 @@ def _check(ctx: CompileContext, owner: str, run: dict, span: Span, is_tool: bool
                 f"`{file.name}` defines no function `{function}`",
                 span,
                 notes=["functions there: " + (", ".join(f"`{n}`" for n, v in defined.items() if v) or "none")],
-                fix=Fix(f"did you mean `{hint}`?", span, f'"{module}:{hint}"') if hint else None,
+                fix=did_you_mean(hint, span, f'"{module}:{hint}"'),
             )
         ]
     fn = defined[function]

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import Iterator
 
 from plait.dsl import ast
-from plait.core.diagnostics import Diagnostic, Fix, Severity
+from plait.core.diagnostics import Diagnostic, Fix, Severity, did_you_mean
 
 from plait.core.codes import declare, make
 from ..context import CompileContext
@@ -136,7 +136,7 @@ def _tool_path(ctx: CompileContext, p: Placeholder, owner: str) -> Iterator[Diag
         f"`{{{{{p.path}}}}}` is not a parameter of tool `{owner}`",
         p.span,
         notes=[f"its parameters: {listed}; a tool's templates can use its parameters and `state.<key>`"],
-        fix=Fix(f"did you mean `{hint}`?", p.span, p.path.replace(head, hint, 1)) if hint else None,
+        fix=did_you_mean(hint, p.span, p.path.replace(head, hint, 1)) if hint else None,
     )
 
 
