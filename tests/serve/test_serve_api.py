@@ -251,6 +251,7 @@ def test_no_auth_only_on_loopback_and_a_token_is_needed(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "loopback" in refused.stderr and "Traceback" not in refused.stderr
     tokenless = run_cli(str(spec), cwd=tmp_path)
     assert tokenless.returncode == 2 and "PLAIT_SERVE_TOKEN" in tokenless.stderr
+    assert tokenless.stderr.startswith("plait serve: a bearer token is needed:") and tokenless.stderr.count("\n") == 1
     broken = tmp_path / "broken.plait"
     broken.write_text("agent {")
     bad_spec = run_cli(str(broken), "--no-auth", cwd=tmp_path)

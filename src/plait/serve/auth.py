@@ -59,7 +59,7 @@ def load_token(token_file: str | None, no_auth: bool, host: str) -> str | None:
     if token:
         return token
     raise TokenError(
-        "plait serve needs a bearer token: set PLAIT_SERVE_TOKEN or pass --token-file FILE "
+        "a bearer token is needed: set PLAIT_SERVE_TOKEN or pass --token-file FILE "
         "(or --no-auth on a loopback address)"
     )
 
