@@ -135,3 +135,24 @@ def test_completion_offers_types_after_an_ask_s_answer(tmp_path):
     text = SPEC + 'ask pick "Which?" {\n  answer '
     found = complete(text, len(text), ws.project().declared(path), ws.project().seen_modules(path))
     assert {"string", "Task"} <= {c.label for c in found}
+
+
+def test_hover_on_a_path_written_as_a_value_a_route_subject_and_a_maps_over():
+    text = (
+        PLACED
+        + """
+route pick on input.category {
+  "billing" -> answer
+  else      -> tag
+}
+
+map each = answer { over = sort.summary }
+
+chain routed = sort -> pick
+"""
+    )
+    analysed = ide.analyse(text, "placed.plait")
+    subject = analysed.hover(text.index("on input.category") + len("on input.cat"))
+    assert subject is not None and 'input.category: "billing" | "tech"' in subject
+    over = analysed.hover(text.index("over = sort.summary") + len("over = sort.su"))
+    assert over is not None and "sort.summary: string" in over and "One line on the case" in over

@@ -1,6 +1,7 @@
 """A template path under the cursor → the hover of the field it names there: its type and description.
 
-`tasks` in `{{plan.tasks}}` (or in `{{ len(plan.tasks) }}`) is a field of
+`tasks` in `{{plan.tasks}}` (or in `{{ len(plan.tasks) }}`, or written as a
+value: a route's `on input.category`, a map's `over = plan.tasks`) is a field of
 `plan`'s declared output; hovering it shows `plan.tasks: list[string]` and the
 field's description, as hovering `plan` shows the step. A path reads fields
 from a runnable's declared output (a chain's or a loop's is its last
@@ -56,6 +57,13 @@ def _paths_at(module: ast.Module, source: SourceFile, offset: int) -> Iterator[t
         span = getattr(decl, "span", None)
         if span is None or not span.offset <= offset <= span.end_offset:
             continue
+        for path in _written_paths(decl):  # `route r on input.category`, `over = plan.tasks`
+            if path.span.offset <= offset <= path.span.end_offset:
+                spans, start = [], path.span.offset
+                for part in path.parts:
+                    spans.append(source.span(start, start + len(part)))
+                    start += len(part) + 1
+                yield decl.name.name, list(path.parts), spans  # type: ignore[union-attr]
         for string in template_strings(decl):
             if not string.span.offset <= offset <= string.span.end_offset:
                 continue
@@ -73,6 +81,21 @@ def _paths_at(module: ast.Module, source: SourceFile, offset: int) -> Iterator[t
                         start += len(part) + 1
                     if spans and spans[0] != string.span and spans[0].offset <= offset <= spans[-1].end_offset:
                         yield decl.name.name, parts, spans  # type: ignore[union-attr]
+
+
+def _written_paths(decl: ast.Decl) -> Iterator[ast.PathValue]:
+    """The dotted paths written as values in a declaration (not in a template): a route's subject, an attribute's
+    value (a map's `over`)."""
+    from plait.compiler.passes._blocks import body_of
+
+    subject = getattr(decl, "subject", None)
+    if isinstance(subject, ast.PathValue):
+        yield subject
+    body = body_of(decl)
+    for entry in body.attributes if body is not None else ():
+        value = getattr(entry, "value", None)  # a long block's packed literals hold no path
+        if isinstance(value, ast.PathValue):
+            yield value
 
 
 def _written(text: str, paths: list[tuple[str, ...]]) -> Iterator[tuple[list[str], int]]:
