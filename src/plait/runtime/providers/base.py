@@ -108,6 +108,10 @@ class Usage:
         return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
 
 
+#: How a model is asked for a declared `output` (ModelRequest.output_via).
+OutputVia = Literal["native", "tool", "told"]
+
+
 @dataclass(slots=True)
 class ModelRequest:
     #: The provider's own model id ("gpt-4o-mini"), not the plait model name.
@@ -137,7 +141,7 @@ class ModelRequest:
     #: place that fills a request's settings): "native" (the wire's own structured output, or the wire's own
     #: stand-in for ids it knows lack one), "tool" (a forced answer tool) or "told" (the schema in the system
     #: message, for a model that says it has no structured output). The reply is validated either way.
-    output_via: str = "native"
+    output_via: OutputVia = "native"
     #: The hosted tools to ask the provider to run (each a tool's `run`: `{"hosted": "web_search", "options":
     #: {...}}`): sent as the wire's own tools by src/plait/runtime/providers/hosted.py, never as functions.
     hosted: list[dict[str, Any]] = field(default_factory=list)

@@ -13,7 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from .base import ModelRequest
+from .base import ModelRequest, OutputVia
 
 if TYPE_CHECKING:
     from plait.core.kinds import ModelNode
@@ -47,7 +47,7 @@ def instruction(schema: dict[str, Any]) -> str:
     )
 
 
-def output_via(config: ModelNode) -> str:
+def output_via(config: ModelNode) -> OutputVia:
     """How `config` is asked for an `output`: its catalogue entry may say it has no structured output.
 
     Unknown (no entry, or one that does not say) is "native": the wire decides by
