@@ -392,9 +392,8 @@ agent main { model = a, fallback = [b] }
 """
 
 
-def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tmp_path, capsys, monkeypatch):
-    """The primary's failure is in the exported cassette, under the key of the request it was asked: before, only
-    the fallback's reply was, and a replay's first request (to the primary) was a miss."""
+def _fall_back_and_export(tmp_path, capsys, monkeypatch) -> None:
+    """A journaled run whose primary model fails and whose fallback answers, exported as c.json."""
     (tmp_path / "s.plait").write_text(FALLBACK)
     (tmp_path / "a.json").write_text(json.dumps({"main": [{"error": {"kind": "server_error"}}]}))
     (tmp_path / "b.json").write_text(json.dumps({"main": [{"text": "from b"}]}))
@@ -402,6 +401,12 @@ def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tm
     assert main(["run", "s.plait", "--input", "hi", "--json"]) == 0
     run_id = json.loads(capsys.readouterr().out)["run_id"]
     assert main(["runs", "export", run_id, "--cassette", "-o", "c.json"]) == 0
+
+
+def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tmp_path, capsys, monkeypatch):
+    """The primary's failure is in the exported cassette, under the key of the request it was asked: before, only
+    the fallback's reply was, and a replay's first request (to the primary) was a miss."""
+    _fall_back_and_export(tmp_path, capsys, monkeypatch)
     recorded = json.loads((tmp_path / "c.json").read_text())["interactions"]
     assert [(i["model"], "error" in i) for i in recorded] == [("a", True), ("b", False)]
     # Replayed from the cassette alone: the scripts now say something else.
@@ -418,13 +423,7 @@ def test_a_run_that_fell_back_exports_a_cassette_that_takes_the_same_fallback(tm
 def test_a_miss_whose_nearest_recording_is_another_models_names_the_model(tmp_path, capsys, monkeypatch):
     """A cassette holding only the fallback's reply (as one exported before failures were kept): the primary's
     request is the same request, recorded for another model, and the miss says so."""
-    (tmp_path / "s.plait").write_text(FALLBACK)
-    (tmp_path / "a.json").write_text(json.dumps({"main": [{"error": {"kind": "server_error"}}]}))
-    (tmp_path / "b.json").write_text(json.dumps({"main": [{"text": "from b"}]}))
-    monkeypatch.chdir(tmp_path)
-    assert main(["run", "s.plait", "--input", "hi", "--json"]) == 0
-    run_id = json.loads(capsys.readouterr().out)["run_id"]
-    assert main(["runs", "export", run_id, "--cassette", "-o", "c.json"]) == 0
+    _fall_back_and_export(tmp_path, capsys, monkeypatch)
     document = json.loads((tmp_path / "c.json").read_text())
     document["interactions"] = [i for i in document["interactions"] if "error" not in i]
     (tmp_path / "c.json").write_text(json.dumps(document))
