@@ -59,8 +59,7 @@ def load_token(token_file: str | None, no_auth: bool, host: str) -> str | None:
     if token:
         return token
     raise TokenError(
-        "a bearer token is needed: set PLAIT_SERVE_TOKEN or pass --token-file FILE "
-        "(or --no-auth on a loopback address)"
+        "a bearer token is needed: set PLAIT_SERVE_TOKEN or pass --token-file FILE (or --no-auth on a loopback address)"
     )
 
 
