@@ -27,7 +27,7 @@ from plait.core.types import ObjectType, Type, UnionType
 from .context import RunContext
 from .errors import AgentError
 from .outcomes import Done, Outcome
-from .scope import MISSING, PathError, resolve
+from .scope import MISSING, PathError, read_head, resolve
 
 __all__ = ["Runner", "pick", "run_route", "with_absent_fields"]
 
@@ -48,7 +48,7 @@ def _expression(ctx: RunContext, route: RouteNode, input: Any) -> Any:
     assert isinstance(route.subject, Expr)
 
     def read(name: str) -> Any:
-        value = input if name == "input" else ctx.state if name == "state" else ctx.scope(name)
+        value = read_head(ctx, name, input)
         if value is MISSING:
             raise PathError(f"`{name}` is not there")
         return value
