@@ -24,7 +24,7 @@ from .entry import roots
 from .passes.infer_types import members
 from .draft import NOTHING
 
-__all__ = ["Frame", "Instance", "RunGraph", "instance_budget", "walk"]
+__all__ = ["Frame", "Instance", "RunGraph", "instance_budget", "tool_params", "walk"]
 
 #: Instances walked at most: reuse nested many levels deep multiplies places; past this, dominance is not checked.
 MAX_INSTANCES = 200_000
@@ -294,7 +294,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                     ref.attr
                 ]
                 # An agent behind a tool (`run = delegate(AGENT)`) receives the tool's params as its input record.
-                arrives = _params(ctx, ref.member) if ref.attr == "run" and ref.member else t.TEXT
+                arrives = tool_params(ctx, ref.member) if ref.attr == "run" and ref.member else t.TEXT
                 child = new(ref.target, arrives, name, inst.frames, ref.span, (how, ref.target, name), inst)
                 run.edges.append((start, 2 * child.id))
                 run.edges.append((2 * child.id + 1, done))
@@ -406,8 +406,9 @@ def _item_type(ctx: CompileContext, inst: Instance) -> t.Type:
     return listed.item if isinstance(listed, t.ListType) else t.ANY
 
 
-def _params(ctx: CompileContext, tool: str) -> t.Type:
-    """A tool's `params` as the record its delegated agent receives."""
+def tool_params(ctx: CompileContext, tool: str) -> t.ObjectType:
+    """A tool's `params` as a record: what its delegated agent receives, what its `approval` reads (its own
+    problems are check_types')."""
     from .passes._blocks import body_of
     from .types import block_type
 

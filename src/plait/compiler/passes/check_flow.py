@@ -22,7 +22,7 @@ from plait.dsl import ast
 
 from ..bindings import record_of
 from ..context import CompileContext
-from ..flow import Instance, RunGraph, walk
+from ..flow import Instance, RunGraph, tool_params, walk
 from ..paths import WITH_PREFIX, Resolved, cases_without, describe_use, resolve, show
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
@@ -514,11 +514,8 @@ class _Flow:
         conditions = ast.Compare | ast.BoolOp | ast.Not | ast.String | ast.PathValue
         if entry is None or not isinstance(entry.value, conditions):
             return
-        from ..types import block_type
-
-        params = next((p for p in decl.body.params if getattr(p, "keyword", "params") == "params"), None)
-        arguments = block_type(params, lambda d: None, self.ctx.named_types)  # its own problems are check_types'
         name = decl.name.name
+        arguments = tool_params(self.ctx, name)
         whose = f"the `params` of tool `{name}`"
         Condition(self, name, arguments, set(), word="approval", whose=whose).check(entry.value)
 
