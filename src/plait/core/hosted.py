@@ -54,7 +54,7 @@ _CODE_RUN = ObjectType(
 )
 
 #: What `{{TOOL...}}` reads after an agent used the hosted tool TOOL: its last run's report.
-_REPORTS: dict[str, Type] = {
+_REPORTS: dict[str, ObjectType] = {
     "web_search": ObjectType((FieldType("queries", ListType(TEXT)), FieldType("citations", ListType(_CITATION)))),
     "code_execution": ObjectType((FieldType("runs", ListType(_CODE_RUN)),)),
 }
@@ -65,5 +65,6 @@ def report_type(kind: str) -> Type:
 
 
 def empty_report(kind: str) -> dict[str, list[Any]]:
-    """A report with nothing in it: what an agent that never used the tool in its run leaves."""
-    return {"queries": [], "citations": []} if kind == "web_search" else {"runs": []}
+    """A report with nothing in it: what an agent that never used the tool in its run leaves (each list of its
+    type empty, so the two never drift apart)."""
+    return {f.name: [] for f in _REPORTS[kind].fields}
