@@ -107,17 +107,17 @@ def _step(
     prompt = render(step.prompt, input=input, state=ctx.state, scope=ctx.scope)
     system = render(step.system, input=input, state=ctx.state, strict=False, scope=ctx.scope) if step.system else None
     if step.thread is not None:
-        return _threaded(ctx, step, step.thread, prompt, system, path)
+        return _threaded(ctx, step, step.thread, [Message.user(prompt)], system, path)
     return _one_shot(ctx, _call_of(ctx, step), prompt, system, path)
 
 
 async def _threaded(
-    ctx: RunContext, step: StepNode, thread: str, prompt: str, system: str | None, path: tuple[str, ...]
+    ctx: RunContext, step: StepNode, thread: str, messages: list[Message], system: str | None, path: tuple[str, ...]
 ) -> Done:
-    """A model step that continues a thread: the thread's messages, then its prompt; its exchange is added to them."""
-    history = history_of(ctx, thread)
-    done, reply = await _call(ctx, _call_of(ctx, step), history + [Message.user(prompt)], system, path)
-    leave(ctx, thread, path, step.name, [Message.user(prompt), reply])
+    """A model step that continues a thread: the thread's messages, then its own; those and the reply are its turn,
+    added to the thread (threads.py)."""
+    done, reply = await _call(ctx, _call_of(ctx, step), history_of(ctx, thread) + messages, system, path)
+    leave(ctx, thread, path, step.name, [*messages, reply])
     return done
 
 
@@ -132,13 +132,10 @@ async def _conversation(ctx: RunContext, step: StepNode, input: Any, path: tuple
             system.append(text)
         else:
             messages.append(Message("assistant" if role == "assistant" else "user", [TextPart(text)]))
-    if step.thread is None:
-        return (await _call(ctx, _call_of(ctx, step), messages, "\n\n".join(system) or None, path))[0]
-    # A thread's conversation comes first; the step's own messages and the reply are its turn (threads.py).
-    history = history_of(ctx, step.thread)
-    done, reply = await _call(ctx, _call_of(ctx, step), history + messages, "\n\n".join(system) or None, path)
-    leave(ctx, step.thread, path, step.name, [*messages, reply])
-    return done
+    said = "\n\n".join(system) or None
+    if step.thread is not None:
+        return await _threaded(ctx, step, step.thread, messages, said, path)
+    return (await _call(ctx, _call_of(ctx, step), messages, said, path))[0]
 
 
 async def _built(record: Any) -> Done:
