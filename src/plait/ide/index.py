@@ -120,9 +120,9 @@ def _type_uses(decl: ast.Node, source: SourceFile) -> Iterator[Occurrence]:
     """The named types (plait 0.3, `type Flight { ... }`) a declaration's typed blocks and types name."""
     body = getattr(decl, "body", None) if not isinstance(decl, ast.AskDecl) else decl.block
     blocks = list(body.params) if isinstance(body, ast.Block) else []
-    for owned in ("fields",):  # input, state and a `type` record
-        if isinstance(getattr(decl, owned, None), ast.Params):
-            blocks.append(getattr(decl, owned))
+    fields = getattr(decl, "fields", None)
+    if isinstance(fields, ast.Params):  # input, state and a `type` record
+        blocks.append(fields)
     stack: list[ast.TypeExpr] = [p.type for block in blocks for p in block.params]
     stack += [block.type for block in blocks if block.type is not None]
     if isinstance(decl, ast.TypeDecl) and decl.alias is not None:
