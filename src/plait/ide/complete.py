@@ -423,7 +423,7 @@ def _own_paths(pos: _Position, declared: dict[str, ast.Decl], modules: list[ast.
     if pos.kind == "test" and top.role == "body" and top.statement[:1] == ["expect"] and head in ("run", "output"):
         if head == "run":
             return [Completion(k, "field", "run", doc) for k, doc in words.RUN_STATS.items()] if len(rest) == 1 else []
-        written = next((top.written[k] for k in ("entry",) if k in top.written), None)
+        written = top.written.get("entry")
         entry = written[0] if written else "main" if "main" in declared else None
         return _fields_of(_output(entry, declared, modules), rest)
     if top.role == "options" and top.key == "delegate" and top.statement[:2] == ["returns", "="] and head == "output":
