@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from plait.core import types as t
 from plait.core.codes import declare, make
 from plait.core.diagnostics import Diagnostic, Fix, Label, Severity, did_you_mean
-from plait.core.source import Span
+from plait.core.source import SourceFile, Span
 from plait.dsl import ast
 
 from ..bindings import record_of
@@ -31,6 +31,7 @@ from .infer_types import members
 from ..draft import NOTHING
 
 if TYPE_CHECKING:
+    from ..expressions import Finding
     import ast as pyast
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
@@ -220,8 +221,7 @@ class _Flow:
         typed, findings = check(p.path, read)
         for f in findings:
             if syntax or f.code != "P403":  # in a template the template rule reports a syntax error, once
-                fix = Fix(f.fix) if f.fix else None
-                self.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
+                self.emit(_finding(p, f))
         return typed
 
     def subject_expression(self, inst: Instance, decl: ast.RouteDecl, subject: ast.String) -> t.Type | None:
@@ -229,7 +229,7 @@ class _Flow:
         rule reads a subject); None when it is not one, or does not parse."""
         from ..expressions import sole
 
-        found = [p for p in placeholders(subject, self.ctx.load.sources) if p.problem in (None, "expression")]
+        found = _typable(subject, self.ctx.load.sources)
         if sole(subject.value) is None or len(found) != 1:
             self.emit(
                 make(
@@ -248,7 +248,7 @@ class _Flow:
     def bound_expression(self, inst: Instance, value: ast.String) -> t.Type | None:
         """A `with` value written as one expression, typed where the runnable runs (check_types refused any other
         string); a path in braces reads as the path."""
-        found = [p for p in placeholders(value, self.ctx.load.sources) if p.problem in (None, "expression")]
+        found = _typable(value, self.ctx.load.sources)
         if len(found) != 1:
             return None
         p = found[0]
@@ -637,7 +637,7 @@ class Condition:
         """`until = "{{ EXPR }}"`: its paths read as an operand's do (the body's fields, runnables inside it)."""
         from ..expressions import check, sole
 
-        found = [p for p in placeholders(node, self.flow.ctx.load.sources) if p.problem in (None, "expression")]
+        found = _typable(node, self.flow.ctx.load.sources)
         if sole(node.value) is None or len(found) != 1:
             self.bad(
                 f'a `{self.word}` written as a string is one expression: `"{{{{ ... }}}}"`',
@@ -653,8 +653,7 @@ class Condition:
 
         typed, findings = check(p.path, read)
         for f in findings:
-            fix = Fix(f.fix) if f.fix else None
-            self.flow.emit(make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=fix))
+            self.flow.emit(_finding(p, f))
         if typed is not None and not isinstance(t.strip_optional(typed), t.BoolType | t.AnyType):
             self.bad(
                 f"`{self.word}` is `{t.describe(typed)}`, not `bool`: it must be true or false",
@@ -701,6 +700,16 @@ class Condition:
             return
         if not t.matches(bare, value):
             self.bad(f"`{path}` is `{t.describe(bare)}`, so it never equals {_literal_text(value)}", node.span)
+
+
+def _typable(string: ast.String, sources: dict[str, SourceFile]) -> list[Placeholder]:
+    """A string's placeholders that are a path or an expression: one of them is a subject, condition or binding."""
+    return [p for p in placeholders(string, sources) if p.problem in (None, "expression")]
+
+
+def _finding(p: Placeholder, f: Finding) -> Diagnostic:
+    """An expression's finding, placed inside the placeholder it is in."""
+    return make(f.code, f.message, p.part(f.start, f.end), notes=f.notes, fix=Fix(f.fix) if f.fix else None)
 
 
 #: Distinct input types kept per runnable for the editor (a runnable reused in many places: the first few).
