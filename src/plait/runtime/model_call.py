@@ -186,20 +186,10 @@ async def structured_answer(
         if attempt >= agent.retry_malformed:
             raise output_invalid(agent, errors, attempt + 1, path, rejected)
         attempt += 1
-        ctx.warn(
-            "output_rejected_retried" if rejected else "output_invalid_retried",
-            f"agent `{agent.name}` retried an answer that "
-            + (f"its validator rejected: {errors[0]}" if rejected else "missed its `output`")
-            + f" (attempt {attempt})",
-            path,
-            agent,
-            attempt=attempt,
-            errors=errors,
-        )
         request.messages = [
             *request.messages,
             response.message,
-            Message.user(retry_message(agent, attempt, errors, schema, rejected)),
+            retry_message(ctx, agent, path, attempt, errors, schema, rejected),
         ]
         request.step += 1
         response = await complete_with_fallbacks(ctx, agent, request, path)
@@ -233,14 +223,31 @@ def rejected_answer(ctx: RunContext, agent: AgentNode, path: tuple[str, ...], an
 
 
 def retry_message(
-    agent: AgentNode, attempt: int, errors: list[str], schema: dict[str, Any] | None, rejected: bool
-) -> str:
-    """What the model is told before it answers again: the validator's reason, or the schema errors and schema."""
+    ctx: RunContext,
+    agent: AgentNode,
+    path: tuple[str, ...],
+    attempt: int,
+    errors: list[str],
+    schema: dict[str, Any] | None,
+    rejected: bool,
+) -> Message:
+    """Retry number `attempt` of an answer that missed, warned of → what the model is told before it answers
+    again: the validator's reason, or the schema errors and schema."""
+    ctx.warn(
+        "output_rejected_retried" if rejected else "output_invalid_retried",
+        f"agent `{agent.name}` retried an answer that "
+        + (f"its validator rejected: {errors[0]}" if rejected else "missed its `output`")
+        + f" (attempt {attempt})",
+        path,
+        agent,
+        attempt=attempt,
+        errors=errors,
+    )
     if rejected or schema is None:
         from .validators import REJECTED
 
-        return REJECTED.format(attempt=attempt, total=agent.retry_malformed, reason=errors[0])
-    return guidance(attempt, agent.retry_malformed, errors, schema)
+        return Message.user(REJECTED.format(attempt=attempt, total=agent.retry_malformed, reason=errors[0]))
+    return Message.user(guidance(attempt, agent.retry_malformed, errors, schema))
 
 
 def direct_call(ctx: RunContext, agent: AgentNode, request: ModelRequest) -> Awaitable[ModelResponse] | None:

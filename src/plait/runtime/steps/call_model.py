@@ -154,17 +154,7 @@ async def _check_output(run: AgentRun, ctx: RunContext, response: ModelResponse)
     run.streak += 1
     # Kept, unlike a malformed call: the model corrects an answer best when it sees it beside what was wrong.
     run.messages.append(response.message)
-    run.messages.append(Message.user(retry_message(agent, run.streak, errors, schema, rejected)))
-    ctx.warn(
-        "output_rejected_retried" if rejected else "output_invalid_retried",
-        f"agent `{agent.name}` retried an answer that "
-        + (f"its validator rejected: {errors[0]}" if rejected else "missed its `output`")
-        + f" (attempt {run.streak})",
-        run.path,
-        agent,
-        attempt=run.streak,
-        errors=errors,
-    )
+    run.messages.append(retry_message(ctx, agent, run.path, run.streak, errors, schema, rejected))
     return NEXT_TURN
 
 
