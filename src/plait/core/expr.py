@@ -44,7 +44,7 @@ FUNCTIONS = ("len", "now", "today", "json")
 
 
 class ExprSyntaxError(Exception):
-    """An expression Jinja cannot parse; `message` is Jinja's, `column` 1-based inside the expression, if known."""
+    """An expression Jinja cannot parse; `message` is Jinja's."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -151,15 +151,22 @@ def _make(**options: Any) -> SandboxedEnvironment:
 
 
 @lru_cache(maxsize=4096)
-def parse(text: str) -> nodes.Expr:
-    """The tree of the expression `text` (what stands between `{{` and `}}`); ExprSyntaxError when it is not one."""
-    from jinja2 import TemplateSyntaxError, nodes
+def _template(text: str) -> nodes.Template:
+    """The template `{{TEXT}}` parsed once, for `parse` and `compiled` both; ExprSyntaxError when Jinja cannot."""
+    from jinja2 import TemplateSyntaxError
 
     try:
-        tree = environment().parse("{{" + text + "}}")
+        return environment().parse("{{" + text + "}}")
     except TemplateSyntaxError as e:
         raise ExprSyntaxError(e.message or "not an expression") from None
-    body = tree.body
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> nodes.Expr:
+    """The tree of the expression `text` (what stands between `{{` and `}}`); ExprSyntaxError when it is not one."""
+    from jinja2 import nodes
+
+    body = _template(text).body
     if len(body) != 1 or not isinstance(body[0], nodes.Output) or len(body[0].nodes) != 1:
         raise ExprSyntaxError("not one expression")
     expr = body[0].nodes[0]
@@ -175,7 +182,7 @@ def compiled(text: str) -> tuple[Any, frozenset[str]]:
 
     env = environment()
     parse(text)  # the syntax error, worded as the checker words it
-    names = frozenset(meta.find_undeclared_variables(env.parse("{{" + text + "}}"))) - set(env.globals)
+    names = frozenset(meta.find_undeclared_variables(_template(text))) - set(env.globals)
     return env.compile_expression(text, undefined_to_none=False), names
 
 
