@@ -26,7 +26,9 @@ from .rules import unresolved_template as _codes  # noqa: F401  (P403/P404 are d
 if TYPE_CHECKING:
     from jinja2 import nodes
 
-__all__ = ["Finding", "check", "paths", "reads", "sole"]
+    from plait.core.conditions import Expr
+
+__all__ = ["Finding", "check", "paths", "reads", "sole", "sole_read"]
 
 
 @dataclass
@@ -105,6 +107,19 @@ def sole(text: str) -> str | None:
     """The expression a string is made of (`"{{ 'APPROVED' in reply }}"` → `'APPROVED' in reply`), or None."""
     found = _SOLE.fullmatch(text)
     return found.group(1).strip() or None if found is not None else None
+
+
+def sole_read(text: str) -> tuple[str, ...] | Expr | None:
+    """What a string made of one `{{ ... }}` reads: a path in braces (`"{{plan.tasks}}"`) as the path's parts, an
+    expression as its `Expr`; None for any other string."""
+    from plait.core.conditions import Expr
+
+    from .rules._placeholders import is_path
+
+    found = sole(text)
+    if found is None:
+        return None
+    return tuple(found.split(".")) if is_path(found) else Expr(found)
 
 
 def reads(text: str) -> list[tuple[str, ...]]:

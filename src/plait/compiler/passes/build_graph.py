@@ -74,11 +74,10 @@ def _path(value: Any) -> tuple[str, ...] | None:
 def _subject(subject: Any) -> tuple[str, ...] | c.Expr:
     """A route's subject: its path, or an expression (`on "{{ len(docs) > 0 }}"`; a path in braces is the path)."""
     if getattr(subject, "kind", None) == "string":
-        from ..expressions import sole
-        from ..rules._placeholders import _PATH
+        from ..expressions import sole_read
 
-        text = sole(subject.value) or ""
-        return tuple(text.split(".")) if _PATH.fullmatch(text) else c.Expr(text)
+        found = sole_read(subject.value)
+        return c.Expr("") if found is None else found
     return _path(subject) or ("input",)
 
 

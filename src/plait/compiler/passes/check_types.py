@@ -278,6 +278,8 @@ class _Checker:
         if not isinstance(value, ast.Block) or value.params:
             self.wrong_type(attr, spec, value)
             return None
+        from ..expressions import sole_read
+
         out: dict[str, Any] = {}  # a path's parts, or an expression's `Expr`
         first: dict[str, ast.Attribute] = {}
         for entry in value.attributes:
@@ -291,7 +293,7 @@ class _Checker:
                 out[key] = tuple(v.parts)
             elif isinstance(v, ast.Ref):
                 out[key] = (v.name,)
-            elif isinstance(v, ast.String) and (bound := _bound_expression(v)) is not None:
+            elif isinstance(v, ast.String) and (bound := sole_read(v.value)) is not None:
                 out[key] = bound  # `n: "{{ len(plan.tasks) }}"`
             else:
                 self.report(
@@ -714,17 +716,3 @@ def check_types(ctx: CompileContext) -> None:
             ctx.values[decl.name.name]["question"] = decl.question.value
         else:
             checker.simple(decl)
-
-
-def _bound_expression(value: ast.String) -> Any:
-    """A `with` value written as one expression (`"{{ len(plan.tasks) }}"`): its `Expr`, or the path a
-    path in braces is; None for any other string. check_flow types it where the runnable runs."""
-    from plait.core.conditions import Expr
-
-    from ..expressions import sole
-    from ..rules._placeholders import _PATH
-
-    text = sole(value.value)
-    if text is None:
-        return None
-    return tuple(text.split(".")) if _PATH.fullmatch(text) else Expr(text)

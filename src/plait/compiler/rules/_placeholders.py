@@ -110,6 +110,11 @@ class _Offsets:
         return [source.span(a, b) for a, b in bounds]
 
 
+def is_path(text: str) -> bool:
+    """Whether `text` is a plain dotted path (`plan.tasks`), not an expression."""
+    return _PATH.fullmatch(text) is not None
+
+
 def scan(text: str) -> Iterator[tuple[int, int, str, str | None]]:
     """(start, end, path, problem) with offsets into `text`; the range covers the path only."""
     i = 0
