@@ -104,9 +104,7 @@ async def run_agent(
     run = ctx.runs.get("/".join(path))
     if run is None or run.status == "done":
         run = new_run(ctx, agent, path, branch)
-        if agent.thread is not None:  # a thread's conversation so far comes before this turn (threads.py)
-            run.messages = history_of(ctx, agent.thread, run.toolset.tools)
-            run.thread_from = len(run.messages)
+        _join_thread(run, ctx)
         if agent.prompt is None:  # its input is its first message: text as it is, a record as JSON
             begin(run, ctx, as_text(input))
         else:
@@ -118,9 +116,22 @@ async def run_agent(
         run.response, run.results, run.outcomes = None, {}, []
         _repair(run, ctx)
     outcome = await drive(run, ctx)
-    if agent.thread is not None and isinstance(outcome, Done):
-        leave(ctx, agent.thread, path, agent.name, run.messages[run.thread_from :])
+    _leave_thread(run, ctx, outcome)
     return outcome
+
+
+def _join_thread(run: AgentRun, ctx: RunContext) -> None:
+    """A turn of an agent with a `thread` starts from the thread's conversation so far (threads.py), not from
+    what its earlier turns left behind."""
+    if run.agent.thread is not None:
+        run.messages = history_of(ctx, run.agent.thread, run.toolset.tools)
+        run.thread_from = len(run.messages)
+
+
+def _leave_thread(run: AgentRun, ctx: RunContext, outcome: Outcome) -> None:
+    """Only a finished turn is added to its thread: one that stops for a person or fails leaves it as it was."""
+    if run.agent.thread is not None and isinstance(outcome, Done):
+        leave(ctx, run.agent.thread, run.path, run.agent.name, run.messages[run.thread_from :])
 
 
 class Agent:
@@ -197,10 +208,7 @@ class Agent:
         self.ctx.report = Report()
         self.ctx.report.budget = self.ledger
         self.ctx.decisions = {}
-        thread = self.config.thread
-        if thread is not None:  # the thread's conversation so far, not what earlier turns left behind
-            self._run.messages = history_of(self.ctx, thread, self._run.toolset.tools)
-            self._run.thread_from = len(self._run.messages)
+        _join_thread(self._run, self.ctx)
         begin(self._run, self.ctx, prompt)
         return await self._finish(await drive(self._run, self.ctx))
 
@@ -260,9 +268,7 @@ class Agent:
         return agent
 
     async def _finish(self, outcome: Outcome) -> RunResult:
-        thread = self.config.thread
-        if thread is not None and isinstance(outcome, Done):  # only a finished turn is added, as in a run
-            leave(self.ctx, thread, self._run.path, self.name, self._run.messages[self._run.thread_from :])
+        _leave_thread(self._run, self.ctx, outcome)
         await self.ctx.bus.drain()
         await self.ctx.close_mcp()  # each turn starts the MCP servers it calls and stops them
         result = RunResult(outcome, self.ctx.report)
