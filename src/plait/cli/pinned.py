@@ -28,13 +28,6 @@ def check_spec(engine: Any, run_id: str, accept: bool) -> int | None:
     return _decide(check(engine, run_id), run_id, accept)
 
 
-def repin(engine: Any, run_id: str) -> None:
-    """Once the run is taken up (its lease held): pinned to the spec it goes on under."""
-    from plait.runtime import pinning
-
-    pinning.repin(engine, run_id)
-
-
 def compare(
     engine: Any, run_id: str, pin: tuple[str, str | None], events: list[dict[str, Any]], entry: str | None, accept: bool
 ) -> int | None:
@@ -52,9 +45,7 @@ def _decide(found: SpecCheck | None, run_id: str, accept: bool) -> int | None:
         return _refuse(run_id, found.blocking)
     if not found.changes and not found.blocked:  # comments or layout: the same spec in meaning
         return None
-    what = (
-        "accepted (--accept-changes)" if found.blocked or not found.changes else "none can affect what is left to run"
-    )
+    what = "accepted (--accept-changes)" if found.blocked else "none can affect what is left to run"
     print(
         clean(f"plait: the spec changed since run {run_id} started: {len(found.changes)} change(s) in meaning, {what}"),
         file=sys.stderr,

@@ -174,7 +174,9 @@ def run_engine(engine: Any, args: argparse.Namespace, traced: bool) -> int:
         return fail(str(exc), EXIT_USAGE)
 
     if args.resume:
-        from .pinned import check_spec, repin
+        from plait.runtime.pinning import repin
+
+        from .pinned import check_spec
 
         refused = check_spec(engine, args.resume, getattr(args, "accept_changes", False))
         if refused is not None:
