@@ -20,6 +20,7 @@ from plait.core import types as t
 from plait.core.source import SourceFile, Span
 from plait.dsl import ast
 
+from .complete import _record  # a declaration's record, read as completion reads it for its fields
 from .index import declarations
 
 __all__ = ["field_hover"]
@@ -174,9 +175,3 @@ def _output(name: str, declared: dict[str, ast.Decl], modules: list[ast.Module])
             return None
         name, decl = last.name, declared.get(last.name)
     return _record(name, declared, modules)
-
-
-def _record(head: str, declared: dict[str, ast.Decl], modules: list[ast.Module]) -> t.Type | None:
-    from .complete import _record as declared_record  # the type completion offers fields from
-
-    return declared_record(head, declared, modules)
