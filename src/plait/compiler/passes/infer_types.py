@@ -160,12 +160,7 @@ def _combine(
     if kind == "parallel":
         return t.ObjectType(tuple(t.FieldType(p, types[p]) for p in parts))
     if kind == "route":
-        # The case that ran made the output: from plait 0.3 a field only some cases declare reads as `T?` (0.2
-        # reads only the fields common to all cases, P402, and keeps doing so).
-        union = t.union_of(types[p] for p in parts)
-        if isinstance(union, t.UnionType) and ctx.version >= (0, 3):
-            return t.UnionType(union.options, partial=True)
-        return union
+        return _one_of(ctx, [types[p] for p in parts])
     if not parts:
         return t.ANY
     last = types[parts[-1]]
@@ -174,6 +169,15 @@ def _combine(
         if sources:
             return t.union_of([last, *(types.get(s, t.ANY) for s in sources)])
     return t.ListType(last) if kind == "map" else last
+
+
+def _one_of(ctx: CompileContext, options: list[t.Type]) -> t.Type:
+    """The output of whichever one ran (a route's case, a hand-off's target): from plait 0.3 a field only some of
+    them declare reads as `T?` (0.2 reads only the fields common to all, P402, and keeps doing so)."""
+    union = t.union_of(options)
+    if isinstance(union, t.UnionType) and ctx.version >= (0, 3):
+        return t.UnionType(union.options, partial=True)
+    return union
 
 
 def _break_sources(ctx: CompileContext) -> dict[str, tuple[str, ...]]:
@@ -233,9 +237,7 @@ def infer_types(ctx: CompileContext) -> None:
                 # route's is the union of its cases (a field only some declare reads as `T?`).
                 on_stack.discard(name)
                 own = ctx.answers[name] = declared.get(name, t.TEXT)
-                union = t.union_of([own, *(types[p] for p in parts)])
-                partial = isinstance(union, t.UnionType) and ctx.version >= (0, 3)
-                types[name] = t.UnionType(union.options, partial=True) if partial else union  # type: ignore[union-attr]
+                types[name] = _one_of(ctx, [own, *(types[p] for p in parts)])
                 continue
             if kind in ("agent", "step", "consolidate", "ask") and not (kind == "agent" and parts):
                 types[name] = declared.get(name, t.TEXT) if kind != "consolidate" else t.TEXT
