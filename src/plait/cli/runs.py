@@ -278,14 +278,13 @@ def export(journal: Journal, args: argparse.Namespace) -> int:
     row = find_run(journal, args.id)
     if isinstance(row, int):
         return row
-    if getattr(args, "tools", False) and not getattr(args, "cassette", False):
+    if args.tools and not args.cassette:
         return fail("--tools keeps tool results in a cassette: give --cassette too")
-    if getattr(args, "cassette", False):
+    if args.cassette:
         from plait.runtime.cassettes.export import from_rows
 
         spec = Path(row["spec"]).name if row.get("spec") else None
-        rows = journal.events(row["id"])
-        text = from_rows(rows, spec=spec, entry=row["entry"], tools=args.tools).dumps()
+        text = from_rows(journal.events(row["id"]), spec=spec, entry=row["entry"], tools=args.tools).dumps()
     else:
         from plait.runtime.store.export import export as exported
 
