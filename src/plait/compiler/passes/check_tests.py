@@ -377,7 +377,7 @@ class _Test:
                 )
                 return False
             offered = {entry["name"]: entry for entry in getattr(record, "offered", ())}
-            allowed = list(offered) or list(getattr(record, "tools", None) or ())
+            allowed = _offered(record)
             if allowed and tool not in allowed:
                 hint = suggest(tool, allowed)
                 self.report(
@@ -446,8 +446,7 @@ class _Test:
             record = graph.get(server)
             if record is None or record.kind != "mcp":
                 continue
-            offered = [entry["name"] for entry in getattr(record, "offered", ())]
-            if tool in (offered or getattr(record, "tools", None) or ()):
+            if tool in _offered(record):
                 return server
         return None
 
@@ -813,6 +812,11 @@ def _json(node: Any) -> Any:
         # A bare word is a symbol (`approve`, an enum member): its text.
         return node.name
     raise _Bad("P701", "expected a literal value (a string, number, boolean, list or map)", node.span)
+
+
+def _offered(server: Any) -> list[str]:
+    """The tools an MCP server's record offers: its lock's, else its `tools` allow-list (empty: unknown)."""
+    return [entry["name"] for entry in getattr(server, "offered", ())] or list(getattr(server, "tools", None) or ())
 
 
 def _schema_problem(schema: dict[str, Any], value: Any) -> str | None:
