@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from plait.core.expr import as_text
 
@@ -157,7 +157,8 @@ def _render_whole(
     from .errors import AgentError
 
     compiled_template, names = plan
-    values = _values(names, input, state, params, scope)
+    # Each name it reads → its value here; KeyError naming the first that does not resolve.
+    values = {name: _value(name, input, state, params, scope) for name in names}
 
     def out(value: Any) -> str:
         text = "" if isinstance(value, Undefined) else as_text(value)
@@ -200,17 +201,6 @@ def _unresolved(match: re.Match[str], path: str, strict: bool) -> str:
     if strict:
         raise KeyError(f"template path `{path}` does not resolve")
     return match.group(0)
-
-
-def _values(
-    names: Iterable[str],
-    input: Any,
-    state: dict[str, Any] | None,
-    params: dict[str, Any] | None,
-    scope: Callable[[str], Any] | None,
-) -> dict[str, Any]:
-    """Each name an expression reads → its value here; KeyError naming the first that does not resolve."""
-    return {name: _value(name, input, state, params, scope) for name in names}
 
 
 def _value(
