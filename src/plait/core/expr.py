@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
 
 __all__ = [
-    "FUNCTIONS",
     "ExprSyntaxError",
     "as_record",
     "as_text",
@@ -38,9 +37,6 @@ __all__ = [
     "parse",
     "whole_environment",
 ]
-
-#: The functions an expression may call, besides filters and the methods of text: name → what it gives.
-FUNCTIONS = ("len", "now", "today", "json")
 
 
 class ExprSyntaxError(Exception):
