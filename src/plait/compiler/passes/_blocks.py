@@ -15,7 +15,7 @@ from plait.dsl import ast
 
 from ..schema import Attr
 
-__all__ = ["REF_TYPES", "TYPE_WORDS", "body_of", "describe_value", "inline_id", "settled", "wrong_type"]
+__all__ = ["REF_TYPES", "TYPE_WORDS", "body_of", "describe_value", "inline_id", "path_parts", "settled", "wrong_type"]
 
 #: Attribute types whose values are names: resolve_names fills them, check_types leaves them alone.
 REF_TYPES = frozenset({"ref", "refs", "until"})
@@ -75,6 +75,15 @@ def wrong_type(report: Callable[[Diagnostic], None], attr: str, spec: Attr, valu
     if spec.type in ("symbol", "symbols"):
         expected += " " + ", ".join(f"`{c}`" for c in spec.choices)
     report(make("P203", f"`{attr}` must be {expected}, found {describe_value(value)}", value.span))
+
+
+def path_parts(value: ast.Node) -> tuple[str, ...] | None:
+    """A value written as a path (`planner.tasks`, or a bare name) → its parts; None for any other value."""
+    if isinstance(value, ast.PathValue):
+        return tuple(value.parts)
+    if isinstance(value, ast.Ref):
+        return (value.name,)
+    return None
 
 
 def body_of(decl: ast.Node) -> ast.Block | None:

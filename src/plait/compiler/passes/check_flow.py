@@ -27,6 +27,7 @@ from ..paths import WITH_PREFIX, Resolved, cases_without, describe_use, resolve,
 from ..rules._placeholders import Placeholder, placeholders
 from ..rules.python_module import code_step_inputs, function_of
 from ..schema import TEMPLATES, suggest
+from ._blocks import path_parts
 from .infer_types import members
 from ..draft import NOTHING
 
@@ -72,14 +73,6 @@ def binding_entries(decl: ast.Node) -> list[ast.Attribute]:
 def _unbraced(d: Diagnostic, path: str) -> Diagnostic:
     """A finding about `{{path}}` worded for a path written bare (`with { plan: planner.tasks }`)."""
     return replace(d, message=d.message.replace(f"`{{{{{path}}}}}`", f"`{path}`"))
-
-
-def _parts(value: ast.Node) -> tuple[str, ...] | None:
-    if isinstance(value, ast.PathValue):
-        return tuple(value.parts)
-    if isinstance(value, ast.Ref):
-        return (value.name,)
-    return None
 
 
 def template_strings(decl: ast.Node) -> list[ast.String]:
@@ -357,7 +350,7 @@ class _Flow:
             if isinstance(entry.value, ast.String):  # `n: "{{ len(plan.tasks) }}"`: typed as a route subject is
                 fields[entry.key.name] = self.bound_expression(inst, entry.value) or t.ANY
                 continue
-            parts = _parts(entry.value)
+            parts = path_parts(entry.value)
             if parts is None:
                 continue  # not a path: check_types said so
             path = ".".join(parts)
@@ -566,11 +559,8 @@ class Condition:
 
     def operand(self, node: ast.Node) -> tuple[str, t.Type] | None:
         """The path an operand reads and its type; None (reported) when it does not resolve."""
-        if isinstance(node, ast.Ref):
-            parts: tuple[str, ...] = (node.name,)
-        elif isinstance(node, ast.PathValue):
-            parts = tuple(node.parts)
-        else:
+        parts = path_parts(node)
+        if parts is None:
             self.bad(f"a condition compares a field of {self.whose}: write the field first", node.span)
             return None
         path = ".".join(parts)

@@ -30,6 +30,7 @@ from plait.dsl import ast
 
 from ..context import CompileContext
 from ..schema import a, suggest
+from ._blocks import path_parts
 
 __all__ = ["check_tool_runs", "tool_run"]
 
@@ -61,13 +62,7 @@ def _delegate(ctx: CompileContext, owner: str, call: ast.Call, report: Callable[
             report(_unknown_option(entry.key, ("returns",), "delegate"))
             continue
         value = entry.value
-        parts = (
-            tuple(value.parts)
-            if isinstance(value, ast.PathValue)
-            else (value.name,)
-            if isinstance(value, ast.Ref)
-            else None
-        )
+        parts = path_parts(value)
         if parts is None or parts[0] != "output":
             report(make("P203", "`returns` is a path into the agent's output: `output` or `output.FIELD`", value.span))
             return None

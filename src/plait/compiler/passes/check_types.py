@@ -23,7 +23,7 @@ from ..context import CompileContext
 from ..params import params_schema
 from ..schema import PROVIDERS, SCHEMAS, TYPED_BLOCKS, Attr, a, suggest
 from .check_tool_runs import tool_run
-from ._blocks import REF_TYPES, body_of, describe_value, wrong_type
+from ._blocks import REF_TYPES, body_of, describe_value, path_parts, wrong_type
 
 # The codes this module raises; their documentation is explain/<code>.md beside it.
 P201 = declare("P201", "unknown-attribute", Severity.ERROR, "an attribute the declaration does not have")
@@ -266,12 +266,10 @@ class _Checker:
         return gated
 
     def path(self, attr: str, spec: Attr, value: ast.Node) -> tuple[str, ...] | None:
-        if isinstance(value, ast.PathValue):
-            return tuple(value.parts)
-        if isinstance(value, ast.Ref):
-            return (value.name,)
-        self.wrong_type(attr, spec, value)
-        return None
+        parts = path_parts(value)
+        if parts is None:
+            self.wrong_type(attr, spec, value)
+        return parts
 
     def bindings(self, attr: str, spec: Attr, value: ast.Node) -> dict[str, Any] | None:
         """`with { name: path ... }` → {name: the path's parts}; what each path reads is check_flow's (P401/P402/P316)."""
@@ -289,10 +287,8 @@ class _Checker:
                 continue
             first[key] = entry
             v = entry.value
-            if isinstance(v, ast.PathValue):
-                out[key] = tuple(v.parts)
-            elif isinstance(v, ast.Ref):
-                out[key] = (v.name,)
+            if (parts := path_parts(v)) is not None:
+                out[key] = parts
             elif isinstance(v, ast.String) and (bound := sole_read(v.value)) is not None:
                 out[key] = bound  # `n: "{{ len(plan.tasks) }}"`
             else:
