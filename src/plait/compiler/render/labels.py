@@ -384,9 +384,7 @@ def _plain(name: str) -> Make:
         said = meta.spelled or name
         if value is True:
             return [said]
-        if isinstance(value, dict):  # its keys only: a map's values can be credentials
-            text = ", ".join(map(str, value))
-        elif isinstance(value, (tuple, list)):
+        if isinstance(value, dict | tuple | list):  # a map by its keys only: its values can be credentials
             text = ", ".join(map(str, value))
         elif meta.spec is not None and meta.spec.type == "duration":
             text = seconds(value)
