@@ -125,11 +125,7 @@ def _describe(parts: list[str], declared: dict[str, ast.Decl], modules: list[ast
     field = _field(t.strip_optional(parent), rest[-1])
     if field is None:
         return None
-    typed = t.describe(field.type) + ("?" if field.optional else "")
-    lines = [f"```plait\n{'.'.join(parts)}: {typed}\n```"]
-    if field.description:
-        lines.append(field.description)
-    return "\n\n".join(lines)
+    return _shown(parts, field)
 
 
 def _describe_input(parts: list[str], received: tuple[t.Type, ...]) -> str | None:
@@ -140,13 +136,18 @@ def _describe_input(parts: list[str], received: tuple[t.Type, ...]) -> str | Non
         field = _field(t.strip_optional(parent), parts[-1]) if parent is not None else None
         if field is None:
             continue
-        typed = t.describe(field.type) + ("?" if field.optional else "")
-        text = f"```plait\n{'.'.join(parts)}: {typed}\n```" + (f"\n\n{field.description}" if field.description else "")
+        text = _shown(parts, field)
         if text not in shown:
             shown.append(text)
     if len(shown) > 1:
         shown.insert(0, f"Placed in {len(shown)} places, it receives:")
     return "\n\n".join(shown) or None
+
+
+def _shown(parts: list[str], field: t.FieldType) -> str:
+    """The hover of one field: the path and its type, then its description."""
+    typed = t.describe(field.type) + ("?" if field.optional else "")
+    return f"```plait\n{'.'.join(parts)}: {typed}\n```" + (f"\n\n{field.description}" if field.description else "")
 
 
 def _field(shape: t.Type, name: str) -> t.FieldType | None:
