@@ -689,9 +689,8 @@ class _Checker:
         description = getattr(decl, "description", None)
         draft = self.ctx.draft(name)
         gated = draft.get("approval") if isinstance(decl, ast.McpDecl) else None
-        if isinstance(
-            gated, dict
-        ):  # `{ TOOL = required | CONDITION }`: every tool it names is gated, some on a condition
+        # `{ TOOL = required | CONDITION }`: every tool it names is gated, some on a condition.
+        if isinstance(gated, dict):
             draft["approval"] = tuple(gated)
             draft["approval_when"] = {tool: when for tool, when in gated.items() if when is not True}
         if draft.declares("description"):  # a step's, a parallel's or an ask's is not drawn

@@ -78,9 +78,8 @@ def _expression(p: Placeholder) -> Iterator[Diagnostic]:
     """P403 when the expression does not parse (its types are checked per use, by passes/check_flow)."""
     from plait.core.expr import ExprSyntaxError, parse
 
-    if looks_secret_in(
-        p.path, p.string.span, p.sources
-    ):  # a key pasted between braces: say so without parsing (or echoing) it
+    # A key pasted between braces: said without parsing (or echoing) it.
+    if looks_secret_in(p.path, p.string.span, p.sources):
         yield make(CODE, f"`{{{{{_shown(p.path)}}}}}` is not a template path", p.span)
         return
     try:
