@@ -299,8 +299,8 @@ def bound_entry(graph: AgentGraph, entry: str, input_tokens: int | None = None) 
         rows = tuple(walker.rows)
     except RecursionError:  # thousands of levels of runnables inside runnables: said, not a crash of the check
         node = graph.get(entry)
-        deep = unbounded(f"`{entry}` nests runnables deeper than the cost bound follows")
-        rows = (Row(name=entry, kind=node.kind if node else "?", depth=0, cost=Cost(*(deep,) * 7), formula="?"),)
+        deep = Cost.unknown(f"`{entry}` nests runnables deeper than the cost bound follows")
+        rows = (Row(name=entry, kind=node.kind if node else "?", depth=0, cost=deep, formula="?"),)
     return EntryBound(entry=entry, input_tokens=size, input_assumed=input_tokens is None, rows=rows)
 
 
