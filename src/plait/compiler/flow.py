@@ -181,6 +181,7 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         return inst
 
     calls = _calls(ctx)
+    params: dict[str, t.ObjectType] = {}  # a tool's params record, made once however often its agent runs
     builders = {n for n, d in ctx.decls.items() if d.kind == "step" and is_builder(ctx, n)}
     element_spans: dict[tuple[str, int], Span] = {}
     for ref in ctx.references:
@@ -290,12 +291,14 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
         elif inst.id not in shallow:
             run.edges.append((start, done))
             for ref in calls.get(name, ()):
-                how = {"tools": "delegated to by", "run": "delegated to by", "agents": "debates in", "judge": "judges"}[
-                    ref.attr
-                ]
                 # An agent behind a tool (`run = delegate(AGENT)`) receives the tool's params as its input record.
-                arrives = tool_params(ctx, ref.member) if ref.attr == "run" and ref.member else t.TEXT
-                child = new(ref.target, arrives, name, inst.frames, ref.span, (how, ref.target, name), inst)
+                arrives = t.TEXT
+                if ref.attr == "run" and ref.member:
+                    if ref.member not in params:
+                        params[ref.member] = tool_params(ctx, ref.member)
+                    arrives = params[ref.member]
+                note = (_HOW[ref.attr], ref.target, name)
+                child = new(ref.target, arrives, name, inst.frames, ref.span, note, inst)
                 run.edges.append((start, 2 * child.id))
                 run.edges.append((2 * child.id + 1, done))
                 children.append(child)
@@ -317,6 +320,10 @@ def walk(ctx: CompileContext, run: RunGraph) -> Iterator[Instance]:
                 run.edges.append((2 * child.id + 1, done))
                 children.append(child)
         stack.extend(reversed(children))
+
+
+#: How a runnable called by another one is described, by the reference that calls it.
+_HOW = {"tools": "delegated to by", "run": "delegated to by", "agents": "debates in", "judge": "judges"}
 
 
 def _calls(ctx: CompileContext) -> dict[str, list]:
