@@ -19,7 +19,7 @@ from .draft import NOTHING
 if TYPE_CHECKING:
     from .context import CompileContext
 
-__all__ = ["bindings_of", "is_builder", "record_of", "static_record"]
+__all__ = ["bindings_of", "heads", "is_builder", "placed_record", "record_of", "static_record"]
 
 #: Heads whose type depends on where the runnable runs: known per instance only (check_flow, flow.walk).
 _PLACED = frozenset({"input", "loop", "map"})
@@ -45,10 +45,7 @@ def record_of(fields: dict[str, t.Type]) -> t.ObjectType:
 
 def static_record(ctx: CompileContext, name: str, types: dict[str, t.Type]) -> t.Type:
     """The bound record as far as it is known wherever the runnable runs (`input...`, `loop...`, `map...` are any)."""
-    fields: dict[str, t.Type] = {}
-    for field, parts in bindings_of(ctx, name).items():
-        fields[field] = _static(ctx, parts, types)
-    return record_of(fields)
+    return record_of({field: _static(ctx, parts, types) for field, parts in bindings_of(ctx, name).items()})
 
 
 def heads(ctx: CompileContext, name: str) -> list[str]:
@@ -71,12 +68,10 @@ def _reads(bound: tuple[str, ...] | Expr) -> list[tuple[str, ...]]:
 
 
 def _static(ctx: CompileContext, parts: tuple[str, ...] | Expr, types: dict[str, t.Type]) -> t.Type:
-    if isinstance(parts, Expr):  # typed where it runs (check_flow)
+    if isinstance(parts, Expr) or parts[0] in _PLACED:  # typed where it runs (check_flow)
         return t.ANY
     head = parts[0]
     base: t.Type | None
-    if head in _PLACED:
-        return t.ANY
     if head == "run" and parts[1:2] == ("input",):
         base, rest = ctx.input_type, parts[2:]
     elif head == "state":
