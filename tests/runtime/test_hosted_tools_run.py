@@ -80,3 +80,34 @@ def test_a_typo_in_a_hosted_tools_field_is_caught_at_check_time(tmp_path):
     path = write_spec(tmp_path, SPEC.replace("web.citations[0].title", "web.citation[0].title"), [])
     codes = [d.code for d in plait.compile(path).diagnostics]
     assert codes == ["P402"], codes
+
+
+PLAIN = SPEC.replace('ask check "Use {{input}}?" { answer { ok: bool } }\n', "").replace(
+    "researcher -> check -> cite", "researcher -> cite"
+)
+
+
+def test_a_hosted_tools_report_is_recorded_exported_and_replayed_by_a_cassette(tmp_path, monkeypatch, capsys):
+    """A recorded or exported cassette gives back what the hosted tool reported, so `{{web.citations}}` reads the
+    same on a replay; and the hosted tools asked for are part of the request's key."""
+    import json
+
+    from plait.cli import main
+
+    replies = {"researcher": [{"text": "Paris.", "hosted": FOUND}], "cite": [{"text": "ok"}]}
+    spec = str(write_spec(tmp_path, PLAIN, replies))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", spec, "--input", "Capital?", "--json", "--record", "rec.json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    assert main(["runs", "export", run_id, "--cassette", "-o", "exp.json"]) == 0
+    # The scripted replies change; each cassette alone answers, the report included.
+    (tmp_path / "replies.json").write_text(json.dumps({"researcher": [{"text": "Rome."}], "cite": [{"text": "x"}]}))
+    for cassette in ("rec.json", "exp.json"):
+        # `cite`'s recorded request holds the citations in its prompt: without the report given back, the replay
+        # asks another question, which the cassette has no recording of.
+        assert main(["run", spec, "--input", "Capital?", "--json", "--cassette", cassette]) == 0, capsys.readouterr()
+        assert json.loads(capsys.readouterr().out)["output"] == "ok"
+    # Another hosted tool set is another question: the recording is not served for it.
+    (tmp_path / "spec.plait").write_text((tmp_path / "spec.plait").read_text().replace("max_uses = 2", "max_uses = 3"))
+    assert main(["run", spec, "--input", "Capital?", "--cassette", "rec.json"]) == 1
+    assert "has no recording of the request" in capsys.readouterr().err

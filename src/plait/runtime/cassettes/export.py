@@ -79,6 +79,7 @@ def from_rows(
                     "usage": list(data.get("usage") or (0, 0)),
                     "model": data.get("model"),
                     "response_id": data.get("response_id"),
+                    **({"hosted": data["hosted"]} if data.get("hosted") else {}),
                 }
             }
         else:

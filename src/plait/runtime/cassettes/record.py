@@ -30,6 +30,8 @@ def reply_json(response: ModelResponse) -> dict[str, Any]:
         "usage": [usage.input_tokens, usage.output_tokens],
         "model": response.model,
         "response_id": response.response_id,
+        # What the request's hosted tools reported (`{{TOOL.citations}}` reads it), kept as the journal keeps it.
+        **({"hosted": response.hosted} if response.hosted else {}),
     }
 
 

@@ -99,6 +99,7 @@ class ReplayProvider:
             Usage(int(usage[0]), int(usage[1])),
             reply.get("model"),
             reply.get("response_id"),
+            hosted=reply.get("hosted"),
         )
 
     def _miss(self, request: ModelRequest, recorded: list[Interaction] | None) -> str:

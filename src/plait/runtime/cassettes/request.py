@@ -86,6 +86,8 @@ def canonical(request: ModelRequest) -> dict[str, Any]:
         **{name: getattr(request, name) for name in SETTINGS},
         "output_schema": request.output_schema,
         "messages": [_message(m) for m in request.messages],
+        # Only when asked for, so a request without hosted tools keys as it always has.
+        **({"hosted": request.hosted} if request.hosted else {}),
     }
 
 
@@ -112,16 +114,18 @@ def _member(request: ModelRequest, name: str) -> bytes:
 def _around(request: ModelRequest, cache: Cache | None) -> tuple[bytes, bytes]:
     """The canonical JSON before and after the messages (the keys in sorted order, as _dumps(canonical(...)) has
     them), the same for every call of one runnable: cached by its values, the tool list and schema by identity."""
-    tools, schema = request.tools, request.output_schema
-    key = (_SCALARS(request), id(tools), id(schema))  # a tuple: never one of the messages' int keys
+    tools, schema, hosted = request.tools, request.output_schema, request.hosted
+    key = (_SCALARS(request), id(tools), id(schema), id(hosted))  # a tuple: never one of the messages' int keys
     if cache is not None:
         hit = cache.get(key)
-        if hit is not None and hit[0] is tools and hit[1] is schema:
+        if hit is not None and hit[0] is tools and hit[1] is schema and hit[4] is hosted:
             return hit[2], hit[3]
-    before = b"{" + b"".join(_member(request, name) + b"," for name in _BEFORE) + b'"messages":['
+    # `hosted` sorts first among the keys before the messages, and is written only when asked for (see canonical).
+    asked = b'"hosted":' + _dumps(hosted) + b"," if hosted else b""
+    before = b"{" + asked + b"".join(_member(request, name) + b"," for name in _BEFORE) + b'"messages":['
     after = b"]" + b"".join(b"," + _member(request, name) for name in _AFTER) + b"}"
     if cache is not None:
-        cache[key] = (tools, schema, before, after)
+        cache[key] = (tools, schema, before, after, hosted)
     return before, after
 
 
