@@ -9,6 +9,8 @@ its responses and events, never on time.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,25 @@ def test_recovery_takes_up_a_run_whose_spec_changed_harmlessly(tmp_path):
         assert view["status"] == "waiting" and [p["name"] for p in view["pending"]] == ["confirm"], view
         assert view["spec_changes"] == []
     assert pinned_digest(spec, run_id) == Engine.from_spec(spec).pinned[0]  # type: ignore[index]
+
+
+def test_a_held_run_taken_up_by_another_process_is_listed_as_its_view_says(tmp_path):
+    """The server held a run back at start-up; `plait resume --accept-changes` elsewhere then finishes it. The
+    listing's status filter agrees with the run's view: done, not still waiting."""
+    (spec,) = write_specs(tmp_path, "triage")
+    run_id = cut_off_run(spec)
+    spec.write_text(TRIAGE.replace("Reply to {{input.customer}}", "Answer {{input.customer}}"))
+    with serving([spec]) as base, client(base) as c:
+        assert c.get(f"/runs/{run_id}").json()["stop_reason"] == "spec_changed"
+        for extra in (["--accept-changes"], ["--answer", 'confirm={"decision": "send"}']):
+            resumed = subprocess.run(
+                [sys.executable, "-m", "plait", "resume", run_id, *extra],
+                cwd=spec.parent,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert resumed.returncode in (0, 3), resumed.stderr  # 3: stopped at the ask, then done
+        assert c.get(f"/runs/{run_id}").json()["status"] == "done"
+        assert [v["id"] for v in c.get("/runs?status=done").json()] == [run_id]
+        assert c.get("/runs?status=waiting").json() == []

@@ -412,22 +412,29 @@ class RunService:
             self.engine(spec)
         if status is not None and status not in STATUSES:
             raise ServiceError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
-        picked: list[tuple[Journal, dict[str, Any]]] = []
+        picked: list[tuple[Journal, dict[str, Any], RunView | None]] = []
         for journal in self._stores.values():
             for row in journal.listing():
                 name = self._by_path.get(row.get("spec") or "")
                 if name is None or (spec is not None and name != spec):
                     continue
-                held = row["id"] in self._held and row["id"] not in self._tasks  # reads as waiting: see _view
-                if status is not None and ("waiting" if held else _status(row["status"])) != status:
+                view = None
+                if row["id"] in self._held and row["id"] not in self._tasks:
+                    # Held back at start-up: whether it still waits is _view's to say (another process may have
+                    # taken it up since), and that reads the run's whole row.
+                    full = journal.run(row["id"])
+                    view = self._view(full) if full is not None else None
+                if status is not None and (view.status if view is not None else _status(row["status"])) != status:
                     continue
-                picked.append((journal, row))
-        picked.sort(key=lambda jr: (jr[1]["started"], jr[1]["id"]), reverse=True)
+                picked.append((journal, row, view))
+        picked.sort(key=lambda jrv: (jrv[1]["started"], jrv[1]["id"]), reverse=True)
         views = []
-        for journal, row in picked[: max(0, limit)]:
-            full = journal.run(row["id"])
-            if full is not None:
-                views.append(self._view(full))
+        for journal, row, view in picked[: max(0, limit)]:
+            if view is None:
+                full = journal.run(row["id"])
+                view = self._view(full) if full is not None else None
+            if view is not None:
+                views.append(view)
         return views
 
     async def events(self, run_id: str, after: int | None = None) -> AsyncIterator[RunEvent]:
