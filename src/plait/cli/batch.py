@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 from collections.abc import Callable, Iterable
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from plait.cli import (
     EXIT_ERRORS,
@@ -30,7 +30,6 @@ from plait.cli import (
     EXIT_SPEC_CHANGED,
     EXIT_TERMINATED,
     EXIT_USAGE,
-    print_diagnostics,
 )
 from plait.term import json_text
 
@@ -328,26 +327,13 @@ def _same_file(a: str, b: str) -> bool:
 
 def load(args: argparse.Namespace) -> tuple[Engine, list[str]] | int:
     """(engine, the spec's source texts) or an exit code after printing why there is none."""
-    import plait
-    from plait.runtime.engine import Engine
-
-    try:
-        compiled = plait.compile(Path(args.file))
-    except (OSError, ValueError) as exc:
-        return fail(f"cannot read {args.file}: {exc}")
-    if not compiled.ok or compiled.graph is None:
-        print_diagnostics(compiled.diagnostics, compiled.sources)
-        return EXIT_ERRORS
-    options: dict[str, Any] = {} if args.store is None else {"store": args.store}
-    try:
-        engine = Engine.from_graph(compiled.graph, **options)
-    except Exception as exc:  # StoreError: a URL plait cannot use; one line, no password
-        return fail(str(exc), EXIT_USAGE)
-    engine.spec = str(Path(args.file).resolve())
-    from plait.compiler.pin import pin_of
+    from .run import compile_engine
 
     # Each row's run is pinned to this spec, as `plait run`'s: a resume under an edited one is checked.
-    engine.pinned = pin_of(compiled.sources, engine.spec)
+    loaded = compile_engine(args.file, args.store)
+    if isinstance(loaded, int):
+        return loaded
+    engine, compiled = loaded
     # Names relative to the spec's folder: a project that moves (journal and all) is still the same batch.
     base = Path(args.file).resolve().parent
     sources = sorted(

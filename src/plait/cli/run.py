@@ -289,14 +289,15 @@ def fail(message: str, code: int = EXIT_ERRORS) -> int:
     return code
 
 
-def load_engine(file: str, store: str | None = None, *, journaled: bool = True) -> Any:
-    """The engine for a spec (its runs kept in the store `store` names, or beside it), or an exit code after printing
-    why there is none: a spec with errors (1), a store that cannot be opened (2). `journaled=False` (chat, whose
-    conversation is its own file) leaves the run store unopened."""
+def compile_engine(file: str, store: str | None = None) -> Any:
+    """(the engine for a spec, its compile), its runs kept in the store `store` names or beside it, pinned to the
+    spec's text; or an exit code after printing why there is none: a spec with errors (1), a store URL plait cannot
+    use (2). The store is not opened here."""
     from pathlib import Path
 
     import plait
     from plait.runtime.engine import Engine
+    from plait.runtime.store import StoreError
 
     try:
         # A Path, so the compiler never mistakes a file name for spec text.
@@ -306,10 +307,28 @@ def load_engine(file: str, store: str | None = None, *, journaled: bool = True) 
     if not compiled.ok or compiled.graph is None:
         print_diagnostics(compiled.diagnostics, compiled.sources)
         return EXIT_ERRORS
+    try:
+        engine = Engine.from_graph(compiled.graph, **({"store": store} if store else {}))
+    except StoreError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
+    from plait.compiler.pin import pin_of
+
+    engine.pinned = pin_of(compiled.sources, engine.spec)  # and its text: a resume compares it with the spec then
+    return engine, compiled
+
+
+def load_engine(file: str, store: str | None = None, *, journaled: bool = True) -> Any:
+    """The engine for a spec (its runs kept in the store `store` names, or beside it), or an exit code after printing
+    why there is none: a spec with errors (1), a store that cannot be opened (2). `journaled=False` (chat, whose
+    conversation is its own file) leaves the run store unopened."""
+    loaded = compile_engine(file, store)
+    if isinstance(loaded, int):
+        return loaded
+    engine = loaded[0]
     from plait.runtime.store import StoreError
 
     try:
-        engine = Engine.from_graph(compiled.graph, **({"store": store} if store else {}))
         if engine.store is not None and (journaled or store):
             # Opened and checked now, before any step: a bad URL, a server that is down, refused credentials, a
             # journal.db that is not a database or is from a newer plait is one line (exit 2), not a run whose
@@ -320,10 +339,6 @@ def load_engine(file: str, store: str | None = None, *, journaled: bool = True) 
                 print(f"plait: warning: {clean(problems[0])}{more}; see `plait runs doctor`", file=sys.stderr)
     except StoreError as exc:
         return fail(str(exc), EXIT_USAGE)
-    engine.spec = str(Path(file).resolve())  # journaled with each run, so `plait resume ID` finds the spec
-    from plait.compiler.pin import pin_of
-
-    engine.pinned = pin_of(compiled.sources, engine.spec)  # and its text: a resume compares it with the spec then
     return engine
 
 
